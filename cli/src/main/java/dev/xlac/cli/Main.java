@@ -1,0 +1,69 @@
+package dev.xlac.cli;
+
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import picocli.CommandLine;
+
+/** Entry point. The whole CLI runs in-process against the given writers, so tests need no subprocess. */
+public final class Main {
+  private final PrintWriter out;
+  private final PrintWriter err;
+
+  public Main(PrintWriter out, PrintWriter err) {
+    this.out = out;
+    this.err = err;
+  }
+
+  public static void main(String[] args) {
+    PrintWriter out = new PrintWriter(new java.io.OutputStreamWriter(System.out, StandardCharsets.UTF_8), true);
+    PrintWriter err = new PrintWriter(new java.io.OutputStreamWriter(System.err, StandardCharsets.UTF_8), true);
+    int code = new Main(out, err).run(args);
+    out.flush();
+    err.flush();
+    System.exit(code);
+  }
+
+  public int run(String... args) {
+    XlacCommand root = new XlacCommand();
+    CommandLine cmd = new CommandLine(root);
+    cmd.setOut(out);
+    cmd.setErr(err);
+    cmd.setCaseInsensitiveEnumValuesAllowed(true);
+    cmd.setExitCodeExceptionMapper(Main::exitCodeOf);
+    cmd.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+      report(e, root.verbose());
+      return exitCodeOf(e);
+    });
+    cmd.setParameterExceptionHandler((e, args1) -> {
+      CommandLine c = e.getCommandLine();
+      err.println("xlac: " + e.getMessage());
+      err.println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for more information.");
+      return ExitCode.BAD_INPUT.code();
+    });
+    return cmd.execute(args);
+  }
+
+  private void report(Throwable e, boolean verbose) {
+    if (e instanceof XlacException x) {
+      err.println("xlac: " + x.getMessage());
+    } else {
+      err.println("xlac: internal error: " + e + (verbose ? "" : " (rerun with --verbose for details)"));
+    }
+    if (verbose) {
+      e.printStackTrace(err);
+    }
+    err.flush();
+  }
+
+  static int exitCodeOf(Throwable e) {
+    if (e instanceof XlacException x) {
+      return x.exitCode().code();
+    }
+    if (e instanceof InterruptedException) {
+      return 130;
+    }
+    return ExitCode.INTERNAL.code();
+  }
+}

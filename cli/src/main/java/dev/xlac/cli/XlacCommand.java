@@ -1,0 +1,60 @@
+package dev.xlac.cli;
+
+import dev.xlac.core.ExitCode;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Properties;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.IVersionProvider;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
+
+@Command(
+    name = "xlac",
+    mixinStandardHelpOptions = true,
+    versionProvider = XlacCommand.Version.class,
+    description = "Ahead-of-time graph compilation for XLA users: trace, fingerprint, cache and compile HLO graphs.",
+    subcommands = {HashCommand.class, InspectCommand.class, picocli.CommandLine.HelpCommand.class},
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+        "0:success",
+        "1:the work failed (a graph did not compile, a check failed)",
+        "2:usage error or bad input (unreadable, corrupt or unsupported file)",
+        "3:environment problem (plugin or compiler missing, cache locked, disk full)",
+        "4:internal error (a bug in xlac; rerun with --verbose and report it)"})
+public final class XlacCommand implements Runnable {
+
+  @Option(names = "--verbose", scope = ScopeType.INHERIT, description = "Print stack traces and details on errors.")
+  boolean verbose;
+
+  @picocli.CommandLine.Spec
+  picocli.CommandLine.Model.CommandSpec spec;
+
+  boolean verbose() {
+    return verbose;
+  }
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(spec.commandLine().getOut());
+  }
+
+  /** Reads the version Maven filtered into the jar. */
+  static final class Version implements IVersionProvider {
+    @Override
+    public String[] getVersion() throws IOException {
+      Properties p = new Properties();
+      try (InputStream in = XlacCommand.class.getResourceAsStream("version.properties")) {
+        if (in != null) {
+          p.load(in);
+        }
+      }
+      return new String[] {"xlac " + p.getProperty("version", "unknown")};
+    }
+  }
+
+  static {
+    // The help text above lists the table by hand (annotations need constants); keep them in step.
+    assert ExitCode.values().length == 5;
+  }
+}

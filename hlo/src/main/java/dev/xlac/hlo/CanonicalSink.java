@@ -1,0 +1,140 @@
+package dev.xlac.hlo;
+
+import com.google.protobuf.ByteString;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.Arrays;
+
+/**
+ * The byte stream the fingerprint is computed over. Fixed-width little-endian numbers and
+ * length-prefixed byte strings keep the stream unambiguous; writes are buffered so SHA-256 sees
+ * large blocks, and large byte strings (constants) go to the digest without a copy.
+ */
+abstract class CanonicalSink {
+  private static final int DIRECT_THRESHOLD = 4096;
+  protected final byte[] buf = new byte[1 << 16];
+  protected int pos;
+
+  protected abstract void drain(byte[] b, int off, int len);
+
+  protected abstract void drain(ByteBuffer b);
+
+  final void flush() {
+    if (pos > 0) {
+      drain(buf, 0, pos);
+      pos = 0;
+    }
+  }
+
+  private void ensure(int n) {
+    if (pos + n > buf.length) {
+      flush();
+    }
+  }
+
+  final void u8(int v) {
+    ensure(1);
+    buf[pos++] = (byte) v;
+  }
+
+  final void i32(int v) {
+    ensure(4);
+    buf[pos++] = (byte) v;
+    buf[pos++] = (byte) (v >>> 8);
+    buf[pos++] = (byte) (v >>> 16);
+    buf[pos++] = (byte) (v >>> 24);
+  }
+
+  final void i64(long v) {
+    ensure(8);
+    for (int i = 0; i < 8; i++) {
+      buf[pos++] = (byte) (v >>> (8 * i));
+    }
+  }
+
+  final void bytes(ByteString b) {
+    i64(b.size());
+    if (b.size() < DIRECT_THRESHOLD) {
+      ensure(b.size());
+      b.copyTo(buf, pos);
+      pos += b.size();
+    } else {
+      flush();
+      for (ByteBuffer part : b.asReadOnlyByteBufferList()) {
+        drain(part);
+      }
+    }
+  }
+
+  final void bytes(byte[] b) {
+    i64(b.length);
+    raw(b);
+  }
+
+  final void raw(byte[] b) {
+    if (b.length < DIRECT_THRESHOLD) {
+      ensure(b.length);
+      System.arraycopy(b, 0, buf, pos, b.length);
+      pos += b.length;
+    } else {
+      flush();
+      drain(b, 0, b.length);
+    }
+  }
+
+  final void string(String s) {
+    bytes(s.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Feeds SHA-256. */
+  static final class Digest extends CanonicalSink {
+    private final MessageDigest digest;
+
+    Digest(MessageDigest digest) {
+      this.digest = digest;
+    }
+
+    @Override
+    protected void drain(byte[] b, int off, int len) {
+      digest.update(b, off, len);
+    }
+
+    @Override
+    protected void drain(ByteBuffer b) {
+      digest.update(b);
+    }
+
+    byte[] finish() {
+      flush();
+      return digest.digest();
+    }
+  }
+
+  /** Collects bytes in memory (for small parts that must be sorted before hashing, e.g. map entries). */
+  static final class Memory extends CanonicalSink {
+    private byte[] out = new byte[64];
+    private int size;
+
+    @Override
+    protected void drain(byte[] b, int off, int len) {
+      if (size + len > out.length) {
+        out = Arrays.copyOf(out, Math.max(out.length * 2, size + len));
+      }
+      System.arraycopy(b, off, out, size, len);
+      size += len;
+    }
+
+    @Override
+    protected void drain(ByteBuffer b) {
+      byte[] tmp = new byte[b.remaining()];
+      b.get(tmp);
+      drain(tmp, 0, tmp.length);
+    }
+
+    byte[] toByteArray() {
+      flush();
+      return Arrays.copyOf(out, size);
+    }
+  }
+}

@@ -1,0 +1,69 @@
+package dev.xlac.hlo;
+
+import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.regex.Pattern;
+
+/**
+ * The canonical fingerprint of an HLO module: {@code hlo1:} followed by 64 hex digits of SHA-256
+ * over the module's canonical form. Equal for the same program across runs, processes, file
+ * names and function names; different whenever the compiled program could differ. The
+ * specification is in hlo/README.md; the version prefix changes whenever the canonical form does.
+ */
+public record GraphFingerprint(String value) implements Comparable<GraphFingerprint> {
+  public static final String VERSION = "hlo1";
+  private static final Pattern FORMAT = Pattern.compile("^hlo1:[0-9a-f]{64}$");
+  private static final byte[] DOMAIN = "xlac canonical HLO module, version 1\0".getBytes(StandardCharsets.US_ASCII);
+
+  public GraphFingerprint {
+    if (!FORMAT.matcher(value).matches()) {
+      throw new IllegalArgumentException("not an xlac graph fingerprint: " + value);
+    }
+  }
+
+  public static GraphFingerprint of(HloGraph graph) {
+    MessageDigest sha;
+    try {
+      sha = MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
+    CanonicalSink.Digest sink = new CanonicalSink.Digest(sha);
+    sink.raw(DOMAIN);
+    new CanonicalHloEncoder(sink).module(graph);
+    return new GraphFingerprint(VERSION + ":" + HexFormat.of().formatHex(sink.finish()));
+  }
+
+  /** Fingerprints a module; a structurally broken module is an {@link IllegalArgumentException}. */
+  public static GraphFingerprint of(HloModuleProto module) {
+    return of(HloGraph.of(module));
+  }
+
+  /** Parses user input: a full fingerprint. */
+  public static GraphFingerprint parse(String text) {
+    return new GraphFingerprint(text.strip().toLowerCase(java.util.Locale.ROOT));
+  }
+
+  /** The first 12 hex digits, as shown in tables. */
+  public String shortForm() {
+    return value.substring(VERSION.length() + 1, VERSION.length() + 13);
+  }
+
+  /** The 32 digest bytes. */
+  public byte[] digest() {
+    return HexFormat.of().parseHex(value, VERSION.length() + 1, value.length());
+  }
+
+  @Override
+  public int compareTo(GraphFingerprint o) {
+    return value.compareTo(o.value);
+  }
+
+  @Override
+  public String toString() {
+    return value;
+  }
+}
