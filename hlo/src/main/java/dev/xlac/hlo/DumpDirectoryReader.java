@@ -17,6 +17,11 @@ import java.util.TreeSet;
  * {@code before_optimizations} protos, snapshots and Neuron's {@code *.hlo_module.pb}. Everything
  * else XLA writes beside them is counted as skipped, and text dumps are counted separately so
  * the user can be told to dump protos.
+ *
+ * <p>XLA's snapshots carry the module as the executable holds it, that is after optimisation, so
+ * in a directory a snapshot is taken only when no {@code before_optimizations} proto of the same
+ * dump (same directory and module number) is there; otherwise it would add a second, optimised
+ * copy of a graph already captured.
  */
 public final class DumpDirectoryReader {
   private DumpDirectoryReader() {}
@@ -37,6 +42,14 @@ public final class DumpDirectoryReader {
       }
       return notes;
     }
+  }
+
+  private static final java.util.regex.Pattern DUMP_PREFIX = java.util.regex.Pattern.compile("^(?:\\d+\\.)?(module_\\d+)\\.");
+
+  /** Directory plus module number: identifies one module of one process's dump. */
+  private static java.util.Optional<String> dumpKey(Path f) {
+    java.util.regex.Matcher m = DUMP_PREFIX.matcher(f.getFileName().toString());
+    return m.find() ? java.util.Optional.of(f.getParent() + "/" + m.group(1)) : java.util.Optional.empty();
   }
 
   public static Scan scan(List<Path> paths) {
@@ -76,7 +89,22 @@ public final class DumpDirectoryReader {
         }
       }
     }
+    int[] dropped = {0};
+    java.util.Set<String> beforeOpt = new java.util.HashSet<>();
+    for (Path f : inputs) {
+      if (f.getFileName().toString().contains(".before_optimizations.")) {
+        dumpKey(f).ifPresent(beforeOpt::add);
+      }
+    }
+    inputs.removeIf(f -> {
+      boolean redundant = f.getFileName().toString().contains(".snapshot.") || f.getFileName().toString().endsWith(".hlo_snapshot.pb");
+      redundant = redundant && !paths.contains(f) && dumpKey(f).map(beforeOpt::contains).orElse(false);
+      if (redundant) {
+        dropped[0]++;
+      }
+      return redundant;
+    });
     text.sort(null);
-    return new Scan(List.copyOf(inputs), skipped[0], List.copyOf(text), List.copyOf(errors));
+    return new Scan(List.copyOf(inputs), skipped[0] + dropped[0], List.copyOf(text), List.copyOf(errors));
   }
 }

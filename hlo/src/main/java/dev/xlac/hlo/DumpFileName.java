@@ -29,8 +29,9 @@ public record DumpFileName(Role role, Optional<HloFileKind> kind, boolean gzippe
       Pattern.compile("^(?:\\d+\\.)?module_\\d+(?:\\.(?<name>.+?))?\\.before_optimizations\\.hlo\\.pb(?<gz>\\.gz)?$");
   private static final Pattern BEFORE_OPT_TEXT =
       Pattern.compile("^(?:\\d+\\.)?module_\\d+(?:\\.(?<name>.+?))?\\.before_optimizations\\.txt$");
-  private static final Pattern SNAPSHOT =
-      Pattern.compile("^(?:\\d+\\.)?module_\\d+(?:\\.(?<name>.+?))?\\.execution_\\d+\\.hlo_snapshot\\.pb$");
+  /** Older XLA: {@code module_NNNN.name.execution_NNNN.hlo_snapshot.pb}; newer: {@code module_NNNN.name.snapshot.N.pb}. */
+  private static final Pattern SNAPSHOT = Pattern.compile(
+      "^(?:\\d+\\.)?module_\\d+(?:\\.(?<name>.+?))?\\.(?:execution_\\d+\\.hlo_snapshot|snapshot\\.-?\\d+)\\.pb$");
 
   /** Classifies a file name (the last path element). */
   public static DumpFileName of(String fileName) {

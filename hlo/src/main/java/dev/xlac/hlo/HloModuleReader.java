@@ -214,6 +214,9 @@ public final class HloModuleReader {
     if (m.contains("input ended unexpectedly") || m.contains("truncated")) {
       return "truncated protobuf (a field runs past the end of the data)";
     }
+    if (m.contains("too large")) {
+      return "truncated or corrupt protobuf (a field declares a length beyond the end of the data)";
+    }
     if (m.contains("too many levels of nesting")) {
       return "protobuf nested more than " + RECURSION_LIMIT + " levels deep";
     }
