@@ -1,0 +1,73 @@
+package dev.xlac.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** Runs real processes: the ./xlac launcher and the pinned Python environment's interpreter. */
+final class Launcher {
+  private Launcher() {}
+
+  record Result(int exitCode, String out, String err) {}
+
+  static Path root() {
+    String root = System.getenv("XLAC_ROOT");
+    assertThat(root).as("XLAC_ROOT (set by the tests module's surefire configuration)").isNotBlank();
+    return Path.of(root);
+  }
+
+  /** The pinned environment's python; scripts/test exports it. */
+  static String python() {
+    String py = System.getenv("XLAC_PYTHON");
+    assertThat(py).as("XLAC_PYTHON is unset: run the tests with ./scripts/test, which builds the pinned Python "
+        + "environment and exports its interpreter").isNotBlank();
+    return py;
+  }
+
+  static Result xlac(String... args) throws IOException, InterruptedException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(root().resolve("xlac").toString());
+    cmd.addAll(List.of(args));
+    return run(cmd, Map.of(), 300);
+  }
+
+  /** Runs a JAX sample with XLA dumping protos of every module into {@code dumps}. */
+  static Result traceJax(Path script, Path dumps, String... args) throws IOException, InterruptedException {
+    Files.createDirectories(dumps);
+    List<String> cmd = new ArrayList<>(List.of(python(), script.toString()));
+    cmd.addAll(List.of(args));
+    Result r = run(cmd, Map.of(
+        "XLA_FLAGS", "--xla_dump_to=" + dumps + " --xla_dump_hlo_as_proto",
+        "JAX_COMPILER_DETAILED_LOGGING_MIN_OPS", "0",
+        "JAX_PLATFORMS", "cpu"), 300);
+    assertThat(r.exitCode()).as("%s failed:%n%s", script, r.err()).isZero();
+    return r;
+  }
+
+  static Result run(List<String> cmd, Map<String, String> env, int timeoutSeconds) throws IOException, InterruptedException {
+    ProcessBuilder pb = new ProcessBuilder(cmd).directory(root().toFile());
+    pb.environment().putAll(env);
+    Path out = Files.createTempFile("xlac-e2e", ".out");
+    Path err = Files.createTempFile("xlac-e2e", ".err");
+    pb.redirectOutput(out.toFile()).redirectError(err.toFile());
+    Process p = pb.start();
+    try {
+      if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new AssertionError("timed out after " + timeoutSeconds + "s: " + cmd);
+      }
+      return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+          Files.readString(err, StandardCharsets.UTF_8));
+    } finally {
+      Files.deleteIfExists(out);
+      Files.deleteIfExists(err);
+    }
+  }
+}
