@@ -1,0 +1,392 @@
+package dev.xlac.compiler.pjrt;
+
+import dev.xlac.compiler.CompileOutcome;
+import dev.xlac.compiler.CompileRequest;
+import dev.xlac.compiler.CompilerDriver;
+import dev.xlac.compiler.FailureKind;
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.BufferedReader;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The PJRT driver in a child JVM ({@link PjrtWorkerProcess}), so that a plugin that aborts,
+ * segfaults or hangs costs one compile, not the caller's process. One worker, one request at a
+ * time ({@code compile} is synchronized); run several drivers for parallel compiles.
+ *
+ * <p>A worker that dies is reported as {@link FailureKind#CRASH} with its signal (SIGKILL, which
+ * the kernel's OOM killer sends, is {@link FailureKind#OUT_OF_MEMORY}); a compile that outlives the
+ * timeout is {@link FailureKind#TIMEOUT} and its worker is killed. Either way the next compile
+ * starts a fresh worker, which must report the same compiler identity as the first.
+ */
+public final class IsolatedPjrtDriver implements CompilerDriver {
+  private static final Duration STARTUP_TIMEOUT = Duration.ofMinutes(2);
+  private static final int LOG_LIMIT = 64 * 1024;
+
+  private final List<String> command;
+  private final Duration timeout;
+  private final ExecutorService reader;
+  private final CompilerIdentity identity;
+  private Worker worker;
+  private int started;
+  private boolean closed;
+
+  private IsolatedPjrtDriver(List<String> command, Duration timeout) {
+    this.command = List.copyOf(command);
+    this.timeout = timeout;
+    this.reader = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "xlac-pjrt-worker-reader");
+      t.setDaemon(true);
+      return t;
+    });
+    try {
+      this.worker = spawn();
+    } catch (RuntimeException e) {
+      reader.shutdownNow();
+      throw e;
+    }
+    this.identity = worker.identity;
+  }
+
+  /**
+   * Starts a worker running this JVM's Java with this JVM's class path, loads the plugin there, and
+   * returns once it reported its identity. Plugin problems are {@link XlacException}s (ENVIRONMENT)
+   * carrying the worker's one-line message.
+   *
+   * @param timeout per compile; {@link Duration#ZERO} for none
+   */
+  public static IsolatedPjrtDriver start(Path plugin, Map<String, String> clientOptions,
+      PjrtCompileOptions compileOptions, Duration timeout) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("--enable-native-access=ALL-UNNAMED");
+    cmd.add("-XX:+UseSerialGC");
+    cmd.add("-XX:-CreateCoredumpOnCrash");
+    cmd.add("-XX:ErrorFile=" + crashReportPattern());
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(PjrtWorkerProcess.class.getName());
+    cmd.add("--plugin");
+    cmd.add(plugin.toAbsolutePath().toString());
+    clientOptions.forEach((k, v) -> {
+      cmd.add("--client");
+      cmd.add(k + "=" + v);
+    });
+    compileOptions.asMap().forEach((k, v) -> {
+      cmd.add("--compile");
+      cmd.add(k + "=" + v);
+    });
+    return new IsolatedPjrtDriver(cmd, timeout);
+  }
+
+  @Override
+  public CompilerIdentity identity() {
+    return identity;
+  }
+
+  /** How many workers this driver has started (1 + restarts). */
+  public synchronized int workersStarted() {
+    return started;
+  }
+
+  @Override
+  public synchronized CompileOutcome compile(CompileRequest request) {
+    if (closed) {
+      throw new IllegalStateException("the isolated PJRT driver is closed");
+    }
+    long start = System.nanoTime();
+    Worker w;
+    try {
+      w = worker != null ? worker : (worker = spawn());
+    } catch (XlacException e) {
+      return new CompileOutcome.Failure(FailureKind.ENVIRONMENT, request.describe() + ": " + e.getMessage(), "",
+          since(start));
+    }
+    w.log.clear();
+    Future<CompileOutcome> answer = reader.submit(() -> {
+      WorkerProtocol.writeRequest(w.toWorker, request);
+      return WorkerProtocol.readOutcome(w.fromWorker, WorkerProtocol.readType(w.fromWorker));
+    });
+    try {
+      CompileOutcome outcome = timeout.isZero() ? answer.get() : answer.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      return withWorkerLog(outcome, w.log.text());
+    } catch (TimeoutException e) {
+      worker = null;
+      w.kill();
+      return new CompileOutcome.Failure(FailureKind.TIMEOUT, request.describe() + ": no result after "
+          + timeout.toSeconds() + " s; the PJRT worker was killed", w.log.text(), since(start));
+    } catch (ExecutionException e) {
+      worker = null;
+      Death death = w.death();
+      return new CompileOutcome.Failure(death.kind, request.describe() + ": " + death.message,
+          w.log.text() + death.report, since(start));
+    } catch (InterruptedException e) {
+      worker = null;
+      w.kill();
+      Thread.currentThread().interrupt();
+      return new CompileOutcome.Failure(FailureKind.TIMEOUT, request.describe() + ": interrupted", w.log.text(),
+          since(start));
+    }
+  }
+
+  private static CompileOutcome withWorkerLog(CompileOutcome outcome, String workerLog) {
+    if (workerLog.isEmpty()) {
+      return outcome;
+    }
+    return switch (outcome) {
+      case CompileOutcome.Success s -> new CompileOutcome.Success(s.artifact(), s.log() + workerLog, s.elapsed(),
+          s.phases());
+      case CompileOutcome.Failure f -> new CompileOutcome.Failure(f.kind(), f.message(),
+          f.log() + (f.log().isEmpty() ? "" : "\n") + workerLog, f.elapsed());
+    };
+  }
+
+  /** Ends the worker (closing its stdin, then killing it if it lingers). Safe twice. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (worker != null) {
+      worker.stop();
+      worker = null;
+    }
+    reader.shutdownNow();
+  }
+
+  private Worker spawn() {
+    Process process;
+    try {
+      process = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+    } catch (IOException e) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot start the PJRT worker (" + e.getMessage() + ")", e);
+    }
+    started++;
+    Worker w = new Worker(process);
+    Future<CompilerIdentity> hello = reader.submit(w::readHello);
+    try {
+      w.identity = hello.get(STARTUP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      w.kill();
+      if (e.getCause() instanceof XlacException x) {
+        throw x;
+      }
+      Death death = w.death();
+      throw new XlacException(ExitCode.ENVIRONMENT, "the PJRT worker failed to start: " + death.message
+          + lastLine(w.log.text()));
+    } catch (TimeoutException | InterruptedException e) {
+      w.kill();
+      throw new XlacException(ExitCode.ENVIRONMENT, "the PJRT worker did not start within "
+          + STARTUP_TIMEOUT.toSeconds() + " s");
+    }
+    if (identity != null && !identity.equals(w.identity)) {
+      w.kill();
+      throw new XlacException(ExitCode.ENVIRONMENT, "the restarted PJRT worker reports a different compiler ("
+          + w.identity.describe() + " instead of " + identity.describe() + ")");
+    }
+    return w;
+  }
+
+  private static String lastLine(String log) {
+    List<String> lines = log.lines().filter(l -> !l.isBlank()).toList();
+    return lines.isEmpty() ? "" : " (" + lines.getLast().strip() + ")";
+  }
+
+  private static Duration since(long start) {
+    return Duration.ofNanos(System.nanoTime() - start);
+  }
+
+  private static String crashReportPattern() {
+    return Path.of(System.getProperty("java.io.tmpdir"), "xlac-pjrt-worker-hs_err_%p.log").toString();
+  }
+
+  /** Why a worker died: the failure kind, a one-line message, and any crash report to append to the log. */
+  private record Death(FailureKind kind, String message, String report) {}
+
+  private static final Pattern JVM_SIGNAL = Pattern.compile("#\\s+(SIG[A-Z]+) \\(0x[0-9a-f]+\\)");
+
+  /** One child process and its pipes. */
+  private static final class Worker {
+    final Process process;
+    final DataOutputStream toWorker;
+    final DataInputStream fromWorker;
+    final BoundedLog log = new BoundedLog(LOG_LIMIT);
+    final Thread stderrDrain;
+    CompilerIdentity identity;
+    private boolean killedByUs;
+
+    Worker(Process process) {
+      this.process = process;
+      this.toWorker = new DataOutputStream(new BufferedOutputStream(process.getOutputStream(), 1 << 16));
+      this.fromWorker = new DataInputStream(new BufferedInputStream(process.getInputStream(), 1 << 16));
+      this.stderrDrain = Thread.ofPlatform().daemon().name("xlac-pjrt-worker-stderr-" + process.pid()).start(() -> {
+        try (BufferedReader err = new BufferedReader(
+            new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
+          for (String line; (line = err.readLine()) != null; ) {
+            log.append(line);
+          }
+        } catch (IOException e) {
+          // the worker is gone; what was read is kept
+        }
+      });
+    }
+
+    CompilerIdentity readHello() throws IOException {
+      byte type = WorkerProtocol.readType(fromWorker);
+      if (type == WorkerProtocol.HELLO_OK) {
+        return CompilerIdentity.decode(WorkerProtocol.readString(fromWorker));
+      }
+      if (type == WorkerProtocol.HELLO_ERROR) {
+        ExitCode code = ExitCode.valueOf(WorkerProtocol.readString(fromWorker));
+        throw new XlacException(code, WorkerProtocol.readString(fromWorker));
+      }
+      throw new IOException("unexpected frame type " + type + " from the worker");
+    }
+
+    /** Waits for the worker's exit (it already closed its output) and explains it. */
+    Death death() {
+      int exit;
+      try {
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+          kill();
+          return new Death(FailureKind.CRASH, "the PJRT worker stopped answering and was killed", "");
+        }
+        exit = process.exitValue();
+        stderrDrain.join(2_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        kill();
+        return new Death(FailureKind.CRASH, "interrupted while the PJRT worker was dying", "");
+      }
+      Optional<String> report = crashReport(process.pid());
+      if (report.isPresent()) {
+        // The JVM caught a fatal signal in native code, wrote a report and exited.
+        String text = report.get();
+        Matcher m = JVM_SIGNAL.matcher(text);
+        String signal = m.find() ? m.group(1) : "a fatal error";
+        String frame = problematicFrame(text);
+        return new Death(FailureKind.CRASH, "the PJRT worker crashed with " + signal + frame + " (report: "
+            + reportPath(process.pid()) + ")", "\n" + text.lines().limit(40).reduce((a, b) -> a + "\n" + b).orElse(""));
+      }
+      if (exit > 128 && exit < 128 + 64) {
+        int signal = exit - 128;
+        String name = signalName(signal);
+        if (signal == 9 && !killedByUs) {
+          return new Death(FailureKind.OUT_OF_MEMORY,
+              "the PJRT worker was killed by SIGKILL, most likely by the kernel's OOM killer", "");
+        }
+        return new Death(FailureKind.CRASH, "the PJRT worker died with " + name + " (signal " + signal + ")", "");
+      }
+      return new Death(FailureKind.CRASH, "the PJRT worker exited with code " + exit + " without an answer", "");
+    }
+
+    void kill() {
+      killedByUs = true;
+      process.descendants().forEach(ProcessHandle::destroyForcibly);
+      process.destroyForcibly();
+      try {
+        process.waitFor(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+
+    void stop() {
+      try {
+        toWorker.close(); // EOF on the worker's stdin: it closes its driver and exits
+        if (process.waitFor(10, TimeUnit.SECONDS)) {
+          return;
+        }
+      } catch (IOException e) {
+        // already gone
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      kill();
+    }
+
+    private static Path reportPath(long pid) {
+      return Path.of(crashReportPattern().replace("%p", Long.toString(pid)));
+    }
+
+    private static Optional<String> crashReport(long pid) {
+      try {
+        Path p = reportPath(pid);
+        return Files.isRegularFile(p) ? Optional.of(Files.readString(p, StandardCharsets.UTF_8)) : Optional.empty();
+      } catch (IOException e) {
+        return Optional.empty();
+      }
+    }
+
+    private static String problematicFrame(String report) {
+      List<String> lines = report.lines().toList();
+      for (int i = 0; i + 1 < lines.size(); i++) {
+        if (lines.get(i).startsWith("# Problematic frame:")) {
+          return " in " + lines.get(i + 1).replaceFirst("^#\\s*", "").replaceAll("\\s+", " ").strip();
+        }
+      }
+      return "";
+    }
+
+    private static String signalName(int signal) {
+      return switch (signal) {
+        case 4 -> "SIGILL";
+        case 6 -> "SIGABRT";
+        case 7 -> "SIGBUS";
+        case 8 -> "SIGFPE";
+        case 9 -> "SIGKILL";
+        case 11 -> "SIGSEGV";
+        case 15 -> "SIGTERM";
+        default -> "signal " + signal;
+      };
+    }
+  }
+
+  /** The last {@code limit} characters of a worker's stderr, line by line, shared with its drain thread. */
+  private static final class BoundedLog {
+    private final int limit;
+    private final StringBuilder text = new StringBuilder();
+
+    BoundedLog(int limit) {
+      this.limit = limit;
+    }
+
+    synchronized void append(String line) {
+      text.append(line).append('\n');
+      if (text.length() > limit) {
+        text.delete(0, text.length() - limit);
+      }
+    }
+
+    synchronized void clear() {
+      text.setLength(0);
+    }
+
+    synchronized String text() {
+      return text.toString();
+    }
+  }
+}
