@@ -65,10 +65,12 @@ public final class HashBench {
     c.addInstructions(HloInstructionProto.newBuilder().setId(id).setName("x").setOpcode("parameter").setShape(vec));
     long prev = id++;
     for (int layer = 0; layer < 16; layer++) {
-      LiteralProto.Builder lit = LiteralProto.newBuilder().setShape(mat);
+      java.nio.ByteBuffer data = java.nio.ByteBuffer.allocate(4 << 20).order(java.nio.ByteOrder.LITTLE_ENDIAN);
       for (int i = 0; i < 1024 * 1024; i++) {
-        lit.addF32S(rnd.nextFloat());
+        data.putFloat(rnd.nextFloat());
       }
+      LiteralProto.Builder lit = LiteralProto.newBuilder().setShape(mat)
+          .setF32S(com.google.protobuf.ByteString.copyFrom(data.array()));
       long w = id++;
       c.addInstructions(HloInstructionProto.newBuilder().setId(w).setName("w" + layer).setOpcode("constant").setShape(mat)
           .setLiteral(lit));

@@ -3,6 +3,7 @@ package dev.xlac.hlo;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.ExtensionRegistryLite;
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.UnsafeByteOperations;
 import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
 import dev.xlac.hlo.proto.HloProtos.HloProto;
 import dev.xlac.hlo.proto.HloProtos.HloSnapshot;
@@ -203,7 +204,9 @@ public final class HloModuleReader {
   }
 
   private static CodedInputStream stream(byte[] bytes) {
-    CodedInputStream in = CodedInputStream.newInstance(bytes);
+    // Wrapping marks the buffer immutable, which is what lets the parser alias bytes fields
+    // (constants) instead of copying them; the buffer is never written after this point.
+    CodedInputStream in = UnsafeByteOperations.unsafeWrap(bytes).newCodedInput();
     in.enableAliasing(true);
     in.setRecursionLimit(RECURSION_LIMIT);
     return in;

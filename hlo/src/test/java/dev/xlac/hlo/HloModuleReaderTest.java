@@ -80,6 +80,23 @@ class HloModuleReaderTest {
   }
 
   @Test
+  void packedFloatArraysParseAsTheirWireBytesAndReserialiseUnchanged() throws Exception {
+    // A LiteralProto with f32s = [1.5, -2.0] written as upstream's packed `repeated float` (field 8).
+    java.io.ByteArrayOutputStream lit = new java.io.ByteArrayOutputStream();
+    com.google.protobuf.CodedOutputStream out = com.google.protobuf.CodedOutputStream.newInstance(lit);
+    out.writeTag(8, com.google.protobuf.WireFormat.WIRETYPE_LENGTH_DELIMITED);
+    out.writeUInt32NoTag(8);
+    out.writeFloatNoTag(1.5f);
+    out.writeFloatNoTag(-2.0f);
+    out.flush();
+    var parsed = dev.xlac.hlo.proto.XlaDataProtos.LiteralProto.parseFrom(lit.toByteArray());
+    java.nio.ByteBuffer f = parsed.getF32S().asReadOnlyByteBuffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    assertThat(f.getFloat()).isEqualTo(1.5f);
+    assertThat(f.getFloat()).isEqualTo(-2.0f);
+    assertThat(parsed.toByteArray()).isEqualTo(lit.toByteArray());
+  }
+
+  @Test
   void emptyFile() throws IOException {
     assertBadInput(write("a.hlo.pb", new byte[0]), "empty file");
   }

@@ -43,8 +43,12 @@ public final class TestModules {
         .setShape(s).setParameterNumber(0).setMetadata(md).build();
     HloInstructionProto p1 = HloInstructionProto.newBuilder().setId(idBase + 1).setName("p1" + suffix).setOpcode("parameter")
         .setShape(s).setParameterNumber(1).build();
-    LiteralProto lit = LiteralProto.newBuilder().setShape(s).addF32S(constant).addF32S(constant).addF32S(constant)
-        .addF32S(constant).build();
+    java.nio.ByteBuffer data = java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    for (int i = 0; i < 4; i++) {
+      data.putFloat(constant);
+    }
+    LiteralProto lit = LiteralProto.newBuilder().setShape(s).setF32S(com.google.protobuf.ByteString.copyFrom(data.array()))
+        .build();
     HloInstructionProto c = HloInstructionProto.newBuilder().setId(idBase + 2).setName("c" + suffix).setOpcode("constant")
         .setShape(s).setLiteral(lit).build();
     HloInstructionProto mul = HloInstructionProto.newBuilder().setId(idBase + 3).setName("mul" + suffix).setOpcode("multiply")
