@@ -1,6 +1,6 @@
 package dev.xlac.cache;
 
-import com.github.benmanes.caffeine.cache.AsyncCache;
+import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.luben.zstd.Zstd;
 import dev.xlac.cache.Records.ArtifactRecord;
@@ -85,7 +85,8 @@ public final class CacheStore implements AutoCloseable {
   private final AtomicLong pendingMisses = new AtomicLong();
   private final AtomicLong pendingSavedMillis = new AtomicLong();
   private final AtomicLong pendingDamaged = new AtomicLong();
-  private final AsyncCache<ArtifactKey, Artifact> memory;
+  private final Cache<ArtifactKey, Remembered> memory;
+  private final ConcurrentHashMap<ArtifactKey, CompletableFuture<Artifact>> inFlight = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, CompilerIdentity> identities = new ConcurrentHashMap<>();
   private boolean closed;
 
@@ -97,7 +98,7 @@ public final class CacheStore implements AutoCloseable {
     this.clock = clock;
     this.notices = notices;
     this.memory = Caffeine.newBuilder().maximumWeight(MEMORY_CACHE_BYTES)
-        .weigher((ArtifactKey k, Artifact a) -> a.bytes().length + 64).executor(Runnable::run).buildAsync();
+        .weigher((ArtifactKey k, Remembered r) -> r.artifact().bytes().length + 64).executor(Runnable::run).build();
   }
 
   /** Opens (creating when needed) the cache at {@code dir}; see {@link #open(Path, Mode, Duration, Consumer)}. */
@@ -312,7 +313,7 @@ public final class CacheStore implements AutoCloseable {
    */
   public void putArtifact(ArtifactKey key, byte[] bytes, CompileInfo info) {
     storeArtifact(key, bytes, info);
-    memory.synchronous().invalidate(key);
+    memory.invalidate(key);
   }
 
   private void storeArtifact(ArtifactKey key, byte[] bytes, CompileInfo info) {
@@ -394,10 +395,28 @@ public final class CacheStore implements AutoCloseable {
     return a;
   }
 
+  /**
+   * One load (and, with a compilation, at most one compile) per key at a time: the first caller
+   * does the work, later ones wait for its outcome. Loaded artifacts stay in the weighted Caffeine
+   * cache; misses and failures are never kept.
+   */
   private Artifact singleFlight(ArtifactKey key, Compilation compilation) {
     while (true) {
+      Remembered cached = memory.getIfPresent(key);
+      if (cached != null) {
+        long now = clock.millis();
+        long last = cached.touched().get();
+        if (now - last >= TOUCH_INTERVAL_MILLIS && cached.touched().compareAndSet(last, now)) {
+          byte[] kb = key.bytes();
+          ArtifactRecord rec = readArtifactRecord(kb);
+          if (rec != null) {
+            touch(key, kb, rec);
+          }
+        }
+        return cached.artifact();
+      }
       CompletableFuture<Artifact> mine = new CompletableFuture<>();
-      CompletableFuture<Artifact> existing = memory.asMap().putIfAbsent(key, mine);
+      CompletableFuture<Artifact> existing = inFlight.putIfAbsent(key, mine);
       if (existing != null) {
         Artifact shared;
         try {
@@ -423,18 +442,22 @@ public final class CacheStore implements AutoCloseable {
           storeArtifact(key, c.bytes(), c.info());
           a = new Artifact(key, c.bytes(), c.info().compileTime(), clock.instant());
         }
-        if (a == null) {
-          memory.asMap().remove(key, mine); // misses are not cached
+        if (a != null) {
+          memory.put(key, new Remembered(a, new AtomicLong(clock.millis())));
         }
+        inFlight.remove(key, mine);
         mine.complete(a);
         return a;
       } catch (Throwable t) {
-        memory.asMap().remove(key, mine); // failures are not cached
+        inFlight.remove(key, mine);
         mine.completeExceptionally(t);
         throw unwrap(new CompletionException(t));
       }
     }
   }
+
+  /** An artifact kept in memory, and when its last access was last written to the database. */
+  private record Remembered(Artifact artifact, AtomicLong touched) {}
 
   private static RuntimeException unwrap(CompletionException e) {
     Throwable c = e.getCause();
@@ -611,7 +634,7 @@ public final class CacheStore implements AutoCloseable {
       freed += commit(false, txn -> txn.removeGraph(fp));
     }
     db.syncWal();
-    memory.synchronous().invalidateAll();
+    memory.invalidateAll();
     return freed;
   }
 
@@ -628,7 +651,7 @@ public final class CacheStore implements AutoCloseable {
       txn.totals = zero;
       return before;
     });
-    memory.synchronous().invalidateAll();
+    memory.invalidateAll();
     identities.clear();
     db.compactAll();
     return freed;
@@ -641,7 +664,7 @@ public final class CacheStore implements AutoCloseable {
     }
     VerifyReport r = new CacheVerifier(this).verify(repair);
     if (repair) {
-      memory.synchronous().invalidateAll();
+      memory.invalidateAll();
     }
     return r;
   }
@@ -655,7 +678,7 @@ public final class CacheStore implements AutoCloseable {
   public BundleImporter.Result importBundle(Path file) {
     requireWritable();
     BundleImporter.Result r = new BundleImporter(this, BundleLimits.DEFAULT).importBundle(file);
-    memory.synchronous().invalidateAll();
+    memory.invalidateAll();
     enforceMaxSize();
     return r;
   }
@@ -754,7 +777,7 @@ public final class CacheStore implements AutoCloseable {
   }
 
   void invalidateMemory() {
-    memory.synchronous().invalidateAll();
+    memory.invalidateAll();
   }
 
   /** One atomic WriteBatch: the body adds records, the totals record is rewritten with them. */
@@ -963,7 +986,7 @@ public final class CacheStore implements AutoCloseable {
   }
 
   private void closeHandles() {
-    memory.synchronous().invalidateAll();
+    memory.invalidateAll();
     db.close();
     if (lock != null) {
       lock.close();

@@ -15,8 +15,9 @@ import java.util.Set;
 /**
  * Checks every stored value against its checksum and every index against the records, and
  * repairs on request: damaged entries are dropped (a damaged graph with its artifacts, since an
- * artifact must not outlive its graph), stray values deleted, and the access index and totals
- * rebuilt from the records, each step one atomic batch.
+ * artifact must not outlive its graph) and the access index and totals rebuilt from the records,
+ * each step one atomic batch. Values are read by key from their records; the blob families are
+ * never scanned, since an iterator would load every blob a second time.
  */
 final class CacheVerifier {
   private final CacheStore store;
@@ -25,7 +26,6 @@ final class CacheVerifier {
   private final List<byte[]> damagedArtifacts = new ArrayList<>();
   private final List<byte[]> unreadableGraphRecords = new ArrayList<>();
   private final List<byte[]> unreadableArtifactRecords = new ArrayList<>();
-  private final List<Object[]> strays = new ArrayList<>();
   private boolean indexesOutOfStep;
 
   CacheVerifier(CacheStore store) {
@@ -35,7 +35,6 @@ final class CacheVerifier {
   VerifyReport verify(boolean repair) {
     long[] counts = new long[3];
     Set<ByteBuffer> graphs = new HashSet<>();
-    Set<ByteBuffer> artifacts = new HashSet<>();
     Totals recomputed = new Totals();
     Set<ByteBuffer> expectedAccess = new HashSet<>();
     try (Cursor g = store.db.cursor(Cf.GRAPH_META, null)) {
@@ -65,7 +64,6 @@ final class CacheVerifier {
       for (; a.valid(); a.next()) {
         counts[1]++;
         byte[] key = a.key();
-        artifacts.add(ByteBuffer.wrap(key));
         String digest = Keys.hex(Keys.compilerOf(key));
         CompilerIdentity id = store.identity(digest);
         String name = "artifact " + shortHex(Keys.graphOf(key)) + "/" + (id == null ? digest.substring(0, 12) : id.shortName());
@@ -97,9 +95,6 @@ final class CacheVerifier {
         }
       }
     }
-    findStrays(Cf.GRAPHS, graphs);
-    findStrays(Cf.ARTIFACTS, artifacts);
-    findStrays(Cf.LOGS, artifacts);
     long accessEntries = 0;
     try (Cursor c = store.db.cursor(Cf.ACCESS, null)) {
       for (; c.valid(); c.next()) {
@@ -143,19 +138,6 @@ final class CacheVerifier {
     }
   }
 
-  private void findStrays(Cf cf, Set<ByteBuffer> owners) {
-    try (Cursor c = store.db.cursor(cf, null)) {
-      for (; c.valid(); c.next()) {
-        if (!owners.contains(ByteBuffer.wrap(c.key()))) {
-          problem(cf.cfName + " " + shortHex(c.key()), "a value without a record", false);
-          strays.add(new Object[] {cf, c.key()});
-        }
-      }
-    } catch (DamagedValueException e) {
-      problem(cf.cfName, "cannot be read through (" + e.getMessage() + ")", true);
-    }
-  }
-
   private void repairAll() {
     store.commit(false, txn -> {
       for (byte[] fp : damagedGraphs) {
@@ -172,9 +154,6 @@ final class CacheVerifier {
         store.db.delete(txn.batch, Cf.ARTIFACT_META, key);
         store.db.delete(txn.batch, Cf.ARTIFACTS, key);
         store.db.delete(txn.batch, Cf.LOGS, key);
-      }
-      for (Object[] s : strays) {
-        store.db.delete(txn.batch, (Cf) s[0], (byte[]) s[1]);
       }
       return null;
     });
