@@ -57,13 +57,13 @@ final class CacheLock implements AutoCloseable {
           return new CacheLock(ch, l);
         }
         if (System.nanoTime() >= deadline) {
-          String holder = readHolder(file);
+          String holder = awaitHolder(file);
           throw new XlacException(ExitCode.ENVIRONMENT, "cache " + dir + " is locked by another xlac process (" + holder
               + ")" + (wait == null || wait.isZero() ? "; pass --wait[=DURATION] to wait for it"
                   : "; gave up after waiting " + Quantities.human(wait)));
         }
         if (!told) {
-          notices.accept("waiting for cache " + dir + ", locked by " + readHolder(file));
+          notices.accept("waiting for cache " + dir + ", locked by " + awaitHolder(file));
           told = true;
         }
         Thread.sleep(POLL_MILLIS);
@@ -96,6 +96,26 @@ final class CacheLock implements AutoCloseable {
     }
   }
 
+  /**
+   * The holder's line. A holder writes it just after taking the lock and clears it just before
+   * releasing, so an empty line, or one naming a dead process (killed holders cannot clear it),
+   * means the new holder has not written yet: look again for a little while.
+   */
+  static String awaitHolder(Path file) throws InterruptedException {
+    long deadline = System.nanoTime() + 500_000_000L;
+    String line = readHolder(file);
+    while (!namesLiveProcess(line) && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+      line = readHolder(file);
+    }
+    return line;
+  }
+
+  private static boolean namesLiveProcess(String line) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("^pid (\\d+),").matcher(line);
+    return m.find() && ProcessHandle.of(Long.parseLong(m.group(1))).map(ProcessHandle::isAlive).orElse(false);
+  }
+
   static String readHolder(Path file) {
     try {
       String s = Files.readString(file, StandardCharsets.UTF_8).strip();
@@ -105,12 +125,23 @@ final class CacheLock implements AutoCloseable {
     }
   }
 
-  /** This process's command, shown as {@code xlac ...} when it is the CLI. */
+  /** This process's command without the JVM's options: {@code xlac cache import b.tar.zst} for the CLI. */
   static String commandLine() {
-    String cmd = ProcessHandle.current().info().commandLine().orElse("java");
-    int main = cmd.indexOf(" dev.xlac.cli.Main");
-    if (main >= 0) {
-      cmd = "xlac" + cmd.substring(main + " dev.xlac.cli.Main".length());
+    ProcessHandle.Info info = ProcessHandle.current().info();
+    String[] args = info.arguments().orElse(new String[0]);
+    java.util.Set<String> withValue = java.util.Set.of("-cp", "-classpath", "--class-path", "-p", "--module-path",
+        "--add-modules", "--add-opens", "--add-exports", "--add-reads", "--limit-modules");
+    StringBuilder b = new StringBuilder();
+    int i = 0;
+    while (i < args.length && args[i].startsWith("-") && !args[i].equals("-jar") && !args[i].equals("-m")) {
+      i += withValue.contains(args[i]) ? 2 : 1;
+    }
+    for (; i < args.length; i++) {
+      b.append(b.isEmpty() ? "" : " ").append(args[i]);
+    }
+    String cmd = b.isEmpty() ? info.commandLine().orElse("java") : b.toString();
+    if (cmd.startsWith("dev.xlac.cli.Main")) {
+      cmd = "xlac" + cmd.substring("dev.xlac.cli.Main".length());
     }
     cmd = cmd.replace('\n', ' ');
     return cmd.length() > 300 ? cmd.substring(0, 300) + "..." : cmd;
@@ -120,6 +151,7 @@ final class CacheLock implements AutoCloseable {
   public void close() {
     try {
       if (lock.isValid()) {
+        channel.truncate(0); // see awaitHolder
         lock.release();
       }
     } catch (IOException e) {
