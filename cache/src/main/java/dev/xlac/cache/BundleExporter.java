@@ -1,0 +1,205 @@
+package dev.xlac.cache;
+
+import com.github.luben.zstd.ZstdOutputStream;
+import dev.xlac.cache.Records.ArtifactRecord;
+import dev.xlac.cache.Records.GraphRecord;
+import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.cache.RocksDbStore.Cursor;
+import dev.xlac.cache.RocksDbStore.DamagedValueException;
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+
+/**
+ * Writes a portable bundle: a POSIX tar stream compressed with zstd whose first entry is the
+ * {@link BundleManifest}, followed by identities, graphs and, per artifact, its log and its bytes.
+ * Every value is checked against its checksum as it is read; a damaged one aborts the export
+ * (the cache must be repaired first) rather than shipping it. The bundle is written to a
+ * temporary file beside {@code file}, fsynced, and renamed into place.
+ */
+public final class BundleExporter {
+  /** What an export wrote. */
+  public record Result(Path file, long graphs, long artifacts, long failures, long payloadBytes, long fileBytes) {}
+
+  static final int ZSTD_LEVEL = 3;
+  private final CacheStore store;
+
+  BundleExporter(CacheStore store) {
+    this.store = store;
+  }
+
+  Result export(Path file, ExportRequest request) {
+    long cutoff = request.since() == null ? Long.MIN_VALUE : store.clock.millis() - request.since().toMillis();
+    Map<String, ArtifactRecord> artifacts = new LinkedHashMap<>();
+    TreeMap<String, GraphRecord> graphs = new TreeMap<>();
+    BundleManifest m = new BundleManifest(store.clock.millis());
+    try (Cursor a = store.db.cursor(Cf.ARTIFACT_META, null)) {
+      for (; a.valid(); a.next()) {
+        ArtifactRecord r = Records.decodeArtifact(a.value());
+        String digest = Keys.hex(Keys.compilerOf(a.key()));
+        CompilerIdentity id = store.identity(digest);
+        if (r.created() < cutoff || (request.compiler() != null && !request.compiler().matches(digest, id))) {
+          continue;
+        }
+        if (id == null) {
+          throw damaged("artifact " + Keys.hex(a.key()).substring(0, 12) + " has no compiler identity record");
+        }
+        artifacts.put(Keys.hex(a.key()), r);
+      }
+    }
+    java.util.Set<String> artifactGraphs = new java.util.HashSet<>();
+    artifacts.keySet().forEach(k -> artifactGraphs.add(k.substring(0, 64)));
+    try (Cursor g = store.db.cursor(Cf.GRAPH_META, null)) {
+      for (; g.valid(); g.next()) {
+        String fp = Keys.hex(g.key());
+        GraphRecord r = Records.decodeGraph(g.value());
+        boolean wanted = request.compiler() == null && r.lastSeen() >= cutoff;
+        if (wanted || artifactGraphs.contains(fp)) {
+          graphs.put(fp, r);
+        }
+      }
+    }
+    for (Map.Entry<String, ArtifactRecord> e : artifacts.entrySet()) {
+      String fp = e.getKey().substring(0, 64);
+      String digest = e.getKey().substring(64);
+      if (!graphs.containsKey(fp)) {
+        throw damaged("artifact " + fp.substring(0, 12) + "/" + digest.substring(0, 12) + " has no graph");
+      }
+      if (!m.identities.containsKey(digest)) {
+        byte[] text = store.identity(digest).encode().getBytes(StandardCharsets.UTF_8);
+        m.identities.put(digest, new BundleManifest.Identity(digest, text.length, hex(Checksums.sha256(text))));
+      }
+      ArtifactRecord r = e.getValue();
+      m.artifacts.put(fp + "." + digest, new BundleManifest.Artifact(fp, digest, r.status(), r.bytes(),
+          r.sha256() == null ? null : hex(r.sha256()), r.compileMillis(), r.created(), r.logStoredBytes(),
+          r.logSha256() == null ? null : hex(r.logSha256()), r.logRawBytes(), r.failureKind(), r.failureMessage()));
+    }
+    for (Map.Entry<String, GraphRecord> e : graphs.entrySet()) {
+      GraphRecord r = e.getValue();
+      m.graphs.put(e.getKey(), new BundleManifest.Graph(e.getKey(), r.storedBytes(), hex(r.storedSha256()), r.rawBytes(),
+          r.firstSeen(), r.lastSeen(), r.seenCount(), r.moduleName(), r.source()));
+    }
+    return write(file, m);
+  }
+
+  private Result write(Path file, BundleManifest m) {
+    Path abs = file.toAbsolutePath();
+    Path tmp = abs.resolveSibling("." + abs.getFileName() + ".tmp-" + ProcessHandle.current().pid());
+    long payload = 0;
+    long compiled = 0;
+    long failed = 0;
+    FileTime mtime = FileTime.fromMillis(m.created);
+    try {
+      try (OutputStream fileOut = Files.newOutputStream(tmp);
+          ZstdOutputStream zstd = new ZstdOutputStream(new BufferedOutputStream(fileOut, 1 << 20), ZSTD_LEVEL);
+          TarArchiveOutputStream tar = new TarArchiveOutputStream(zstd)) {
+        zstd.setChecksum(true);
+        tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
+        tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
+        entry(tar, BundleManifest.NAME, m.format(), mtime);
+        for (BundleManifest.Identity i : m.identities.values()) {
+          byte[] text = store.identity(i.digest()).encode().getBytes(StandardCharsets.UTF_8);
+          entry(tar, i.entryName(), text, mtime);
+        }
+        for (BundleManifest.Graph g : m.graphs.values()) {
+          byte[] v = read(Cf.GRAPHS, HexFormat.of().parseHex(g.fp()), g.storedBytes(), g.storedSha(),
+              "graph " + g.fp().substring(0, 12) + " (" + g.module() + ")");
+          entry(tar, g.entryName(), v, mtime);
+          payload += v.length;
+        }
+        for (BundleManifest.Artifact a : m.artifacts.values()) {
+          byte[] key = HexFormat.of().parseHex(a.fp() + a.digest());
+          String name = "artifact " + a.fp().substring(0, 12) + "/" + store.identity(a.digest()).shortName();
+          if (a.logStoredBytes() > 0) {
+            byte[] log = read(Cf.LOGS, key, a.logStoredBytes(), a.logSha(), "the log of " + name);
+            entry(tar, a.logEntryName(), log, mtime);
+            payload += log.length;
+          }
+          if (a.status() == EntryStatus.COMPILED) {
+            byte[] v = read(Cf.ARTIFACTS, key, a.bytes(), a.sha(), name);
+            entry(tar, a.entryName(), v, mtime);
+            payload += v.length;
+            compiled++;
+          } else {
+            failed++;
+          }
+        }
+        tar.finish();
+      }
+      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+        ch.force(true);
+      }
+      Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      return new Result(abs, m.graphs.size(), compiled, failed, payload, Files.size(abs));
+    } catch (IOException e) {
+      deleteQuietly(tmp);
+      String msg = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+      if (RocksDbStore.isDiskFull(msg)) {
+        throw new XlacException(ExitCode.ENVIRONMENT, "cannot write bundle " + abs + ": disk full (" + msg + ")", e);
+      }
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot write bundle " + abs + ": " + msg, e);
+    } catch (RuntimeException e) {
+      deleteQuietly(tmp);
+      throw e;
+    }
+  }
+
+  private byte[] read(Cf cf, byte[] key, long size, String sha, String what) {
+    byte[] v;
+    try {
+      v = store.db.get(cf, key);
+    } catch (DamagedValueException e) {
+      throw damaged(what + " is corrupt (" + e.getMessage() + ")");
+    }
+    if (v == null) {
+      throw damaged(what + " is missing");
+    }
+    if (v.length != size || !hex(Checksums.sha256(v)).equals(sha)) {
+      throw damaged(what + " fails its checksum");
+    }
+    return v;
+  }
+
+  private XlacException damaged(String what) {
+    return new XlacException(ExitCode.WORK_FAILED, "cannot export from cache " + store.dir + ": " + what
+        + "; run 'xlac cache verify --repair' and export again");
+  }
+
+  private static void entry(TarArchiveOutputStream tar, String name, byte[] data, FileTime mtime) throws IOException {
+    TarArchiveEntry e = new TarArchiveEntry(name);
+    e.setSize(data.length);
+    e.setMode(0644);
+    e.setLastModifiedTime(mtime);
+    tar.putArchiveEntry(e);
+    tar.write(data);
+    tar.closeArchiveEntry();
+  }
+
+  static String hex(byte[] b) {
+    return HexFormat.of().formatHex(b);
+  }
+
+  private static void deleteQuietly(Path p) {
+    try {
+      Files.deleteIfExists(p);
+    } catch (IOException e) {
+      // best effort
+    }
+  }
+}

@@ -1,0 +1,91 @@
+package dev.xlac.cache;
+
+import dev.xlac.cache.Records.ArtifactRecord;
+import dev.xlac.cache.Records.GraphRecord;
+import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.cache.RocksDbStore.Cursor;
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.hlo.GraphFingerprint;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * Builds {@code cache ls} rows and {@code cache stat} figures with one ordered pass over the graph
+ * and artifact records: artifact keys start with their graph's fingerprint, so the two families
+ * are merged like sorted lists.
+ */
+final class CacheListing {
+  private final CacheStore store;
+
+  CacheListing(CacheStore store) {
+    this.store = store;
+  }
+
+  List<ListRow> list(ListQuery q) {
+    List<ListRow> rows = new ArrayList<>();
+    try (Cursor g = store.db.cursor(Cf.GRAPH_META, null); Cursor a = store.db.cursor(Cf.ARTIFACT_META, null)) {
+      for (; g.valid(); g.next()) {
+        byte[] fp = g.key();
+        GraphRecord gr = Records.decodeGraph(g.value());
+        GraphFingerprint f = new GraphFingerprint(GraphFingerprint.VERSION + ":" + Keys.hex(fp));
+        skipBefore(a, fp);
+        boolean any = false;
+        for (; a.valid() && Keys.startsWith(a.key(), fp); a.next()) {
+          any = true;
+          ArtifactRecord ar = Records.decodeArtifact(a.value());
+          String digest = Keys.hex(Keys.compilerOf(a.key()));
+          CompilerIdentity id = store.identity(digest);
+          if ((q.status() != null && q.status() != ar.status())
+              || (q.compiler() != null && !q.compiler().matches(digest, id))) {
+            continue;
+          }
+          rows.add(new ListRow(f, gr.moduleName(), ar.status(), digest, id, ar.bytes(), gr.rawBytes(),
+              Duration.ofMillis(ar.compileMillis()), Instant.ofEpochMilli(ar.created()),
+              Instant.ofEpochMilli(ar.lastAccess())));
+        }
+        if (!any && q.compiler() == null && (q.status() == null || q.status() == EntryStatus.PENDING)) {
+          rows.add(new ListRow(f, gr.moduleName(), EntryStatus.PENDING, null, null, 0, gr.rawBytes(), Duration.ZERO,
+              Instant.ofEpochMilli(gr.firstSeen()), Instant.ofEpochMilli(gr.lastAccess())));
+        }
+      }
+    }
+    Comparator<ListRow> order = switch (q.sort()) {
+      case FINGERPRINT -> null;
+      case SIZE -> Comparator.comparingLong((ListRow r) -> r.artifactBytes() + r.hloBytes()).reversed();
+      case AGE -> Comparator.comparing(ListRow::created);
+      case ACCESS -> Comparator.comparing(ListRow::lastAccess);
+    };
+    if (order != null) {
+      rows.sort(order); // stable: ties stay in fingerprint order
+    }
+    return rows;
+  }
+
+  /** Moves an artifact cursor past keys of graphs before {@code fp} (orphans, which verify reports). */
+  private static void skipBefore(Cursor a, byte[] fp) {
+    while (a.valid() && Arrays.compareUnsigned(a.key(), 0, Keys.DIGEST, fp, 0, Keys.DIGEST) < 0) {
+      a.next();
+    }
+  }
+
+  static CacheStatistics statistics(CacheStore store, Totals t) {
+    long pending = 0;
+    try (Cursor g = store.db.cursor(Cf.GRAPH_META, null); Cursor a = store.db.cursor(Cf.ARTIFACT_META, null)) {
+      for (; g.valid(); g.next()) {
+        byte[] fp = g.key();
+        skipBefore(a, fp);
+        if (!(a.valid() && Keys.startsWith(a.key(), fp))) {
+          pending++;
+        }
+      }
+    }
+    return new CacheStatistics(store.dir, CacheStore.SCHEMA_VERSION, t.graphs, pending, t.compiled, t.failed,
+        t.graphRawBytes, t.graphStoredBytes, t.artifactBytes, t.storedBytes(), t.rawBytes(), store.db.diskUsage(),
+        store.maxSize(), t.hits, t.misses, Duration.ofMillis(t.savedMillis), t.cleanups, t.damagedReads,
+        Instant.ofEpochMilli(t.countersSince));
+  }
+}

@@ -1,0 +1,26 @@
+package dev.xlac.cache;
+
+import java.nio.file.Path;
+import java.util.Map;
+
+/** Where the cache lives: {@code --cache DIR}, else {@code $XLAC_CACHE_DIR}, else {@code ~/.cache/xlac}. */
+public final class CacheLocation {
+  public static final String ENV = "XLAC_CACHE_DIR";
+
+  private CacheLocation() {}
+
+  public static Path resolve(Path option) {
+    return resolve(option, System.getenv(), Path.of(System.getProperty("user.home")));
+  }
+
+  static Path resolve(Path option, Map<String, String> env, Path home) {
+    if (option != null) {
+      return option.toAbsolutePath().normalize();
+    }
+    String fromEnv = env.get(ENV);
+    if (fromEnv != null && !fromEnv.isBlank()) {
+      return Path.of(fromEnv).toAbsolutePath().normalize();
+    }
+    return home.resolve(".cache").resolve("xlac").toAbsolutePath().normalize();
+  }
+}

@@ -1,0 +1,21 @@
+package dev.xlac.cache;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.OptionalLong;
+
+/**
+ * What {@code cache stat} reports, as ccache's {@code -s} does: contents, sizes, usage counters.
+ *
+ * @param pendingGraphs graphs that no compiler has produced anything for
+ * @param storedBytes what the entries occupy (compressed graphs, artifacts, compressed logs)
+ * @param rawBytes the same uncompressed
+ * @param diskBytes what the database directory occupies on disk (includes not yet collected garbage)
+ * @param timeSaved the recorded compile time of every hit
+ * @param countersSince when the usage counters were last zeroed
+ */
+public record CacheStatistics(Path directory, int schemaVersion, long graphs, long pendingGraphs, long compiled,
+    long failed, long hloRawBytes, long hloStoredBytes, long artifactBytes, long storedBytes, long rawBytes,
+    long diskBytes, OptionalLong maxSize, long hits, long misses, Duration timeSaved, long cleanups,
+    long damagedReads, Instant countersSince) {}

@@ -1,0 +1,995 @@
+package dev.xlac.cache;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.luben.zstd.Zstd;
+import dev.xlac.cache.Records.ArtifactRecord;
+import dev.xlac.cache.Records.GraphRecord;
+import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.cache.RocksDbStore.Cursor;
+import dev.xlac.cache.RocksDbStore.DamagedValueException;
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.hlo.LoadedModule;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import org.rocksdb.WriteBatch;
+
+/**
+ * xlac's persistent compilation cache: graphs (fingerprint to HLO module) and the artifacts
+ * compiled from them (graph fingerprint + compiler identity to bytes), in RocksDB.
+ *
+ * <p>Invariants (see cache/README.md): every update that touches several records is one atomic
+ * WriteBatch, which also rewrites the running totals; every artifact record refers to a stored
+ * graph; every value carries a SHA-256 checked on each read, and a value that is missing or fails
+ * it is a miss, never returned, and reported; one process writes at a time (the lock names it),
+ * while any number read through RocksDB secondary instances.
+ *
+ * <p>Lookups go through an in-process Caffeine cache: concurrent requests for one key share one
+ * load or one compile, and a failed load or compile is not kept.
+ *
+ * <p>Durability: {@link #putArtifact} and {@link #recordFailure} fsync before returning; other
+ * writes reach the operating system before returning (so they survive the process being killed)
+ * and are fsynced when the operation that made them ends.
+ */
+public final class CacheStore implements AutoCloseable {
+  /** How a store is opened. */
+  public enum Mode {
+    /** Reads only; works while another process writes. */
+    READ_ONLY,
+    /** Takes the cache's single-writer lock. */
+    READ_WRITE
+  }
+
+  /** The version of the key space and record layouts this build reads and writes. */
+  public static final int SCHEMA_VERSION = 1;
+  static final byte[] SCHEMA_KEY = "schema_version".getBytes(StandardCharsets.US_ASCII);
+  static final byte[] TOTALS_KEY = "totals".getBytes(StandardCharsets.US_ASCII);
+  static final byte[] MAX_SIZE_KEY = "config/max_size".getBytes(StandardCharsets.US_ASCII);
+  /** Last-access times are rewritten at most this often per entry (ccache-style approximate LRU). */
+  static final long TOUCH_INTERVAL_MILLIS = 60_000;
+  /** An automatic cleanup trims to this fraction of the configured maximum, so it does not run on every write. */
+  static final double CLEANUP_TARGET = 0.9;
+  private static final long MEMORY_CACHE_BYTES = 256L << 20;
+  private static final int ZSTD_LEVEL = 3;
+  private static final System.Logger LOG = System.getLogger(CacheStore.class.getName());
+
+  final Path dir;
+  private final Mode mode;
+  private final CacheLock lock;
+  final RocksDbStore db;
+  final Clock clock;
+  private final Consumer<String> notices;
+  private final ReentrantLock writeLock = new ReentrantLock();
+  private volatile Totals totals;
+  private volatile OptionalLong maxSize;
+  private final AtomicLong pendingHits = new AtomicLong();
+  private final AtomicLong pendingMisses = new AtomicLong();
+  private final AtomicLong pendingSavedMillis = new AtomicLong();
+  private final AtomicLong pendingDamaged = new AtomicLong();
+  private final Cache<ArtifactKey, Remembered> memory;
+  private final ConcurrentHashMap<ArtifactKey, CompletableFuture<Artifact>> inFlight = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, CompilerIdentity> identities = new ConcurrentHashMap<>();
+  private boolean closed;
+
+  private CacheStore(Path dir, Mode mode, CacheLock lock, RocksDbStore db, Clock clock, Consumer<String> notices) {
+    this.dir = dir;
+    this.mode = mode;
+    this.lock = lock;
+    this.db = db;
+    this.clock = clock;
+    this.notices = notices;
+    this.memory = Caffeine.newBuilder().maximumWeight(MEMORY_CACHE_BYTES)
+        .weigher((ArtifactKey k, Remembered r) -> r.artifact().bytes().length + 64).executor(Runnable::run).build();
+  }
+
+  /** Opens (creating when needed) the cache at {@code dir}; see {@link #open(Path, Mode, Duration, Consumer)}. */
+  public static CacheStore open(Path dir, Mode mode, Duration lockWait) throws InterruptedException {
+    return open(dir, mode, lockWait, m -> LOG.log(System.Logger.Level.WARNING, m));
+  }
+
+  /**
+   * Opens the cache at {@code dir}.
+   *
+   * @param lockWait for {@link Mode#READ_WRITE}: how long to wait for another writer to finish
+   *     ({@link Duration#ZERO}: fail at once with a message naming it; null: wait as long as it takes)
+   * @param notices receives one-line notes for the user: waiting for the lock, damaged entries met
+   * @throws XlacException exit code 3 when the cache is locked, on a newer schema, or the disk is full
+   */
+  public static CacheStore open(Path dir, Mode mode, Duration lockWait, Consumer<String> notices)
+      throws InterruptedException {
+    return open(dir, mode, lockWait, notices, Clock.systemUTC());
+  }
+
+  static CacheStore open(Path dir, Mode mode, Duration lockWait, Consumer<String> notices, Clock clock)
+      throws InterruptedException {
+    Path abs = dir.toAbsolutePath().normalize();
+    if (mode == Mode.READ_ONLY) {
+      if (!RocksDbStore.exists(abs)) {
+        open(abs, Mode.READ_WRITE, Duration.ofSeconds(10), notices, clock).close(); // create it empty
+      }
+      RocksDbStore db = RocksDbStore.open(abs, false);
+      return init(new CacheStore(abs, mode, null, db, clock, notices));
+    }
+    CacheLock lock = CacheLock.acquire(abs, lockWait, notices);
+    RocksDbStore db;
+    try {
+      db = RocksDbStore.open(abs, true);
+    } catch (RuntimeException e) {
+      lock.close();
+      throw e;
+    }
+    return init(new CacheStore(abs, mode, lock, db, clock, notices));
+  }
+
+  private static CacheStore init(CacheStore s) {
+    try {
+      s.checkSchema();
+      return s;
+    } catch (RuntimeException e) {
+      s.closeHandles();
+      throw e;
+    }
+  }
+
+  private void checkSchema() {
+    byte[] v = db.get(Cf.META, SCHEMA_KEY);
+    if (v == null) {
+      if (mode != Mode.READ_WRITE || anyKey(Cf.GRAPH_META) || anyKey(Cf.ARTIFACT_META)) {
+        throw new XlacException(ExitCode.ENVIRONMENT, "cache " + dir + " has no schema version; it is not an xlac cache");
+      }
+      Totals t = new Totals();
+      t.countersSince = clock.millis();
+      try (WriteBatch b = new WriteBatch()) {
+        db.put(b, Cf.META, SCHEMA_KEY, Integer.toString(SCHEMA_VERSION).getBytes(StandardCharsets.US_ASCII));
+        db.put(b, Cf.META, TOTALS_KEY, Records.encode(t));
+        db.write(b, true);
+      }
+      v = db.get(Cf.META, SCHEMA_KEY);
+    }
+    int version;
+    try {
+      version = Integer.parseInt(new String(v, StandardCharsets.US_ASCII).strip());
+    } catch (NumberFormatException e) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cache " + dir + " has an unreadable schema version; it is not an xlac cache");
+    }
+    if (version > SCHEMA_VERSION) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cache " + dir + " uses schema version " + version
+          + ", written by a newer xlac; this xlac understands version " + SCHEMA_VERSION
+          + " (upgrade xlac, or use another --cache directory)");
+    }
+    if (version < SCHEMA_VERSION) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cache " + dir + " uses schema version " + version
+          + ", which this xlac cannot read (it reads version " + SCHEMA_VERSION + "); use another --cache directory");
+    }
+    byte[] t = db.get(Cf.META, TOTALS_KEY);
+    totals = t == null ? new Totals() : Records.decodeTotals(t);
+    byte[] m = db.get(Cf.META, MAX_SIZE_KEY);
+    maxSize = m == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(new String(m, StandardCharsets.US_ASCII)));
+  }
+
+  private boolean anyKey(Cf cf) {
+    try (Cursor c = db.cursor(cf, null)) {
+      return c.valid();
+    }
+  }
+
+  public Path directory() {
+    return dir;
+  }
+
+  public Mode mode() {
+    return mode;
+  }
+
+  // ---------------------------------------------------------------- graphs
+
+  /** Stores a module read from a dump as a graph (pending until something compiles it). */
+  public PutOutcome putGraph(LoadedModule module) {
+    return putGraph(module.fingerprint(), module.moduleName(), module.module().toByteArray(), module.file().toString());
+  }
+
+  /**
+   * Stores a graph, deduplicated by fingerprint: a graph already present only gets its last-seen
+   * time and count updated.
+   *
+   * @param moduleBytes the serialized HloModuleProto
+   * @param source where it came from, for the user (a file name)
+   */
+  public PutOutcome putGraph(GraphFingerprint fingerprint, String moduleName, byte[] moduleBytes, String source) {
+    requireWritable();
+    byte[] fp = fingerprint.digest();
+    long now = clock.millis();
+    if (readGraphRecord(fp) != null) {
+      PutOutcome seen = commit(false, txn -> {
+        GraphRecord old = txn.graph(fp);
+        if (old == null) {
+          return null; // removed meanwhile: store it below
+        }
+        txn.writeGraph(fp, old.seenAgain(now), null);
+        return PutOutcome.ALREADY_PRESENT;
+      });
+      if (seen != null) {
+        return seen;
+      }
+    }
+    byte[] stored = Zstd.compress(moduleBytes, ZSTD_LEVEL);
+    GraphRecord rec = new GraphRecord(moduleName, source, now, now, 1, moduleBytes.length, stored.length,
+        Checksums.sha256(stored), now);
+    PutOutcome outcome = commit(false, txn -> {
+      GraphRecord old = txn.graph(fp);
+      if (old != null) {
+        txn.writeGraph(fp, old.seenAgain(now), null);
+        return PutOutcome.ALREADY_PRESENT;
+      }
+      txn.writeGraph(fp, rec, stored);
+      return PutOutcome.ADDED;
+    });
+    enforceMaxSize();
+    return outcome;
+  }
+
+  /** Makes the writes of the current operation durable (fsync of the write-ahead log). */
+  public void sync() {
+    db.syncWal();
+  }
+
+  public Optional<GraphInfo> graph(GraphFingerprint fingerprint) {
+    byte[] fp = fingerprint.digest();
+    GraphRecord r = readGraphRecord(fp);
+    return r == null ? Optional.empty() : Optional.of(GraphInfo.of(fp, r));
+  }
+
+  /** The serialized HloModuleProto of a stored graph, checksum-verified; empty when absent or damaged (reported). */
+  public Optional<byte[]> readGraph(GraphFingerprint fingerprint) {
+    byte[] fp = fingerprint.digest();
+    GraphRecord r = readGraphRecord(fp);
+    if (r == null) {
+      return Optional.empty();
+    }
+    String damage;
+    try {
+      byte[] stored = db.get(Cf.GRAPHS, fp);
+      if (stored == null) {
+        damage = "its module is missing";
+      } else if (!Checksums.matches(stored, r.storedSha256())) {
+        damage = "its module fails its checksum";
+      } else {
+        return Optional.of(Zstd.decompress(stored, Math.toIntExact(r.rawBytes())));
+      }
+    } catch (DamagedValueException e) {
+      damage = "RocksDB reports it corrupt (" + e.getMessage() + ")";
+    } catch (RuntimeException e) {
+      damage = "its module does not decompress (" + e.getMessage() + ")";
+    }
+    reportDamage("graph " + fingerprint.shortForm() + " (" + r.moduleName() + ")", damage);
+    return Optional.empty();
+  }
+
+  /** Graphs with neither an artifact nor a recorded failure for {@code compiler}, in fingerprint order. */
+  public List<GraphInfo> graphsLacking(CompilerIdentity compiler) {
+    return graphsLacking(compiler, false);
+  }
+
+  /** As {@link #graphsLacking(CompilerIdentity)}; with {@code retryFailed}, graphs whose compile failed are included. */
+  public List<GraphInfo> graphsLacking(CompilerIdentity compiler, boolean retryFailed) {
+    byte[] digest = HexFormat.of().parseHex(compiler.digest());
+    List<GraphInfo> out = new ArrayList<>();
+    try (Cursor g = db.cursor(Cf.GRAPH_META, null)) {
+      for (; g.valid(); g.next()) {
+        byte[] fp = g.key();
+        ArtifactRecord a = readArtifactRecord(Keys.artifact(fp, digest));
+        if (a == null || (retryFailed && a.status() == EntryStatus.FAILED)) {
+          out.add(GraphInfo.of(fp, Records.decodeGraph(g.value())));
+        }
+      }
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- artifacts
+
+  /**
+   * Stores a compiled artifact (replacing a recorded failure for the same key), durably: the write
+   * is fsynced before this returns. The graph must already be stored.
+   */
+  public void putArtifact(ArtifactKey key, byte[] bytes, CompileInfo info) {
+    storeArtifact(key, bytes, info);
+    memory.invalidate(key);
+  }
+
+  private void storeArtifact(ArtifactKey key, byte[] bytes, CompileInfo info) {
+    requireWritable();
+    byte[] sha = Checksums.sha256(bytes);
+    byte[] log = info.log().getBytes(StandardCharsets.UTF_8);
+    byte[] storedLog = log.length == 0 ? null : Zstd.compress(log, ZSTD_LEVEL);
+    long now = clock.millis();
+    ArtifactRecord rec = new ArtifactRecord(EntryStatus.COMPILED, bytes.length, sha, info.compileTime().toMillis(), now,
+        now, null, null, log.length, storedLog == null ? 0 : storedLog.length,
+        storedLog == null ? null : Checksums.sha256(storedLog));
+    byte[] kb = key.bytes();
+    commit(true, txn -> {
+      txn.requireGraph(key);
+      txn.putIdentity(key.compiler());
+      txn.writeArtifact(kb, rec, bytes, storedLog);
+      return null;
+    });
+    enforceMaxSize();
+  }
+
+  /**
+   * Records that compiling {@code key} failed, with the driver's classification ({@code kind}),
+   * a one-line message and the compiler's log. A failure never replaces a compiled artifact: then
+   * nothing is recorded and this returns false.
+   */
+  public boolean recordFailure(ArtifactKey key, String kind, String message, String log) {
+    requireWritable();
+    byte[] logBytes = log == null ? new byte[0] : log.getBytes(StandardCharsets.UTF_8);
+    byte[] storedLog = logBytes.length == 0 ? null : Zstd.compress(logBytes, ZSTD_LEVEL);
+    long now = clock.millis();
+    ArtifactRecord rec = new ArtifactRecord(EntryStatus.FAILED, 0, null, 0, now, now, kind == null ? "error" : kind,
+        message == null ? "" : message, logBytes.length, storedLog == null ? 0 : storedLog.length,
+        storedLog == null ? null : Checksums.sha256(storedLog));
+    byte[] kb = key.bytes();
+    boolean recorded = commit(true, txn -> {
+      txn.requireGraph(key);
+      ArtifactRecord old = txn.artifact(kb);
+      if (old != null && old.status() == EntryStatus.COMPILED) {
+        return false;
+      }
+      txn.putIdentity(key.compiler());
+      txn.writeArtifact(kb, rec, null, storedLog);
+      return true;
+    });
+    enforceMaxSize();
+    return recorded;
+  }
+
+  /**
+   * The artifact for {@code key}, checksum-verified. An entry that is absent, failed, or whose
+   * bytes are missing or fail their checksum is a miss (empty); damage is also reported.
+   * Concurrent calls for one key share one load.
+   */
+  public Optional<Artifact> getArtifact(ArtifactKey key) {
+    Artifact a = singleFlight(key, null);
+    count(a);
+    return Optional.ofNullable(a);
+  }
+
+  /** Compiles an artifact on a miss; see {@link #getOrCompile}. */
+  @FunctionalInterface
+  public interface Compilation {
+    /** Runs the compiler. Throwing stores nothing (the caller may {@link #recordFailure}). */
+    Compiled compile() throws Exception;
+  }
+
+  /** A compiler's output for {@link #getOrCompile}. */
+  public record Compiled(byte[] bytes, CompileInfo info) {}
+
+  /**
+   * The artifact for {@code key}: from the cache if it holds a good one, else compiled by
+   * {@code compilation}, stored, and returned. Concurrent calls for one key share one load and at
+   * most one compile; a compile that throws is not cached, and its exception reaches every caller
+   * that shared it (wrapped in a {@link CompletionException} unless it is unchecked).
+   */
+  public Artifact getOrCompile(ArtifactKey key, Compilation compilation) {
+    Artifact a = singleFlight(key, compilation);
+    return a;
+  }
+
+  /**
+   * One load (and, with a compilation, at most one compile) per key at a time: the first caller
+   * does the work, later ones wait for its outcome. Loaded artifacts stay in the weighted Caffeine
+   * cache; misses and failures are never kept.
+   */
+  private Artifact singleFlight(ArtifactKey key, Compilation compilation) {
+    while (true) {
+      Remembered cached = memory.getIfPresent(key);
+      if (cached != null) {
+        long now = clock.millis();
+        long last = cached.touched().get();
+        if (now - last >= TOUCH_INTERVAL_MILLIS && cached.touched().compareAndSet(last, now)) {
+          byte[] kb = key.bytes();
+          ArtifactRecord rec = readArtifactRecord(kb);
+          if (rec != null) {
+            touch(key, kb, rec);
+          }
+        }
+        return cached.artifact();
+      }
+      CompletableFuture<Artifact> mine = new CompletableFuture<>();
+      CompletableFuture<Artifact> existing = inFlight.putIfAbsent(key, mine);
+      if (existing != null) {
+        Artifact shared;
+        try {
+          shared = existing.join();
+        } catch (CompletionException e) {
+          if (compilation == null) {
+            continue; // someone else's compile failed; a plain lookup just looks again
+          }
+          throw unwrap(e);
+        }
+        if (shared != null || compilation == null) {
+          return shared;
+        }
+        continue; // a plain lookup missed; this caller compiles
+      }
+      try {
+        Artifact a = load(key);
+        if (a == null && compilation != null) {
+          if (mode == Mode.READ_ONLY) {
+            throw new IllegalStateException("cache " + dir + " is open read-only; cannot store a compiled artifact");
+          }
+          Compiled c = compilation.compile();
+          storeArtifact(key, c.bytes(), c.info());
+          a = new Artifact(key, c.bytes(), c.info().compileTime(), clock.instant());
+        }
+        if (a != null) {
+          memory.put(key, new Remembered(a, new AtomicLong(clock.millis())));
+        }
+        inFlight.remove(key, mine);
+        mine.complete(a);
+        return a;
+      } catch (Throwable t) {
+        inFlight.remove(key, mine);
+        mine.completeExceptionally(t);
+        throw unwrap(new CompletionException(t));
+      }
+    }
+  }
+
+  /** An artifact kept in memory, and when its last access was last written to the database. */
+  private record Remembered(Artifact artifact, AtomicLong touched) {}
+
+  private static RuntimeException unwrap(CompletionException e) {
+    Throwable c = e.getCause();
+    if (c instanceof RuntimeException r) {
+      return r;
+    }
+    if (c instanceof Error err) {
+      throw err;
+    }
+    return e;
+  }
+
+  private void count(Artifact a) {
+    if (a == null) {
+      pendingMisses.incrementAndGet();
+    } else {
+      pendingHits.incrementAndGet();
+      pendingSavedMillis.addAndGet(a.compileTime().toMillis());
+    }
+  }
+
+  /** Reads and verifies one artifact from the database; null on a miss (damage is reported). */
+  private Artifact load(ArtifactKey key) {
+    byte[] kb = key.bytes();
+    ArtifactRecord rec = readArtifactRecord(kb);
+    if (rec == null || rec.status() != EntryStatus.COMPILED) {
+      return null;
+    }
+    String damage;
+    try {
+      byte[] bytes = db.get(Cf.ARTIFACTS, kb);
+      if (bytes == null) {
+        damage = "its bytes are missing";
+      } else if (bytes.length != rec.bytes() || !Checksums.matches(bytes, rec.sha256())) {
+        damage = "its bytes fail their checksum";
+      } else {
+        touch(key, kb, rec);
+        return new Artifact(key, bytes, java.time.Duration.ofMillis(rec.compileMillis()),
+            java.time.Instant.ofEpochMilli(rec.created()));
+      }
+    } catch (DamagedValueException e) {
+      damage = "RocksDB reports it corrupt (" + e.getMessage() + ")";
+    }
+    pendingDamaged.incrementAndGet();
+    reportDamage("artifact " + key, damage);
+    return null;
+  }
+
+  private void touch(ArtifactKey key, byte[] kb, ArtifactRecord rec) {
+    long now = clock.millis();
+    if (mode != Mode.READ_WRITE || now - rec.lastAccess() < TOUCH_INTERVAL_MILLIS) {
+      return;
+    }
+    try {
+      commit(false, txn -> {
+        ArtifactRecord cur = txn.artifact(kb);
+        if (cur != null && cur.status() == EntryStatus.COMPILED) {
+          txn.writeArtifact(kb, cur.withLastAccess(now), null, null);
+        }
+        return null;
+      });
+    } catch (XlacException e) {
+      notices.accept("cannot record the access to " + key + ": " + e.getMessage());
+    }
+  }
+
+  /** The metadata of one entry (compiled or failed), without reading its bytes. */
+  public Optional<ArtifactInfo> artifactInfo(ArtifactKey key) {
+    ArtifactRecord r = readArtifactRecord(key.bytes());
+    return r == null ? Optional.empty() : Optional.of(ArtifactInfo.of(key, r));
+  }
+
+  /** The graph's metadata and, per compiler, its entry and log; empty when the graph is not stored. */
+  public Optional<GraphLog> log(GraphFingerprint fingerprint) {
+    Optional<GraphInfo> g = graph(fingerprint);
+    if (g.isEmpty()) {
+      return Optional.empty();
+    }
+    byte[] fp = fingerprint.digest();
+    List<GraphLog.Entry> entries = new ArrayList<>();
+    try (Cursor c = db.cursor(Cf.ARTIFACT_META, fp)) {
+      for (; c.valid() && Keys.startsWith(c.key(), fp); c.next()) {
+        byte[] kb = c.key();
+        CompilerIdentity id = identity(Keys.hex(Keys.compilerOf(kb)));
+        if (id == null) {
+          continue;
+        }
+        ArtifactRecord r = Records.decodeArtifact(c.value());
+        entries.add(new GraphLog.Entry(ArtifactInfo.of(new ArtifactKey(fingerprint, id), r), readLog(kb, r)));
+      }
+    }
+    return Optional.of(new GraphLog(g.get(), List.copyOf(entries)));
+  }
+
+  private String readLog(byte[] kb, ArtifactRecord r) {
+    if (r.logStoredBytes() == 0) {
+      return "";
+    }
+    try {
+      byte[] stored = db.get(Cf.LOGS, kb);
+      if (stored != null && Checksums.matches(stored, r.logSha256())) {
+        return new String(Zstd.decompress(stored, Math.toIntExact(r.logRawBytes())), StandardCharsets.UTF_8);
+      }
+    } catch (RuntimeException e) {
+      // reported below
+    }
+    return "(the log is damaged; run 'xlac cache verify')";
+  }
+
+  // ---------------------------------------------------------------- maintenance
+
+  /** Rows for {@code cache ls}. */
+  public List<ListRow> list(ListQuery query) {
+    return new CacheListing(this).list(query);
+  }
+
+  /** Figures for {@code cache stat}. */
+  public CacheStatistics statistics() {
+    return CacheListing.statistics(this, currentTotals());
+  }
+
+  /** Sets the usage counters (hits, misses, time saved, cleanups) to zero. */
+  public void zeroStatistics() {
+    requireWritable();
+    pendingHits.set(0);
+    pendingMisses.set(0);
+    pendingSavedMillis.set(0);
+    pendingDamaged.set(0);
+    commit(true, txn -> {
+      Totals t = txn.totals;
+      t.hits = 0;
+      t.misses = 0;
+      t.savedMillis = 0;
+      t.cleanups = 0;
+      t.damagedReads = 0;
+      t.countersSince = clock.millis();
+      return null;
+    });
+  }
+
+  public OptionalLong maxSize() {
+    return maxSize;
+  }
+
+  /** Sets (or with an empty value, removes) the size limit enforced after every write. */
+  public void setMaxSize(OptionalLong bytes) {
+    requireWritable();
+    commit(true, txn -> {
+      if (bytes.isPresent()) {
+        db.put(txn.batch, Cf.META, MAX_SIZE_KEY, Long.toString(bytes.getAsLong()).getBytes(StandardCharsets.US_ASCII));
+      } else {
+        db.delete(txn.batch, Cf.META, MAX_SIZE_KEY);
+      }
+      return null;
+    });
+    maxSize = bytes;
+    enforceMaxSize();
+  }
+
+  /** Removes entries as the request says; see {@link PruneRequest}. */
+  public PruneResult prune(PruneRequest request) {
+    if (!request.dryRun()) {
+      requireWritable();
+    }
+    return new PruneByLastAccess(this).prune(request);
+  }
+
+  /** Removes graphs and all their artifacts; returns the bytes freed. Unknown fingerprints are ignored. */
+  public long remove(List<GraphFingerprint> fingerprints) {
+    requireWritable();
+    long freed = 0;
+    for (GraphFingerprint f : fingerprints) {
+      byte[] fp = f.digest();
+      freed += commit(false, txn -> txn.removeGraph(fp));
+    }
+    db.syncWal();
+    memory.invalidateAll();
+    return freed;
+  }
+
+  /** Removes every graph and artifact (keeping the configuration and counters) and compacts; returns bytes freed. */
+  public long clear() {
+    requireWritable();
+    long freed = commit(true, txn -> {
+      long before = txn.totals.storedBytes();
+      for (Cf cf : List.of(Cf.GRAPHS, Cf.GRAPH_META, Cf.ARTIFACTS, Cf.ARTIFACT_META, Cf.LOGS, Cf.IDENTITIES, Cf.ACCESS)) {
+        db.deleteAll(txn.batch, cf);
+      }
+      Totals zero = new Totals();
+      zero.copyCountersFrom(txn.totals);
+      txn.totals = zero;
+      return before;
+    });
+    memory.invalidateAll();
+    identities.clear();
+    db.compactAll();
+    return freed;
+  }
+
+  /** Checks every checksum and index record; with {@code repair}, drops what is damaged. */
+  public VerifyReport verify(boolean repair) {
+    if (repair) {
+      requireWritable();
+    }
+    VerifyReport r = new CacheVerifier(this).verify(repair);
+    if (repair) {
+      memory.invalidateAll();
+    }
+    return r;
+  }
+
+  /** Writes a bundle of the selected entries to {@code file}; see {@link BundleExporter}. */
+  public BundleExporter.Result exportBundle(Path file, ExportRequest request) {
+    return new BundleExporter(this).export(file, request);
+  }
+
+  /** Merges a bundle into this cache, after validating all of it; see {@link BundleImporter}. */
+  public BundleImporter.Result importBundle(Path file) {
+    requireWritable();
+    BundleImporter.Result r = new BundleImporter(this, BundleLimits.DEFAULT).importBundle(file);
+    memory.invalidateAll();
+    enforceMaxSize();
+    return r;
+  }
+
+  /** Finds the stored graph a user means: a full fingerprint or a unique prefix of at least 6 hex digits. */
+  public GraphFingerprint resolve(String text) {
+    String t = text.strip().toLowerCase(java.util.Locale.ROOT);
+    if (t.startsWith(GraphFingerprint.VERSION + ":")) {
+      t = t.substring(GraphFingerprint.VERSION.length() + 1);
+    }
+    if (!t.matches("[0-9a-f]{6,64}")) {
+      throw XlacException.badInput("not a fingerprint: '" + text + "' (give hlo1:<64 hex digits> or at least 6 of them)");
+    }
+    byte[] seek = HexFormat.of().parseHex(t.substring(0, t.length() & ~1));
+    List<String> found = new ArrayList<>();
+    try (Cursor c = db.cursor(Cf.GRAPH_META, seek)) {
+      for (; c.valid() && found.size() < 2; c.next()) {
+        String hex = Keys.hex(c.key());
+        if (!hex.startsWith(t)) {
+          break;
+        }
+        found.add(hex);
+      }
+    }
+    if (found.isEmpty()) {
+      throw new XlacException(ExitCode.BAD_INPUT, "no graph in cache " + dir + " has fingerprint " + text);
+    }
+    if (found.size() > 1) {
+      throw XlacException.badInput("fingerprint prefix " + text + " is ambiguous; give more digits");
+    }
+    return new GraphFingerprint(GraphFingerprint.VERSION + ":" + found.getFirst());
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  Totals currentTotals() {
+    Totals t = totals.copy();
+    t.hits += pendingHits.get();
+    t.misses += pendingMisses.get();
+    t.savedMillis += pendingSavedMillis.get();
+    t.damagedReads += pendingDamaged.get();
+    return t;
+  }
+
+  void requireWritable() {
+    if (mode != Mode.READ_WRITE) {
+      throw new IllegalStateException("cache " + dir + " is open read-only");
+    }
+  }
+
+  GraphRecord readGraphRecord(byte[] fp) {
+    byte[] v = db.get(Cf.GRAPH_META, fp);
+    return v == null ? null : Records.decodeGraph(v);
+  }
+
+  ArtifactRecord readArtifactRecord(byte[] key) {
+    byte[] v = db.get(Cf.ARTIFACT_META, key);
+    return v == null ? null : Records.decodeArtifact(v);
+  }
+
+  /** The identity with this hex digest, or null when its record is missing. */
+  CompilerIdentity identity(String digest) {
+    CompilerIdentity known = identities.get(digest);
+    if (known != null) {
+      return known;
+    }
+    byte[] v = db.get(Cf.IDENTITIES, HexFormat.of().parseHex(digest));
+    if (v == null) {
+      return null;
+    }
+    try {
+      CompilerIdentity id = CompilerIdentity.decode(new String(v, StandardCharsets.UTF_8));
+      if (!id.digest().equals(digest)) {
+        return null;
+      }
+      identities.put(digest, id);
+      return id;
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  void reportDamage(String what, String why) {
+    notices.accept("cache " + dir + ": " + what + " is damaged: " + why
+        + "; treated as a miss (run 'xlac cache verify --repair')");
+  }
+
+  /** Trims the cache to {@link #CLEANUP_TARGET} of the configured maximum when it has grown past it. */
+  void enforceMaxSize() {
+    OptionalLong max = maxSize;
+    if (mode != Mode.READ_WRITE || max.isEmpty() || totals.storedBytes() <= max.getAsLong()) {
+      return;
+    }
+    long target = (long) (max.getAsLong() * CLEANUP_TARGET);
+    new PruneByLastAccess(this).prune(PruneRequest.automatic(target));
+  }
+
+  void invalidateMemory() {
+    memory.invalidateAll();
+  }
+
+  /** One atomic WriteBatch: the body adds records, the totals record is rewritten with them. */
+  @FunctionalInterface
+  interface TxnBody<T> {
+    T apply(Txn txn);
+  }
+
+  <T> T commit(boolean sync, TxnBody<T> body) {
+    requireWritable();
+    writeLock.lock();
+    try (WriteBatch batch = new WriteBatch()) {
+      Txn txn = new Txn(batch, totals.copy());
+      T result = body.apply(txn);
+      long h = pendingHits.getAndSet(0);
+      long m = pendingMisses.getAndSet(0);
+      long s = pendingSavedMillis.getAndSet(0);
+      long d = pendingDamaged.getAndSet(0);
+      txn.totals.hits += h;
+      txn.totals.misses += m;
+      txn.totals.savedMillis += s;
+      txn.totals.damagedReads += d;
+      db.put(batch, Cf.META, TOTALS_KEY, Records.encode(txn.totals));
+      try {
+        db.write(batch, sync);
+      } catch (RuntimeException e) {
+        pendingHits.addAndGet(h);
+        pendingMisses.addAndGet(m);
+        pendingSavedMillis.addAndGet(s);
+        pendingDamaged.addAndGet(d);
+        throw e;
+      }
+      totals = txn.totals;
+      return result;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /**
+   * The records of one batch. Reads go through an overlay of what the batch already wrote, and
+   * every write keeps the access index and the totals in step with the records, so a batch is
+   * always self-consistent however many changes it holds.
+   */
+  final class Txn {
+    private static final Object REMOVED = new Object();
+    final WriteBatch batch;
+    Totals totals;
+    private final java.util.Map<ByteBuffer, Object> graphs = new java.util.HashMap<>();
+    private final java.util.TreeMap<ByteBuffer, Object> artifacts = new java.util.TreeMap<>();
+    private final Set<String> identitiesWritten = new HashSet<>();
+
+    Txn(WriteBatch batch, Totals totals) {
+      this.batch = batch;
+      this.totals = totals;
+    }
+
+    GraphRecord graph(byte[] fp) {
+      Object o = graphs.get(ByteBuffer.wrap(fp));
+      if (o != null) {
+        return o == REMOVED ? null : (GraphRecord) o;
+      }
+      return readGraphRecord(fp);
+    }
+
+    ArtifactRecord artifact(byte[] key) {
+      Object o = artifacts.get(ByteBuffer.wrap(key));
+      if (o != null) {
+        return o == REMOVED ? null : (ArtifactRecord) o;
+      }
+      return readArtifactRecord(key);
+    }
+
+    void requireGraph(ArtifactKey key) {
+      if (graph(key.graph().digest()) == null) {
+        throw XlacException.badInput("graph " + key.graph() + " is not in cache " + dir
+            + "; store the graph before its artifacts");
+      }
+    }
+
+    void putIdentity(CompilerIdentity id) {
+      putIdentityText(id.digest(), id.encode().getBytes(StandardCharsets.UTF_8));
+    }
+
+    void putIdentityText(String digest, byte[] text) {
+      if (identitiesWritten.add(digest) && identity(digest) == null) {
+        db.put(batch, Cf.IDENTITIES, HexFormat.of().parseHex(digest), text);
+      }
+    }
+
+    /** Writes a graph record (and its stored module when {@code stored} is not null). */
+    void writeGraph(byte[] fp, GraphRecord rec, byte[] stored) {
+      GraphRecord old = graph(fp);
+      if (old != null) {
+        db.delete(batch, Cf.ACCESS, Keys.access(old.lastAccess(), Keys.KIND_GRAPH, fp));
+        totals.addGraph(old, -1);
+      }
+      db.put(batch, Cf.GRAPH_META, fp, Records.encode(rec));
+      if (stored != null) {
+        db.put(batch, Cf.GRAPHS, fp, stored);
+      }
+      db.put(batch, Cf.ACCESS, Keys.access(rec.lastAccess(), Keys.KIND_GRAPH, fp),
+          Records.accessValue(rec.storedBytes(), EntryStatus.PENDING, null));
+      totals.addGraph(rec, 1);
+      graphs.put(ByteBuffer.wrap(fp.clone()), rec);
+    }
+
+    /** Keeps a graph's last access at least as recent as its artifacts', so LRU removes artifacts first. */
+    void touchGraph(byte[] fp, long now) {
+      GraphRecord g = graph(fp);
+      if (g != null && g.lastAccess() < now) {
+        writeGraph(fp, g.withLastAccess(now), null);
+      }
+    }
+
+    /**
+     * Writes an artifact record; {@code bytes} and {@code storedLog} replace the stored values when
+     * not null. A failed record drops any stored bytes; a record without a log drops a stored log.
+     */
+    void writeArtifact(byte[] key, ArtifactRecord rec, byte[] bytes, byte[] storedLog) {
+      ArtifactRecord old = artifact(key);
+      if (old != null) {
+        db.delete(batch, Cf.ACCESS, Keys.access(old.lastAccess(), Keys.KIND_ARTIFACT, key));
+        totals.addArtifact(old, -1);
+      }
+      db.put(batch, Cf.ARTIFACT_META, key, Records.encode(rec));
+      if (bytes != null) {
+        db.put(batch, Cf.ARTIFACTS, key, bytes);
+      } else if (rec.status() == EntryStatus.FAILED && old != null && old.status() == EntryStatus.COMPILED) {
+        db.delete(batch, Cf.ARTIFACTS, key);
+      }
+      if (storedLog != null) {
+        db.put(batch, Cf.LOGS, key, storedLog);
+      } else if (rec.logStoredBytes() == 0 && old != null && old.logStoredBytes() > 0) {
+        db.delete(batch, Cf.LOGS, key);
+      }
+      db.put(batch, Cf.ACCESS, Keys.access(rec.lastAccess(), Keys.KIND_ARTIFACT, key),
+          Records.accessValue(rec.storedBytes(), rec.status(), Keys.compilerOf(key)));
+      totals.addArtifact(rec, 1);
+      artifacts.put(ByteBuffer.wrap(key.clone()), rec);
+      touchGraph(Keys.graphOf(key), rec.lastAccess());
+    }
+
+    /** Removes an artifact entry; returns the bytes it occupied. */
+    long removeArtifact(byte[] key) {
+      ArtifactRecord old = artifact(key);
+      if (old == null) {
+        return 0;
+      }
+      db.delete(batch, Cf.ARTIFACT_META, key);
+      db.delete(batch, Cf.ARTIFACTS, key);
+      db.delete(batch, Cf.LOGS, key);
+      db.delete(batch, Cf.ACCESS, Keys.access(old.lastAccess(), Keys.KIND_ARTIFACT, key));
+      totals.addArtifact(old, -1);
+      artifacts.put(ByteBuffer.wrap(key.clone()), REMOVED);
+      return old.storedBytes();
+    }
+
+    /** Removes a graph and every artifact made from it; returns the bytes they occupied. */
+    long removeGraph(byte[] fp) {
+      GraphRecord old = graph(fp);
+      if (old == null) {
+        return 0;
+      }
+      long freed = 0;
+      java.util.TreeSet<ByteBuffer> keys = new java.util.TreeSet<>();
+      try (Cursor c = db.cursor(Cf.ARTIFACT_META, fp)) {
+        for (; c.valid() && Keys.startsWith(c.key(), fp); c.next()) {
+          keys.add(ByteBuffer.wrap(c.key()));
+        }
+      }
+      ByteBuffer from = ByteBuffer.wrap(fp);
+      for (ByteBuffer k : artifacts.tailMap(from, true).keySet()) {
+        if (!Keys.startsWith(k.array(), fp)) {
+          break;
+        }
+        keys.add(k);
+      }
+      for (ByteBuffer k : keys) {
+        freed += removeArtifact(k.array());
+      }
+      db.delete(batch, Cf.GRAPH_META, fp);
+      db.delete(batch, Cf.GRAPHS, fp);
+      db.delete(batch, Cf.ACCESS, Keys.access(old.lastAccess(), Keys.KIND_GRAPH, fp));
+      totals.addGraph(old, -1);
+      graphs.put(ByteBuffer.wrap(fp.clone()), REMOVED);
+      return freed + old.storedBytes();
+    }
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      if (mode == Mode.READ_WRITE && (pendingHits.get() | pendingMisses.get() | pendingDamaged.get()) != 0) {
+        commit(true, txn -> null); // write the usage counters
+      }
+    } catch (RuntimeException e) {
+      notices.accept("cannot save the cache's usage counters: " + e.getMessage());
+    } finally {
+      closeHandles();
+    }
+  }
+
+  private void closeHandles() {
+    memory.invalidateAll();
+    db.close();
+    if (lock != null) {
+      lock.close();
+    }
+  }
+}

@@ -1,0 +1,30 @@
+package dev.xlac.cache;
+
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+
+/** SHA-256, the checksum of every stored value and bundle entry. */
+final class Checksums {
+  private Checksums() {}
+
+  static MessageDigest sha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
+  }
+
+  static byte[] sha256(byte[] data) {
+    return sha256().digest(data);
+  }
+
+  static boolean matches(byte[] data, byte[] expected) {
+    return data != null && MessageDigest.isEqual(sha256(data), expected);
+  }
+
+  static boolean equal(byte[] a, byte[] b) {
+    return Arrays.equals(a, b);
+  }
+}

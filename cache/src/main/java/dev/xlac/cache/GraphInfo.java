@@ -1,0 +1,22 @@
+package dev.xlac.cache;
+
+import dev.xlac.hlo.GraphFingerprint;
+import java.time.Instant;
+
+/**
+ * What the cache knows about a stored graph.
+ *
+ * @param source the file it was first added from (or where a bundle said it came from)
+ * @param seenCount how many times it was added
+ * @param hloBytes size of the serialized HloModuleProto
+ * @param storedBytes size of its compressed copy in the cache
+ */
+public record GraphInfo(GraphFingerprint fingerprint, String moduleName, String source, Instant firstSeen,
+    Instant lastSeen, long seenCount, long hloBytes, long storedBytes, Instant lastAccess) {
+
+  static GraphInfo of(byte[] digest, Records.GraphRecord r) {
+    return new GraphInfo(new GraphFingerprint(GraphFingerprint.VERSION + ":" + Keys.hex(digest)), r.moduleName(),
+        r.source(), Instant.ofEpochMilli(r.firstSeen()), Instant.ofEpochMilli(r.lastSeen()), r.seenCount(), r.rawBytes(),
+        r.storedBytes(), Instant.ofEpochMilli(r.lastAccess()));
+  }
+}

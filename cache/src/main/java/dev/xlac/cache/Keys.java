@@ -1,0 +1,68 @@
+package dev.xlac.cache;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.HexFormat;
+
+/** Binary key layouts of the column families (see cache/README.md, "On-disk schema"). */
+final class Keys {
+  static final int DIGEST = 32;
+  static final int ARTIFACT = 2 * DIGEST;
+  static final byte KIND_ARTIFACT = 0;
+  static final byte KIND_GRAPH = 1;
+
+  private Keys() {}
+
+  static byte[] artifact(byte[] graph, byte[] compiler) {
+    byte[] k = Arrays.copyOf(graph, ARTIFACT);
+    System.arraycopy(compiler, 0, k, DIGEST, DIGEST);
+    return k;
+  }
+
+  static byte[] graphOf(byte[] artifactKey) {
+    return Arrays.copyOf(artifactKey, DIGEST);
+  }
+
+  static byte[] compilerOf(byte[] artifactKey) {
+    return Arrays.copyOfRange(artifactKey, DIGEST, ARTIFACT);
+  }
+
+  /** The access index: last access (big-endian millis, so iteration is oldest first), kind, id. */
+  static byte[] access(long lastAccessMillis, byte kind, byte[] id) {
+    ByteBuffer b = ByteBuffer.allocate(9 + id.length);
+    b.putLong(lastAccessMillis ^ Long.MIN_VALUE).put(kind).put(id);
+    return b.array();
+  }
+
+  static long accessTime(byte[] key) {
+    return ByteBuffer.wrap(key).getLong() ^ Long.MIN_VALUE;
+  }
+
+  static byte accessKind(byte[] key) {
+    return key[8];
+  }
+
+  static byte[] accessId(byte[] key) {
+    return Arrays.copyOfRange(key, 9, key.length);
+  }
+
+  static String hex(byte[] b) {
+    return HexFormat.of().formatHex(b);
+  }
+
+  /** The smallest key greater than every key starting with {@code prefix}. */
+  static byte[] prefixEnd(byte[] prefix) {
+    byte[] end = prefix.clone();
+    for (int i = end.length - 1; i >= 0; i--) {
+      if (end[i] != (byte) 0xff) {
+        end[i]++;
+        return Arrays.copyOf(end, i + 1);
+      }
+    }
+    return null;
+  }
+
+  static boolean startsWith(byte[] key, byte[] prefix) {
+    return key.length >= prefix.length && Arrays.equals(key, 0, prefix.length, prefix, 0, prefix.length);
+  }
+}

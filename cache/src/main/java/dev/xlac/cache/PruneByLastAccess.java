@@ -1,0 +1,132 @@
+package dev.xlac.cache;
+
+import dev.xlac.cache.Records.GraphRecord;
+import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.cache.RocksDbStore.Cursor;
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.hlo.GraphFingerprint;
+import java.nio.ByteBuffer;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Least-recently-used pruning. The access index lists every graph and artifact by last access,
+ * oldest first, with its size, status and compiler, so choosing what to remove reads nothing else.
+ * Removals are committed in batches (each one atomic, totals included); a prune that is killed
+ * leaves a consistent cache with part of the removals done. A prune that removed anything then
+ * compacts with blob garbage collection forced, so the disk usage really shrinks.
+ */
+final class PruneByLastAccess {
+  private static final int BATCH = 1000;
+  private final CacheStore store;
+
+  PruneByLastAccess(CacheStore store) {
+    this.store = store;
+  }
+
+  private record Planned(byte kind, byte[] id, PruneResult.Removed removed) {}
+
+  PruneResult prune(PruneRequest r) {
+    Totals totals = store.currentTotals();
+    long before = totals.storedBytes();
+    long diskBefore = r.automatic() ? -1 : store.db.diskUsage();
+    long cutoff = r.olderThan() == null ? Long.MIN_VALUE : store.clock.millis() - r.olderThan().toMillis();
+    List<Planned> plan = new ArrayList<>();
+    Set<ByteBuffer> plannedArtifacts = new HashSet<>();
+    Map<ByteBuffer, String> modules = new HashMap<>();
+    long remaining = before;
+    try (Cursor c = store.db.cursor(Cf.ACCESS, null)) {
+      for (; c.valid(); c.next()) {
+        byte[] key = c.key();
+        byte kind = Keys.accessKind(key);
+        byte[] id = Keys.accessId(key);
+        long lastAccess = Keys.accessTime(key);
+        long size = Records.accessSize(c.value());
+        EntryStatus status = Records.accessStatus(c.value());
+        String compiler = null;
+        if (kind == Keys.KIND_ARTIFACT) {
+          String digest = Keys.hex(Keys.compilerOf(id));
+          CompilerIdentity identity = store.identity(digest);
+          if ((r.failedOnly() && status != EntryStatus.FAILED)
+              || (r.compiler() != null && !r.compiler().matches(digest, identity))
+              || (r.notCompiler() != null && r.notCompiler().matches(digest, identity))) {
+            continue;
+          }
+          if (plannedArtifacts.contains(ByteBuffer.wrap(id))) {
+            continue;
+          }
+          compiler = identity == null ? digest.substring(0, 12) : identity.shortName();
+        } else if (r.hasFilter()) {
+          continue;
+        }
+        boolean old = lastAccess < cutoff;
+        boolean over = r.maxSize().isPresent() && remaining > r.maxSize().getAsLong();
+        if (r.hasBound() && !old && !over) {
+          break; // later entries are newer and the size only shrinks: nothing after this qualifies
+        }
+        byte[] fp = kind == Keys.KIND_ARTIFACT ? Keys.graphOf(id) : id;
+        String module = modules.computeIfAbsent(ByteBuffer.wrap(fp), k -> {
+          GraphRecord g = store.readGraphRecord(fp);
+          return g == null ? "" : g.moduleName();
+        });
+        if (kind == Keys.KIND_GRAPH) {
+          size += unplannedArtifactBytes(fp, plannedArtifacts);
+        } else {
+          plannedArtifacts.add(ByteBuffer.wrap(id));
+        }
+        remaining -= size;
+        plan.add(new Planned(kind, id, new PruneResult.Removed(
+            new GraphFingerprint(GraphFingerprint.VERSION + ":" + Keys.hex(fp)), module, compiler, status, size,
+            Instant.ofEpochMilli(lastAccess))));
+      }
+    }
+    List<PruneResult.Removed> removed = plan.stream().map(Planned::removed).toList();
+    long planned = before - remaining;
+    if (r.dryRun()) {
+      return new PruneResult(removed, planned, before, remaining, diskBefore, -1, true);
+    }
+    long freed = 0;
+    for (int i = 0; i < plan.size(); i += BATCH) {
+      List<Planned> chunk = plan.subList(i, Math.min(plan.size(), i + BATCH));
+      boolean last = i + BATCH >= plan.size();
+      freed += store.commit(false, txn -> {
+        long f = 0;
+        for (Planned p : chunk) {
+          f += p.kind() == Keys.KIND_GRAPH ? txn.removeGraph(p.id()) : txn.removeArtifact(p.id());
+        }
+        if (last && r.automatic()) {
+          txn.totals.cleanups++;
+        }
+        return f;
+      });
+    }
+    store.invalidateMemory();
+    long diskAfter = -1;
+    if (!plan.isEmpty()) {
+      store.db.syncWal();
+      if (!r.automatic()) {
+        store.db.compactAll();
+        diskAfter = store.db.diskUsage();
+      }
+    }
+    return new PruneResult(removed, freed, before, store.currentTotals().storedBytes(), diskBefore,
+        diskAfter < 0 ? diskBefore : diskAfter, false);
+  }
+
+  private long unplannedArtifactBytes(byte[] fp, Set<ByteBuffer> plannedArtifacts) {
+    long bytes = 0;
+    try (Cursor a = store.db.cursor(Cf.ARTIFACT_META, fp)) {
+      for (; a.valid() && Keys.startsWith(a.key(), fp); a.next()) {
+        if (plannedArtifacts.add(ByteBuffer.wrap(a.key()))) {
+          bytes += Records.decodeArtifact(a.value()).storedBytes();
+        }
+      }
+    }
+    return bytes;
+  }
+}

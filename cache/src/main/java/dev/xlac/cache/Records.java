@@ -1,0 +1,189 @@
+package dev.xlac.cache;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The stored records and their binary encodings. Each value starts with a format byte so the
+ * encoding can grow within a schema version; an unknown format byte is reported as damage.
+ */
+final class Records {
+  private static final byte FORMAT = 1;
+
+  private Records() {}
+
+  /** graph_meta: fingerprint digest -> this. {@code storedSha256} covers the stored (compressed) value. */
+  record GraphRecord(String moduleName, String source, long firstSeen, long lastSeen, long seenCount, long rawBytes,
+      long storedBytes, byte[] storedSha256, long lastAccess) {
+
+    GraphRecord withLastAccess(long t) {
+      return new GraphRecord(moduleName, source, firstSeen, lastSeen, seenCount, rawBytes, storedBytes, storedSha256, t);
+    }
+
+    GraphRecord seenAgain(long now) {
+      return new GraphRecord(moduleName, source, firstSeen, Math.max(lastSeen, now), seenCount + 1, rawBytes, storedBytes,
+          storedSha256, Math.max(lastAccess, now));
+    }
+  }
+
+  /**
+   * artifact_meta: artifact key -> this. A compiled record's bytes live in the artifacts family, its
+   * log (if any) in the logs family; a failed record has no bytes.
+   */
+  record ArtifactRecord(EntryStatus status, long bytes, byte[] sha256, long compileMillis, long created, long lastAccess,
+      String failureKind, String failureMessage, long logRawBytes, long logStoredBytes, byte[] logSha256) {
+
+    ArtifactRecord withLastAccess(long t) {
+      return new ArtifactRecord(status, bytes, sha256, compileMillis, created, t, failureKind, failureMessage, logRawBytes,
+          logStoredBytes, logSha256);
+    }
+
+    /** What the entry occupies in the cache: its bytes and its stored log. */
+    long storedBytes() {
+      return bytes + logStoredBytes;
+    }
+  }
+
+  static byte[] encode(GraphRecord r) {
+    return write(out -> {
+      str(out, r.moduleName());
+      str(out, r.source());
+      out.writeLong(r.firstSeen());
+      out.writeLong(r.lastSeen());
+      out.writeLong(r.seenCount());
+      out.writeLong(r.rawBytes());
+      out.writeLong(r.storedBytes());
+      bytes(out, r.storedSha256());
+      out.writeLong(r.lastAccess());
+    });
+  }
+
+  static GraphRecord decodeGraph(byte[] value) {
+    return read(value, in -> new GraphRecord(str(in), str(in), in.readLong(), in.readLong(), in.readLong(), in.readLong(),
+        in.readLong(), bytes(in), in.readLong()));
+  }
+
+  static byte[] encode(ArtifactRecord r) {
+    return write(out -> {
+      out.writeByte(r.status().code());
+      out.writeLong(r.bytes());
+      bytes(out, r.sha256());
+      out.writeLong(r.compileMillis());
+      out.writeLong(r.created());
+      out.writeLong(r.lastAccess());
+      str(out, r.failureKind());
+      str(out, r.failureMessage());
+      out.writeLong(r.logRawBytes());
+      out.writeLong(r.logStoredBytes());
+      bytes(out, r.logSha256());
+    });
+  }
+
+  static ArtifactRecord decodeArtifact(byte[] value) {
+    return read(value, in -> new ArtifactRecord(EntryStatus.ofCode(in.readByte()), in.readLong(), bytes(in), in.readLong(),
+        in.readLong(), in.readLong(), str(in), str(in), in.readLong(), in.readLong(), bytes(in)));
+  }
+
+  static byte[] encode(Totals t) {
+    return write(out -> {
+      for (long v : t.toArray()) {
+        out.writeLong(v);
+      }
+    });
+  }
+
+  static Totals decodeTotals(byte[] value) {
+    return read(value, in -> {
+      long[] v = new long[Totals.FIELDS];
+      for (int i = 0; i < v.length; i++) {
+        v[i] = in.readLong();
+      }
+      return Totals.fromArray(v);
+    });
+  }
+
+  /** access index value: the entry's stored size, status, and (artifacts) the compiler digest. */
+  static byte[] accessValue(long size, EntryStatus status, byte[] compilerDigest) {
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(9 + (compilerDigest == null ? 0 : compilerDigest.length));
+    b.putLong(size).put(status.code());
+    if (compilerDigest != null) {
+      b.put(compilerDigest);
+    }
+    return b.array();
+  }
+
+  static long accessSize(byte[] value) {
+    return java.nio.ByteBuffer.wrap(value).getLong();
+  }
+
+  static EntryStatus accessStatus(byte[] value) {
+    return EntryStatus.ofCode(value[8]);
+  }
+
+  private interface Writer {
+    void write(DataOutputStream out) throws IOException;
+  }
+
+  private interface Reader<T> {
+    T read(DataInputStream in) throws IOException;
+  }
+
+  private static byte[] write(Writer w) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(128);
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      out.writeByte(FORMAT);
+      w.write(out);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return bytes.toByteArray();
+  }
+
+  private static <T> T read(byte[] value, Reader<T> r) {
+    try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(value))) {
+      byte format = in.readByte();
+      if (format != FORMAT) {
+        throw new IllegalArgumentException("unknown record format " + format);
+      }
+      T t = r.read(in);
+      if (in.available() != 0) {
+        throw new IllegalArgumentException("record has " + in.available() + " trailing bytes");
+      }
+      return t;
+    } catch (IOException e) {
+      throw new IllegalArgumentException("truncated record", e);
+    }
+  }
+
+  private static void str(DataOutputStream out, String s) throws IOException {
+    bytes(out, s == null ? null : s.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static String str(DataInputStream in) throws IOException {
+    byte[] b = bytes(in);
+    return b == null ? null : new String(b, StandardCharsets.UTF_8);
+  }
+
+  private static void bytes(DataOutputStream out, byte[] b) throws IOException {
+    out.writeInt(b == null ? -1 : b.length);
+    if (b != null) {
+      out.write(b);
+    }
+  }
+
+  private static byte[] bytes(DataInputStream in) throws IOException {
+    int n = in.readInt();
+    if (n < 0) {
+      return null;
+    }
+    if (n > in.available()) {
+      throw new IOException("field longer than the record");
+    }
+    return in.readNBytes(n);
+  }
+}

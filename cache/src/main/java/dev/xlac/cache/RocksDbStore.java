@@ -1,0 +1,461 @@
+package dev.xlac.cache;
+
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.BloomFilter;
+import org.rocksdb.ColumnFamilyDescriptor;
+import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.CompactRangeOptions;
+import org.rocksdb.CompressionType;
+import org.rocksdb.DBOptions;
+import org.rocksdb.FlushOptions;
+import org.rocksdb.InfoLogLevel;
+import org.rocksdb.LRUCache;
+import org.rocksdb.MutableColumnFamilyOptions;
+import org.rocksdb.Options;
+import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.Status;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+
+/**
+ * The one owner of every native RocksDB object of a cache: options, column family handles, the
+ * database and its iterators. They are created in {@link #open} and closed in {@link #close} in
+ * reverse order (iterators, handles, database, options); close is safe twice, and use after
+ * close is an error rather than a crash. Every {@link RocksDBException} leaves this class as an
+ * {@link XlacException} naming the cache directory, with "disk full" recognised.
+ *
+ * <p>A writable store opens the database as RocksDB's primary; a read-only one opens it as a
+ * secondary instance, which works while a writer holds the primary and sees the state of the
+ * moment it was opened (or last caught up).
+ */
+final class RocksDbStore implements AutoCloseable {
+  enum Cf {
+    META("meta", false),
+    GRAPHS("graphs", true),
+    GRAPH_META("graph_meta", false),
+    ARTIFACTS("artifacts", true),
+    ARTIFACT_META("artifact_meta", false),
+    LOGS("logs", true),
+    IDENTITIES("identities", false),
+    ACCESS("access_index", false);
+
+    final String cfName;
+    final boolean blobs;
+
+    Cf(String cfName, boolean blobs) {
+      this.cfName = cfName;
+      this.blobs = blobs;
+    }
+  }
+
+  static final String DB_DIR = "db";
+  /** Values of at least this size go to blob files, so compaction does not rewrite artifacts. */
+  static final long MIN_BLOB_BYTES = 16 << 10;
+  private static final double BLOB_GC_AGE_CUTOFF = 0.25;
+
+  static {
+    RocksDB.loadLibrary();
+  }
+
+  private final Path cacheDir;
+  private final boolean writable;
+  private final Path secondaryDir;
+  private final List<AutoCloseable> options = new ArrayList<>();
+  private final List<ColumnFamilyHandle> allHandles;
+  private final Map<Cf, ColumnFamilyHandle> handles = new EnumMap<>(Cf.class);
+  private final RocksDB db;
+  private final WriteOptions syncWrites;
+  private final WriteOptions plainWrites;
+  private final ReadOptions reads;
+  private final Set<Cursor> cursors = Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
+  private volatile boolean closed;
+
+  private RocksDbStore(Path cacheDir, boolean writable) {
+    this.cacheDir = cacheDir;
+    this.writable = writable;
+    Path dbDir = cacheDir.resolve(DB_DIR);
+    String dbPath = dbDir.toString();
+    try {
+      LRUCache blockCache = own(new LRUCache(64L << 20));
+      BloomFilter bloom = own(new BloomFilter(10));
+      BlockBasedTableConfig table = new BlockBasedTableConfig().setBlockCache(blockCache).setFilterPolicy(bloom)
+          .setCacheIndexAndFilterBlocks(false);
+      ColumnFamilyOptions small = own(new ColumnFamilyOptions().setTableFormatConfig(table)
+          .setWriteBufferSize(16L << 20).setCompressionType(CompressionType.LZ4_COMPRESSION));
+      ColumnFamilyOptions blobs = own(new ColumnFamilyOptions().setTableFormatConfig(table)
+          .setWriteBufferSize(64L << 20).setMaxWriteBufferNumber(4)
+          .setEnableBlobFiles(true).setMinBlobSize(MIN_BLOB_BYTES).setBlobFileSize(256L << 20)
+          .setBlobCompressionType(CompressionType.NO_COMPRESSION)
+          .setEnableBlobGarbageCollection(true).setBlobGarbageCollectionAgeCutoff(BLOB_GC_AGE_CUTOFF));
+      DBOptions dbOptions = own(new DBOptions().setCreateIfMissing(writable).setCreateMissingColumnFamilies(writable)
+          .setMaxBackgroundJobs(2).setKeepLogFileNum(2).setInfoLogLevel(InfoLogLevel.WARN_LEVEL)
+          .setMaxTotalWalSize(512L << 20));
+      if (!writable) {
+        dbOptions.setMaxOpenFiles(-1); // a secondary must keep every file open: the primary may delete them
+      }
+      syncWrites = own(new WriteOptions().setSync(true));
+      plainWrites = own(new WriteOptions());
+      reads = own(new ReadOptions().setVerifyChecksums(true));
+
+      List<String> names = new ArrayList<>(List.of("default"));
+      if (Files.exists(dbDir.resolve("CURRENT"))) {
+        try (Options o = new Options()) {
+          for (byte[] n : RocksDB.listColumnFamilies(o, dbPath)) {
+            String s = new String(n, StandardCharsets.UTF_8);
+            if (!names.contains(s)) {
+              names.add(s); // including families a newer schema added: RocksDB must open them all
+            }
+          }
+        }
+      }
+      for (Cf cf : Cf.values()) {
+        if (!names.contains(cf.cfName) && writable) {
+          names.add(cf.cfName);
+        }
+      }
+      List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
+      for (String n : names) {
+        boolean isBlob = n.equals(Cf.GRAPHS.cfName) || n.equals(Cf.ARTIFACTS.cfName) || n.equals(Cf.LOGS.cfName);
+        descriptors.add(new ColumnFamilyDescriptor(n.getBytes(StandardCharsets.UTF_8), isBlob ? blobs : small));
+      }
+      List<ColumnFamilyHandle> opened = new ArrayList<>();
+      if (writable) {
+        Files.createDirectories(dbDir);
+        secondaryDir = null;
+        this.db = RocksDB.open(dbOptions, dbPath, descriptors, opened);
+      } else {
+        secondaryDir = Files.createTempDirectory("xlac-cache-reader-");
+        this.db = RocksDB.openAsSecondary(dbOptions, dbPath, secondaryDir.toString(), descriptors, opened);
+        this.db.tryCatchUpWithPrimary();
+      }
+      allHandles = List.copyOf(opened);
+      for (int i = 0; i < names.size(); i++) {
+        for (Cf cf : Cf.values()) {
+          if (cf.cfName.equals(names.get(i))) {
+            handles.put(cf, opened.get(i));
+          }
+        }
+      }
+      if (handles.size() != Cf.values().length) {
+        close();
+        throw new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + " is not an xlac cache (column families "
+            + names + ")");
+      }
+    } catch (RocksDBException e) {
+      closeOptions();
+      throw failure(cacheDir, "cannot open the database", e);
+    } catch (IOException e) {
+      closeOptions();
+      throw ioFailure(cacheDir, "cannot open the database", e);
+    }
+  }
+
+  static RocksDbStore open(Path cacheDir, boolean writable) {
+    return new RocksDbStore(cacheDir, writable);
+  }
+
+  static boolean exists(Path cacheDir) {
+    return Files.exists(cacheDir.resolve(DB_DIR).resolve("CURRENT"));
+  }
+
+  boolean writable() {
+    return writable;
+  }
+
+  private <T extends AutoCloseable> T own(T t) {
+    options.add(t);
+    return t;
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw new IllegalStateException("cache " + cacheDir + " is closed");
+    }
+  }
+
+  /** The value, or null. A value RocksDB finds corrupt is a {@link DamagedValueException}. */
+  byte[] get(Cf cf, byte[] key) {
+    checkOpen();
+    try {
+      return db.get(handles.get(cf), reads, key);
+    } catch (RocksDBException e) {
+      if (isCorruption(e)) {
+        throw new DamagedValueException(e.getMessage());
+      }
+      throw failure(cacheDir, "cannot read from " + cf.cfName, e);
+    }
+  }
+
+  void write(WriteBatch batch, boolean sync) {
+    checkOpen();
+    try {
+      db.write(sync ? syncWrites : plainWrites, batch);
+    } catch (RocksDBException e) {
+      throw failure(cacheDir, "cannot write", e);
+    }
+  }
+
+  void put(WriteBatch b, Cf cf, byte[] key, byte[] value) {
+    try {
+      b.put(handles.get(cf), key, value);
+    } catch (RocksDBException e) {
+      throw failure(cacheDir, "cannot build a write batch", e);
+    }
+  }
+
+  void delete(WriteBatch b, Cf cf, byte[] key) {
+    try {
+      b.delete(handles.get(cf), key);
+    } catch (RocksDBException e) {
+      throw failure(cacheDir, "cannot build a write batch", e);
+    }
+  }
+
+  void deleteAll(WriteBatch b, Cf cf) {
+    try {
+      byte[] end = new byte[128]; // longer than any key, all 0xff: above every key of ours
+      java.util.Arrays.fill(end, (byte) 0xff);
+      b.deleteRange(handles.get(cf), new byte[0], end);
+    } catch (RocksDBException e) {
+      throw failure(cacheDir, "cannot build a write batch", e);
+    }
+  }
+
+  void syncWal() {
+    checkOpen();
+    if (!writable) {
+      return;
+    }
+    try {
+      db.syncWal();
+    } catch (RocksDBException e) {
+      throw failure(cacheDir, "cannot sync the write-ahead log", e);
+    }
+  }
+
+  /** A tracked iterator positioned at {@code from} (null: the first key). */
+  Cursor cursor(Cf cf, byte[] from) {
+    checkOpen();
+    Cursor c = new Cursor(db.newIterator(handles.get(cf), reads));
+    cursors.add(c);
+    if (from == null) {
+      c.it.seekToFirst();
+    } else {
+      c.it.seek(from);
+    }
+    return c;
+  }
+
+  /** Iterator over a column family; {@link #close()} it (try-with-resources). */
+  final class Cursor implements AutoCloseable {
+    private final RocksIterator it;
+
+    private Cursor(RocksIterator it) {
+      this.it = it;
+    }
+
+    boolean valid() {
+      if (it.isValid()) {
+        return true;
+      }
+      try {
+        it.status();
+      } catch (RocksDBException e) {
+        if (isCorruption(e)) {
+          throw new DamagedValueException(e.getMessage());
+        }
+        throw failure(cacheDir, "cannot iterate", e);
+      }
+      return false;
+    }
+
+    byte[] key() {
+      return it.key();
+    }
+
+    byte[] value() {
+      return it.value();
+    }
+
+    void next() {
+      it.next();
+    }
+
+    @Override
+    public void close() {
+      if (cursors.remove(this)) {
+        it.close();
+      }
+    }
+  }
+
+  /** Flushes and compacts every family, with blob garbage collection forced, so deleted data leaves the disk. */
+  void compactAll() {
+    checkOpen();
+    if (!writable) {
+      return;
+    }
+    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true);
+        CompactRangeOptions compact = new CompactRangeOptions().setExclusiveManualCompaction(true)
+            .setBottommostLevelCompaction(CompactRangeOptions.BottommostLevelCompaction.kForceOptimized)) {
+      db.flush(flush, allHandles);
+      for (Cf cf : Cf.values()) {
+        ColumnFamilyHandle h = handles.get(cf);
+        if (cf.blobs) {
+          db.setOptions(h, MutableColumnFamilyOptions.builder().setBlobGarbageCollectionAgeCutoff(1.0).build());
+        }
+        try {
+          db.compactRange(h, null, null, compact);
+        } finally {
+          if (cf.blobs) {
+            db.setOptions(h, MutableColumnFamilyOptions.builder()
+                .setBlobGarbageCollectionAgeCutoff(BLOB_GC_AGE_CUTOFF).build());
+          }
+        }
+      }
+    } catch (RocksDBException e) {
+      throw failure(cacheDir, "cannot compact", e);
+    }
+  }
+
+  /** Bytes the database occupies on disk. */
+  long diskUsage() {
+    long[] total = {0};
+    try {
+      Files.walkFileTree(cacheDir.resolve(DB_DIR), new SimpleFileVisitor<>() {
+        @Override
+        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+          total[0] += attrs.size();
+          return FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public FileVisitResult visitFileFailed(Path file, IOException exc) {
+          return FileVisitResult.CONTINUE; // deleted by compaction while we walked
+        }
+      });
+    } catch (IOException e) {
+      return -1;
+    }
+    return total[0];
+  }
+
+  static boolean isCorruption(RocksDBException e) {
+    Status s = e.getStatus();
+    return s != null && s.getCode() == Status.Code.Corruption;
+  }
+
+  static XlacException failure(Path cacheDir, String what, RocksDBException e) {
+    String msg = e.getMessage() == null ? String.valueOf(e.getStatus()) : e.getMessage();
+    if (isDiskFull(msg)) {
+      return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + ": disk full (" + msg + ")", e);
+    }
+    if (msg.contains("lock") && msg.contains("LOCK")) {
+      return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + " is in use by another process (" + msg
+          + ")", e);
+    }
+    if (isCorruption(e)) {
+      return new XlacException(ExitCode.WORK_FAILED, "cache " + cacheDir + " is damaged: " + what + ": " + msg
+          + "; run 'xlac cache verify --repair'", e);
+    }
+    return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + ": " + what + ": " + msg, e);
+  }
+
+  static XlacException ioFailure(Path cacheDir, String what, IOException e) {
+    String msg = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    if (isDiskFull(msg)) {
+      return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + ": disk full (" + what + ": " + msg + ")", e);
+    }
+    return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + ": " + what + ": " + msg, e);
+  }
+
+  static boolean isDiskFull(String msg) {
+    return msg != null && (msg.contains("No space left") || msg.contains("File too large")
+        || msg.contains("Disk quota exceeded"));
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    List<Cursor> open;
+    synchronized (cursors) {
+      open = new ArrayList<>(cursors);
+    }
+    open.forEach(Cursor::close);
+    if (db != null) {
+      if (writable) {
+        db.cancelAllBackgroundWork(true);
+      }
+      allHandles.forEach(ColumnFamilyHandle::close);
+      try {
+        db.closeE();
+      } catch (RocksDBException e) {
+        // the database is gone either way; its WAL makes what was written durable
+      }
+    }
+    closeOptions();
+    if (secondaryDir != null) {
+      deleteTree(secondaryDir);
+    }
+  }
+
+  private void closeOptions() {
+    for (int i = options.size() - 1; i >= 0; i--) {
+      try {
+        options.get(i).close();
+      } catch (Exception e) {
+        // native option objects do not fail to close
+      }
+    }
+    options.clear();
+  }
+
+  static void deleteTree(Path dir) {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (var walk = Files.walk(dir)) {
+      walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> {
+        try {
+          Files.deleteIfExists(p);
+        } catch (IOException e) {
+          // best effort
+        }
+      });
+    } catch (IOException e) {
+      // best effort
+    }
+  }
+
+  /** A value RocksDB itself found corrupt (block or blob checksum). */
+  static final class DamagedValueException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    DamagedValueException(String message) {
+      super(message);
+    }
+  }
+}

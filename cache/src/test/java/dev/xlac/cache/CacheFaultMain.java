@@ -1,0 +1,59 @@
+package dev.xlac.cache;
+
+import dev.xlac.core.XlacException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.OptionalLong;
+
+/**
+ * A real writer process for the fault tests: each mode opens a cache for writing, says on stdout
+ * when it has started and (for {@code write}) each entry it committed, and exits with the CLI's
+ * exit codes and one-line errors. The tests kill it with SIGKILL or run it under a file-size limit.
+ *
+ * <pre>
+ * write DIR COUNT BYTES   store COUNT graphs with an artifact of BYTES each; "committed N" after each
+ * import DIR FILE         import a bundle
+ * prune DIR MAXBYTES      prune to MAXBYTES
+ * hold DIR MILLIS         take the lock ("locked"), write one graph, sleep, exit
+ * </pre>
+ */
+public final class CacheFaultMain {
+  private CacheFaultMain() {}
+
+  public static void main(String[] args) throws Exception {
+    Path dir = Path.of(args[1]);
+    try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> { })) {
+      switch (args[0]) {
+        case "write" -> {
+          int count = Integer.parseInt(args[2]);
+          int size = Integer.parseInt(args[3]);
+          System.out.println("started");
+          for (int n = 0; n < count; n++) {
+            Fixtures.graph(s, n);
+            s.putArtifact(Fixtures.key(n, Fixtures.CPU), Fixtures.bytes(n, size), CompileInfo.of(n, "log " + n));
+            System.out.println("committed " + n); // putArtifact returned: the entry is durable
+          }
+        }
+        case "import" -> {
+          System.out.println("started");
+          s.importBundle(Path.of(args[2]));
+        }
+        case "prune" -> {
+          System.out.println("started");
+          s.prune(new PruneRequest(OptionalLong.of(Long.parseLong(args[2])), null, false, null, null, false, false));
+        }
+        case "hold" -> {
+          System.out.println("locked");
+          Fixtures.graph(s, 1000 + (int) (ProcessHandle.current().pid() % 1000));
+          Thread.sleep(Long.parseLong(args[2]));
+        }
+        default -> throw new IllegalArgumentException(args[0]);
+      }
+      System.out.println("done");
+    } catch (XlacException e) {
+      System.err.println("xlac: " + e.getMessage());
+      System.out.flush();
+      System.exit(e.exitCode().code());
+    }
+  }
+}

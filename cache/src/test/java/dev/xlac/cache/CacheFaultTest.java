@@ -1,0 +1,233 @@
+package dev.xlac.cache;
+
+import static dev.xlac.cache.Fixtures.CPU;
+import static dev.xlac.cache.Fixtures.bytes;
+import static dev.xlac.cache.Fixtures.key;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Faults with real processes: SIGKILL in the middle of writes, an import and a prune; a disk that
+ * fills up (RLIMIT_FSIZE, so writes fail with EFBIG); two writers started at once.
+ */
+class CacheFaultTest {
+  @TempDir
+  Path tmp;
+  final Random random = new Random(Long.getLong("xlac.test.seed", System.nanoTime()));
+
+  /** A child JVM running {@link CacheFaultMain}, optionally under a shell prefix (ulimit). */
+  static final class Child {
+    final Process process;
+    final List<String> lines = new CopyOnWriteArrayList<>();
+    final Thread reader;
+
+    Child(String shellPrefix, String... args) throws IOException {
+      this(shellPrefix, null, args);
+    }
+
+    /** {@code libraryDir}: where RocksDB's native library already lies, so the child need not unpack it to /tmp. */
+    Child(String shellPrefix, Path libraryDir, String... args) throws IOException {
+      String java = ProcessHandle.current().info().command().orElse("java");
+      String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+      List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx512m",
+          "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp));
+      if (libraryDir != null) {
+        cmd.add("-Djava.library.path=" + libraryDir);
+      }
+      cmd.add(CacheFaultMain.class.getName());
+      cmd.addAll(List.of(args));
+      ProcessBuilder pb;
+      if (shellPrefix == null) {
+        pb = new ProcessBuilder(cmd);
+      } else {
+        StringBuilder line = new StringBuilder(shellPrefix).append(" exec");
+        for (String c : cmd) {
+          line.append(" '").append(c.replace("'", "'\\''")).append('\'');
+        }
+        pb = new ProcessBuilder("bash", "-c", line.toString());
+      }
+      process = pb.redirectErrorStream(true).start();
+      reader = Thread.ofVirtual().start(() -> {
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+          for (String l = r.readLine(); l != null; l = r.readLine()) {
+            lines.add(l);
+          }
+        } catch (IOException e) {
+          // the process died
+        }
+      });
+    }
+
+    void awaitLine(String prefix, long count) throws InterruptedException {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (lines.stream().filter(l -> l.startsWith(prefix)).count() < count) {
+        if (System.nanoTime() > deadline || !process.isAlive() && !reader.isAlive()) {
+          throw new AssertionError("no '" + prefix + "' from the child; it said " + lines);
+        }
+        Thread.sleep(5);
+      }
+    }
+
+    int kill() throws InterruptedException {
+      process.destroyForcibly(); // SIGKILL
+      int code = process.waitFor();
+      reader.join();
+      return code;
+    }
+
+    int await() throws InterruptedException {
+      assertThat(process.waitFor(120, TimeUnit.SECONDS)).as("child finished").isTrue();
+      reader.join();
+      return process.exitValue();
+    }
+
+    List<Integer> committed() {
+      return lines.stream().filter(l -> l.startsWith("committed ")).map(l -> Integer.parseInt(l.substring(10))).toList();
+    }
+  }
+
+  static void assertIntact(Path dir, List<Integer> committed, int size) throws Exception {
+    try (CacheStore s = Fixtures.open(dir)) {
+      VerifyReport r = s.verify(false);
+      assertThat(r.problems()).as("verify after the fault").isEmpty();
+      for (int n : committed) {
+        assertThat(s.getArtifact(key(n, CPU))).as("committed entry " + n).hasValueSatisfying(
+            a -> assertThat(a.bytes()).isEqualTo(bytes(n, size)));
+      }
+    }
+  }
+
+  @Test
+  void killDuringALongSeriesOfWrites_losesNoCommittedEntry() throws Exception {
+    Path dir = tmp.resolve("cache");
+    Child c = new Child(null, "write", dir.toString(), "100000", "30000");
+    c.awaitLine("committed ", 20 + random.nextInt(200));
+    assertThat(c.kill()).isEqualTo(137);
+    List<Integer> committed = c.committed();
+    assertIntact(dir, committed, 30000);
+    // and the cache keeps working: a writer can carry on where it stopped
+    Child again = new Child(null, "write", dir.toString(), "5", "30000");
+    assertThat(again.await()).isZero();
+  }
+
+  @Test
+  void killDuringAnImport_leavesAConsistentCache_andTheImportCanBeRepeated() throws Exception {
+    Path source = tmp.resolve("source");
+    Path bundle = tmp.resolve("b.tar.zst");
+    int size = 400_000;
+    try (CacheStore s = Fixtures.open(source)) {
+      for (int n = 0; n < 300; n++) {
+        Fixtures.graph(s, n);
+        s.putArtifact(key(n, CPU), bytes(n, size), CompileInfo.of(1, ""));
+      }
+      s.exportBundle(bundle, ExportRequest.all());
+    }
+    Path dir = tmp.resolve("cache");
+    try (CacheStore s = Fixtures.open(dir)) { // entries that were there before the import
+      for (int n = 1000; n < 1010; n++) {
+        Fixtures.graph(s, n);
+        s.putArtifact(key(n, CPU), bytes(n, size), CompileInfo.of(1, ""));
+      }
+    }
+    Child c = new Child(null, "import", dir.toString(), bundle.toString());
+    c.awaitLine("started", 1);
+    Thread.sleep(300 + random.nextInt(700));
+    c.kill();
+    assertThat(c.lines).doesNotContain("done"); // it was killed mid-import, not after
+    assertIntact(dir, java.util.stream.IntStream.range(1000, 1010).boxed().toList(), size);
+    Child again = new Child(null, "import", dir.toString(), bundle.toString());
+    assertThat(again.await()).as("second import: %s", again.lines).isZero();
+    assertIntact(dir, java.util.stream.IntStream.range(0, 300).boxed().toList(), size);
+  }
+
+  @Test
+  void killDuringAPrune_keepsEverythingItWasNotRemoving() throws Exception {
+    Path dir = tmp.resolve("cache");
+    int size = 2_000;
+    int count = 30_000;
+    long keepBytes;
+    List<Integer> newest = new ArrayList<>();
+    try (CacheStore s = Fixtures.open(dir)) {
+      Fixtures.bulk(s, 0, count, size);
+      keepBytes = s.statistics().storedBytes() / 10;
+      PruneResult plan = s.prune(new PruneRequest(java.util.OptionalLong.of(keepBytes), null, false, null, null, true,
+          false));
+      java.util.Set<Dev> removed = new java.util.HashSet<>();
+      plan.removed().forEach(r -> removed.add(new Dev(r.fingerprint().value())));
+      for (int n = 0; n < count; n++) {
+        if (!removed.contains(new Dev(Fixtures.fp(n).value()))) {
+          newest.add(n);
+        }
+      }
+    }
+    assertThat(newest).isNotEmpty();
+    Child c = new Child(null, "prune", dir.toString(), Long.toString(keepBytes));
+    c.awaitLine("started", 1);
+    Thread.sleep(20 + random.nextInt(200));
+    c.kill();
+    assertThat(c.lines).as("killed mid-prune, not after").doesNotContain("done");
+    assertIntact(dir, newest, size);
+  }
+
+  record Dev(String fp) {}
+
+  @Test
+  void aFullDisk_givesAClearErrorAndLeavesTheCacheIntact() throws Exception {
+    Path dir = tmp.resolve("cache");
+    // RocksDB unpacks a 17 MB native library at start-up; give the child one unpacked beforehand.
+    Path lib = Files.createDirectories(tmp.resolve("lib"));
+    try (var in = org.rocksdb.RocksDB.class.getResourceAsStream("/librocksdbjni-linux64.so")) {
+      org.junit.jupiter.api.Assumptions.assumeTrue(in != null, "RocksDB ships no linux64 library for this platform");
+      Files.copy(in, lib.resolve("librocksdbjni-linux64.so"));
+    }
+    // RLIMIT_FSIZE of 8 MiB: the write-ahead log reaches it after a few hundred kB entries, and the
+    // write fails with EFBIG (SIGXFSZ is ignored, as the JVM does anyway).
+    Child c = new Child("trap '' XFSZ; ulimit -f 8192;", lib, "write", dir.toString(), "1000", "300000");
+    int code = c.await();
+    assertThat(code).as("exit code; output %s", c.lines).isEqualTo(3);
+    assertThat(c.lines).anySatisfy(l -> assertThat(l).startsWith("xlac: cache " + dir).contains("disk full"));
+    assertThat(c.committed()).isNotEmpty();
+    assertIntact(dir, c.committed(), 300000);
+  }
+
+  @Test
+  void twoWritersAtOnce_oneWinsAndTheOtherIsToldWho() throws Exception {
+    Path dir = tmp.resolve("cache");
+    try (CacheStore s = Fixtures.open(dir)) {
+      Fixtures.graph(s, 1);
+    }
+    Child a = new Child(null, "hold", dir.toString(), "3000");
+    Child b = new Child(null, "hold", dir.toString(), "3000");
+    int codeA = a.await();
+    int codeB = b.await();
+    assertThat(List.of(codeA, codeB)).containsExactlyInAnyOrder(0, 3);
+    Child winner = codeA == 0 ? a : b;
+    Child loser = codeA == 0 ? b : a;
+    assertThat(loser.lines).anySatisfy(l -> assertThat(l)
+        .contains("is locked by another xlac process (pid " + winner.process.pid())
+        .contains(CacheFaultMain.class.getName() + " hold " + dir));
+    assertThat(loser.lines).doesNotContain("locked");
+    try (CacheStore s = Fixtures.open(dir)) {
+      assertThat(s.verify(false).clean()).isTrue();
+      assertThat(s.statistics().graphs()).isEqualTo(2);
+    }
+  }
+
+  static boolean exists(Path p) {
+    return Files.exists(p);
+  }
+}

@@ -1,0 +1,242 @@
+package dev.xlac.cache;
+
+import static dev.xlac.cache.Fixtures.CPU;
+import static dev.xlac.cache.Fixtures.TRN1;
+import static dev.xlac.cache.Fixtures.bytes;
+import static dev.xlac.cache.Fixtures.fp;
+import static dev.xlac.cache.Fixtures.graph;
+import static dev.xlac.cache.Fixtures.key;
+import static dev.xlac.cache.Fixtures.open;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.hlo.HloModuleReader;
+import dev.xlac.hlo.LoadedModule;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.rocksdb.WriteBatch;
+
+class CacheStoreTest {
+  @TempDir
+  Path dir;
+
+  static Path dump(String name) throws Exception {
+    return Path.of(CacheStoreTest.class.getResource("/dumps/" + name).toURI());
+  }
+
+  @Test
+  void putGraph_dedupesByFingerprint_andKeepsTheModuleBytes() throws Exception {
+    LoadedModule m = new HloModuleReader().read(dump("module_0044.jit_matmul.before_optimizations.hlo.pb"));
+    try (CacheStore s = open(dir)) {
+      assertThat(s.putGraph(m)).isEqualTo(PutOutcome.ADDED);
+      assertThat(s.putGraph(m)).isEqualTo(PutOutcome.ALREADY_PRESENT);
+      GraphInfo g = s.graph(m.fingerprint()).orElseThrow();
+      assertThat(g.moduleName()).isEqualTo("jit_matmul");
+      assertThat(g.seenCount()).isEqualTo(2);
+      assertThat(s.readGraph(m.fingerprint())).hasValueSatisfying(b -> assertThat(b).isEqualTo(m.module().toByteArray()));
+      assertThat(s.statistics().graphs()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void artifacts_areKeyedByGraphAndCompiler_andSurviveReopening() throws Exception {
+    try (CacheStore s = open(dir)) {
+      graph(s, 1);
+      s.putArtifact(key(1, CPU), bytes(1, 1000), CompileInfo.of(2.5, "ok"));
+      s.putArtifact(key(1, TRN1), bytes(2, 100_000), CompileInfo.of(60, ""));
+    }
+    try (CacheStore s = open(dir)) {
+      assertThat(s.getArtifact(key(1, CPU)).orElseThrow().bytes()).isEqualTo(bytes(1, 1000));
+      assertThat(s.getArtifact(key(1, TRN1)).orElseThrow().bytes()).isEqualTo(bytes(2, 100_000));
+      assertThat(s.getArtifact(key(2, CPU))).isEmpty();
+      CacheStatistics st = s.statistics();
+      assertThat(st.compiled()).isEqualTo(2);
+      assertThat(st.hits()).isEqualTo(2);
+      assertThat(st.misses()).isEqualTo(1);
+      assertThat(st.timeSaved()).isEqualTo(Duration.ofMillis(62_500));
+      assertThat(s.list(ListQuery.all())).extracting(ListRow::compilerName).containsExactlyInAnyOrder("pjrt:cpu",
+          "neuronx-cc:trn1");
+      assertThat(s.verify(false).clean()).isTrue();
+    }
+  }
+
+  @Test
+  void putArtifact_withoutItsGraph_isRefused() throws Exception {
+    try (CacheStore s = open(dir)) {
+      assertThatThrownBy(() -> s.putArtifact(key(9, CPU), bytes(1, 10), CompileInfo.of(1, "")))
+          .isInstanceOf(XlacException.class).hasMessageContaining("store the graph before its artifacts");
+    }
+  }
+
+  @Test
+  void getArtifact_withDamagedBytes_isAMissAndIsReported() throws Exception {
+    List<String> notices = new ArrayList<>();
+    try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, notices::add)) {
+      graph(s, 1);
+      s.putArtifact(key(1, CPU), bytes(1, 5000), CompileInfo.of(1, ""));
+      byte[] bad = bytes(1, 5000);
+      bad[4000] ^= 1;
+      try (WriteBatch b = new WriteBatch()) {
+        s.db.put(b, Cf.ARTIFACTS, key(1, CPU).bytes(), bad);
+        s.db.write(b, true);
+      }
+      s.invalidateMemory();
+      assertThat(s.getArtifact(key(1, CPU))).isEmpty();
+      assertThat(notices).singleElement().asString().contains("is damaged: its bytes fail their checksum");
+      assertThat(s.statistics().damagedReads()).isEqualTo(1);
+      VerifyReport r = s.verify(false);
+      assertThat(r.damagedEntries()).isEqualTo(1);
+      assertThat(s.verify(true).repaired()).isTrue();
+      assertThat(s.verify(false).clean()).isTrue();
+      assertThat(s.graph(fp(1))).isPresent();
+      assertThat(s.artifactInfo(key(1, CPU))).isEmpty();
+    }
+  }
+
+  @Test
+  void getArtifact_whenItsBlobFileIsCorruptOnDisk_isAMiss() throws Exception {
+    byte[] big = bytes(7, 400_000); // above the blob threshold: stored in a blob file
+    try (CacheStore s = open(dir)) {
+      graph(s, 1);
+      s.putArtifact(key(1, CPU), big, CompileInfo.of(1, ""));
+      s.db.compactAll(); // flush to a blob file
+    }
+    List<Path> blobs;
+    try (Stream<Path> files = Files.list(dir.resolve("db"))) {
+      blobs = files.filter(p -> p.toString().endsWith(".blob")).toList();
+    }
+    assertThat(blobs).isNotEmpty();
+    for (Path blob : blobs) {
+      try (RandomAccessFile f = new RandomAccessFile(blob.toFile(), "rw")) {
+        f.seek(f.length() / 2);
+        int b = f.read();
+        f.seek(f.length() / 2);
+        f.write(b ^ 0xff);
+      }
+    }
+    List<String> notices = new ArrayList<>();
+    try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, notices::add)) {
+      assertThat(s.getArtifact(key(1, CPU))).isEmpty();
+      assertThat(notices).singleElement().asString().contains("damaged");
+      assertThat(s.verify(false).damagedEntries()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void recordFailure_neverReplacesACompiledArtifact_andGraphsLackingSkipsFailures() throws Exception {
+    try (CacheStore s = open(dir)) {
+      graph(s, 1);
+      graph(s, 2);
+      graph(s, 3);
+      s.putArtifact(key(1, CPU), bytes(1, 10), CompileInfo.of(1, ""));
+      assertThat(s.recordFailure(key(1, CPU), "compile-error", "boom", "log")).isFalse();
+      assertThat(s.recordFailure(key(2, CPU), "oom-killed", "killed by signal 9", "the log\nline 2")).isTrue();
+      assertThat(s.graphsLacking(CPU)).extracting(GraphInfo::fingerprint).containsExactly(fp(3));
+      assertThat(s.graphsLacking(CPU, true)).extracting(GraphInfo::fingerprint).containsExactlyInAnyOrder(fp(2), fp(3));
+      assertThat(s.graphsLacking(TRN1)).hasSize(3);
+      GraphLog log = s.log(fp(2)).orElseThrow();
+      assertThat(log.artifacts()).singleElement().satisfies(e -> {
+        assertThat(e.info().status()).isEqualTo(EntryStatus.FAILED);
+        assertThat(e.info().failureKind()).isEqualTo("oom-killed");
+        assertThat(e.log()).isEqualTo("the log\nline 2");
+      });
+      assertThat(s.getArtifact(key(2, CPU))).isEmpty();
+      s.putArtifact(key(2, CPU), bytes(2, 10), CompileInfo.of(1, ""));
+      assertThat(s.artifactInfo(key(2, CPU)).orElseThrow().status()).isEqualTo(EntryStatus.COMPILED);
+      assertThat(s.verify(false).problems()).isEmpty();
+    }
+  }
+
+  @Test
+  void aNewerSchemaVersion_isRefusedWithAClearMessage() throws Exception {
+    try (CacheStore s = open(dir); WriteBatch b = new WriteBatch()) {
+      s.db.put(b, Cf.META, CacheStore.SCHEMA_KEY, "7".getBytes(StandardCharsets.US_ASCII));
+      s.db.write(b, true);
+    }
+    assertThatThrownBy(() -> open(dir)).isInstanceOf(XlacException.class)
+        .hasMessageContaining("schema version 7, written by a newer xlac")
+        .extracting(e -> ((XlacException) e).exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
+    assertThatThrownBy(() -> CacheStore.open(dir, CacheStore.Mode.READ_ONLY, Duration.ZERO))
+        .hasMessageContaining("schema version 7");
+  }
+
+  @Test
+  void aSecondWriter_isToldWhoHoldsTheLock_andCanWaitForIt() throws Exception {
+    CacheStore first = open(dir);
+    long started = System.nanoTime();
+    assertThatThrownBy(() -> open(dir)).isInstanceOf(XlacException.class)
+        .hasMessageContaining("is locked by another xlac process (pid " + ProcessHandle.current().pid())
+        .hasMessageContaining("--wait");
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(1));
+    Thread closer = Thread.ofVirtual().start(() -> {
+      try {
+        Thread.sleep(300);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      first.close();
+    });
+    List<String> notices = new ArrayList<>();
+    try (CacheStore second = CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ofSeconds(20), notices::add)) {
+      graph(second, 1);
+    }
+    closer.join();
+    assertThat(notices).singleElement().asString().startsWith("waiting for cache");
+  }
+
+  @Test
+  void aReader_worksWhileAWriterHoldsTheCache_andCannotWrite() throws Exception {
+    try (CacheStore writer = open(dir)) {
+      graph(writer, 1);
+      writer.putArtifact(key(1, CPU), bytes(1, 50_000), CompileInfo.of(3, ""));
+      try (CacheStore reader = CacheStore.open(dir, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
+        assertThat(reader.getArtifact(key(1, CPU)).orElseThrow().bytes()).isEqualTo(bytes(1, 50_000));
+        assertThat(reader.list(ListQuery.all())).hasSize(1);
+        assertThat(reader.statistics().compiled()).isEqualTo(1);
+        assertThat(reader.verify(false).clean()).isTrue();
+        assertThatThrownBy(() -> graph(reader, 2)).isInstanceOf(IllegalStateException.class);
+      }
+    }
+  }
+
+  @Test
+  void listing_showsPendingGraphsAndOneRowPerCompiler_withFilters() throws Exception {
+    try (CacheStore s = open(dir)) {
+      graph(s, 1);
+      graph(s, 2);
+      s.putArtifact(key(1, CPU), bytes(1, 10), CompileInfo.of(1, ""));
+      s.putArtifact(key(1, TRN1), bytes(1, 30), CompileInfo.of(1, ""));
+      s.recordFailure(key(2, TRN1), "compile-error", "no", "");
+      graph(s, 3);
+      assertThat(s.list(ListQuery.all())).hasSize(4);
+      assertThat(s.list(new ListQuery(EntryStatus.PENDING, null, null))).extracting(ListRow::fingerprint)
+          .containsExactly(fp(3));
+      assertThat(s.list(new ListQuery(null, CompilerFilter.parse("neuronx-cc:trn1"), null))).hasSize(2);
+      assertThat(s.list(new ListQuery(null, CompilerFilter.parse(TRN1.digest().substring(0, 8)), null))).hasSize(2);
+      assertThat(s.list(new ListQuery(EntryStatus.FAILED, null, null))).singleElement()
+          .extracting(ListRow::fingerprint).isEqualTo(fp(2));
+      assertThat(s.list(new ListQuery(null, null, ListQuery.Sort.SIZE)).getFirst().artifactBytes()).isEqualTo(30);
+      CacheStatistics st = s.statistics();
+      assertThat(st.pendingGraphs()).isEqualTo(1);
+      assertThat(st.failed()).isEqualTo(1);
+      assertThat(s.resolve(fp(2).shortForm())).isEqualTo(fp(2));
+      assertThat(s.remove(List.of(fp(1)))).isGreaterThan(40);
+      assertThat(s.list(ListQuery.all())).hasSize(2);
+      s.clear();
+      assertThat(s.list(ListQuery.all())).isEmpty();
+      assertThat(s.statistics().storedBytes()).isZero();
+      assertThat(s.verify(false).clean()).isTrue();
+    }
+  }
+}

@@ -1,0 +1,102 @@
+package dev.xlac.cache;
+
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.hlo.GraphFingerprint;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Test data: synthetic fingerprints, identities and artifact bytes; a settable clock. */
+final class Fixtures {
+  static final CompilerIdentity CPU = new CompilerIdentity("pjrt", "cpu 0.7.1", "cpu", List.of(), Map.of());
+  static final CompilerIdentity TRN1 = new CompilerIdentity("neuronx-cc", "2.21.0", "trn1", List.of("-O2"),
+      Map.of("num_replicas", "1"));
+
+  private Fixtures() {}
+
+  static GraphFingerprint fp(int n) {
+    byte[] d = Checksums.sha256(("graph " + n).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    return new GraphFingerprint("hlo1:" + HexFormat.of().formatHex(d));
+  }
+
+  static byte[] bytes(long seed, int size) {
+    byte[] b = new byte[size];
+    new Random(seed).nextBytes(b);
+    return b;
+  }
+
+  /** Stores graph {@code n} with a small module. */
+  static void graph(CacheStore s, int n) {
+    s.putGraph(fp(n), "jit_g" + n, bytes(n, 200 + n % 50), "test/" + n);
+  }
+
+  /**
+   * Stores graphs {@code from..to-1}, each with a CPU artifact of {@code size} bytes, a thousand to
+   * a batch and without fsync: fast set-up for tests that need many entries.
+   */
+  static void bulk(CacheStore s, int from, int to, int size) {
+    for (int start = from; start < to; start += 1000) {
+      int end = Math.min(to, start + 1000);
+      int first = start;
+      s.commit(false, txn -> {
+        long now = s.clock.millis();
+        for (int n = first; n < end; n++) {
+          byte[] module = bytes(n, 200);
+          byte[] stored = com.github.luben.zstd.Zstd.compress(module);
+          txn.writeGraph(fp(n).digest(), new Records.GraphRecord("jit_g" + n, "bulk", now, now, 1, module.length,
+              stored.length, Checksums.sha256(stored), now + n), stored);
+          byte[] art = bytes(n, size);
+          txn.putIdentity(CPU);
+          txn.writeArtifact(key(n, CPU).bytes(), new Records.ArtifactRecord(EntryStatus.COMPILED, size,
+              Checksums.sha256(art), 1000, now, now + n, null, null, 0, 0, null), art, null);
+        }
+        return null;
+      });
+    }
+    s.sync();
+  }
+
+  static ArtifactKey key(int n, CompilerIdentity c) {
+    return new ArtifactKey(fp(n), c);
+  }
+
+  static CacheStore open(Path dir) throws InterruptedException {
+    return CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> { });
+  }
+
+  /** A clock tests move by hand, so last-access order is exact. */
+  static final class ManualClock extends Clock {
+    final AtomicLong millis = new AtomicLong(1_700_000_000_000L);
+
+    void advance(Duration d) {
+      millis.addAndGet(d.toMillis());
+    }
+
+    @Override
+    public ZoneOffset getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(java.time.ZoneId zone) {
+      return this;
+    }
+
+    @Override
+    public Instant instant() {
+      return Instant.ofEpochMilli(millis.get());
+    }
+
+    @Override
+    public long millis() {
+      return millis.get();
+    }
+  }
+}
