@@ -204,7 +204,8 @@ public final class CacheStore implements AutoCloseable {
 
   /** Stores a module read from a dump as a graph (pending until something compiles it). */
   public PutOutcome putGraph(LoadedModule module) {
-    return putGraph(module.fingerprint(), module.moduleName(), module.module().toByteArray(), module.file().toString());
+    return putGraph(module.fingerprint(), module.moduleName(), module.module().toByteArray(),
+        module.file().toAbsolutePath().toString());
   }
 
   /**
