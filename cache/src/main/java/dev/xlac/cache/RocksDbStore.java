@@ -103,7 +103,7 @@ final class RocksDbStore implements AutoCloseable {
       ColumnFamilyOptions small = own(new ColumnFamilyOptions().setTableFormatConfig(table)
           .setWriteBufferSize(16L << 20).setCompressionType(CompressionType.LZ4_COMPRESSION));
       ColumnFamilyOptions blobs = own(new ColumnFamilyOptions().setTableFormatConfig(table)
-          .setWriteBufferSize(64L << 20).setMaxWriteBufferNumber(4)
+          .setWriteBufferSize(256L << 20).setMaxWriteBufferNumber(3)
           .setEnableBlobFiles(true).setMinBlobSize(MIN_BLOB_BYTES).setBlobFileSize(256L << 20)
           .setBlobCompressionType(CompressionType.NO_COMPRESSION)
           .setEnableBlobGarbageCollection(true).setBlobGarbageCollectionAgeCutoff(BLOB_GC_AGE_CUTOFF));
