@@ -80,6 +80,35 @@ class CacheCommandsTest {
   }
 
   @Test
+  void ls_json_isExactlyWhatTheHouseJsonWriterMakesOfTheRows() throws Exception {
+    xlac("cache", "add", dumps.toString());
+    GraphFingerprint fp = firstFingerprint();
+    try (CacheStore s = CacheStore.open(cache, CacheStore.Mode.READ_WRITE, Duration.ZERO)) {
+      s.putArtifact(new ArtifactKey(fp, CPU), new byte[10], CompileInfo.of(0.25, ""));
+      s.recordFailure(new ArtifactKey(fp, new CompilerIdentity("neuronx-cc", "2", "trn1", List.of(), Map.of())),
+          "timeout", "\"quoted\"\n", "");
+    }
+    List<Map<String, Object>> expected = new ArrayList<>();
+    try (CacheStore s = CacheStore.open(cache, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
+      for (dev.xlac.cache.ListRow r : s.list(dev.xlac.cache.ListQuery.all())) {
+        boolean pending = r.status() == dev.xlac.cache.EntryStatus.PENDING;
+        Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("fingerprint", r.fingerprint().value());
+        m.put("module", r.module());
+        m.put("status", r.status().jsonName());
+        m.put("compiler", r.compilerName());
+        m.put("artifact_bytes", pending ? null : r.artifactBytes());
+        m.put("hlo_bytes", r.hloBytes());
+        m.put("compile_seconds", pending ? null : r.compileTime().toMillis() / 1000.0);
+        m.put("last_access", r.lastAccess().truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString());
+        expected.add(m);
+      }
+    }
+    assertThat(expected).hasSize(4);
+    assertThat(xlac("cache", "ls", "--json").out()).isEqualTo(dev.xlac.core.Json.write(expected) + "\n");
+  }
+
+  @Test
   void stat_reportsContentsAndLocation() {
     xlac("cache", "add", dumps.toString());
     Run stat = xlac("cache", "stat");
