@@ -139,6 +139,7 @@ final class RocksDbStore implements AutoCloseable {
   private final WriteOptions syncWrites;
   private final WriteOptions plainWrites;
   private final ReadOptions reads;
+  private final ReadOptions scans;
   private final Set<Cursor> cursors = Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
   private volatile boolean closed;
 
@@ -168,6 +169,8 @@ final class RocksDbStore implements AutoCloseable {
       syncWrites = own(new WriteOptions().setSync(true));
       plainWrites = own(new WriteOptions());
       reads = own(new ReadOptions().setVerifyChecksums(true));
+      // Whole-family scans (ls, stat, verify, prune): read ahead, and do not evict lookups' blocks.
+      scans = own(new ReadOptions().setVerifyChecksums(true).setReadaheadSize(2L << 20).setFillCache(false));
 
       List<String> names = new ArrayList<>(List.of("default"));
       if (Files.exists(dbDir.resolve("CURRENT"))) {
@@ -308,7 +311,7 @@ final class RocksDbStore implements AutoCloseable {
   /** A tracked iterator positioned at {@code from} (null: the first key). */
   Cursor cursor(Cf cf, byte[] from) {
     checkOpen();
-    Cursor c = new Cursor(db.newIterator(handles.get(cf), reads));
+    Cursor c = new Cursor(db.newIterator(handles.get(cf), from == null ? scans : reads));
     cursors.add(c);
     if (from == null) {
       c.it.seekToFirst();
