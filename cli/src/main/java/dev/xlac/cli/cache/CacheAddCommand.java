@@ -11,7 +11,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 @Command(name = "add", mixinStandardHelpOptions = true,
     description = {"Add the HLO modules in dump files or directories to the cache as pending graphs,",
@@ -23,20 +22,14 @@ final class CacheAddCommand implements Callable<Integer> {
   List<Path> paths;
 
   @Mixin
-  CacheOptions cache;
-
-  @Mixin
-  CacheOptions.WaitOption wait;
-
-  @Spec
-  picocli.CommandLine.Model.CommandSpec spec;
+  CacheOptions.Writer cache;
 
   @Override
   public Integer call() throws InterruptedException {
-    PrintWriter out = spec.commandLine().getOut();
-    PrintWriter err = spec.commandLine().getErr();
+    PrintWriter out = cache.out();
+    PrintWriter err = cache.err();
     GraphIngest.Result r;
-    try (CacheStore store = cache.openWritable(err, wait)) {
+    try (CacheStore store = cache.openWritable()) {
       r = GraphIngest.ingest(store, paths);
     }
     r.notes().forEach(n -> err.println("xlac: " + n));

@@ -9,7 +9,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 @Command(name = "config", mixinStandardHelpOptions = true,
     description = {"Show or set a cache setting. The only setting is max-size: the size the cache is trimmed to",
@@ -24,22 +23,16 @@ final class CacheConfigCommand implements Callable<Integer> {
   String value;
 
   @Mixin
-  CacheOptions cache;
-
-  @Mixin
-  CacheOptions.WaitOption wait;
-
-  @Spec
-  picocli.CommandLine.Model.CommandSpec spec;
+  CacheOptions.Writer cache;
 
   @Override
   public Integer call() throws InterruptedException {
     if (!key.equals("max-size")) {
       throw XlacException.badInput("unknown cache setting '" + key + "' (known: max-size)");
     }
-    var out = spec.commandLine().getOut();
+    var out = cache.out();
     if (value == null) {
-      try (CacheStore store = cache.openReadOnly(spec.commandLine().getErr())) {
+      try (CacheStore store = cache.openReadOnly()) {
         OptionalLong max = store.maxSize();
         out.println(max.isEmpty() ? "none" : max.getAsLong() + " (" + Sizes.human(max.getAsLong()) + ")");
       }
@@ -50,7 +43,7 @@ final class CacheConfigCommand implements Callable<Integer> {
       } catch (IllegalArgumentException e) {
         throw XlacException.badInput(e.getMessage());
       }
-      try (CacheStore store = cache.openWritable(spec.commandLine().getErr(), wait)) {
+      try (CacheStore store = cache.openWritable()) {
         store.setMaxSize(max);
       }
       out.println("max-size " + (max.isEmpty() ? "none" : max.getAsLong() + " (" + Sizes.human(max.getAsLong()) + ")"));

@@ -12,7 +12,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 @Command(name = "export", mixinStandardHelpOptions = true,
     description = {"Write a portable bundle (tar + zstd) of graphs, artifacts and their metadata, with checksums,",
@@ -33,16 +32,13 @@ final class CacheExportCommand implements Callable<Integer> {
   @Mixin
   CacheOptions cache;
 
-  @Spec
-  picocli.CommandLine.Model.CommandSpec spec;
-
   @Override
   public Integer call() throws InterruptedException {
     BundleExporter.Result r;
-    try (CacheStore store = cache.openReadOnly(spec.commandLine().getErr())) {
+    try (CacheStore store = cache.openReadOnly()) {
       r = store.exportBundle(file, new ExportRequest(compiler == null ? null : CompilerFilter.parse(compiler), since));
     }
-    var out = spec.commandLine().getOut();
+    var out = cache.out();
     out.printf("Exported %s, %s and %s (%s) to %s (%s)%n", Tables.plural(r.graphs(), "graph"),
         Tables.plural(r.artifacts(), "artifact"), Tables.plural(r.failures(), "failure"), Sizes.human(r.payloadBytes()),
         r.file(), Sizes.human(r.fileBytes()));

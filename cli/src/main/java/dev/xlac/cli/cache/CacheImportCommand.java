@@ -8,7 +8,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 @Command(name = "import", mixinStandardHelpOptions = true,
     description = {"Merge a bundle made by 'xlac cache export' into the cache. The whole bundle is checked first",
@@ -20,21 +19,15 @@ final class CacheImportCommand implements Callable<Integer> {
   Path file;
 
   @Mixin
-  CacheOptions cache;
-
-  @Mixin
-  CacheOptions.WaitOption wait;
-
-  @Spec
-  picocli.CommandLine.Model.CommandSpec spec;
+  CacheOptions.Writer cache;
 
   @Override
   public Integer call() throws InterruptedException {
     BundleImporter.Result r;
-    try (CacheStore store = cache.openWritable(spec.commandLine().getErr(), wait)) {
+    try (CacheStore store = cache.openWritable()) {
       r = store.importBundle(file);
     }
-    var out = spec.commandLine().getOut();
+    var out = cache.out();
     out.printf("Imported %s: graphs added %d (already present %d), artifacts added %d (already present %d),"
         + " failures added %d%n", Sizes.human(r.payloadBytes()), r.graphsAdded(), r.graphsPresent(), r.artifactsAdded(),
         r.artifactsPresent(), r.failuresAdded());

@@ -11,7 +11,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 @Command(name = "log", mixinStandardHelpOptions = true,
     description = "Show what the cache knows about one graph: where it came from, and per compiler the outcome and log.")
@@ -22,17 +21,14 @@ final class CacheLogCommand implements Callable<Integer> {
   @Mixin
   CacheOptions cache;
 
-  @Spec
-  picocli.CommandLine.Model.CommandSpec spec;
-
   @Override
   public Integer call() throws InterruptedException {
     GraphLog log;
-    try (CacheStore store = cache.openReadOnly(spec.commandLine().getErr())) {
+    try (CacheStore store = cache.openReadOnly()) {
       GraphFingerprint fp = store.resolve(fingerprint);
       log = store.log(fp).orElseThrow();
     }
-    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter out = cache.out();
     GraphInfo g = log.graph();
     out.printf("graph:       %s%n", g.fingerprint());
     out.printf("module:      %s%n", g.moduleName());

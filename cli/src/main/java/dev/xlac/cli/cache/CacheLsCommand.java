@@ -13,7 +13,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 @Command(name = "ls", mixinStandardHelpOptions = true,
     description = {"List the cache: one row per graph and compiler it was compiled with; a graph compiled by",
@@ -40,9 +39,6 @@ final class CacheLsCommand implements Callable<Integer> {
   @Mixin
   CacheOptions cache;
 
-  @Spec
-  picocli.CommandLine.Model.CommandSpec spec;
-
   @Override
   public Integer call() throws InterruptedException {
     ListQuery.Sort order = switch (sort == null ? "fingerprint" : sort) {
@@ -50,14 +46,14 @@ final class CacheLsCommand implements Callable<Integer> {
       case "size" -> ListQuery.Sort.SIZE;
       case "age" -> ListQuery.Sort.AGE;
       case "access" -> ListQuery.Sort.ACCESS;
-      default -> throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+      default -> throw new picocli.CommandLine.ParameterException(cache.command.commandLine(),
           "--sort must be size, age or access, not '" + sort + "'");
     };
     List<ListRow> rows;
-    try (CacheStore store = cache.openReadOnly(spec.commandLine().getErr())) {
+    try (CacheStore store = cache.openReadOnly()) {
       rows = store.list(new ListQuery(status, compiler == null ? null : CompilerFilter.parse(compiler), order));
     }
-    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter out = cache.out();
     if (json) {
       writeJson(rows, out);
     } else {

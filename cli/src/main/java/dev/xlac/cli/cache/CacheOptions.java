@@ -7,30 +7,70 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
- * The shared {@code --cache DIR} option (a picocli mixin) and how commands open the cache with it.
- * Commands that write also take {@code --wait[=DURATION]}.
+ * The shared {@code --cache DIR} option (a picocli mixin), the command's output streams, and how
+ * commands open the cache. Commands that write mix in {@link Writer}, which adds
+ * {@code --wait[=DURATION]}.
  */
 public final class CacheOptions {
   @Option(names = "--cache", paramLabel = "DIR",
       description = "The cache directory (default: $XLAC_CACHE_DIR, else ~/.cache/xlac).")
   Path dir;
 
+  @Spec(Spec.Target.MIXEE)
+  CommandSpec command;
+
   public Path directory() {
     return CacheLocation.resolve(dir);
   }
 
-  /** Opens the cache for reading; works while another process writes to it. */
-  CacheStore openReadOnly(PrintWriter err) throws InterruptedException {
-    return CacheStore.open(directory(), CacheStore.Mode.READ_ONLY, Duration.ZERO, notice(err));
+  PrintWriter out() {
+    return command.commandLine().getOut();
   }
 
-  /** Opens the cache for writing, waiting for another writer as {@code --wait} says. */
-  CacheStore openWritable(PrintWriter err, WaitOption wait) throws InterruptedException {
-    return CacheStore.open(directory(), CacheStore.Mode.READ_WRITE, wait == null ? Duration.ZERO : wait.duration(),
-        notice(err));
+  PrintWriter err() {
+    return command.commandLine().getErr();
+  }
+
+  /** Opens the cache for reading; works while another process writes to it. */
+  CacheStore openReadOnly() throws InterruptedException {
+    return CacheStore.open(directory(), CacheStore.Mode.READ_ONLY, Duration.ZERO, notice(err()));
+  }
+
+  /** Opens the cache for writing; {@code wait}: how long to wait for another writer (null: forever). */
+  CacheStore openWritable(Duration wait) throws InterruptedException {
+    return CacheStore.open(directory(), CacheStore.Mode.READ_WRITE, wait, notice(err()));
+  }
+
+  /** {@code --cache} and {@code --wait}, for commands that write. */
+  public static final class Writer {
+    @Mixin
+    CacheOptions cache;
+
+    @Mixin
+    WaitOption wait;
+
+    PrintWriter out() {
+      return cache.out();
+    }
+
+    PrintWriter err() {
+      return cache.err();
+    }
+
+    CacheStore openReadOnly() throws InterruptedException {
+      return cache.openReadOnly();
+    }
+
+    /** Opens the cache for writing, waiting for another writer as {@code --wait} says. */
+    CacheStore openWritable() throws InterruptedException {
+      return cache.openWritable(wait.duration());
+    }
   }
 
   private static java.util.function.Consumer<String> notice(PrintWriter err) {

@@ -17,7 +17,6 @@ import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 @Command(name = "prune", mixinStandardHelpOptions = true,
     description = {"Remove entries, least recently used first, down to a bound, then compact so the disk usage",
@@ -57,22 +56,15 @@ final class CachePruneCommand implements Callable<Integer> {
   boolean json;
 
   @Mixin
-  CacheOptions cache;
-
-  @Mixin
-  CacheOptions.WaitOption wait;
-
-  @Spec
-  picocli.CommandLine.Model.CommandSpec spec;
+  CacheOptions.Writer cache;
 
   @Override
   public Integer call() throws InterruptedException {
     CompilerFilter only = compilers == null || compilers.compiler == null ? null : CompilerFilter.parse(compilers.compiler);
     CompilerFilter not = compilers == null || compilers.notCompiler == null ? null
         : CompilerFilter.parse(compilers.notCompiler);
-    PrintWriter err = spec.commandLine().getErr();
     PruneResult r;
-    try (CacheStore store = dryRun ? cache.openReadOnly(err) : cache.openWritable(err, wait)) {
+    try (CacheStore store = dryRun ? cache.openReadOnly() : cache.openWritable()) {
       OptionalLong bound = maxSize == null ? OptionalLong.empty() : OptionalLong.of(maxSize);
       if (bound.isEmpty() && olderThan == null && !failed && only == null && not == null) {
         bound = store.maxSize();
@@ -83,7 +75,7 @@ final class CachePruneCommand implements Callable<Integer> {
       }
       r = store.prune(new PruneRequest(bound, olderThan, failed, only, not, dryRun, false));
     }
-    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter out = cache.out();
     if (json) {
       out.println(Json.write(toJson(r)));
     } else {

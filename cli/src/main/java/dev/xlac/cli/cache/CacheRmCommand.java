@@ -9,7 +9,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 @Command(name = "rm", mixinStandardHelpOptions = true,
     description = "Remove graphs, with every artifact compiled from them.")
@@ -19,25 +18,19 @@ final class CacheRmCommand implements Callable<Integer> {
   List<String> fingerprints;
 
   @Mixin
-  CacheOptions cache;
-
-  @Mixin
-  CacheOptions.WaitOption wait;
-
-  @Spec
-  picocli.CommandLine.Model.CommandSpec spec;
+  CacheOptions.Writer cache;
 
   @Override
   public Integer call() throws InterruptedException {
     long freed;
     List<GraphFingerprint> resolved = new ArrayList<>();
-    try (CacheStore store = cache.openWritable(spec.commandLine().getErr(), wait)) {
+    try (CacheStore store = cache.openWritable()) {
       for (String f : fingerprints) {
         resolved.add(store.resolve(f)); // all or nothing: an unknown one stops before anything is removed
       }
       freed = store.remove(resolved);
     }
-    var out = spec.commandLine().getOut();
+    var out = cache.out();
     resolved.forEach(f -> out.println("removed " + f));
     out.printf("Removed %s, freed %s%n", Tables.plural(resolved.size(), "graph"), Sizes.human(freed));
     out.flush();

@@ -13,7 +13,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 @Command(name = "stat", mixinStandardHelpOptions = true,
     description = "Show the cache's statistics, as 'ccache -s' does: contents, sizes, hits and misses, time saved.",
@@ -29,19 +28,13 @@ final class CacheStatCommand implements Callable<Integer> {
   boolean zero;
 
   @Mixin
-  CacheOptions cache;
-
-  @Mixin
-  CacheOptions.WaitOption wait;
-
-  @Spec
-  picocli.CommandLine.Model.CommandSpec spec;
+  CacheOptions.Writer cache;
 
   @Override
   public Integer call() throws InterruptedException {
-    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter out = cache.out();
     if (zero) {
-      try (CacheStore store = cache.openWritable(spec.commandLine().getErr(), wait)) {
+      try (CacheStore store = cache.openWritable()) {
         store.zeroStatistics();
       }
       out.println("Statistics zeroed");
@@ -49,7 +42,7 @@ final class CacheStatCommand implements Callable<Integer> {
       return 0;
     }
     CacheStatistics s;
-    try (CacheStore store = cache.openReadOnly(spec.commandLine().getErr())) {
+    try (CacheStore store = cache.openReadOnly()) {
       s = store.statistics();
     }
     if (json) {

@@ -9,7 +9,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 @Command(name = "verify", mixinStandardHelpOptions = true,
     description = "Check every stored graph, artifact and log against its checksum, and the indexes against the records.",
@@ -20,22 +19,15 @@ final class CacheVerifyCommand implements Callable<Integer> {
   boolean repair;
 
   @Mixin
-  CacheOptions cache;
-
-  @Mixin
-  CacheOptions.WaitOption wait;
-
-  @Spec
-  picocli.CommandLine.Model.CommandSpec spec;
+  CacheOptions.Writer cache;
 
   @Override
   public Integer call() throws InterruptedException {
-    PrintWriter err = spec.commandLine().getErr();
     VerifyReport r;
-    try (CacheStore store = repair ? cache.openWritable(err, wait) : cache.openReadOnly(err)) {
+    try (CacheStore store = repair ? cache.openWritable() : cache.openReadOnly()) {
       r = store.verify(repair);
     }
-    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter out = cache.out();
     for (VerifyReport.Problem p : r.problems()) {
       out.printf("%s %s: %s%n", p.damage() ? (r.repaired() ? "dropped" : "damaged") : (r.repaired() ? "rebuilt"
           : "inconsistent"), p.entry(), p.description());
