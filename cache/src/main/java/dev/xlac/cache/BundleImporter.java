@@ -88,7 +88,7 @@ public final class BundleImporter {
 
   /** Receives each entry after the manifest, with its data when the pass keeps it (else null). */
   private interface EntrySink {
-    void accept(String name, byte[] data);
+    void accept(String name, byte[] data) throws IOException;
   }
 
   private Validated validate(Path file) throws IOException {
@@ -272,7 +272,26 @@ public final class BundleImporter {
     BundleManifest m = v.manifest();
     long now = store.clock.millis();
     long[] counts = new long[6]; // graphs added, present, artifacts added, present, failures added, bytes
-    Batcher batch = new Batcher();
+    java.util.concurrent.ExecutorService writer = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "xlac-import-writer");
+      t.setDaemon(true);
+      return t;
+    });
+    Batcher batch = new Batcher(writer);
+    try {
+      return apply(file, v, m, now, counts, batch);
+    } finally {
+      try {
+        batch.await(); // never leave a write running behind the caller's back
+      } catch (IOException | RuntimeException e) {
+        // the first failure is already on its way out
+      }
+      writer.shutdown();
+    }
+  }
+
+  private Result apply(Path file, Validated v, BundleManifest m, long now, long[] counts, Batcher batch)
+      throws IOException {
     Map<String, byte[]> pendingLogs = new HashMap<>();
     read(file, v.manifestSha(), x -> { }, x -> { }, (name, data) -> {
       counts[5] += data.length;
@@ -296,6 +315,7 @@ public final class BundleImporter {
       batch.add(0, txn -> mergeArtifact(txn, a, null, null, v.identityTexts(), now, counts));
     }
     batch.flush();
+    batch.await();
     store.sync();
     return new Result(file, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5]);
   }
@@ -335,12 +355,42 @@ public final class BundleImporter {
     counts[a.status() == EntryStatus.COMPILED ? 2 : 4]++;
   }
 
-  /** Groups small entries into one batch; each batch is atomic and never splits an entry. */
+  /**
+   * Groups small entries into one batch; each batch is atomic and never splits an entry. A batch
+   * is written on the importer's writer thread while the next one is read and verified, with at
+   * most one batch in flight, so memory stays bounded by two batches.
+   */
   private final class Batcher {
     private final List<Consumer<CacheStore.Txn>> ops = new ArrayList<>();
     private long bytes;
+    private final java.util.concurrent.ExecutorService writer;
+    private java.util.concurrent.Future<?> inFlight;
 
-    void add(long size, Consumer<CacheStore.Txn> op) {
+    Batcher(java.util.concurrent.ExecutorService writer) {
+      this.writer = writer;
+    }
+
+    /** Waits for the batch being written; its failure (disk full, ...) surfaces here. */
+    void await() throws IOException {
+      if (inFlight == null) {
+        return;
+      }
+      try {
+        inFlight.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted", e);
+      } catch (java.util.concurrent.ExecutionException e) {
+        if (e.getCause() instanceof RuntimeException r) {
+          throw r;
+        }
+        throw new IllegalStateException(e.getCause());
+      } finally {
+        inFlight = null;
+      }
+    }
+
+    void add(long size, Consumer<CacheStore.Txn> op) throws IOException {
       ops.add(op);
       bytes += size;
       if (bytes >= BATCH_BYTES || ops.size() >= BATCH_ENTRIES) {
@@ -348,17 +398,18 @@ public final class BundleImporter {
       }
     }
 
-    void flush() {
+    void flush() throws IOException {
       if (ops.isEmpty()) {
         return;
       }
       List<Consumer<CacheStore.Txn>> run = List.copyOf(ops);
       ops.clear();
       bytes = 0;
-      store.commit(false, txn -> {
+      await();
+      inFlight = writer.submit(() -> store.commit(false, txn -> {
         run.forEach(op -> op.accept(txn));
         return null;
-      });
+      }));
     }
   }
 }

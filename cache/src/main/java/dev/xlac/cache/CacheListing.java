@@ -27,18 +27,29 @@ final class CacheListing {
 
   List<ListRow> list(ListQuery q) {
     List<ListRow> rows = new ArrayList<>();
+    // One JNI call per key, value and step: the cursors are read once per record (this runs in a cold JVM).
     try (Cursor g = store.db.cursor(Cf.GRAPH_META, null); Cursor a = store.db.cursor(Cf.ARTIFACT_META, null)) {
+      byte[] ak = a.valid() ? a.key() : null;
+      byte[] lastCid = null; // rows mostly share a compiler: decode its digest and identity once
+      String digest = null;
+      CompilerIdentity id = null;
       for (; g.valid(); g.next()) {
         byte[] fp = g.key();
         GraphRecord gr = Records.decodeGraph(g.value());
         GraphFingerprint f = new GraphFingerprint(GraphFingerprint.VERSION + ":" + Keys.hex(fp));
-        skipBefore(a, fp);
+        while (ak != null && Arrays.compareUnsigned(ak, 0, Keys.DIGEST, fp, 0, Keys.DIGEST) < 0) {
+          a.next(); // an orphan (verify reports it)
+          ak = a.valid() ? a.key() : null;
+        }
         boolean any = false;
-        for (; a.valid() && Keys.startsWith(a.key(), fp); a.next()) {
+        for (; ak != null && Keys.startsWith(ak, fp); a.next(), ak = a.valid() ? a.key() : null) {
           any = true;
           ArtifactRecord ar = Records.decodeArtifact(a.value());
-          String digest = Keys.hex(Keys.compilerOf(a.key()));
-          CompilerIdentity id = store.identity(digest);
+          if (lastCid == null || !Arrays.equals(ak, Keys.DIGEST, Keys.ARTIFACT, lastCid, 0, Keys.DIGEST)) {
+            lastCid = Keys.compilerOf(ak);
+            digest = Keys.hex(lastCid);
+            id = store.identity(digest);
+          }
           if ((q.status() != null && q.status() != ar.status())
               || (q.compiler() != null && !q.compiler().matches(digest, id))) {
             continue;
@@ -65,20 +76,17 @@ final class CacheListing {
     return rows;
   }
 
-  /** Moves an artifact cursor past keys of graphs before {@code fp} (orphans, which verify reports). */
-  private static void skipBefore(Cursor a, byte[] fp) {
-    while (a.valid() && Arrays.compareUnsigned(a.key(), 0, Keys.DIGEST, fp, 0, Keys.DIGEST) < 0) {
-      a.next();
-    }
-  }
-
   static CacheStatistics statistics(CacheStore store, Totals t) {
     long pending = 0;
     try (Cursor g = store.db.cursor(Cf.GRAPH_META, null); Cursor a = store.db.cursor(Cf.ARTIFACT_META, null)) {
+      byte[] ak = a.valid() ? a.key() : null;
       for (; g.valid(); g.next()) {
         byte[] fp = g.key();
-        skipBefore(a, fp);
-        if (!(a.valid() && Keys.startsWith(a.key(), fp))) {
+        while (ak != null && Arrays.compareUnsigned(ak, 0, Keys.DIGEST, fp, 0, Keys.DIGEST) < 0) {
+          a.next();
+          ak = a.valid() ? a.key() : null;
+        }
+        if (ak == null || !Keys.startsWith(ak, fp)) {
           pending++;
         }
       }

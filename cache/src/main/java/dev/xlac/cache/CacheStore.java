@@ -204,7 +204,8 @@ public final class CacheStore implements AutoCloseable {
 
   /** Stores a module read from a dump as a graph (pending until something compiles it). */
   public PutOutcome putGraph(LoadedModule module) {
-    return putGraph(module.fingerprint(), module.moduleName(), module.module().toByteArray(), module.file().toString());
+    return putGraph(module.fingerprint(), module.moduleName(), module.module().toByteArray(),
+        module.file().toAbsolutePath().toString());
   }
 
   /**
@@ -312,24 +313,41 @@ public final class CacheStore implements AutoCloseable {
    * is fsynced before this returns. The graph must already be stored.
    */
   public void putArtifact(ArtifactKey key, byte[] bytes, CompileInfo info) {
-    storeArtifact(key, bytes, info);
-    memory.invalidate(key);
+    putArtifacts(List.of(new NewArtifact(key, bytes, info)));
   }
 
-  private void storeArtifact(ArtifactKey key, byte[] bytes, CompileInfo info) {
+  /** One artifact for {@link #putArtifacts}. */
+  public record NewArtifact(ArtifactKey key, byte[] bytes, CompileInfo info) {}
+
+  /**
+   * Stores several compiled artifacts in one atomic, fsynced batch: all of them or none. For a
+   * scheduler that finishes many compiles at once; the graphs must already be stored.
+   */
+  public void putArtifacts(List<NewArtifact> artifacts) {
+    storeArtifacts(artifacts);
+    artifacts.forEach(a -> memory.invalidate(a.key()));
+  }
+
+  private void storeArtifacts(List<NewArtifact> artifacts) {
     requireWritable();
-    byte[] sha = Checksums.sha256(bytes);
-    byte[] log = info.log().getBytes(StandardCharsets.UTF_8);
-    byte[] storedLog = log.length == 0 ? null : Zstd.compress(log, ZSTD_LEVEL);
     long now = clock.millis();
-    ArtifactRecord rec = new ArtifactRecord(EntryStatus.COMPILED, bytes.length, sha, info.compileTime().toMillis(), now,
-        now, null, null, log.length, storedLog == null ? 0 : storedLog.length,
-        storedLog == null ? null : Checksums.sha256(storedLog));
-    byte[] kb = key.bytes();
+    List<ArtifactRecord> records = new ArrayList<>(artifacts.size());
+    List<byte[]> logs = new ArrayList<>(artifacts.size());
+    for (NewArtifact a : artifacts) {
+      byte[] log = a.info().log().getBytes(StandardCharsets.UTF_8);
+      byte[] storedLog = log.length == 0 ? null : Zstd.compress(log, ZSTD_LEVEL);
+      logs.add(storedLog);
+      records.add(new ArtifactRecord(EntryStatus.COMPILED, a.bytes().length, Checksums.sha256(a.bytes()),
+          a.info().compileTime().toMillis(), now, now, null, null, log.length, storedLog == null ? 0 : storedLog.length,
+          storedLog == null ? null : Checksums.sha256(storedLog)));
+    }
     commit(true, txn -> {
-      txn.requireGraph(key);
-      txn.putIdentity(key.compiler());
-      txn.writeArtifact(kb, rec, bytes, storedLog);
+      for (int i = 0; i < artifacts.size(); i++) {
+        NewArtifact a = artifacts.get(i);
+        txn.requireGraph(a.key());
+        txn.putIdentity(a.key().compiler());
+        txn.writeArtifact(a.key().bytes(), records.get(i), a.bytes(), logs.get(i));
+      }
       return null;
     });
     enforceMaxSize();
@@ -439,7 +457,7 @@ public final class CacheStore implements AutoCloseable {
             throw new IllegalStateException("cache " + dir + " is open read-only; cannot store a compiled artifact");
           }
           Compiled c = compilation.compile();
-          storeArtifact(key, c.bytes(), c.info());
+          storeArtifacts(List.of(new NewArtifact(key, c.bytes(), c.info())));
           a = new Artifact(key, c.bytes(), c.info().compileTime(), clock.instant());
         }
         if (a != null) {

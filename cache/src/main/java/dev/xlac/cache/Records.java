@@ -1,11 +1,6 @@
 package dev.xlac.cache;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -109,7 +104,7 @@ final class Records {
 
   /** access index value: the entry's stored size, status, and (artifacts) the compiler digest. */
   static byte[] accessValue(long size, EntryStatus status, byte[] compilerDigest) {
-    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(9 + (compilerDigest == null ? 0 : compilerDigest.length));
+    ByteBuffer b = ByteBuffer.allocate(9 + (compilerDigest == null ? 0 : compilerDigest.length));
     b.putLong(size).put(status.code());
     if (compilerDigest != null) {
       b.put(compilerDigest);
@@ -118,7 +113,7 @@ final class Records {
   }
 
   static long accessSize(byte[] value) {
-    return java.nio.ByteBuffer.wrap(value).getLong();
+    return ByteBuffer.wrap(value).getLong();
   }
 
   static EntryStatus accessStatus(byte[] value) {
@@ -126,26 +121,91 @@ final class Records {
   }
 
   private interface Writer {
-    void write(DataOutputStream out) throws IOException;
+    void write(Out out);
   }
 
   private interface Reader<T> {
-    T read(DataInputStream in) throws IOException;
+    T read(In in);
+  }
+
+  /** A growable big-endian buffer; cheaper than stream layers for many small records. */
+  private static final class Out {
+    private ByteBuffer b = ByteBuffer.allocate(160);
+
+    private void room(int n) {
+      if (b.remaining() < n) {
+        ByteBuffer bigger = ByteBuffer.allocate(Math.max(b.capacity() * 2, b.position() + n));
+        b.flip();
+        bigger.put(b);
+        b = bigger;
+      }
+    }
+
+    void writeByte(int v) {
+      room(1);
+      b.put((byte) v);
+    }
+
+    void writeLong(long v) {
+      room(8);
+      b.putLong(v);
+    }
+
+    void writeInt(int v) {
+      room(4);
+      b.putInt(v);
+    }
+
+    void write(byte[] v) {
+      room(v.length);
+      b.put(v);
+    }
+
+    byte[] toByteArray() {
+      return java.util.Arrays.copyOf(b.array(), b.position());
+    }
+  }
+
+  private static final class In {
+    private final ByteBuffer b;
+
+    In(byte[] value) {
+      b = ByteBuffer.wrap(value);
+    }
+
+    byte readByte() {
+      return b.get();
+    }
+
+    long readLong() {
+      return b.getLong();
+    }
+
+    int readInt() {
+      return b.getInt();
+    }
+
+    int available() {
+      return b.remaining();
+    }
+
+    byte[] readNBytes(int n) {
+      byte[] v = new byte[n];
+      b.get(v);
+      return v;
+    }
   }
 
   private static byte[] write(Writer w) {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(128);
-    try (DataOutputStream out = new DataOutputStream(bytes)) {
-      out.writeByte(FORMAT);
-      w.write(out);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return bytes.toByteArray();
+    Out out = new Out();
+    out.writeByte(FORMAT);
+    w.write(out);
+    return out.toByteArray();
   }
 
   private static <T> T read(byte[] value, Reader<T> r) {
-    try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(value))) {
+    try {
+      In in = new In(value);
       byte format = in.readByte();
       if (format != FORMAT) {
         throw new IllegalArgumentException("unknown record format " + format);
@@ -155,34 +215,34 @@ final class Records {
         throw new IllegalArgumentException("record has " + in.available() + " trailing bytes");
       }
       return t;
-    } catch (IOException e) {
+    } catch (java.nio.BufferUnderflowException e) {
       throw new IllegalArgumentException("truncated record", e);
     }
   }
 
-  private static void str(DataOutputStream out, String s) throws IOException {
+  private static void str(Out out, String s) {
     bytes(out, s == null ? null : s.getBytes(StandardCharsets.UTF_8));
   }
 
-  private static String str(DataInputStream in) throws IOException {
+  private static String str(In in) {
     byte[] b = bytes(in);
     return b == null ? null : new String(b, StandardCharsets.UTF_8);
   }
 
-  private static void bytes(DataOutputStream out, byte[] b) throws IOException {
+  private static void bytes(Out out, byte[] b) {
     out.writeInt(b == null ? -1 : b.length);
     if (b != null) {
       out.write(b);
     }
   }
 
-  private static byte[] bytes(DataInputStream in) throws IOException {
+  private static byte[] bytes(In in) {
     int n = in.readInt();
     if (n < 0) {
       return null;
     }
     if (n > in.available()) {
-      throw new IOException("field longer than the record");
+      throw new IllegalArgumentException("field longer than the record");
     }
     return in.readNBytes(n);
   }

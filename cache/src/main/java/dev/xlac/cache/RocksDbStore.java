@@ -74,7 +74,59 @@ final class RocksDbStore implements AutoCloseable {
   private static final double BLOB_GC_AGE_CUTOFF = 0.25;
 
   static {
-    RocksDB.loadLibrary();
+    loadNativeLibrary();
+  }
+
+  /**
+   * RocksDB's own loader unpacks its 17 MB library into a new temporary file at every start (about
+   * 0.1 s, on every command). Unpack it once into a directory only this user can write, named after
+   * the RocksDB jar, and load it from there; on any doubt, fall back to RocksDB's loader.
+   */
+  private static void loadNativeLibrary() {
+    try {
+      String resource = org.rocksdb.util.Environment.getJniLibraryFileName("rocksdb");
+      String loadedAs = org.rocksdb.util.Environment.getJniLibraryFileName("rocksdbjni");
+      java.net.URL url = RocksDB.class.getResource("/" + resource);
+      java.net.URL jar = RocksDB.class.getProtectionDomain().getCodeSource().getLocation();
+      if (url == null || jar == null) {
+        throw new IOException("no bundled library");
+      }
+      java.net.URLConnection c = url.openConnection();
+      c.setUseCaches(false);
+      long size = c.getContentLengthLong();
+      String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9_.-]", "_");
+      Path base = Path.of(System.getProperty("java.io.tmpdir"), "xlac-native-" + user);
+      Path dir = base.resolve(Path.of(jar.toURI()).getFileName().toString() + "-" + size);
+      for (Path d : List.of(base, dir)) {
+        if (!Files.isDirectory(d, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+          Files.createDirectories(d, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+              java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+        }
+        // Only a directory of ours that nobody else can write is trusted with code we load.
+        var attrs = Files.readAttributes(d, java.nio.file.attribute.PosixFileAttributes.class,
+            java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        if (!attrs.owner().getName().equals(System.getProperty("user.name"))
+            || !java.util.Collections.disjoint(attrs.permissions(), Set.of(
+                java.nio.file.attribute.PosixFilePermission.GROUP_WRITE,
+                java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE))) {
+          throw new IOException(d + " is not private");
+        }
+      }
+      Path lib = dir.resolve(loadedAs);
+      if (!Files.isRegularFile(lib, java.nio.file.LinkOption.NOFOLLOW_LINKS) || Files.size(lib) != size) {
+        Path tmp = Files.createTempFile(dir, "unpacking-", ".so");
+        try (var in = c.getInputStream()) {
+          Files.copy(in, tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+          Files.move(tmp, lib, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+              java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+          Files.deleteIfExists(tmp);
+        }
+      }
+      RocksDB.loadLibrary(List.of(dir.toString()));
+    } catch (Exception | UnsatisfiedLinkError e) {
+      RocksDB.loadLibrary();
+    }
   }
 
   private final Path cacheDir;
@@ -87,6 +139,7 @@ final class RocksDbStore implements AutoCloseable {
   private final WriteOptions syncWrites;
   private final WriteOptions plainWrites;
   private final ReadOptions reads;
+  private final ReadOptions scans;
   private final Set<Cursor> cursors = Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
   private volatile boolean closed;
 
@@ -103,19 +156,21 @@ final class RocksDbStore implements AutoCloseable {
       ColumnFamilyOptions small = own(new ColumnFamilyOptions().setTableFormatConfig(table)
           .setWriteBufferSize(16L << 20).setCompressionType(CompressionType.LZ4_COMPRESSION));
       ColumnFamilyOptions blobs = own(new ColumnFamilyOptions().setTableFormatConfig(table)
-          .setWriteBufferSize(64L << 20).setMaxWriteBufferNumber(4)
+          .setWriteBufferSize(256L << 20).setMaxWriteBufferNumber(3)
           .setEnableBlobFiles(true).setMinBlobSize(MIN_BLOB_BYTES).setBlobFileSize(256L << 20)
           .setBlobCompressionType(CompressionType.NO_COMPRESSION)
           .setEnableBlobGarbageCollection(true).setBlobGarbageCollectionAgeCutoff(BLOB_GC_AGE_CUTOFF));
       DBOptions dbOptions = own(new DBOptions().setCreateIfMissing(writable).setCreateMissingColumnFamilies(writable)
           .setMaxBackgroundJobs(2).setKeepLogFileNum(2).setInfoLogLevel(InfoLogLevel.WARN_LEVEL)
-          .setMaxTotalWalSize(512L << 20));
+          .setMaxTotalWalSize(256L << 20));
       if (!writable) {
         dbOptions.setMaxOpenFiles(-1); // a secondary must keep every file open: the primary may delete them
       }
       syncWrites = own(new WriteOptions().setSync(true));
       plainWrites = own(new WriteOptions());
       reads = own(new ReadOptions().setVerifyChecksums(true));
+      // Whole-family scans (ls, stat, verify, prune): read ahead, and do not evict lookups' blocks.
+      scans = own(new ReadOptions().setVerifyChecksums(true).setReadaheadSize(2L << 20).setFillCache(false));
 
       List<String> names = new ArrayList<>(List.of("default"));
       if (Files.exists(dbDir.resolve("CURRENT"))) {
@@ -256,7 +311,7 @@ final class RocksDbStore implements AutoCloseable {
   /** A tracked iterator positioned at {@code from} (null: the first key). */
   Cursor cursor(Cf cf, byte[] from) {
     checkOpen();
-    Cursor c = new Cursor(db.newIterator(handles.get(cf), reads));
+    Cursor c = new Cursor(db.newIterator(handles.get(cf), from == null ? scans : reads));
     cursors.add(c);
     if (from == null) {
       c.it.seekToFirst();
@@ -407,6 +462,13 @@ final class RocksDbStore implements AutoCloseable {
     open.forEach(Cursor::close);
     if (db != null) {
       if (writable) {
+        // RocksDB does not flush at close what its write-ahead log holds; every later open (each
+        // reader's too) would replay it. Flush, so the next command opens quickly.
+        try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+          db.flush(flush, allHandles);
+        } catch (RocksDBException e) {
+          // the log still holds it; the next open replays it
+        }
         db.cancelAllBackgroundWork(true);
       }
       allHandles.forEach(ColumnFamilyHandle::close);

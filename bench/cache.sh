@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Reproduces the cache figures in bench/README.md ("Cache").
+#   bench/cache.sh [ENTRIES=100000] [BUNDLE_MIB=1024]
+# Work files go to $XLAC_BENCH_DIR (default: a new directory under /tmp), removed at the end
+# unless XLAC_BENCH_KEEP=1. Needs about 3 GiB of disk for the defaults.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/env.sh
+source "$ROOT/scripts/env.sh"
+xlac_ensure_java
+xlac_ensure_maven
+ENTRIES="${1:-100000}"
+MIB="${2:-1024}"
+WORK="${XLAC_BENCH_DIR:-$(mktemp -d /tmp/xlac-bench.XXXXXX)}"
+mkdir -p "$WORK"
+cleanup() { [[ "${XLAC_BENCH_KEEP:-0}" == 1 ]] || rm -rf "$WORK"; }
+trap cleanup EXIT
+
+echo "== build" >&2
+xlac_mvn -q -DskipTests -pl bench -am package dependency:build-classpath -Dmdep.outputFile=target/classpath.txt >&2
+CP="$ROOT/bench/target/classes:$(cat "$ROOT/bench/target/classpath.txt")"
+"$ROOT/xlac" --version >/dev/null  # builds the launcher's jar if needed
+JAVA=("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$CP")
+
+echo "== machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(uname -r), $("$JAVA_HOME/bin/java" -version 2>&1 | head -1)"
+echo "== lookups, list, statistics, prune ($ENTRIES entries)"
+"${JAVA[@]}" dev.xlac.bench.CacheBench lookups "$WORK" "$ENTRIES"
+
+# Wall time of a command, the median of 5 runs, in seconds.
+median_wall() {
+  local times=() i s e
+  for i in 1 2 3 4 5; do
+    s=$(date +%s%N); "$@" >/dev/null; e=$(date +%s%N)
+    times+=("$(( (e - s) / 1000000 ))")
+  done
+  printf '%s\n' "${times[@]}" | sort -n | sed -n 3p | awk '{printf "%.3f", $1/1000}'
+}
+echo "== CLI against the same cache (median of 5 runs; JVM start-up measured as 'xlac --version')"
+startup=$(median_wall "$ROOT/xlac" --version)
+ls_json=$(median_wall "$ROOT/xlac" cache ls --json --cache "$WORK/cache")
+stat=$(median_wall "$ROOT/xlac" cache stat --cache "$WORK/cache")
+rows=$("$ROOT/xlac" cache ls --json --cache "$WORK/cache" | grep -c '"fingerprint"')
+printf '%-40s %s s\n' "xlac --version (JVM start-up)" "$startup"
+printf '%-40s %s s  (%s beyond start-up, %s rows)\n' "xlac cache ls --json" "$ls_json" \
+  "$(awk -v a="$ls_json" -v b="$startup" 'BEGIN{printf "%.3f s", a-b}')" "$rows"
+printf '%-40s %s s  (%s beyond start-up)\n' "xlac cache stat" "$stat" \
+  "$(awk -v a="$stat" -v b="$startup" 'BEGIN{printf "%.3f s", a-b}')"
+
+echo "== export / import ($MIB MiB of incompressible artifacts)"
+"${JAVA[@]}" dev.xlac.bench.CacheBench bundles "$WORK" "$MIB"

@@ -1,0 +1,48 @@
+package dev.xlac.cli.cache;
+
+import dev.xlac.cache.BundleExporter;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.CompilerFilter;
+import dev.xlac.cache.ExportRequest;
+import dev.xlac.core.Sizes;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "export", mixinStandardHelpOptions = true,
+    description = {"Write a portable bundle (tar + zstd) of graphs, artifacts and their metadata, with checksums,",
+        "for 'xlac cache import' on another machine. Works while another process writes to the cache."},
+    footer = {"%nWith --compiler, the bundle holds that compiler's artifacts and the graphs they came from; without,",
+        "every graph (pending ones too) and artifact. A damaged entry stops the export: repair the cache first."})
+final class CacheExportCommand implements Callable<Integer> {
+  @Parameters(paramLabel = "FILE", description = "The bundle to write (e.g. warm-cache.tar.zst); replaced if it exists.")
+  Path file;
+
+  @Option(names = "--compiler", paramLabel = "X", description = "Only this compiler's artifacts (short name or digest prefix).")
+  String compiler;
+
+  @Option(names = "--since", paramLabel = "DURATION", converter = CacheOptions.DurationConverter.class,
+      description = "Only artifacts made and graphs seen within DURATION (e.g. 7d).")
+  Duration since;
+
+  @Mixin
+  CacheOptions cache;
+
+  @Override
+  public Integer call() throws InterruptedException {
+    BundleExporter.Result r;
+    try (CacheStore store = cache.openReadOnly()) {
+      r = store.exportBundle(file, new ExportRequest(compiler == null ? null : CompilerFilter.parse(compiler), since));
+    }
+    var out = cache.out();
+    out.printf("Exported %s, %s and %s (%s) to %s (%s)%n", Tables.plural(r.graphs(), "graph"),
+        Tables.plural(r.artifacts(), "artifact"), Tables.plural(r.failures(), "failure"), Sizes.human(r.payloadBytes()),
+        r.file(), Sizes.human(r.fileBytes()));
+    out.flush();
+    return 0;
+  }
+}

@@ -1,0 +1,117 @@
+package dev.xlac.cli.cache;
+
+import dev.xlac.cache.CacheLocation;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.Quantities;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * The shared {@code --cache DIR} option (a picocli mixin), the command's output streams, and how
+ * commands open the cache. Commands that write mix in {@link Writer}, which adds
+ * {@code --wait[=DURATION]}.
+ */
+public final class CacheOptions {
+  @Option(names = "--cache", paramLabel = "DIR",
+      description = "The cache directory (default: $XLAC_CACHE_DIR, else ~/.cache/xlac).")
+  Path dir;
+
+  @Spec(Spec.Target.MIXEE)
+  CommandSpec command;
+
+  public Path directory() {
+    return CacheLocation.resolve(dir);
+  }
+
+  PrintWriter out() {
+    return command.commandLine().getOut();
+  }
+
+  PrintWriter err() {
+    return command.commandLine().getErr();
+  }
+
+  /** Opens the cache for reading; works while another process writes to it. */
+  CacheStore openReadOnly() throws InterruptedException {
+    return CacheStore.open(directory(), CacheStore.Mode.READ_ONLY, Duration.ZERO, notice(err()));
+  }
+
+  /** Opens the cache for writing; {@code wait}: how long to wait for another writer (null: forever). */
+  CacheStore openWritable(Duration wait) throws InterruptedException {
+    return CacheStore.open(directory(), CacheStore.Mode.READ_WRITE, wait, notice(err()));
+  }
+
+  /** {@code --cache} and {@code --wait}, for commands that write. */
+  public static final class Writer {
+    @Mixin
+    CacheOptions cache;
+
+    @Mixin
+    WaitOption wait;
+
+    PrintWriter out() {
+      return cache.out();
+    }
+
+    PrintWriter err() {
+      return cache.err();
+    }
+
+    CacheStore openReadOnly() throws InterruptedException {
+      return cache.openReadOnly();
+    }
+
+    /** Opens the cache for writing, waiting for another writer as {@code --wait} says. */
+    CacheStore openWritable() throws InterruptedException {
+      return cache.openWritable(wait.duration());
+    }
+  }
+
+  private static java.util.function.Consumer<String> notice(PrintWriter err) {
+    return m -> {
+      err.println("xlac: " + m);
+      err.flush();
+    };
+  }
+
+  /** {@code --wait[=DURATION]}: wait for another writer (forever without a duration). */
+  public static final class WaitOption {
+    @Option(names = "--wait", arity = "0..1", paramLabel = "DURATION", fallbackValue = "forever",
+        converter = WaitConverter.class,
+        description = "If another xlac process is writing to the cache, wait for it (at most DURATION, e.g. 10m)"
+            + " instead of failing at once.")
+    Duration wait = Duration.ZERO;
+
+    /** Null means forever. */
+    Duration duration() {
+      return wait;
+    }
+  }
+
+  static final class WaitConverter implements ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String value) {
+      return value.equals("forever") ? null : Quantities.parseDuration(value);
+    }
+  }
+
+  static final class DurationConverter implements ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String value) {
+      return Quantities.parseDuration(value);
+    }
+  }
+
+  static final class SizeConverter implements ITypeConverter<Long> {
+    @Override
+    public Long convert(String value) {
+      return Quantities.parseSize(value);
+    }
+  }
+}
