@@ -13,18 +13,30 @@ public final class Json {
 
   public static String write(Object value) {
     StringBuilder out = new StringBuilder();
-    write(value, out, 0, true);
+    write(value, out);
     return out.toString();
   }
 
-  private static void write(Object value, StringBuilder out, int depth, boolean pretty) {
+  /**
+   * Streams the same text {@link #write(Object)} returns into {@code out}. With a lazy
+   * {@link Iterable}, large outputs (a cache listing of 100,000 rows) never exist whole in memory.
+   */
+  public static void write(Object value, Appendable out) {
+    try {
+      write(value, out, 0, true);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  private static void write(Object value, Appendable out, int depth, boolean pretty) throws java.io.IOException {
     switch (value) {
       case null -> out.append("null");
       case String s -> quote(s, out);
-      case Boolean b -> out.append(b);
+      case Boolean b -> out.append(b.toString());
       case Double d when d.isNaN() || d.isInfinite() -> out.append("null");
       case Float f when f.isNaN() || f.isInfinite() -> out.append("null");
-      case Number n -> out.append(n);
+      case Number n -> out.append(n.toString());
       case Map<?, ?> map -> {
         if (map.isEmpty()) {
           out.append("{}");
@@ -66,7 +78,7 @@ public final class Json {
     }
   }
 
-  private static void newline(StringBuilder out, int depth, boolean pretty) {
+  private static void newline(Appendable out, int depth, boolean pretty) throws java.io.IOException {
     if (pretty) {
       out.append('\n');
       out.append("  ".repeat(depth));
@@ -74,6 +86,14 @@ public final class Json {
   }
 
   public static void quote(String s, StringBuilder out) {
+    try {
+      quote(s, (Appendable) out);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  private static void quote(String s, Appendable out) throws java.io.IOException {
     out.append('"');
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);

@@ -72,9 +72,6 @@ final class CanonicalHloEncoder {
   private static final int INSTR_STATISTICS_VIZ = 82;
   private static final int INSTR_ORIGINAL_VALUE = 88;
   // Shapes and layouts:
-  private static final int SHAPE_ELEMENT_TYPE = 2;
-  private static final int SHAPE_DIMENSIONS = 3;
-  private static final int SHAPE_TUPLE_SHAPES = 4;
   private static final int SHAPE_LAYOUT = 5;
   private static final int SHAPE_IS_DYNAMIC_DIMENSION = 6;
   private static final int LAYOUT_MINOR_TO_MAJOR = 1;
@@ -249,7 +246,6 @@ final class CanonicalHloEncoder {
             out.i32(END);
           }
         }
-        case SHAPE_ELEMENT_TYPE, SHAPE_DIMENSIONS, SHAPE_TUPLE_SHAPES -> field(s, f);
         default -> field(s, f);
       }
     }

@@ -8,7 +8,9 @@ import dev.xlac.cache.ListRow;
 import dev.xlac.core.Json;
 import dev.xlac.core.Sizes;
 import java.io.PrintWriter;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -32,26 +34,18 @@ final class CacheLsCommand implements Callable<Integer> {
       description = "Only rows made by this compiler: a short name (pjrt:cpu), a driver, or a digest prefix.")
   String compiler;
 
-  @Option(names = "--sort", paramLabel = "KEY",
+  @Option(names = "--sort", paramLabel = "KEY", defaultValue = "fingerprint",
       description = "Order: size (largest first), age (oldest first), access (least recently used first); default fingerprint.")
-  String sort;
+  ListQuery.Sort sort;
 
   @Mixin
   CacheOptions cache;
 
   @Override
   public Integer call() throws InterruptedException {
-    ListQuery.Sort order = switch (sort == null ? "fingerprint" : sort) {
-      case "fingerprint" -> ListQuery.Sort.FINGERPRINT;
-      case "size" -> ListQuery.Sort.SIZE;
-      case "age" -> ListQuery.Sort.AGE;
-      case "access" -> ListQuery.Sort.ACCESS;
-      default -> throw new picocli.CommandLine.ParameterException(cache.command.commandLine(),
-          "--sort must be size, age or access, not '" + sort + "'");
-    };
     List<ListRow> rows;
     try (CacheStore store = cache.openReadOnly()) {
-      rows = store.list(new ListQuery(status, compiler == null ? null : CompilerFilter.parse(compiler), order));
+      rows = store.list(new ListQuery(status, compiler == null ? null : CompilerFilter.parse(compiler), sort));
     }
     PrintWriter out = cache.out();
     if (json) {
@@ -71,46 +65,31 @@ final class CacheLsCommand implements Callable<Integer> {
     return 0;
   }
 
-  /**
-   * The same text {@code Json.write} makes of a list of row maps, written row by row: a cache can
-   * hold hundreds of thousands of rows, and this keeps {@code ls --json} well under a second.
-   */
+  /** Rows become JSON objects one at a time, so a listing of 100,000 rows is never held as text. */
   static void writeJson(List<ListRow> rows, PrintWriter out) {
-    if (rows.isEmpty()) {
-      out.println("[]");
-      return;
+    java.io.BufferedWriter buffered = new java.io.BufferedWriter(out, 1 << 16);
+    Iterable<Map<String, Object>> objects = () -> rows.stream().map(CacheLsCommand::toJson).iterator();
+    Json.write(objects, buffered);
+    try {
+      buffered.newLine();
+      buffered.flush();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
     }
-    StringBuilder b = new StringBuilder(1 << 16);
-    b.append('[');
-    for (int i = 0; i < rows.size(); i++) {
-      ListRow r = rows.get(i);
-      boolean pending = r.status() == EntryStatus.PENDING;
-      b.append("\n  {\n    \"fingerprint\": ");
-      Json.quote(r.fingerprint().value(), b);
-      b.append(",\n    \"module\": ");
-      Json.quote(r.module() == null ? "" : r.module(), b);
-      b.append(",\n    \"status\": \"").append(r.status().jsonName());
-      b.append("\",\n    \"compiler\": ");
-      if (r.compilerName() == null) {
-        b.append("null");
-      } else {
-        Json.quote(r.compilerName(), b);
-      }
-      b.append(",\n    \"artifact_bytes\": ").append(pending ? "null" : Long.toString(r.artifactBytes()));
-      b.append(",\n    \"hlo_bytes\": ").append(r.hloBytes());
-      b.append(",\n    \"compile_seconds\": ").append(pending ? "null" : Double.toString(Tables.seconds(r.compileTime())));
-      b.append(",\n    \"last_access\": \"").append(Tables.iso(r.lastAccess())).append("\"\n  }");
-      if (i + 1 < rows.size()) {
-        b.append(',');
-      }
-      if (b.length() > 60_000) {
-        out.append(b);
-        b.setLength(0);
-      }
-    }
-    b.append("\n]");
-    out.append(b);
-    out.println();
+  }
+
+  private static Map<String, Object> toJson(ListRow r) {
+    boolean pending = r.status() == EntryStatus.PENDING;
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("fingerprint", r.fingerprint().value());
+    m.put("module", r.module() == null ? "" : r.module());
+    m.put("status", r.status().jsonName());
+    m.put("compiler", r.compilerName());
+    m.put("artifact_bytes", pending ? null : r.artifactBytes());
+    m.put("hlo_bytes", r.hloBytes());
+    m.put("compile_seconds", pending ? null : Tables.seconds(r.compileTime()));
+    m.put("last_access", Tables.iso(r.lastAccess()));
+    return m;
   }
 
   private static String abbreviate(String s, int width) {
