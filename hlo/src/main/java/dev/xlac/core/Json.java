@@ -13,30 +13,40 @@ public final class Json {
 
   public static String write(Object value) {
     StringBuilder out = new StringBuilder();
-    write(value, out);
+    write(value, out, 0, true, null);
     return out.toString();
   }
 
   /**
-   * Streams the same text {@link #write(Object)} returns into {@code out}. With a lazy
-   * {@link Iterable}, large outputs (a cache listing of 100,000 rows) never exist whole in memory.
+   * Streams the same text {@link #write(Object)} returns into {@code sink}, handing it over in
+   * chunks between the elements of a top-level array. With a lazy {@link Iterable}, a large output
+   * (a cache listing of 100,000 rows) never exists whole in memory.
    */
-  public static void write(Object value, Appendable out) {
+  public static void write(Object value, Appendable sink) {
+    StringBuilder out = new StringBuilder(CHUNK + 1024);
+    write(value, out, 0, true, sink);
+    drain(out, sink);
+  }
+
+  private static final int CHUNK = 1 << 16;
+
+  private static void drain(StringBuilder out, Appendable sink) {
     try {
-      write(value, out, 0, true);
+      sink.append(out);
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
+    out.setLength(0);
   }
 
-  private static void write(Object value, Appendable out, int depth, boolean pretty) throws java.io.IOException {
+  private static void write(Object value, StringBuilder out, int depth, boolean pretty, Appendable sink) {
     switch (value) {
       case null -> out.append("null");
       case String s -> quote(s, out);
-      case Boolean b -> out.append(b.toString());
+      case Boolean b -> out.append(b);
       case Double d when d.isNaN() || d.isInfinite() -> out.append("null");
       case Float f when f.isNaN() || f.isInfinite() -> out.append("null");
-      case Number n -> out.append(n.toString());
+      case Number n -> out.append(n);
       case Map<?, ?> map -> {
         if (map.isEmpty()) {
           out.append("{}");
@@ -49,7 +59,7 @@ public final class Json {
           newline(out, depth + 1, pretty);
           quote(String.valueOf(e.getKey()), out);
           out.append(pretty ? ": " : ":");
-          write(e.getValue(), out, depth + 1, pretty);
+          write(e.getValue(), out, depth + 1, pretty, null);
           if (it.hasNext()) {
             out.append(',');
           }
@@ -66,9 +76,12 @@ public final class Json {
         out.append('[');
         while (it.hasNext()) {
           newline(out, depth + 1, pretty);
-          write(it.next(), out, depth + 1, pretty);
+          write(it.next(), out, depth + 1, pretty, null);
           if (it.hasNext()) {
             out.append(',');
+          }
+          if (sink != null && out.length() > CHUNK) {
+            drain(out, sink);
           }
         }
         newline(out, depth, pretty);
@@ -78,7 +91,7 @@ public final class Json {
     }
   }
 
-  private static void newline(Appendable out, int depth, boolean pretty) throws java.io.IOException {
+  private static void newline(StringBuilder out, int depth, boolean pretty) {
     if (pretty) {
       out.append('\n');
       out.append("  ".repeat(depth));
@@ -86,14 +99,6 @@ public final class Json {
   }
 
   public static void quote(String s, StringBuilder out) {
-    try {
-      quote(s, (Appendable) out);
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
-  }
-
-  private static void quote(String s, Appendable out) throws java.io.IOException {
     out.append('"');
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);

@@ -67,15 +67,9 @@ final class CacheLsCommand implements Callable<Integer> {
 
   /** Rows become JSON objects one at a time, so a listing of 100,000 rows is never held as text. */
   static void writeJson(List<ListRow> rows, PrintWriter out) {
-    java.io.BufferedWriter buffered = new java.io.BufferedWriter(out, 1 << 16);
     Iterable<Map<String, Object>> objects = () -> rows.stream().map(CacheLsCommand::toJson).iterator();
-    Json.write(objects, buffered);
-    try {
-      buffered.newLine();
-      buffered.flush();
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
+    Json.write(objects, out);
+    out.println();
   }
 
   private static Map<String, Object> toJson(ListRow r) {
