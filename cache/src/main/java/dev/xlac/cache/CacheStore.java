@@ -86,6 +86,8 @@ public final class CacheStore implements AutoCloseable {
   private final Consumer<String> notices;
   private final ReentrantLock writeLock = new ReentrantLock();
   private volatile Totals totals;
+  /** The schema version on disk (a read-only store of a version-1 cache keeps reading version 1). */
+  private int schemaVersion = SCHEMA_VERSION;
   private volatile OptionalLong maxSize;
   private final AtomicLong pendingHits = new AtomicLong();
   private final AtomicLong pendingMisses = new AtomicLong();
@@ -187,6 +189,7 @@ public final class CacheStore implements AutoCloseable {
           + ", which this xlac cannot read (it reads versions " + OLDEST_READABLE_SCHEMA + " to " + SCHEMA_VERSION
           + "); use another --cache directory");
     }
+    schemaVersion = version;
     if (version < SCHEMA_VERSION && mode == Mode.READ_WRITE) {
       try (WriteBatch b = new WriteBatch()) {
         db.put(b, Cf.META, SCHEMA_KEY, Integer.toString(SCHEMA_VERSION).getBytes(StandardCharsets.US_ASCII));
@@ -194,6 +197,7 @@ public final class CacheStore implements AutoCloseable {
       }
       LOG.log(System.Logger.Level.INFO, "cache " + dir + " upgraded from schema version " + version + " to "
           + SCHEMA_VERSION);
+      schemaVersion = SCHEMA_VERSION;
     }
     byte[] t = db.get(Cf.META, TOTALS_KEY);
     totals = t == null ? new Totals() : Records.decodeTotals(t);
@@ -205,6 +209,10 @@ public final class CacheStore implements AutoCloseable {
     try (Cursor c = db.cursor(cf, null)) {
       return c.valid();
     }
+  }
+
+  int schemaVersion() {
+    return schemaVersion;
   }
 
   public Path directory() {
