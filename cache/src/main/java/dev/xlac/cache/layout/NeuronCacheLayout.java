@@ -105,7 +105,14 @@ public final class NeuronCacheLayout {
         in.bad(version, "is not a neuronxcc-<version> directory (no version number after the prefix)");
         continue;
       }
-      for (Path entry : sortedChildren(version)) {
+      List<Path> entries;
+      try {
+        entries = sortedChildren(version);
+      } catch (XlacException e) {
+        in.bad(version, "cannot be listed (" + e.getMessage() + ")");
+        continue;
+      }
+      for (Path entry : entries) {
         if (Files.isDirectory(entry) && entry.getFileName().toString().startsWith(MODULE_PREFIX)) {
           in.entry(name, entry);
         }
