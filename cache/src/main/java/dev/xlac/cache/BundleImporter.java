@@ -325,14 +325,14 @@ public final class BundleImporter {
     GraphRecord old = txn.graph(fp);
     if (old == null) {
       txn.writeGraph(fp, new GraphRecord(g.module(), g.source(), g.firstSeen(), g.lastSeen(), g.seenCount(), g.rawBytes(),
-          g.storedBytes(), HexFormat.of().parseHex(g.storedSha()), now), stored);
+          g.storedBytes(), HexFormat.of().parseHex(g.storedSha()), now, java.util.List.of()), stored);
       counts[0]++;
       return;
     }
     counts[1]++;
     GraphRecord merged = new GraphRecord(old.moduleName(), old.source(), Math.min(old.firstSeen(), g.firstSeen()),
         Math.max(old.lastSeen(), g.lastSeen()), Math.max(old.seenCount(), g.seenCount()), old.rawBytes(),
-        old.storedBytes(), old.storedSha256(), old.lastAccess());
+        old.storedBytes(), old.storedSha256(), old.lastAccess(), old.neuronNames());
     if (merged.firstSeen() != old.firstSeen() || merged.lastSeen() != old.lastSeen()
         || merged.seenCount() != old.seenCount()) {
       txn.writeGraph(fp, merged, null);

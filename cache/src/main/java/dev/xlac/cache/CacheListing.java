@@ -91,7 +91,7 @@ final class CacheListing {
         }
       }
     }
-    return new CacheStatistics(store.dir, CacheStore.SCHEMA_VERSION, t.graphs, pending, t.compiled, t.failed,
+    return new CacheStatistics(store.dir, store.schemaVersion(), t.graphs, pending, t.compiled, t.failed,
         t.graphRawBytes, t.graphStoredBytes, t.artifactBytes, t.storedBytes(), t.rawBytes(), store.db.diskUsage(),
         store.maxSize(), t.hits, t.misses, Duration.ofMillis(t.savedMillis), t.cleanups, t.damagedReads,
         Instant.ofEpochMilli(t.countersSince));

@@ -59,8 +59,14 @@ public final class CacheStore implements AutoCloseable {
     READ_WRITE
   }
 
-  /** The version of the key space and record layouts this build reads and writes. */
-  public static final int SCHEMA_VERSION = 1;
+  /**
+   * The version of the key space and record layouts this build writes. Version 2 added Neuron names
+   * to graph records (graph_meta format 2); every version-1 record is a valid version-2 record, so a
+   * version-1 cache is read as it is and upgraded by rewriting the version when opened for writing.
+   */
+  public static final int SCHEMA_VERSION = 2;
+  /** The oldest schema version this build reads (and upgrades). */
+  static final int OLDEST_READABLE_SCHEMA = 1;
   static final byte[] SCHEMA_KEY = "schema_version".getBytes(StandardCharsets.US_ASCII);
   static final byte[] TOTALS_KEY = "totals".getBytes(StandardCharsets.US_ASCII);
   static final byte[] MAX_SIZE_KEY = "config/max_size".getBytes(StandardCharsets.US_ASCII);
@@ -80,6 +86,8 @@ public final class CacheStore implements AutoCloseable {
   private final Consumer<String> notices;
   private final ReentrantLock writeLock = new ReentrantLock();
   private volatile Totals totals;
+  /** The schema version on disk (a read-only store of a version-1 cache keeps reading version 1). */
+  private int schemaVersion = SCHEMA_VERSION;
   private volatile OptionalLong maxSize;
   private final AtomicLong pendingHits = new AtomicLong();
   private final AtomicLong pendingMisses = new AtomicLong();
@@ -176,9 +184,20 @@ public final class CacheStore implements AutoCloseable {
           + ", written by a newer xlac; this xlac understands version " + SCHEMA_VERSION
           + " (upgrade xlac, or use another --cache directory)");
     }
-    if (version < SCHEMA_VERSION) {
+    if (version < OLDEST_READABLE_SCHEMA) {
       throw new XlacException(ExitCode.ENVIRONMENT, "cache " + dir + " uses schema version " + version
-          + ", which this xlac cannot read (it reads version " + SCHEMA_VERSION + "); use another --cache directory");
+          + ", which this xlac cannot read (it reads versions " + OLDEST_READABLE_SCHEMA + " to " + SCHEMA_VERSION
+          + "); use another --cache directory");
+    }
+    schemaVersion = version;
+    if (version < SCHEMA_VERSION && mode == Mode.READ_WRITE) {
+      try (WriteBatch b = new WriteBatch()) {
+        db.put(b, Cf.META, SCHEMA_KEY, Integer.toString(SCHEMA_VERSION).getBytes(StandardCharsets.US_ASCII));
+        db.write(b, true);
+      }
+      LOG.log(System.Logger.Level.INFO, "cache " + dir + " upgraded from schema version " + version + " to "
+          + SCHEMA_VERSION);
+      schemaVersion = SCHEMA_VERSION;
     }
     byte[] t = db.get(Cf.META, TOTALS_KEY);
     totals = t == null ? new Totals() : Records.decodeTotals(t);
@@ -190,6 +209,10 @@ public final class CacheStore implements AutoCloseable {
     try (Cursor c = db.cursor(cf, null)) {
       return c.valid();
     }
+  }
+
+  int schemaVersion() {
+    return schemaVersion;
   }
 
   public Path directory() {
@@ -234,7 +257,7 @@ public final class CacheStore implements AutoCloseable {
     }
     byte[] stored = Zstd.compress(moduleBytes, ZSTD_LEVEL);
     GraphRecord rec = new GraphRecord(moduleName, source, now, now, 1, moduleBytes.length, stored.length,
-        Checksums.sha256(stored), now);
+        Checksums.sha256(stored), now, List.of());
     PutOutcome outcome = commit(false, txn -> {
       GraphRecord old = txn.graph(fp);
       if (old != null) {
@@ -304,6 +327,40 @@ public final class CacheStore implements AutoCloseable {
       }
     }
     return out;
+  }
+
+  /** Every stored graph, in fingerprint order. */
+  public List<GraphInfo> graphs() {
+    List<GraphInfo> out = new ArrayList<>();
+    try (Cursor g = db.cursor(Cf.GRAPH_META, null)) {
+      for (; g.valid(); g.next()) {
+        out.add(GraphInfo.of(g.key(), Records.decodeGraph(g.value())));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Remembers where a stored graph lives in a Neuron compile cache. A name at the same location
+   * (version and MODULE directory) is replaced; the graph keeps all its other names.
+   *
+   * @return false when exactly this name was already recorded
+   * @throws XlacException (bad input) when the graph is not stored
+   */
+  public boolean addNeuronName(GraphFingerprint fingerprint, NeuronName name) {
+    byte[] fp = fingerprint.digest();
+    return commit(false, txn -> {
+      GraphRecord g = txn.graph(fp);
+      if (g == null) {
+        throw XlacException.badInput("graph " + fingerprint + " is not in cache " + dir
+            + "; store the graph before its Neuron name");
+      }
+      if (g.neuronNames().contains(name)) {
+        return false;
+      }
+      txn.writeGraph(fp, g.withNeuronName(name), null);
+      return true;
+    });
   }
 
   // ---------------------------------------------------------------- artifacts
@@ -390,6 +447,14 @@ public final class CacheStore implements AutoCloseable {
     Artifact a = singleFlight(key, null);
     count(a);
     return Optional.ofNullable(a);
+  }
+
+  /**
+   * As {@link #getArtifact}, but not counted as a hit or miss: for copying artifacts out of the
+   * cache (a Neuron layout), which is not a compile that was saved.
+   */
+  public Optional<Artifact> readArtifact(ArtifactKey key) {
+    return Optional.ofNullable(singleFlight(key, null));
   }
 
   /** Compiles an artifact on a miss; see {@link #getOrCompile}. */

@@ -2,6 +2,7 @@ package dev.xlac.cache;
 
 import dev.xlac.hlo.GraphFingerprint;
 import java.time.Instant;
+import java.util.List;
 
 /**
  * What the cache knows about a stored graph.
@@ -10,13 +11,14 @@ import java.time.Instant;
  * @param seenCount how many times it was added
  * @param hloBytes size of the serialized HloModuleProto
  * @param storedBytes size of its compressed copy in the cache
+ * @param neuronNames where the graph lives in Neuron compile caches it was imported from (often none)
  */
 public record GraphInfo(GraphFingerprint fingerprint, String moduleName, String source, Instant firstSeen,
-    Instant lastSeen, long seenCount, long hloBytes, long storedBytes, Instant lastAccess) {
+    Instant lastSeen, long seenCount, long hloBytes, long storedBytes, Instant lastAccess, List<NeuronName> neuronNames) {
 
   static GraphInfo of(byte[] digest, Records.GraphRecord r) {
     return new GraphInfo(new GraphFingerprint(GraphFingerprint.VERSION + ":" + Keys.hex(digest)), r.moduleName(),
         r.source(), Instant.ofEpochMilli(r.firstSeen()), Instant.ofEpochMilli(r.lastSeen()), r.seenCount(), r.rawBytes(),
-        r.storedBytes(), Instant.ofEpochMilli(r.lastAccess()));
+        r.storedBytes(), Instant.ofEpochMilli(r.lastAccess()), r.neuronNames());
   }
 }

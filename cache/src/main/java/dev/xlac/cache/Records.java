@@ -9,20 +9,36 @@ import java.nio.charset.StandardCharsets;
  */
 final class Records {
   private static final byte FORMAT = 1;
+  /** graph_meta with Neuron names (schema version 2): format 1's fields, then the names. */
+  private static final byte GRAPH_FORMAT_NEURON = 2;
 
   private Records() {}
 
   /** graph_meta: fingerprint digest -> this. {@code storedSha256} covers the stored (compressed) value. */
   record GraphRecord(String moduleName, String source, long firstSeen, long lastSeen, long seenCount, long rawBytes,
-      long storedBytes, byte[] storedSha256, long lastAccess) {
+      long storedBytes, byte[] storedSha256, long lastAccess, java.util.List<NeuronName> neuronNames) {
+
+    GraphRecord {
+      neuronNames = java.util.List.copyOf(neuronNames);
+    }
 
     GraphRecord withLastAccess(long t) {
-      return new GraphRecord(moduleName, source, firstSeen, lastSeen, seenCount, rawBytes, storedBytes, storedSha256, t);
+      return new GraphRecord(moduleName, source, firstSeen, lastSeen, seenCount, rawBytes, storedBytes, storedSha256, t,
+          neuronNames);
     }
 
     GraphRecord seenAgain(long now) {
       return new GraphRecord(moduleName, source, firstSeen, Math.max(lastSeen, now), seenCount + 1, rawBytes, storedBytes,
-          storedSha256, Math.max(lastAccess, now));
+          storedSha256, Math.max(lastAccess, now), neuronNames);
+    }
+
+    /** This record with {@code name} added, or replacing the name at the same location. */
+    GraphRecord withNeuronName(NeuronName name) {
+      java.util.List<NeuronName> names = new java.util.ArrayList<>(neuronNames);
+      names.removeIf(n -> n.sameLocation(name));
+      names.add(name);
+      return new GraphRecord(moduleName, source, firstSeen, lastSeen, seenCount, rawBytes, storedBytes, storedSha256,
+          lastAccess, names);
     }
   }
 
@@ -45,7 +61,8 @@ final class Records {
   }
 
   static byte[] encode(GraphRecord r) {
-    return write(out -> {
+    // A graph without Neuron names keeps format 1, byte for byte what schema version 1 wrote.
+    return write(r.neuronNames().isEmpty() ? FORMAT : GRAPH_FORMAT_NEURON, out -> {
       str(out, r.moduleName());
       str(out, r.source());
       out.writeLong(r.firstSeen());
@@ -55,12 +72,40 @@ final class Records {
       out.writeLong(r.storedBytes());
       bytes(out, r.storedSha256());
       out.writeLong(r.lastAccess());
+      if (!r.neuronNames().isEmpty()) {
+        out.writeInt(r.neuronNames().size());
+        for (NeuronName n : r.neuronNames()) {
+          str(out, n.versionDirectory());
+          str(out, n.moduleDirectory());
+          str(out, n.compileFlagsJson());
+        }
+      }
     });
   }
 
   static GraphRecord decodeGraph(byte[] value) {
-    return read(value, in -> new GraphRecord(str(in), str(in), in.readLong(), in.readLong(), in.readLong(), in.readLong(),
-        in.readLong(), bytes(in), in.readLong()));
+    return read(value, java.util.Set.of(FORMAT, GRAPH_FORMAT_NEURON), (format, in) -> {
+      String module = str(in);
+      String source = str(in);
+      long firstSeen = in.readLong();
+      long lastSeen = in.readLong();
+      long seen = in.readLong();
+      long raw = in.readLong();
+      long stored = in.readLong();
+      byte[] sha = bytes(in);
+      long access = in.readLong();
+      java.util.List<NeuronName> names = new java.util.ArrayList<>();
+      if (format == GRAPH_FORMAT_NEURON) {
+        int n = in.readInt();
+        if (n < 1 || n > in.available() / 12) {
+          throw new IllegalArgumentException("bad number of Neuron names: " + n);
+        }
+        for (int i = 0; i < n; i++) {
+          names.add(new NeuronName(str(in), str(in), str(in)));
+        }
+      }
+      return new GraphRecord(module, source, firstSeen, lastSeen, seen, raw, stored, sha, access, names);
+    });
   }
 
   static byte[] encode(ArtifactRecord r) {
@@ -197,20 +242,32 @@ final class Records {
   }
 
   private static byte[] write(Writer w) {
+    return write(FORMAT, w);
+  }
+
+  private static byte[] write(byte format, Writer w) {
     Out out = new Out();
-    out.writeByte(FORMAT);
+    out.writeByte(format);
     w.write(out);
     return out.toByteArray();
   }
 
   private static <T> T read(byte[] value, Reader<T> r) {
+    return read(value, java.util.Set.of(FORMAT), (format, in) -> r.read(in));
+  }
+
+  private interface FormatReader<T> {
+    T read(byte format, In in);
+  }
+
+  private static <T> T read(byte[] value, java.util.Set<Byte> formats, FormatReader<T> r) {
     try {
       In in = new In(value);
       byte format = in.readByte();
-      if (format != FORMAT) {
+      if (!formats.contains(format)) {
         throw new IllegalArgumentException("unknown record format " + format);
       }
-      T t = r.read(in);
+      T t = r.read(format, in);
       if (in.available() != 0) {
         throw new IllegalArgumentException("record has " + in.available() + " trailing bytes");
       }

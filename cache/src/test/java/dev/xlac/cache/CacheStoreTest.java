@@ -172,6 +172,49 @@ class CacheStoreTest {
   }
 
   @Test
+  void aVersion1Cache_isReadAsItIs_andUpgradedWhenOpenedForWriting() throws Exception {
+    try (CacheStore s = open(dir); WriteBatch b = new WriteBatch()) {
+      graph(s, 1);
+      s.putArtifact(key(1, CPU), bytes(1, 100), CompileInfo.of(1, ""));
+      s.db.put(b, Cf.META, CacheStore.SCHEMA_KEY, "1".getBytes(StandardCharsets.US_ASCII));
+      s.db.write(b, true);
+    }
+    try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
+      assertThat(s.graph(fp(1)).orElseThrow().neuronNames()).isEmpty();
+      assertThat(new String(s.db.get(Cf.META, CacheStore.SCHEMA_KEY), StandardCharsets.US_ASCII)).isEqualTo("1");
+    }
+    try (CacheStore s = open(dir)) {
+      assertThat(new String(s.db.get(Cf.META, CacheStore.SCHEMA_KEY), StandardCharsets.US_ASCII)).isEqualTo("2");
+      assertThat(s.getArtifact(key(1, CPU))).isPresent();
+      assertThat(s.verify(false).problems()).isEmpty();
+    }
+  }
+
+  @Test
+  void neuronNames_areKeptThroughReopenAndTouches_andGoWithTheirGraph() throws Exception {
+    NeuronName a = new NeuronName("neuronxcc-2.15.1.0", "MODULE_1+abcdef01", "[\"-O1\"]");
+    NeuronName b = new NeuronName("neuronxcc-2.16.0.0", "MODULE_1+abcdef01", null);
+    try (CacheStore s = open(dir)) {
+      graph(s, 1);
+      graph(s, 2);
+      assertThat(s.addNeuronName(fp(1), a)).isTrue();
+      assertThat(s.addNeuronName(fp(1), a)).isFalse();
+      assertThat(s.addNeuronName(fp(1), b)).isTrue();
+      graph(s, 1); // seen again
+      s.putArtifact(key(1, TRN1), bytes(1, 10), CompileInfo.of(1, "")); // touches the graph record
+      assertThatThrownBy(() -> s.addNeuronName(fp(9), a)).hasMessageContaining("is not in cache");
+    }
+    try (CacheStore s = open(dir)) {
+      assertThat(s.graph(fp(1)).orElseThrow().neuronNames()).containsExactly(a, b);
+      assertThat(s.graph(fp(2)).orElseThrow().neuronNames()).isEmpty();
+      assertThat(s.verify(false).problems()).isEmpty();
+      s.remove(List.of(fp(1)));
+      graph(s, 1);
+      assertThat(s.graph(fp(1)).orElseThrow().neuronNames()).isEmpty();
+    }
+  }
+
+  @Test
   void aSecondWriter_isToldWhoHoldsTheLock_andCanWaitForIt() throws Exception {
     CacheStore first = open(dir);
     long started = System.nanoTime();

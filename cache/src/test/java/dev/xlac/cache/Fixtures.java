@@ -51,7 +51,7 @@ final class Fixtures {
           byte[] module = bytes(n, 200);
           byte[] stored = com.github.luben.zstd.Zstd.compress(module);
           txn.writeGraph(fp(n).digest(), new Records.GraphRecord("jit_g" + n, "bulk", now, now, 1, module.length,
-              stored.length, Checksums.sha256(stored), now + n), stored);
+              stored.length, Checksums.sha256(stored), now + n, List.of()), stored);
           byte[] art = bytes(n, size);
           txn.putIdentity(CPU);
           txn.writeArtifact(key(n, CPU).bytes(), new Records.ArtifactRecord(EntryStatus.COMPILED, size,

@@ -10,7 +10,7 @@ import picocli.CommandLine.Spec;
         "compiled from them. Location: --cache DIR, else $XLAC_CACHE_DIR, else ~/.cache/xlac."},
     subcommands = {CacheAddCommand.class, CacheLsCommand.class, CacheStatCommand.class, CachePruneCommand.class,
         CacheExportCommand.class, CacheImportCommand.class, CacheVerifyCommand.class, CacheLogCommand.class,
-        CacheRmCommand.class, CacheClearCommand.class, CacheConfigCommand.class},
+        CacheRmCommand.class, CacheClearCommand.class, CacheConfigCommand.class, CacheMaterializeCommand.class},
     footer = {"%nOne xlac process writes to a cache at a time; another one that wants to write fails at once",
         "with a message naming the holder, or waits with --wait[=DURATION]. ls, stat, export, log and verify",
         "(without --repair) work while another process writes. Details: docs/cache.md."})

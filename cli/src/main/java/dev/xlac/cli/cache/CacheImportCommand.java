@@ -2,27 +2,47 @@ package dev.xlac.cli.cache;
 
 import dev.xlac.cache.BundleImporter;
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.layout.NeuronCacheLayout;
+import dev.xlac.core.ExitCode;
 import dev.xlac.core.Sizes;
+import dev.xlac.core.XlacException;
+import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "import", mixinStandardHelpOptions = true,
     description = {"Merge a bundle made by 'xlac cache export' into the cache. The whole bundle is checked first",
-        "(format version, entry names and types, sizes, checksums); if anything is wrong nothing is imported."},
+        "(format version, entry names and types, sizes, checksums); if anything is wrong nothing is imported.",
+        "With --neuron-cache DIR, import an AWS Neuron compile cache instead (neuronxcc-<version>/MODULE_*/)."},
     footer = {"%nMerging is idempotent: importing the same bundle again changes nothing. Entries already in the",
-        "cache are kept, except that a recorded failure gives way to a compiled artifact."})
+        "cache are kept, except that a recorded failure gives way to a compiled artifact.",
+        "%nNeuron entries come in by state: model.neff + model.done = compiled, model.log without a NEFF =",
+        "failed, the graph alone = pending. Each bad entry gets one line on stderr and is skipped; the others",
+        "are imported, and the exit code is 2. Details: docs/cache.md."})
 final class CacheImportCommand implements Callable<Integer> {
-  @Parameters(paramLabel = "FILE", description = "The bundle.")
+  @Parameters(arity = "0..1", paramLabel = "FILE", description = "The bundle.")
   Path file;
+
+  @Option(names = "--neuron-cache", paramLabel = "DIR",
+      description = "Import a Neuron compile cache directory (e.g. /var/tmp/neuron-compile-cache) instead of a bundle.")
+  Path neuronCache;
 
   @Mixin
   CacheOptions.Writer cache;
 
   @Override
   public Integer call() throws InterruptedException {
+    if ((file == null) == (neuronCache == null)) {
+      throw XlacException.badInput("cache import takes a bundle FILE or --neuron-cache DIR (exactly one)");
+    }
+    return neuronCache != null ? importNeuron() : importBundle();
+  }
+
+  private int importBundle() throws InterruptedException {
     BundleImporter.Result r;
     try (CacheStore store = cache.openWritable()) {
       r = store.importBundle(file);
@@ -33,5 +53,22 @@ final class CacheImportCommand implements Callable<Integer> {
         r.artifactsPresent(), r.failuresAdded());
     out.flush();
     return 0;
+  }
+
+  private int importNeuron() throws InterruptedException {
+    PrintWriter err = cache.err();
+    NeuronCacheLayout.IngestResult r;
+    try (CacheStore store = cache.openWritable()) {
+      r = NeuronCacheLayout.ingest(neuronCache, store, p -> {
+        err.println("xlac: " + p);
+        err.flush();
+      });
+    }
+    PrintWriter out = cache.out();
+    out.printf("Imported Neuron cache %s: %d entries (%d compiled, %d failed, %d pending), graphs added %d;"
+        + " %d bad entries skipped, %d stale locks ignored%n", neuronCache, r.entries(), r.compiled(), r.failed(),
+        r.pending(), r.graphsAdded(), r.bad(), r.staleLocks());
+    out.flush();
+    return r.bad() > 0 ? ExitCode.BAD_INPUT.code() : ExitCode.OK.code();
   }
 }

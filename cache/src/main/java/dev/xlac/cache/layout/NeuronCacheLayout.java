@@ -1,0 +1,383 @@
+package dev.xlac.cache.layout;
+
+import dev.xlac.cache.ArtifactInfo;
+import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.CompileInfo;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.GraphInfo;
+import dev.xlac.cache.GraphLog;
+import dev.xlac.cache.NeuronName;
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.core.NeuronxCcIdentity;
+import dev.xlac.core.XlacException;
+import dev.xlac.hlo.HloFileKind;
+import dev.xlac.hlo.HloModuleReader;
+import dev.xlac.hlo.HloReadException;
+import dev.xlac.hlo.LoadedModule;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+
+/**
+ * AWS Neuron's compile cache layout, in both directions:
+ *
+ * <pre>
+ * DIR/neuronxcc-&lt;compiler version&gt;/MODULE_&lt;graph hash&gt;+&lt;flags hash&gt;/
+ *     model.hlo_module.pb   the graph, a bare HloModuleProto
+ *     compile_flags.json    the flags, a JSON list of strings
+ *     model.neff, model.done   a finished compile (the NEFF, then the marker)
+ *     model.log             a failed compile's log (no NEFF)
+ *     *.lock                held while a compile runs
+ * </pre>
+ *
+ * <p>The compiler identity of an entry is {@link NeuronxCcIdentity#forCacheEntry}: the version from
+ * the version directory, the target from the {@code --target} in its flags (default {@code trn1}),
+ * the normalised flags. That is the identity {@code NeuronxCcDriver} reports for the same compiler
+ * and flags, so a NEFF imported here is found by a later compile and the other way round. MODULE
+ * names come from Neuron's unpublished hash and are kept as captured ({@link NeuronName}), never
+ * recomputed; a graph that has none cannot be written back.
+ */
+public final class NeuronCacheLayout {
+  public static final String HLO = "model.hlo_module.pb";
+  public static final String FLAGS = "compile_flags.json";
+  public static final String NEFF = "model.neff";
+  public static final String DONE = "model.done";
+  public static final String LOG = "model.log";
+  /** The failure kind recorded for a Neuron cache entry that holds a failed compile's log. */
+  public static final String FAILED_IN_NEURON_CACHE = "compile-error";
+  private static final String MODULE_PREFIX = "MODULE_";
+  private static final int BATCH_ENTRIES = 32;
+  private static final long BATCH_BYTES = 256L << 20;
+
+  private NeuronCacheLayout() {}
+
+  /**
+   * What {@link #ingest} did, per state of the entries.
+   *
+   * @param compiled entries with a NEFF and {@code model.done}: stored as compiled artifacts
+   * @param failed entries with {@code model.log} and no NEFF: stored as failures with their log
+   * @param pending entries with only the graph: stored as graphs
+   * @param bad entries skipped, each reported in one line
+   * @param staleLocks lock files found beside a finished compile and ignored (each reported)
+   * @param graphsAdded graphs that were new to the cache
+   */
+  public record IngestResult(int compiled, int failed, int pending, int bad, int staleLocks, int graphsAdded) {
+    public int entries() {
+      return compiled + failed + pending;
+    }
+  }
+
+  /**
+   * Stores every entry of the Neuron cache {@code dir} in {@code store}: graphs (with their MODULE
+   * names), compiled NEFFs and failures. A bad entry (unreadable or corrupt graph, unreadable flags,
+   * zero-byte NEFF, NEFF without {@code model.done}, a lock without a finished compile) is reported
+   * to {@code problems} in one line naming it and the reason, counted, and skipped; it never stops
+   * the import. Re-running is harmless: what is already stored is left as it is.
+   *
+   * @throws XlacException (bad input) when {@code dir} is not a readable directory
+   */
+  public static IngestResult ingest(Path dir, CacheStore store, Consumer<String> problems) {
+    if (!Files.isDirectory(dir)) {
+      throw XlacException.badInput("cannot read Neuron cache " + dir + ": not a directory");
+    }
+    Ingest in = new Ingest(store, problems);
+    for (Path version : sortedChildren(dir)) {
+      String name = version.getFileName().toString();
+      if (!Files.isDirectory(version) || !name.startsWith(NeuronxCcIdentity.VERSION_DIR_PREFIX)) {
+        continue; // not part of the layout (Neuron keeps nothing else at the top; users may)
+      }
+      if (NeuronxCcIdentity.versionOfDirectory(name).isEmpty()) {
+        in.bad(version, "is not a neuronxcc-<version> directory (no version number after the prefix)");
+        continue;
+      }
+      List<Path> entries;
+      try {
+        entries = sortedChildren(version);
+      } catch (XlacException e) {
+        in.bad(version, "cannot be listed (" + e.getMessage() + ")");
+        continue;
+      }
+      for (Path entry : entries) {
+        if (Files.isDirectory(entry) && entry.getFileName().toString().startsWith(MODULE_PREFIX)) {
+          in.entry(name, entry);
+        }
+      }
+    }
+    in.flush();
+    return new IngestResult(in.compiled, in.failed, in.pending, in.bad, in.staleLocks, in.graphsAdded);
+  }
+
+  private static final class Ingest {
+    final CacheStore store;
+    final Consumer<String> problems;
+    final HloModuleReader reader = new HloModuleReader();
+    final List<CacheStore.NewArtifact> batch = new ArrayList<>();
+    long batchBytes;
+    int compiled, failed, pending, bad, staleLocks, graphsAdded;
+
+    Ingest(CacheStore store, Consumer<String> problems) {
+      this.store = store;
+      this.problems = problems;
+    }
+
+    void bad(Path where, String why) {
+      bad++;
+      problems.accept("Neuron cache entry " + where + ": " + why);
+    }
+
+    void entry(String versionDir, Path entry) {
+      try {
+        Set<String> files = new TreeSet<>();
+        try (Stream<Path> s = Files.list(entry)) {
+          s.forEach(p -> files.add(p.getFileName().toString()));
+        }
+        List<String> locks = files.stream().filter(f -> f.endsWith(".lock")).toList();
+        boolean done = files.contains(DONE);
+        boolean neff = files.contains(NEFF);
+        if (!locks.isEmpty() && !done) {
+          bad(entry, "is locked (" + String.join(", ", locks) + ") and unfinished: a compile is running, or died and "
+              + "left a stale lock; import again when it ends, or delete the lock");
+          return;
+        }
+        if (!files.contains(HLO)) {
+          bad(entry, "has no " + HLO);
+          return;
+        }
+        if (neff && !done) {
+          bad(entry, "has " + NEFF + " but no " + DONE + ": the compile did not finish");
+          return;
+        }
+        if (done && !neff) {
+          bad(entry, "has " + DONE + " but no " + NEFF);
+          return;
+        }
+        String flagsJson = null;
+        List<String> flags = List.of();
+        if (files.contains(FLAGS)) {
+          try {
+            flagsJson = readUtf8(entry.resolve(FLAGS));
+            flags = JsonStringList.parse(flagsJson);
+          } catch (IOException | IllegalArgumentException e) {
+            bad(entry, "unreadable " + FLAGS + " (" + e.getMessage() + ")");
+            return;
+          }
+        }
+        CompilerIdentity identity = NeuronxCcIdentity.forCacheEntry(versionDir, flags);
+        byte[] neffBytes = null;
+        if (neff) {
+          neffBytes = Files.readAllBytes(entry.resolve(NEFF));
+          if (neffBytes.length == 0) {
+            bad(entry, NEFF + " is empty (0 bytes)");
+            return;
+          }
+        }
+        String log = files.contains(LOG) ? readLossy(entry.resolve(LOG)) : null;
+        Path hloFile = entry.resolve(HLO);
+        byte[] hlo = Files.readAllBytes(hloFile);
+        LoadedModule module;
+        try {
+          module = reader.parse(hloFile, HloFileKind.HLO_MODULE, hlo, hlo.length);
+        } catch (HloReadException e) {
+          bad(entry, HLO + " is not an HLO module (" + e.reason() + ")");
+          return;
+        }
+        if (store.putGraph(module.fingerprint(), module.moduleName(), hlo, hloFile.toString())
+            == dev.xlac.cache.PutOutcome.ADDED) {
+          graphsAdded++;
+        }
+        store.addNeuronName(module.fingerprint(), new NeuronName(versionDir, entry.getFileName().toString(), flagsJson));
+        for (String lock : locks) {
+          staleLocks++;
+          problems.accept("Neuron cache entry " + entry + ": stale lock " + lock + " beside a finished compile ignored");
+        }
+        ArtifactKey key = new ArtifactKey(module.fingerprint(), identity);
+        Optional<ArtifactInfo> known = store.artifactInfo(key);
+        if (neffBytes != null) {
+          compiled++;
+          if (known.isEmpty() || known.get().status() != EntryStatus.COMPILED) {
+            batch.add(new CacheStore.NewArtifact(key, neffBytes, new CompileInfo(Duration.ZERO, log == null ? "" : log)));
+            batchBytes += neffBytes.length;
+            if (batch.size() >= BATCH_ENTRIES || batchBytes >= BATCH_BYTES) {
+              flush();
+            }
+          }
+        } else if (log != null) {
+          failed++;
+          if (known.isEmpty()) {
+            store.recordFailure(key, FAILED_IN_NEURON_CACHE, "failed in the Neuron cache (" + entry.getFileName() + ")"
+                + firstErrorLine(log), log);
+          }
+        } else {
+          pending++;
+        }
+      } catch (IOException e) {
+        bad(entry, "cannot be read (" + e.getMessage() + ")");
+      } catch (XlacException e) {
+        bad(entry, e.getMessage());
+      }
+    }
+
+    void flush() {
+      if (!batch.isEmpty()) {
+        store.putArtifacts(List.copyOf(batch));
+        batch.clear();
+        batchBytes = 0;
+      }
+    }
+  }
+
+  /**
+   * What {@link #materialize} did.
+   *
+   * @param compiled entries written with {@code model.neff} and {@code model.done}
+   * @param failed entries written with {@code model.log}
+   * @param pending entries written with the graph only
+   * @param filesWritten files created or replaced
+   * @param filesUnchanged files already present with the same bytes (not rewritten)
+   * @param withoutName graphs skipped because they have no Neuron MODULE name
+   * @param problems entries not written (damaged in the cache), each reported
+   */
+  public record MaterializeResult(int compiled, int failed, int pending, int filesWritten, int filesUnchanged,
+      int withoutName, int problems) {}
+
+  /**
+   * Writes every graph that has Neuron names into {@code dir} in Neuron's layout, under the same
+   * version and MODULE directories it was imported from. Each file is written to a temporary file in
+   * its directory, synced, and renamed over the target, so a reader (or a crash) never sees half a
+   * file; {@code model.done} is written after {@code model.neff}. No lock files are made. A file that
+   * already holds the same bytes is not touched, so re-running changes nothing.
+   */
+  public static MaterializeResult materialize(CacheStore store, Path dir, Consumer<String> problems) {
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      throw XlacException.environment("cannot create " + dir + ": " + e.getMessage());
+    }
+    Writer w = new Writer();
+    int compiled = 0;
+    int failed = 0;
+    int pending = 0;
+    int withoutName = 0;
+    int damaged = 0;
+    for (GraphInfo g : store.graphs()) {
+      if (g.neuronNames().isEmpty()) {
+        withoutName++;
+        continue;
+      }
+      Optional<byte[]> hlo = store.readGraph(g.fingerprint());
+      if (hlo.isEmpty()) {
+        damaged++;
+        problems.accept("graph " + g.fingerprint().shortForm() + " (" + g.moduleName()
+            + ") is damaged in the cache; not written (run 'xlac cache verify --repair')");
+        continue;
+      }
+      for (NeuronName name : g.neuronNames()) {
+        Path entry = dir.resolve(name.versionDirectory()).resolve(name.moduleDirectory());
+        try {
+          List<String> flags = name.compileFlagsJson() == null ? List.of() : JsonStringList.parse(name.compileFlagsJson());
+          CompilerIdentity identity = NeuronxCcIdentity.forCacheEntry(name.versionDirectory(), flags);
+          ArtifactKey key = new ArtifactKey(g.fingerprint(), identity);
+          Files.createDirectories(entry);
+          w.write(entry.resolve(HLO), hlo.get());
+          if (name.compileFlagsJson() != null) {
+            w.write(entry.resolve(FLAGS), name.compileFlagsJson().getBytes(StandardCharsets.UTF_8));
+          }
+          EntryStatus status = store.artifactInfo(key).map(ArtifactInfo::status).orElse(EntryStatus.PENDING);
+          if (status == EntryStatus.COMPILED) {
+            Optional<byte[]> neff = store.readArtifact(key).map(a -> a.bytes());
+            if (neff.isEmpty()) {
+              damaged++;
+              problems.accept("the NEFF of " + name.path() + " is damaged in the cache; written as pending");
+              pending++;
+              continue;
+            }
+            w.write(entry.resolve(NEFF), neff.get());
+            w.write(entry.resolve(DONE), new byte[0]);
+            compiled++;
+          } else if (status == EntryStatus.FAILED) {
+            String log = store.log(g.fingerprint()).stream().flatMap(l -> l.artifacts().stream())
+                .filter(e -> e.info().key().equals(key)).map(GraphLog.Entry::log).findFirst().orElse("");
+            w.write(entry.resolve(LOG), log.getBytes(StandardCharsets.UTF_8));
+            failed++;
+          } else {
+            pending++;
+          }
+        } catch (IOException e) {
+          throw XlacException.environment("cannot write " + entry + ": " + e.getMessage());
+        } catch (IllegalArgumentException | XlacException e) {
+          damaged++;
+          problems.accept("cannot write " + name.path() + ": " + e.getMessage());
+        }
+      }
+    }
+    return new MaterializeResult(compiled, failed, pending, w.written, w.unchanged, withoutName, damaged);
+  }
+
+  /** Atomic file writes: temp file in the same directory, fsync, rename over the target. */
+  private static final class Writer {
+    int written;
+    int unchanged;
+
+    void write(Path target, byte[] bytes) throws IOException {
+      if (Files.isRegularFile(target) && Files.size(target) == bytes.length
+          && Arrays.equals(Files.readAllBytes(target), bytes)) {
+        unchanged++;
+        return;
+      }
+      Path tmp = Files.createTempFile(target.getParent(), "." + target.getFileName() + ".", ".xlac-tmp");
+      try {
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+          java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
+          while (b.hasRemaining()) {
+            ch.write(b);
+          }
+          ch.force(true);
+        }
+        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        written++;
+      } finally {
+        Files.deleteIfExists(tmp);
+      }
+    }
+  }
+
+  private static List<Path> sortedChildren(Path dir) {
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.sorted().toList();
+    } catch (IOException e) {
+      throw XlacException.badInput("cannot list Neuron cache directory " + dir + ": " + e.getMessage());
+    }
+  }
+
+  private static String readUtf8(Path f) throws IOException {
+    try {
+      return StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(Files.readAllBytes(f))).toString();
+    } catch (CharacterCodingException e) {
+      throw new IOException("not UTF-8");
+    }
+  }
+
+  private static String readLossy(Path f) throws IOException {
+    return new String(Files.readAllBytes(f), StandardCharsets.UTF_8);
+  }
+
+  private static String firstErrorLine(String log) {
+    return log.lines().map(String::strip).filter(l -> l.contains("ERROR") || l.toLowerCase().contains("error:"))
+        .findFirst().map(l -> ": " + (l.length() > 200 ? l.substring(0, 197) + "..." : l)).orElse("");
+  }
+}

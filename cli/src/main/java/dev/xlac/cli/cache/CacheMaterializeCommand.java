@@ -1,0 +1,58 @@
+package dev.xlac.cli.cache;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.layout.NeuronCacheLayout;
+import dev.xlac.core.ExitCode;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "materialize", mixinStandardHelpOptions = true,
+    description = {"Write the cache's entries into a directory in a runtime's own cache layout, so that the runtime",
+        "finds them. --layout neuron writes neuronxcc-<version>/MODULE_<hash>+<flags hash>/ directories with the",
+        "MODULE names the graphs were imported under (Neuron's hash is unpublished, so names are never invented)."},
+    footer = {"%nCompiled entries get model.neff and model.done, failed ones model.log, all of them",
+        "model.hlo_module.pb and compile_flags.json. Files are written atomically (temporary file, then rename);",
+        "files that already hold the same bytes are left alone, so running it again changes nothing. No lock",
+        "files are made. Graphs without a Neuron name are skipped and counted. Point NEURON_COMPILE_CACHE_URL",
+        "at DIR. Works while another xlac process writes to the cache."})
+final class CacheMaterializeCommand implements Callable<Integer> {
+  enum Layout { neuron }
+
+  @Option(names = "--layout", required = true, paramLabel = "LAYOUT",
+      description = "The layout to write: ${COMPLETION-CANDIDATES}.")
+  Layout layout;
+
+  @Parameters(paramLabel = "DIR", description = "Where to write (created if missing; existing entries are updated).")
+  Path dir;
+
+  @Mixin
+  CacheOptions cache;
+
+  @Override
+  public Integer call() throws InterruptedException {
+    PrintWriter err = cache.err();
+    NeuronCacheLayout.MaterializeResult r;
+    try (CacheStore store = cache.openReadOnly()) {
+      r = NeuronCacheLayout.materialize(store, dir, p -> {
+        err.println("xlac: " + p);
+        err.flush();
+      });
+    }
+    if (r.withoutName() > 0) {
+      err.printf("xlac: %d graphs skipped: they have no Neuron MODULE name (they were not imported from a Neuron"
+          + " cache, and xlac cannot compute Neuron's names)%n", r.withoutName());
+      err.flush();
+    }
+    PrintWriter out = cache.out();
+    out.printf("Materialized %d Neuron entries in %s (%d compiled, %d failed, %d pending): %d files written,"
+        + " %d unchanged; %d graphs without a Neuron name skipped%n", r.compiled() + r.failed() + r.pending(), dir,
+        r.compiled(), r.failed(), r.pending(), r.filesWritten(), r.filesUnchanged(), r.withoutName());
+    out.flush();
+    return r.problems() > 0 ? ExitCode.WORK_FAILED.code() : ExitCode.OK.code();
+  }
+}

@@ -1,0 +1,412 @@
+package dev.xlac.compiler.neuron;
+
+import dev.xlac.compiler.CompileOutcome;
+import dev.xlac.compiler.CompileRequest;
+import dev.xlac.compiler.CompilerDriver;
+import dev.xlac.compiler.FailureKind;
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.core.NeuronxCcIdentity;
+import dev.xlac.core.XlacException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * Compiles graphs with AWS Neuron's {@code neuronx-cc}, one child process per graph:
+ * {@code neuronx-cc compile --framework=XLA model.hlo_module.pb --target=T --output=model.neff FLAGS}
+ * in a private work directory under the work root.
+ *
+ * <p>Outcomes: exit 0 with a non-empty {@code model.neff} is a success; exit 70 is
+ * {@link FailureKind#COMPILE_ERROR} with the first error line of the log; death by SIGKILL that
+ * xlac did not send (exit status 137), or a log reporting {@code [F137]}, is
+ * {@link FailureKind#OUT_OF_MEMORY}; no exit within the timeout is {@link FailureKind#TIMEOUT} and
+ * the compiler's whole process group is killed; anything else (another exit code or signal, exit 0
+ * without a NEFF) is {@link FailureKind#CRASH}.
+ *
+ * <p>{@code compile} is thread-safe and holds no lock while a compiler runs: each call has its own
+ * process and directory, so a scheduler runs N compiles by calling it from N threads. Work
+ * directories are removed when the compile ends, whatever its outcome: the log (the only thing a
+ * failed compile leaves that matters) is in the outcome, and the graph is in the cache.
+ */
+public final class NeuronxCcDriver implements CompilerDriver {
+  /** The input file name neuronx-cc is given; the same name the Neuron cache uses. */
+  public static final String INPUT = "model.hlo_module.pb";
+  /** The output file name. */
+  public static final String OUTPUT = "model.neff";
+  /** neuronx-cc's log file in its working directory when no {@code --logfile} is given. */
+  public static final String DEFAULT_LOGFILE = "log-neuron-cc.txt";
+  /** neuronx-cc's exit code for a compile error. */
+  public static final int EXIT_COMPILE_ERROR = 70;
+  /** How much of the compiler's output and of its log file is kept, from the end. */
+  static final int LOG_TAIL_BYTES = 64 * 1024;
+  private static final Duration VERSION_TIMEOUT = Duration.ofSeconds(60);
+  private static final Pattern ERROR_LINE = Pattern.compile(
+      "\\bERROR\\b|\\bFATAL\\b|\\[[EF]\\d+\\]|(?i:\\b(?:error|fatal)\\s*:)");
+  private static final Pattern NO_ERRORS = Pattern.compile("(?i)\\b(0|no) errors?\\b");
+
+  private final Path compiler;
+  private final Optional<Path> setsid;
+  private final CompilerIdentity identity;
+  private final List<String> flags;
+  private final Duration timeout;
+  private final Path workRoot;
+  private final Set<Process> running = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
+
+  private NeuronxCcDriver(Path compiler, CompilerIdentity identity, Duration timeout, Path workRoot) {
+    this.compiler = compiler;
+    this.setsid = ProcessGroups.findSetsid();
+    this.identity = identity;
+    this.flags = identity.flags();
+    this.timeout = timeout;
+    this.workRoot = workRoot;
+  }
+
+  /**
+   * Finds the compiler, asks it for its version and fixes the identity.
+   *
+   * @param compilerExecutable the {@code neuronx-cc} to run; null: the first on {@code PATH}
+   * @param target {@code trn1}, {@code trn1n}, {@code trn2} or {@code inf2}; null: the flags'
+   *     {@code --target}, else {@code trn1}. A {@code --target} in the flags that names another
+   *     target is a usage error.
+   * @param flags the flags as split words, not yet normalised (see {@link NeuronxCcIdentity}); use
+   *     {@link NeuronxCcIdentity#chooseFlags} for {@code --compiler-flags} / {@code NEURON_CC_FLAGS}
+   * @param timeout per compile; {@link Duration#ZERO} for none
+   * @param workRoot where the per-compile directories are made (created if missing)
+   * @throws XlacException ENVIRONMENT when the compiler is missing, not executable, or reports no
+   *     version; BAD_INPUT for bad flags or target
+   */
+  public static NeuronxCcDriver open(Path compilerExecutable, String target, List<String> flags, Duration timeout,
+      Path workRoot) {
+    NeuronxCcIdentity.Flags normal = NeuronxCcIdentity.normalise(flags);
+    if (target != null && normal.target().isPresent() && !normal.target().get().equals(target)) {
+      throw XlacException.badInput("the neuronx-cc flags say --target=" + normal.target().get()
+          + " but the target is " + target);
+    }
+    String chosenTarget = target != null ? target : normal.target().orElse(NeuronxCcIdentity.DEFAULT_TARGET);
+    Path exe = compilerExecutable != null ? compilerExecutable : onPath("neuronx-cc").orElseThrow(
+        () -> XlacException.environment("neuronx-cc was not found on PATH (install the Neuron SDK's neuronx-cc, "
+            + "or name the compiler's path)"));
+    if (!Files.isRegularFile(exe)) {
+      throw XlacException.environment("cannot use neuronx-cc " + exe + ": no such file");
+    }
+    if (!Files.isExecutable(exe)) {
+      throw XlacException.environment("cannot use neuronx-cc " + exe + ": it is not executable");
+    }
+    String version = queryVersion(exe);
+    CompilerIdentity identity = NeuronxCcIdentity.identity(version, chosenTarget, normal.kept());
+    try {
+      Files.createDirectories(workRoot);
+    } catch (IOException e) {
+      throw XlacException.environment("cannot create the neuronx-cc work directory " + workRoot + ": " + e);
+    }
+    return new NeuronxCcDriver(exe.toAbsolutePath(), identity, timeout, workRoot.toAbsolutePath());
+  }
+
+  @Override
+  public CompilerIdentity identity() {
+    return identity;
+  }
+
+  /** The command line of one compile, run in its work directory. */
+  public List<String> commandLine() {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(compiler.toString());
+    cmd.add("compile");
+    cmd.add("--framework=XLA");
+    cmd.add(INPUT);
+    cmd.add("--target=" + identity.target());
+    cmd.add("--output=" + OUTPUT);
+    cmd.addAll(flags);
+    return cmd;
+  }
+
+  @Override
+  public CompileOutcome compile(CompileRequest request) {
+    if (closed) {
+      throw new IllegalStateException("the neuronx-cc driver is closed");
+    }
+    long start = System.nanoTime();
+    Path work;
+    try {
+      work = Files.createTempDirectory(workRoot, "neuronx-cc-" + request.fingerprint().shortForm()
+          .replaceAll("[^A-Za-z0-9]", "") + "-");
+    } catch (IOException e) {
+      return failure(FailureKind.ENVIRONMENT, request, "cannot create a work directory under " + workRoot + ": " + e,
+          "", start);
+    }
+    try {
+      return compileIn(work, request, start);
+    } finally {
+      deleteTree(work);
+    }
+  }
+
+  private CompileOutcome compileIn(Path work, CompileRequest request, long start) {
+    Map<String, Duration> phases = new LinkedHashMap<>();
+    try {
+      Files.write(work.resolve(INPUT), request.hloModule());
+    } catch (IOException e) {
+      return failure(FailureKind.ENVIRONMENT, request, "cannot write " + work.resolve(INPUT) + ": " + e, "", start);
+    }
+    phases.put("write", since(start));
+    List<String> cmd = new ArrayList<>();
+    setsid.ifPresent(s -> cmd.add(s.toString()));
+    cmd.addAll(commandLine());
+    long compileStart = System.nanoTime();
+    Process process;
+    try {
+      process = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true)
+          .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+    } catch (IOException e) {
+      return failure(FailureKind.ENVIRONMENT, request, "cannot start " + compiler + ": " + e.getMessage(), "", start);
+    }
+    running.add(process);
+    TailBuffer output = new TailBuffer(LOG_TAIL_BYTES);
+    Thread drain = Thread.ofVirtual().name("neuronx-cc-output-" + process.pid()).start(() -> output.drain(
+        process.getInputStream()));
+    boolean timedOut = false;
+    boolean interrupted = false;
+    try {
+      if (timeout.isZero()) {
+        process.waitFor();
+      } else if (!process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+        timedOut = true;
+      }
+    } catch (InterruptedException e) {
+      interrupted = true;
+    } finally {
+      if (timedOut || interrupted || closed) {
+        ProcessGroups.killTree(process, setsid.isPresent());
+      }
+      running.remove(process);
+    }
+    try {
+      drain.join(Duration.ofSeconds(5)); // a stray grandchild could hold the pipe open: never wait on it for long
+    } catch (InterruptedException e) {
+      interrupted = true;
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    phases.put("compile", since(compileStart));
+    String log = output.text() + logFile(work);
+    if (timedOut || interrupted) {
+      String why = interrupted ? "interrupted" : "no result after " + timeout.toSeconds() + " s";
+      return failure(FailureKind.TIMEOUT, request, "neuronx-cc " + why + "; its process group was killed", log, start);
+    }
+    int exit = process.exitValue();
+    if (exit != 0 && closed) {
+      return failure(FailureKind.CRASH, request, "the driver was closed during the compile", log, start);
+    }
+    if (exit == 0) {
+      Path neff = work.resolve(OUTPUT);
+      try {
+        byte[] bytes = Files.isRegularFile(neff) ? Files.readAllBytes(neff) : null;
+        if (bytes == null || bytes.length == 0) {
+          return failure(FailureKind.CRASH, request, "neuronx-cc exited with 0 but wrote " + (bytes == null ? "no "
+              : "an empty ") + OUTPUT + lastLine(log), log, start);
+        }
+        phases.put("read", since(compileStart).minus(phases.get("compile")));
+        return new CompileOutcome.Success(bytes, log, since(start), phases);
+      } catch (IOException e) {
+        return failure(FailureKind.ENVIRONMENT, request, "cannot read " + neff + ": " + e, log, start);
+      }
+    }
+    if (exit == EXIT_COMPILE_ERROR) {
+      return failure(FailureKind.COMPILE_ERROR, request, "neuronx-cc exit code 70 (compile error): "
+          + errorLine(log).orElse("no error line in its log"), log, start);
+    }
+    if (exit == 128 + 9 || log.contains("[F137]")) {
+      return failure(FailureKind.OUT_OF_MEMORY, request, "neuronx-cc was killed by SIGKILL (exit status " + exit
+          + "), most likely by the kernel's OOM killer; retry with fewer parallel compiles", log, start);
+    }
+    if (exit > 128 && exit < 128 + 65) {
+      return failure(FailureKind.CRASH, request, "neuronx-cc died with signal " + (exit - 128) + lastLine(log), log,
+          start);
+    }
+    return failure(FailureKind.CRASH, request, "neuronx-cc exited with code " + exit + lastLine(log), log, start);
+  }
+
+  /** Kills the compilers still running (their compiles end as failures). Safe to call twice. */
+  @Override
+  public void close() {
+    closed = true;
+    for (Process p : List.copyOf(running)) {
+      ProcessGroups.killTree(p, setsid.isPresent());
+    }
+  }
+
+  static Optional<Path> onPath(String name) {
+    String path = System.getenv("PATH");
+    if (path == null) {
+      return Optional.empty();
+    }
+    for (String dir : path.split(java.io.File.pathSeparator)) {
+      if (!dir.isEmpty()) {
+        Path p = Path.of(dir, name);
+        if (Files.isRegularFile(p) && Files.isExecutable(p)) {
+          return Optional.of(p);
+        }
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static String queryVersion(Path exe) {
+    Process p;
+    try {
+      p = new ProcessBuilder(exe.toString(), "--version").redirectErrorStream(true)
+          .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+    } catch (IOException e) {
+      throw XlacException.environment("cannot run " + exe + " --version: " + e.getMessage());
+    }
+    TailBuffer out = new TailBuffer(LOG_TAIL_BYTES);
+    Thread drain = Thread.ofVirtual().start(() -> out.drain(p.getInputStream()));
+    try {
+      if (!p.waitFor(VERSION_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+        ProcessGroups.killTree(p, false);
+        throw XlacException.environment(exe + " --version did not answer within " + VERSION_TIMEOUT.toSeconds() + " s");
+      }
+      drain.join(Duration.ofSeconds(5));
+    } catch (InterruptedException e) {
+      ProcessGroups.killTree(p, false);
+      Thread.currentThread().interrupt();
+      throw XlacException.environment("interrupted while asking " + exe + " for its version");
+    }
+    String text = out.text();
+    if (p.exitValue() != 0) {
+      throw XlacException.environment(exe + " --version failed with exit code " + p.exitValue() + lastLine(text));
+    }
+    if (text.isBlank()) {
+      throw XlacException.environment(exe + " --version printed nothing, so the compiler version is unknown");
+    }
+    return NeuronxCcIdentity.parseVersionOutput(text).orElseThrow(() -> XlacException.environment(
+        exe + " --version printed no version number: " + text.lines().filter(l -> !l.isBlank()).findFirst()
+            .orElse("").strip()));
+  }
+
+  /** The log file named by {@code --logfile} (relative to the work directory), else {@code log-neuron-cc.txt}. */
+  private String logFile(Path work) {
+    String name = DEFAULT_LOGFILE;
+    for (int i = 0; i < flags.size(); i++) {
+      if (flags.get(i).startsWith("--logfile=")) {
+        name = flags.get(i).substring("--logfile=".length());
+      } else if (flags.get(i).equals("--logfile") && i + 1 < flags.size()) {
+        name = flags.get(i + 1);
+      }
+    }
+    Path f = work.resolve(name);
+    try {
+      if (!Files.isRegularFile(f)) {
+        return "";
+      }
+      long size = Files.size(f);
+      try (var ch = java.nio.channels.FileChannel.open(f)) {
+        long from = Math.max(0, size - LOG_TAIL_BYTES);
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate((int) (size - from));
+        while (b.hasRemaining() && ch.read(b, from + b.position()) > 0) {
+          // read to the end
+        }
+        String text = new String(b.array(), 0, b.position(), StandardCharsets.UTF_8);
+        return "\n--- " + name + (from > 0 ? " (last " + LOG_TAIL_BYTES / 1024 + " KiB)" : "") + " ---\n" + text;
+      }
+    } catch (IOException e) {
+      return "\n--- " + name + ": unreadable (" + e.getMessage() + ") ---\n";
+    }
+  }
+
+  /**
+   * The first line that reports an error, stripped and capped: one with {@code ERROR} or {@code FATAL}
+   * in capitals (neuronx-cc's {@code [ERROR]} lines), an {@code [E123]}/{@code [F137]} code, or
+   * {@code error:} in any case (argparse and Python tracebacks).
+   */
+  static Optional<String> errorLine(String log) {
+    return log.lines().filter(l -> ERROR_LINE.matcher(l).find() && !NO_ERRORS.matcher(l).find())
+        .map(l -> cap(l.strip())).findFirst();
+  }
+
+  private static String lastLine(String log) {
+    List<String> lines = log.lines().filter(l -> !l.isBlank() && !l.startsWith("--- ")).toList();
+    return lines.isEmpty() ? "" : ": " + cap(lines.getLast().strip());
+  }
+
+  private static String cap(String line) {
+    return line.length() <= 300 ? line : line.substring(0, 297) + "...";
+  }
+
+  private static CompileOutcome.Failure failure(FailureKind kind, CompileRequest request, String message, String log,
+      long start) {
+    return new CompileOutcome.Failure(kind, request.describe() + ": " + message.replace('\n', ' '), log, since(start));
+  }
+
+  private static Duration since(long start) {
+    return Duration.ofNanos(System.nanoTime() - start);
+  }
+
+  private static void deleteTree(Path dir) {
+    try (Stream<Path> walk = Files.walk(dir)) {
+      for (Path p : (Iterable<Path>) walk.sorted(Comparator.reverseOrder())::iterator) {
+        Files.deleteIfExists(p);
+      }
+    } catch (IOException | UncheckedIOException e) {
+      // best effort: a leftover directory under the work root costs disk, not correctness
+    }
+  }
+
+  /** The last {@code limit} bytes of a stream, kept while it is read. */
+  private static final class TailBuffer {
+    private final int limit;
+    private final byte[] ring;
+    private long total;
+
+    TailBuffer(int limit) {
+      this.limit = limit;
+      this.ring = new byte[limit];
+    }
+
+    void drain(InputStream in) {
+      byte[] buf = new byte[8192];
+      try (in) {
+        for (int n; (n = in.read(buf)) > 0; ) {
+          append(buf, n);
+        }
+      } catch (IOException e) {
+        // the process is gone; what was read is kept
+      }
+    }
+
+    private synchronized void append(byte[] b, int n) {
+      for (int i = 0; i < n; i++) {
+        ring[(int) ((total + i) % limit)] = b[i];
+      }
+      total += n;
+    }
+
+    synchronized String text() {
+      int len = (int) Math.min(total, limit);
+      byte[] out = new byte[len];
+      long from = total - len;
+      for (int i = 0; i < len; i++) {
+        out[i] = ring[(int) ((from + i) % limit)];
+      }
+      String s = new String(out, StandardCharsets.UTF_8);
+      return total > limit ? "[... first " + (total - limit) + " bytes left out ...]\n" + s : s;
+    }
+  }
+}
