@@ -67,6 +67,19 @@ abstract class CanonicalSink {
     }
   }
 
+  /** A length-prefixed slice of a buffer (large ones go to the digest without a copy). */
+  final void bytes(byte[] b, int off, int len) {
+    i64(len);
+    if (len < DIRECT_THRESHOLD) {
+      ensure(len);
+      System.arraycopy(b, off, buf, pos, len);
+      pos += len;
+    } else {
+      flush();
+      drain(b, off, len);
+    }
+  }
+
   final void bytes(byte[] b) {
     i64(b.length);
     raw(b);
