@@ -1,7 +1,10 @@
 package dev.xlac.hlo;
 
 import com.google.protobuf.ByteString;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.Arrays;
@@ -13,6 +16,8 @@ import java.util.Arrays;
  */
 abstract class CanonicalSink {
   private static final int DIRECT_THRESHOLD = 4096;
+  private static final VarHandle INT_LE = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle LONG_LE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
   protected final byte[] buf = new byte[1 << 16];
   protected int pos;
 
@@ -40,17 +45,14 @@ abstract class CanonicalSink {
 
   final void i32(int v) {
     ensure(4);
-    buf[pos++] = (byte) v;
-    buf[pos++] = (byte) (v >>> 8);
-    buf[pos++] = (byte) (v >>> 16);
-    buf[pos++] = (byte) (v >>> 24);
+    INT_LE.set(buf, pos, v);
+    pos += 4;
   }
 
   final void i64(long v) {
     ensure(8);
-    for (int i = 0; i < 8; i++) {
-      buf[pos++] = (byte) (v >>> (8 * i));
-    }
+    LONG_LE.set(buf, pos, v);
+    pos += 8;
   }
 
   final void bytes(ByteString b) {
@@ -64,6 +66,19 @@ abstract class CanonicalSink {
       for (ByteBuffer part : b.asReadOnlyByteBufferList()) {
         drain(part);
       }
+    }
+  }
+
+  /** A length-prefixed slice of a buffer (large ones go to the digest without a copy). */
+  final void bytes(byte[] b, int off, int len) {
+    i64(len);
+    if (len < DIRECT_THRESHOLD) {
+      ensure(len);
+      System.arraycopy(b, off, buf, pos, len);
+      pos += len;
+    } else {
+      flush();
+      drain(b, off, len);
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.xlac.hlo;
 
+import com.google.protobuf.InvalidProtocolBufferException;
 import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -24,7 +25,28 @@ public record GraphFingerprint(String value) implements Comparable<GraphFingerpr
     }
   }
 
+  /** Fingerprints an indexed module; the same as {@link #of(HloModuleProto)} of its module. */
   public static GraphFingerprint of(HloGraph graph) {
+    return of(graph.module());
+  }
+
+  /** Fingerprints a module; a structurally broken module is an {@link IllegalArgumentException}. */
+  public static GraphFingerprint of(HloModuleProto module) {
+    byte[] bytes = module.toByteArray();
+    HloWireIndex index;
+    try {
+      index = HloWireIndex.read(bytes, 0, bytes.length, HloFileKind.HLO_MODULE);
+    } catch (InvalidProtocolBufferException e) {
+      throw new IllegalArgumentException("the module cannot be read back: " + HloModuleReader.protobufReason(e), e);
+    } catch (HloWireIndex.NoModuleException e) {
+      throw new IllegalStateException("a bare module always has a module", e);
+    }
+    index.validate();
+    return of(index);
+  }
+
+  /** Pass 2 over a read and validated module: its canonical form, streamed into SHA-256. */
+  static GraphFingerprint of(HloWireIndex index) {
     MessageDigest sha;
     try {
       sha = MessageDigest.getInstance("SHA-256");
@@ -33,13 +55,8 @@ public record GraphFingerprint(String value) implements Comparable<GraphFingerpr
     }
     CanonicalSink.Digest sink = new CanonicalSink.Digest(sha);
     sink.raw(DOMAIN);
-    new CanonicalHloEncoder(sink).module(graph);
+    new CanonicalWireEncoder(index, sink).module();
     return new GraphFingerprint(VERSION + ":" + HexFormat.of().formatHex(sink.finish()));
-  }
-
-  /** Fingerprints a module; a structurally broken module is an {@link IllegalArgumentException}. */
-  public static GraphFingerprint of(HloModuleProto module) {
-    return of(HloGraph.of(module));
   }
 
   /** Parses user input: a full fingerprint. */

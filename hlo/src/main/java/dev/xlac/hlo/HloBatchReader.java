@@ -34,7 +34,8 @@ public final class HloBatchReader {
   public HloBatchReader(HloModuleReader reader, int threads) {
     this.reader = reader;
     this.threads = Math.max(1, threads);
-    // A parsed module costs about three times its file size at peak (bytes, parsed message, work).
+    // Hashing a module costs about 1.5x its file size at peak (bytes + index); 3x leaves room for
+    // callers that also build the protobuf object model (LoadedModule.module()).
     this.byteBudget = Math.max(64L << 20, Runtime.getRuntime().maxMemory() / 3);
   }
 

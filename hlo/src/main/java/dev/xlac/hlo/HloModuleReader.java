@@ -4,9 +4,6 @@ import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.ExtensionRegistryLite;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.UnsafeByteOperations;
-import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
-import dev.xlac.hlo.proto.HloProtos.HloProto;
-import dev.xlac.hlo.proto.HloProtos.HloSnapshot;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,6 +12,7 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
@@ -139,33 +137,23 @@ public final class HloModuleReader {
   /** Parses already-loaded bytes (used for in-memory modules, e.g. from the cache or a bundle). */
   public LoadedModule parse(Path file, HloFileKind kind, byte[] bytes, long fileBytes) {
     rejectText(file, bytes);
-    HloModuleProto module;
+    HloWireIndex index;
     try {
-      module = switch (kind) {
-        case HLO_PROTO -> {
-          HloProto proto = HloProto.parseFrom(stream(bytes), ExtensionRegistryLite.getEmptyRegistry());
-          if (!proto.hasHloModule()) {
-            throw new HloReadException(file, "not an XLA HloProto dump (it has no HLO module in field 1)");
-          }
-          yield proto.getHloModule();
-        }
-        case HLO_SNAPSHOT -> {
-          HloSnapshot snapshot = HloSnapshot.parseFrom(stream(bytes), ExtensionRegistryLite.getEmptyRegistry());
-          if (!snapshot.hasHlo() || !snapshot.getHlo().hasHloModule()) {
-            throw new HloReadException(file, "not an XLA HloSnapshot (it has no HLO module in field 1)");
-          }
-          yield snapshot.getHlo().getHloModule();
-        }
-        case HLO_MODULE -> HloModuleProto.parseFrom(stream(bytes), ExtensionRegistryLite.getEmptyRegistry());
-      };
+      // The wire bytes are checked as protobuf-java would parse them, then indexed without building objects.
+      index = HloWireIndex.read(bytes, 0, bytes.length, kind);
     } catch (InvalidProtocolBufferException e) {
       throw new HloReadException(file, protobufReason(e), e);
-    } catch (IOException e) {
-      throw new HloReadException(file, "corrupt protobuf (" + lower(e.getMessage(), "read error") + ")", e);
+    } catch (HloWireIndex.NoModuleException e) {
+      throw new HloReadException(file, kind == HloFileKind.HLO_SNAPSHOT
+          ? "not an XLA HloSnapshot (it has no HLO module in field 1)"
+          : "not an XLA HloProto dump (it has no HLO module in field 1)");
     } catch (OutOfMemoryError e) {
       throw new HloReadException(file, "not enough memory to parse it (declared sizes exceed the heap)");
     }
-    return new LoadedModule(file, kind, HloModuleValidator.validate(file, module), fileBytes);
+    HloModuleValidator.validate(file, index);
+    GraphFingerprint fingerprint = GraphFingerprint.of(index);
+    return new LoadedModule(file, kind, fileBytes, bytes,
+        Arrays.copyOf(index.moduleSegments, index.moduleSegmentCount * 2), index.moduleName(), fingerprint);
   }
 
   /**
@@ -176,10 +164,8 @@ public final class HloModuleReader {
     rejectText(file, bytes);
     for (HloFileKind kind : new HloFileKind[] {HloFileKind.HLO_PROTO, HloFileKind.HLO_SNAPSHOT, HloFileKind.HLO_MODULE}) {
       try {
-        LoadedModule m = parse(file, kind, bytes, fileBytes);
-        if (m.module().getComputationsCount() > 0) {
-          return m;
-        }
+        // A valid reading has at least one computation, which is what tells the kinds apart.
+        return parse(file, kind, bytes, fileBytes);
       } catch (HloReadException e) {
         // try the next interpretation
       }

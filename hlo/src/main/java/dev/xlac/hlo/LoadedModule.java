@@ -1,24 +1,111 @@
 package dev.xlac.hlo;
 
+import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.ExtensionRegistryLite;
+import com.google.protobuf.UnsafeByteOperations;
 import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
 import java.nio.file.Path;
+import java.util.Arrays;
 
 /**
- * An HLO module read from a file and validated: the module (for a dump or snapshot, the
- * HloModuleProto unwrapped from its HloProto) indexed as a graph, where it came from, and the
- * size of the file on disk.
+ * An HLO module read from a file and validated: where it came from, its kind, its name and
+ * fingerprint, the size of the file on disk, and the module's bytes (for a dump or snapshot, the
+ * HloModuleProto inside its HloProto is a slice of the file).
+ *
+ * <p>The fingerprint is computed from the wire bytes when the file is read; the protobuf object
+ * model ({@link #module()}, {@link #graph()}) is only built when asked for, since it costs
+ * several times the file's size in heap for modules with many small instructions.
  */
-public record LoadedModule(Path file, HloFileKind kind, HloGraph graph, long fileBytes) {
+public final class LoadedModule {
+  private final Path file;
+  private final HloFileKind kind;
+  private final long fileBytes;
+  private final byte[] bytes;
+  /** Ranges (start, end pairs) of {@link #bytes} that make up the HloModuleProto, in order. */
+  private final int[] moduleSegments;
+  private final String moduleName;
+  private final GraphFingerprint fingerprint;
+  private HloGraph graph;
 
-  public HloModuleProto module() {
-    return graph.module();
+  LoadedModule(Path file, HloFileKind kind, long fileBytes, byte[] bytes, int[] moduleSegments, String moduleName,
+      GraphFingerprint fingerprint) {
+    this.file = file;
+    this.kind = kind;
+    this.fileBytes = fileBytes;
+    this.bytes = bytes;
+    this.moduleSegments = moduleSegments;
+    this.moduleName = moduleName;
+    this.fingerprint = fingerprint;
+  }
+
+  public Path file() {
+    return file;
+  }
+
+  public HloFileKind kind() {
+    return kind;
+  }
+
+  /** The size of the file on disk (compressed, for a gzipped dump), or -1 if unknown. */
+  public long fileBytes() {
+    return fileBytes;
   }
 
   public String moduleName() {
-    return graph.module().getName();
+    return moduleName;
   }
 
   public GraphFingerprint fingerprint() {
-    return GraphFingerprint.of(graph);
+    return fingerprint;
+  }
+
+  /**
+   * The serialized HloModuleProto, exactly as it is in the file (what PJRT's "hlo" format and
+   * Neuron's {@code model.hlo_module.pb} take), without parsing it into objects.
+   */
+  public byte[] moduleBytes() {
+    if (moduleSegments.length == 2) {
+      return Arrays.copyOfRange(bytes, moduleSegments[0], moduleSegments[1]);
+    }
+    // The field appeared more than once: protobuf merges the parts, and so does their concatenation.
+    int size = 0;
+    for (int i = 0; i < moduleSegments.length; i += 2) {
+      size += moduleSegments[i + 1] - moduleSegments[i];
+    }
+    byte[] out = new byte[size];
+    int at = 0;
+    for (int i = 0; i < moduleSegments.length; i += 2) {
+      int len = moduleSegments[i + 1] - moduleSegments[i];
+      System.arraycopy(bytes, moduleSegments[i], out, at, len);
+      at += len;
+    }
+    return out;
+  }
+
+  /** The module as protobuf objects, parsed on first use (the bytes were already checked when the file was read). */
+  public HloModuleProto module() {
+    return graph().module();
+  }
+
+  /** The module indexed as a graph, parsed on first use. */
+  public synchronized HloGraph graph() {
+    if (graph == null) {
+      CodedInputStream in = moduleSegments.length == 2
+          ? UnsafeByteOperations.unsafeWrap(bytes, moduleSegments[0], moduleSegments[1] - moduleSegments[0]).newCodedInput()
+          : CodedInputStream.newInstance(moduleBytes());
+      in.enableAliasing(true);
+      in.setRecursionLimit(HloModuleReader.RECURSION_LIMIT);
+      try {
+        graph = HloGraph.of(HloModuleProto.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry()));
+      } catch (java.io.IOException e) {
+        throw new IllegalStateException("a checked module failed to parse: " + file, e);
+      }
+    }
+    return graph;
+  }
+
+  @Override
+  public String toString() {
+    return "LoadedModule[" + file + ", " + kind + ", " + moduleName + ", " + fingerprint + "]";
   }
 }

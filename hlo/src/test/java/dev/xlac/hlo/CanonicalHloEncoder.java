@@ -28,7 +28,11 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Writes the canonical form of an HLO module (specified in hlo/README.md) into a sink.
+ * The object-model canonical encoder that production used before the streaming one
+ * ({@link CanonicalWireEncoder}); kept in the tests as the oracle that the streaming encoder must
+ * match byte for byte, because users' caches are keyed by its fingerprints.
+ *
+ * <p>Writes the canonical form of an HLO module (specified in hlo/README.md) into a sink.
  *
  * <p>Every message is written as its present fields in field-number order, each as its number
  * followed by its value, then its unknown fields by their wire values, then an end marker. A few
@@ -99,6 +103,25 @@ final class CanonicalHloEncoder {
 
   CanonicalHloEncoder(CanonicalSink out) {
     this.out = out;
+  }
+
+  /** The fingerprint as the object-model path computes it. */
+  static GraphFingerprint fingerprint(HloModuleProto module) {
+    try {
+      CanonicalSink.Digest sink = new CanonicalSink.Digest(java.security.MessageDigest.getInstance("SHA-256"));
+      sink.raw("xlac canonical HLO module, version 1\0".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      new CanonicalHloEncoder(sink).module(HloGraph.of(module));
+      return new GraphFingerprint(GraphFingerprint.VERSION + ":" + java.util.HexFormat.of().formatHex(sink.finish()));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** The canonical bytes as the object-model path writes them (for diagnosing a mismatch). */
+  static byte[] canonicalBytes(HloModuleProto module) {
+    CanonicalSink.Memory mem = new CanonicalSink.Memory();
+    new CanonicalHloEncoder(mem).module(HloGraph.of(module));
+    return mem.toByteArray();
   }
 
   void module(HloGraph graph) {

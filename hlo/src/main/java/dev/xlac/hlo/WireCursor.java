@@ -1,0 +1,246 @@
+package dev.xlac.hlo;
+
+import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.InvalidProtocolBufferException;
+import java.io.IOException;
+
+/**
+ * A position in a protobuf wire buffer, with the reads that the wire-level readers need. Every
+ * read is bounds-checked against the given limit, and malformed data fails the way protobuf-java
+ * fails on it (same exception messages), so both parsers reject the same files for the same reasons.
+ */
+final class WireCursor {
+  static final String TRUNCATED = "While parsing a protocol message, the input ended unexpectedly in the middle of a "
+      + "field.  This could mean either that the input has been truncated or that an embedded message misreported "
+      + "its own length.";
+
+  final byte[] buf;
+  int pos;
+
+  WireCursor(byte[] buf) {
+    this.buf = buf;
+  }
+
+  static InvalidProtocolBufferException truncated() {
+    return new InvalidProtocolBufferException(TRUNCATED);
+  }
+
+  static InvalidProtocolBufferException malformedVarint() {
+    return new InvalidProtocolBufferException("CodedInputStream encountered a malformed varint.");
+  }
+
+  static InvalidProtocolBufferException negativeSize() {
+    return new InvalidProtocolBufferException(
+        "CodedInputStream encountered an embedded string or message which claimed to have negative size.");
+  }
+
+  static InvalidProtocolBufferException tooLarge() {
+    return new InvalidProtocolBufferException("Protocol message was too large.  May be malicious.");
+  }
+
+  static InvalidProtocolBufferException invalidTag() {
+    return new InvalidProtocolBufferException("Protocol message contained an invalid tag (zero).");
+  }
+
+  static InvalidProtocolBufferException invalidWireType() {
+    return new InvalidProtocolBufferException("Protocol message tag had invalid wire type.");
+  }
+
+  static InvalidProtocolBufferException invalidEndTag() {
+    return new InvalidProtocolBufferException("Protocol message end-group tag did not match expected tag.");
+  }
+
+  static InvalidProtocolBufferException tooDeep() {
+    return new InvalidProtocolBufferException("Protocol message had too many levels of nesting.  May be malicious.");
+  }
+
+  static InvalidProtocolBufferException invalidUtf8() {
+    return new InvalidProtocolBufferException("Protocol message had invalid UTF-8.");
+  }
+
+  /** A 64-bit varint: at most 10 bytes. */
+  long varint64(int limit) throws InvalidProtocolBufferException {
+    int p = pos;
+    if (p < limit) {
+      byte b = buf[p];
+      if (b >= 0) {
+        pos = p + 1;
+        return b;
+      }
+    }
+    int start = p;
+    long result = 0;
+    for (int shift = 0; shift < 63; shift += 7) {
+      if (p >= limit) {
+        throw truncated();
+      }
+      byte b = buf[p++];
+      result |= (long) (b & 0x7F) << shift;
+      if (b >= 0) {
+        pos = p;
+        return result;
+      }
+    }
+    if (p >= limit) {
+      throw truncated();
+    }
+    byte last = buf[p++];
+    if (last < 0) {
+      return likeProtobuf(start, limit, true);
+    }
+    pos = p;
+    return result | (long) last << 63;
+  }
+
+  /** A 32-bit varint (tags, lengths, int32, enums): at most 10 bytes, the low 32 bits count. */
+  int varint32(int limit) throws InvalidProtocolBufferException {
+    int p = pos;
+    if (p < limit) {
+      byte b = buf[p];
+      if (b >= 0) {
+        pos = p + 1;
+        return b;
+      }
+    }
+    long result = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      if (p >= limit) {
+        throw truncated();
+      }
+      byte b = buf[p++];
+      result |= (long) (b & 0x7F) << shift;
+      if (b >= 0) {
+        pos = p;
+        return (int) result;
+      }
+    }
+    return (int) likeProtobuf(pos, limit, false);
+  }
+
+  /**
+   * A varint whose tenth byte has its continuation bit set, which only hostile data has:
+   * protobuf-java accepts some of these and rejects others, depending on its fast path, so
+   * its verdict is taken as it is rather than imitated.
+   */
+  private long likeProtobuf(int start, int limit, boolean wide) throws InvalidProtocolBufferException {
+    CodedInputStream in = CodedInputStream.newInstance(buf, start, limit - start);
+    try {
+      long v = wide ? in.readRawVarint64() : in.readRawVarint32();
+      pos = start + in.getTotalBytesRead();
+      return v;
+    } catch (InvalidProtocolBufferException e) {
+      throw e;
+    } catch (IOException e) {
+      throw new InvalidProtocolBufferException(e);
+    }
+  }
+
+  /** The next tag, or 0 at the limit. */
+  int tag(int limit) throws InvalidProtocolBufferException {
+    if (pos >= limit) {
+      return 0;
+    }
+    int tag = varint32(limit);
+    if (tag >>> 3 == 0) {
+      throw invalidTag();
+    }
+    return tag;
+  }
+
+  /** The length of a string or bytes field; the cursor stays at the first payload byte. */
+  int bytesLength(int limit) throws InvalidProtocolBufferException {
+    int len = varint32(limit);
+    if (len < 0) {
+      throw negativeSize();
+    }
+    if (len > limit - pos) {
+      throw truncated();
+    }
+    return len;
+  }
+
+  /** The length of an embedded message or packed field (protobuf-java pushes a limit for these). */
+  int messageLength(int limit) throws InvalidProtocolBufferException {
+    int len = varint32(limit);
+    if (len < 0) {
+      throw negativeSize();
+    }
+    if (pos + len < 0) {
+      throw tooLarge();
+    }
+    if (len > limit - pos) {
+      throw truncated();
+    }
+    return len;
+  }
+
+  void skip(int n, int limit) throws InvalidProtocolBufferException {
+    if (n > limit - pos) {
+      throw truncated();
+    }
+    pos += n;
+  }
+
+  int fixed32(int limit) throws InvalidProtocolBufferException {
+    if (limit - pos < 4) {
+      throw truncated();
+    }
+    int p = pos;
+    pos = p + 4;
+    return (buf[p] & 0xFF) | (buf[p + 1] & 0xFF) << 8 | (buf[p + 2] & 0xFF) << 16 | (buf[p + 3] & 0xFF) << 24;
+  }
+
+  long fixed64(int limit) throws InvalidProtocolBufferException {
+    long lo = fixed32(limit) & 0xFFFFFFFFL;
+    long hi = fixed32(limit) & 0xFFFFFFFFL;
+    return lo | hi << 32;
+  }
+
+  static int fixed32At(byte[] b, int p) {
+    return (b[p] & 0xFF) | (b[p + 1] & 0xFF) << 8 | (b[p + 2] & 0xFF) << 16 | (b[p + 3] & 0xFF) << 24;
+  }
+
+  static long fixed64At(byte[] b, int p) {
+    return (fixed32At(b, p) & 0xFFFFFFFFL) | (long) fixed32At(b, p + 4) << 32;
+  }
+
+  /** Strict UTF-8, as protobuf-java checks proto3 strings: no overlong forms, surrogates or values past U+10FFFF. */
+  static boolean isValidUtf8(byte[] b, int from, int to) {
+    int i = from;
+    while (i < to && b[i] >= 0) {
+      i++;
+    }
+    while (i < to) {
+      int c = b[i++];
+      if (c >= 0) {
+        continue;
+      }
+      if (c < (byte) 0xE0) {
+        if (i >= to || c < (byte) 0xC2 || b[i++] > (byte) 0xBF) {
+          return false;
+        }
+      } else if (c < (byte) 0xF0) {
+        if (to - i < 2) {
+          return false;
+        }
+        int c2 = b[i++];
+        if (c2 > (byte) 0xBF || (c == (byte) 0xE0 && c2 < (byte) 0xA0) || (c == (byte) 0xED && c2 >= (byte) 0xA0)
+            || b[i++] > (byte) 0xBF) {
+          return false;
+        }
+      } else {
+        if (to - i < 3) {
+          return false;
+        }
+        int lead = c & 0xFF;
+        int c2 = b[i++] & 0xFF;
+        int lo = lead == 0xF0 ? 0x90 : 0x80;
+        int hi = lead == 0xF4 ? 0x8F : 0xBF;
+        if (lead > 0xF4 || c2 < lo || c2 > hi || b[i++] > (byte) 0xBF || b[i++] > (byte) 0xBF) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+}
