@@ -14,7 +14,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -179,12 +178,5 @@ public final class DumpWatcher {
     }
     return Optional.of(new CapturedModule.NeuronModule(moduleDir.getFileName().toString(),
         compilerDir == null || compilerDir.equals(root) ? "" : compilerDir.getFileName().toString(), flags));
-  }
-
-  /** Files seen so far, for tests. */
-  synchronized Map<Path, Boolean> seen() {
-    Map<Path, Boolean> m = new HashMap<>();
-    files.forEach((k, v) -> m.put(k, v.done));
-    return m;
   }
 }
