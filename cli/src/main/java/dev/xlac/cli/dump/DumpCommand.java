@@ -21,16 +21,16 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "dump", mixinStandardHelpOptions = true,
-    description = {"Run a training command with XLA (or Neuron) dumping every graph it compiles, and put the graphs",
-        "into the cache while it runs. COMMAND is anything you run: python, torchrun, a shell script."},
-    footer = {"%nThe command's output passes through; Ctrl-C, SIGTERM and SIGHUP are forwarded to its whole process",
-        "group. xlac exits with the command's exit status (128+N if signal N ended it); what it dumped before",
-        "it ended is ingested either way. Otherwise: 127 the command was not found, 126 it cannot be run,",
-        "1 it succeeded but dumped no graph, 2 bad options or unreadable dumps, 3 the cache is locked or",
-        "unusable. With --ignore-script-errors, a failed command that dumped graphs gives 0.",
-        "Frontends: auto (XLA dumps for JAX and PyTorch/XLA; Neuron if PJRT_DEVICE=NEURON), jax, torch-xla,",
-        "neuron (NEURON_EXTRACT_GRAPHS_ONLY=1 into a staging compile cache). Your XLA_FLAGS are kept; a",
-        "--xla_dump_to in them is replaced (use --keep-dumps for that directory)."})
+    description = "Run a training command with XLA (or Neuron) dumping every graph it compiles, and put the graphs"
+        + " into the cache while it runs. COMMAND is anything you run: python, torchrun, a shell script.",
+    footer = {"%nThe command's output passes through; Ctrl-C, SIGTERM and SIGHUP are forwarded to its whole process"
+        + " group. xlac exits with the command's exit status (128+N if signal N ended it); what it dumped before it"
+        + " ended is ingested either way. Otherwise: 127 the command was not found, 126 it cannot be run, 1 it"
+        + " succeeded but dumped no graph, 2 bad options or unreadable dumps, 3 the cache is locked or unusable."
+        + " With --ignore-script-errors, a failed command that dumped graphs gives 0.",
+        "%nFrontends: auto (XLA dumps for JAX and PyTorch/XLA; Neuron if PJRT_DEVICE=NEURON), jax, torch-xla,"
+        + " neuron (NEURON_EXTRACT_GRAPHS_ONLY=1 into a staging compile cache). Your XLA_FLAGS are kept; a"
+        + " --xla_dump_to in them is replaced (use --keep-dumps for that directory)."})
 public final class DumpCommand implements Callable<Integer> {
   @Option(names = "--frontend", paramLabel = "NAME", defaultValue = "auto",
       description = "auto, jax, torch-xla or neuron (default: ${DEFAULT-VALUE}).")
