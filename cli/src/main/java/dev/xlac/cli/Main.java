@@ -31,6 +31,8 @@ public final class Main {
     cmd.setOut(out);
     cmd.setErr(err);
     cmd.setCaseInsensitiveEnumValuesAllowed(true);
+    // `xlac dump python train.py --steps 2`: everything from the command on is the command's.
+    cmd.getSubcommands().get("dump").setStopAtPositional(true);
     cmd.setExitCodeExceptionMapper(Main::exitCodeOf);
     cmd.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
       report(e, root.verbose());

@@ -55,20 +55,20 @@ public final class CacheOptions {
     @Mixin
     WaitOption wait;
 
-    PrintWriter out() {
+    public PrintWriter out() {
       return cache.out();
     }
 
-    PrintWriter err() {
+    public PrintWriter err() {
       return cache.err();
     }
 
-    CacheStore openReadOnly() throws InterruptedException {
+    public CacheStore openReadOnly() throws InterruptedException {
       return cache.openReadOnly();
     }
 
     /** Opens the cache for writing, waiting for another writer as {@code --wait} says. */
-    CacheStore openWritable() throws InterruptedException {
+    public CacheStore openWritable() throws InterruptedException {
       return cache.openWritable(wait.duration());
     }
   }

@@ -1,0 +1,124 @@
+package dev.xlac.cli.dump;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cli.cache.CacheOptions;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.trace.CommandNotRunnableException;
+import dev.xlac.trace.CommandTracer;
+import dev.xlac.trace.Frontend;
+import dev.xlac.trace.StagingDirectories;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "dump", mixinStandardHelpOptions = true,
+    description = "Run a training command with XLA (or Neuron) dumping every graph it compiles, and put the graphs"
+        + " into the cache while it runs. COMMAND is anything you run: python, torchrun, a shell script.",
+    footer = {"%nThe command's output passes through; Ctrl-C, SIGTERM and SIGHUP are forwarded to its whole process"
+        + " group. xlac exits with the command's exit status (128+N if signal N ended it); what it dumped before it"
+        + " ended is ingested either way. Otherwise: 127 the command was not found, 126 it cannot be run, 1 it"
+        + " succeeded but dumped no graph, 2 bad options or unreadable dumps, 3 the cache is locked or unusable."
+        + " With --ignore-script-errors, a failed command that dumped graphs gives 0.",
+        "%nFrontends: auto (XLA dumps for JAX and PyTorch/XLA; Neuron if PJRT_DEVICE=NEURON), jax, torch-xla,"
+        + " neuron (NEURON_EXTRACT_GRAPHS_ONLY=1 into a staging compile cache). Your XLA_FLAGS are kept; a"
+        + " --xla_dump_to in them is replaced (use --keep-dumps for that directory)."})
+public final class DumpCommand implements Callable<Integer> {
+  @Option(names = "--frontend", paramLabel = "NAME", defaultValue = "auto",
+      description = "auto, jax, torch-xla or neuron (default: ${DEFAULT-VALUE}).")
+  String frontend;
+
+  @Option(names = "--keep-dumps", paramLabel = "DIR",
+      description = "Keep the raw dumps in DIR (new or empty), one directory per process; else they are removed.")
+  Path keepDumps;
+
+  @Option(names = "--module-filter", paramLabel = "REGEX",
+      description = "Only ingest modules whose name contains a match of REGEX (Java syntax).")
+  String moduleFilter;
+
+  @Option(names = "--ignore-script-errors",
+      description = "Exit 0 when the command fails but graphs were captured.")
+  boolean ignoreScriptErrors;
+
+  @Parameters(arity = "0..*", paramLabel = "COMMAND", description = "The command and its arguments, after '--'.")
+  List<String> command = List.of();
+
+  @Mixin
+  CacheOptions.Writer cache;
+
+  @Override
+  public Integer call() throws InterruptedException {
+    PrintWriter out = cache.out();
+    PrintWriter err = cache.err();
+    Frontend fe = Frontend.parse(frontend);
+    if (fe == null) {
+      throw XlacException.badInput("--frontend " + frontend + ": unknown frontend (use auto, jax, torch-xla or neuron)");
+    }
+    Pattern filter = null;
+    if (moduleFilter != null) {
+      try {
+        filter = Pattern.compile(moduleFilter);
+      } catch (PatternSyntaxException e) {
+        throw XlacException.badInput("--module-filter " + moduleFilter + ": bad regular expression ("
+            + e.getDescription() + " at index " + e.getIndex() + ")");
+      }
+    }
+    if (command.isEmpty()) {
+      throw XlacException.badInput("no command given: write it after '--', e.g. xlac dump -- python train.py");
+    }
+    CommandTracer.Outcome o;
+    DumpIngest ingest;
+    try (StagingDirectories dirs = StagingDirectories.create(keepDumps); CacheStore store = cache.openWritable()) {
+      ingest = new DumpIngest(store, err);
+      CommandTracer.Request req = new CommandTracer.Request(command, fe, dirs.dumps(), dirs.support(), filter,
+          System.getenv(), Duration.ofMillis(500));
+      try {
+        o = CommandTracer.run(req, ingest);
+      } catch (CommandNotRunnableException e) {
+        err.println("xlac: " + e.getMessage());
+        err.flush();
+        return e.status();
+      }
+      o.notes().forEach(n -> err.println("xlac: " + n));
+      out.println(ingest.summary());
+      ingest.alreadyCompiled().forEach((compiler, n) -> out.printf("%d already compiled for %s%n", n, compiler));
+      if (dirs.keptDumps()) {
+        out.println("dumps kept in " + dirs.dumps());
+      }
+      out.flush();
+    }
+    return exitStatus(o, ingest, err);
+  }
+
+  private int exitStatus(CommandTracer.Outcome o, DumpIngest ingest, PrintWriter err) {
+    String cmd = command.getFirst();
+    try {
+      if (o.exitStatus() != 0) {
+        String how = o.signalForwarded() != null ? " after xlac forwarded SIG" + o.signalForwarded() : "";
+        String kept = ingest.uniqueGraphs() > 0 ? "; the graphs it dumped before are in the cache" : "";
+        if (ignoreScriptErrors && ingest.uniqueGraphs() > 0) {
+          err.println("xlac: " + cmd + " exited with status " + o.exitStatus() + how + kept + " (ignored: --ignore-script-errors)");
+          return ExitCode.OK.code();
+        }
+        err.println("xlac: " + cmd + " exited with status " + o.exitStatus() + how + kept);
+        return o.exitStatus();
+      }
+      if (ingest.modules() == 0 && o.counts().filteredOut() == 0) {
+        err.println("xlac: " + cmd + " ran but no XLA graph was dumped (frontend " + o.frontend().cliName()
+            + "); does it compile anything with JAX, PyTorch/XLA or Neuron?");
+        return ExitCode.WORK_FAILED.code();
+      }
+      return ingest.unreadable() > 0 ? ExitCode.BAD_INPUT.code() : ExitCode.OK.code();
+    } finally {
+      err.flush();
+    }
+  }
+}

@@ -1,0 +1,93 @@
+package dev.xlac.cli.dump;
+
+import dev.xlac.cache.ArtifactInfo;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.GraphLog;
+import dev.xlac.cache.PutOutcome;
+import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.hlo.HloReadException;
+import dev.xlac.trace.CaptureListener;
+import dev.xlac.trace.CapturedModule;
+import java.io.PrintWriter;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Puts each captured module into the cache as it arrives (deduplicated by fingerprint there), and
+ * keeps the figures for the summary line.
+ */
+final class DumpIngest implements CaptureListener {
+  private final CacheStore store;
+  private final PrintWriter err;
+  private final Set<GraphFingerprint> unique = new LinkedHashSet<>();
+  private final Set<String> processes = new TreeSet<>();
+  private int modules;
+  private int added;
+  private int unreadable;
+
+  DumpIngest(CacheStore store, PrintWriter err) {
+    this.store = store;
+    this.err = err;
+  }
+
+  @Override
+  public void captured(CapturedModule m) {
+    modules++;
+    processes.add(m.process());
+    if (!unique.add(m.fingerprint())) {
+      return; // the same graph again (another rank, another step): already handled in this run
+    }
+    String source = m.module().file().toAbsolutePath().toString();
+    if (m.neuron().isPresent()) {
+      source = m.neuron().get().compilerDir() + "/" + m.neuron().get().moduleDir();
+    }
+    PutOutcome o = store.putGraph(m.fingerprint(), m.moduleName(), m.module().module().toByteArray(), source);
+    if (o == PutOutcome.ADDED) {
+      added++;
+    }
+  }
+
+  @Override
+  public void unreadable(HloReadException e) {
+    unreadable++;
+    err.println("xlac: " + e.getMessage());
+    err.flush();
+  }
+
+  int modules() {
+    return modules;
+  }
+
+  int uniqueGraphs() {
+    return unique.size();
+  }
+
+  int unreadable() {
+    return unreadable;
+  }
+
+  /** E.g. {@code dumped 14 modules from 2 processes: 9 unique graphs, 7 new, 2 already in the cache}. */
+  String summary() {
+    return String.format("dumped %d module%s from %d process%s: %d unique graph%s, %d new, %d already in the cache",
+        modules, modules == 1 ? "" : "s", processes.size(), processes.size() == 1 ? "" : "es",
+        unique.size(), unique.size() == 1 ? "" : "s", added, unique.size() - added);
+  }
+
+  /** Per compiler (short name), how many of this run's graphs the cache already has compiled. */
+  Map<String, Integer> alreadyCompiled() {
+    Map<String, Integer> out = new TreeMap<>();
+    for (GraphFingerprint fp : unique) {
+      for (GraphLog.Entry e : store.log(fp).map(GraphLog::artifacts).orElse(java.util.List.of())) {
+        ArtifactInfo a = e.info();
+        if (a.status() == EntryStatus.COMPILED) {
+          out.merge(a.key().compiler().shortName(), 1, Integer::sum);
+        }
+      }
+    }
+    return out;
+  }
+}
