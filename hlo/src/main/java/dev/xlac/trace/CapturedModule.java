@@ -24,8 +24,10 @@ public record CapturedModule(LoadedModule module, GraphFingerprint fingerprint, 
    * @param moduleDir {@code MODULE_<graph hash>+<flags hash>}
    * @param compilerDir {@code neuronxcc-<compiler version>}
    * @param compileFlags the list in {@code compile_flags.json}; empty when the file is absent
+   * @param compileFlagsJson that file's text exactly as read, so it can be written back byte for
+   *     byte; null when the file is absent
    */
-  public record NeuronModule(String moduleDir, String compilerDir, List<String> compileFlags) {}
+  public record NeuronModule(String moduleDir, String compilerDir, List<String> compileFlags, String compileFlagsJson) {}
 
   public String moduleName() {
     return module.moduleName();

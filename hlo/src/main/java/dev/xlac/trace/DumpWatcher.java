@@ -168,15 +168,18 @@ public final class DumpWatcher {
     Path moduleDir = file.getParent();
     Path compilerDir = moduleDir.getParent();
     List<String> flags = List.of();
+    String flagsJson = null;
     Path flagsFile = moduleDir.resolve("compile_flags.json");
     if (Files.isRegularFile(flagsFile)) {
       try {
-        flags = JsonStringList.parse(Files.readString(flagsFile));
+        flagsJson = Files.readString(flagsFile);
+        flags = JsonStringList.parse(flagsJson);
       } catch (IOException | IllegalArgumentException e) {
         throw new HloReadException(flagsFile, "not a JSON list of strings (" + e.getMessage() + ")");
       }
     }
     return Optional.of(new CapturedModule.NeuronModule(moduleDir.getFileName().toString(),
-        compilerDir == null || compilerDir.equals(root) ? "" : compilerDir.getFileName().toString(), flags));
+        compilerDir == null || compilerDir.equals(root) ? "" : compilerDir.getFileName().toString(), flags,
+        flagsJson));
   }
 }

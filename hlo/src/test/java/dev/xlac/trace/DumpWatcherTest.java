@@ -104,7 +104,8 @@ class DumpWatcherTest {
     assertThat(captured).singleElement().satisfies(m -> {
       assertThat(m.moduleName()).isEqualTo("SyncTensorsGraph.7");
       assertThat(m.neuron()).contains(new CapturedModule.NeuronModule("MODULE_1234567890123456789+abcdef01",
-          "neuronxcc-2.21.0", List.of("--model-type=transformer", "-O1")));
+          "neuronxcc-2.21.0", List.of("--model-type=transformer", "-O1"),
+          "[\"--model-type=transformer\", \"-O1\"]"));
     });
   }
 }

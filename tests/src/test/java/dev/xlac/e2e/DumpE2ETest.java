@@ -219,5 +219,15 @@ class DumpE2ETest {
         .contains("dumped 1 module from 1 process: 1 unique graph, 1 new, 0 already in the cache" + NL);
     assertThat(r.err()).contains("NEURON_COMPILE_CACHE_URL is /var/tmp/neuron-compile-cache");
     assertThat(Launcher.xlac("cache", "ls", "--cache", work.resolve("cache").toString()).out()).contains("SyncTensorsGraph.9");
+
+    // The MODULE name and flags were kept beside the fingerprint: materializing writes the entry
+    // back where a Neuron run looks for it, with the same names and the flags file byte for byte.
+    Path neuronCache = work.resolve("neuron-cache");
+    Launcher.Result m = Launcher.xlac("cache", "materialize", "--cache", work.resolve("cache").toString(),
+        "--layout", "neuron", neuronCache.toString());
+    assertThat(m.exitCode()).as(m.err()).isZero();
+    Path entry = neuronCache.resolve("neuronxcc-2.21.0/MODULE_1234567890123456789+abcdef01");
+    assertThat(entry.resolve("model.hlo_module.pb")).hasBinaryContent(Files.readAllBytes(module));
+    assertThat(entry.resolve("compile_flags.json")).hasContent("[\"--model-type=transformer\", \"-O1\"]");
   }
 }

@@ -4,6 +4,7 @@ import dev.xlac.cache.ArtifactInfo;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.GraphLog;
+import dev.xlac.cache.NeuronName;
 import dev.xlac.cache.PutOutcome;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloReadException;
@@ -38,17 +39,20 @@ final class DumpIngest implements CaptureListener {
   public void captured(CapturedModule m) {
     modules++;
     processes.add(m.process());
-    if (!unique.add(m.fingerprint())) {
-      return; // the same graph again (another rank, another step): already handled in this run
+    if (unique.add(m.fingerprint())) {
+      String source = m.module().file().toAbsolutePath().toString();
+      if (m.neuron().isPresent()) {
+        source = m.neuron().get().compilerDir() + "/" + m.neuron().get().moduleDir();
+      }
+      if (store.putGraph(m.fingerprint(), m.moduleName(), m.module().moduleBytes(), source) == PutOutcome.ADDED) {
+        added++;
+      }
     }
-    String source = m.module().file().toAbsolutePath().toString();
-    if (m.neuron().isPresent()) {
-      source = m.neuron().get().compilerDir() + "/" + m.neuron().get().moduleDir();
-    }
-    PutOutcome o = store.putGraph(m.fingerprint(), m.moduleName(), m.module().module().toByteArray(), source);
-    if (o == PutOutcome.ADDED) {
-      added++;
-    }
+    // Every MODULE name is kept, also for a graph seen before under other flags or another version,
+    // so `cache materialize --layout neuron` writes the entries where the Neuron runtime looks.
+    m.neuron().filter(n -> !n.compilerDir().isEmpty())
+        .ifPresent(n -> store.addNeuronName(m.fingerprint(),
+            new NeuronName(n.compilerDir(), n.moduleDir(), n.compileFlagsJson())));
   }
 
   @Override
