@@ -55,11 +55,11 @@ public final class CacheOptions {
     @Mixin
     WaitOption wait;
 
-    PrintWriter out() {
+    public PrintWriter out() {
       return cache.out();
     }
 
-    PrintWriter err() {
+    public PrintWriter err() {
       return cache.err();
     }
 
@@ -68,7 +68,7 @@ public final class CacheOptions {
     }
 
     /** Opens the cache for writing, waiting for another writer as {@code --wait} says. */
-    CacheStore openWritable() throws InterruptedException {
+    public CacheStore openWritable() throws InterruptedException {
       return cache.openWritable(wait.duration());
     }
   }
@@ -101,14 +101,14 @@ public final class CacheOptions {
     }
   }
 
-  static final class DurationConverter implements ITypeConverter<Duration> {
+  public static final class DurationConverter implements ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {
       return Quantities.parseDuration(value);
     }
   }
 
-  static final class SizeConverter implements ITypeConverter<Long> {
+  public static final class SizeConverter implements ITypeConverter<Long> {
     @Override
     public Long convert(String value) {
       return Quantities.parseSize(value);

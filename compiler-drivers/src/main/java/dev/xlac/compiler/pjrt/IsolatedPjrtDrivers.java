@@ -39,7 +39,8 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
   private final Map<String, String> clientOptions;
   private final PjrtCompileOptions compileOptions;
   private final Duration timeout;
-  private final Path probeFile;
+  private final Path probeDir;
+  private Path probeFile;
   private CompilerIdentity identity;
   private IsolatedPjrtDriver spare;
   private boolean fromRecord;
@@ -54,12 +55,14 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
     this.clientOptions = new TreeMap<>(clientOptions);
     this.compileOptions = compileOptions;
     this.timeout = timeout;
-    this.probeFile = probeDir == null ? null : probeDir.resolve("pjrt-" + probeKey() + ".identity");
+    this.probeDir = probeDir;
   }
 
   @Override
   public synchronized CompilerIdentity identity() {
     if (identity == null) {
+      String key = probeKey(); // also checks that the plugin file is there
+      probeFile = probeDir == null ? null : probeDir.resolve("pjrt-" + key + ".identity");
       identity = readRecord();
       fromRecord = identity != null;
       if (identity == null) {

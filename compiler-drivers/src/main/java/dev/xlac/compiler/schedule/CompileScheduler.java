@@ -222,7 +222,6 @@ public final class CompileScheduler implements AutoCloseable {
     CompilerDriver driver = null;
     try {
       for (Task task; (task = admit()) != null; ) {
-        long started = System.nanoTime();
         try {
           if (driver == null) {
             driver = openDriver();
@@ -234,7 +233,7 @@ public final class CompileScheduler implements AutoCloseable {
         } catch (Throwable t) {
           failRun(task, t);
         } finally {
-          release(started);
+          release(task);
         }
       }
     } finally {
@@ -252,8 +251,10 @@ public final class CompileScheduler implements AutoCloseable {
         }
         if (!queue.isEmpty() && runningSince.size() < limit) {
           if (runningSince.isEmpty() || hasRoomForOneMore()) {
-            runningSince.add(System.nanoTime());
-            return queue.pollFirst();
+            Task task = queue.pollFirst();
+            task.admittedAt = System.nanoTime();
+            runningSince.add(task.admittedAt);
+            return task;
           }
           changed.await(MEMORY_POLL_MILLIS, TimeUnit.MILLISECONDS);
           continue;
@@ -276,10 +277,10 @@ public final class CompileScheduler implements AutoCloseable {
     return memory.availableBytes() >= settings.memoryPerJob() * (young + 1);
   }
 
-  private void release(long startedNanos) {
+  private void release(Task task) {
     lock.lock();
     try {
-      runningSince.remove(Long.valueOf(startedNanos));
+      runningSince.remove(Long.valueOf(task.admittedAt));
       changed.signalAll();
     } finally {
       lock.unlock();
@@ -385,17 +386,25 @@ public final class CompileScheduler implements AutoCloseable {
 
   /** The compiler cannot run: this graph and every queued one end as NOT_RUN; later submissions too. */
   private void stopForEnvironment(Task task, String message) {
-    List<Task> dropped;
+    boolean stopped;
+    List<Task> dropped = List.of();
     lock.lock();
     try {
-      if (environmentFailure == null) {
-        environmentFailure = message;
+      stopped = cancelled; // a driver start interrupted by cancel() is no environment problem
+      if (!stopped) {
+        if (environmentFailure == null) {
+          environmentFailure = message;
+        }
+        dropped = new ArrayList<>(queue);
+        queue.clear();
+        changed.signalAll();
       }
-      dropped = new ArrayList<>(queue);
-      queue.clear();
-      changed.signalAll();
     } finally {
       lock.unlock();
+    }
+    if (stopped) {
+      complete(task, notRun(task, "not compiled: the run was stopped"));
+      return;
     }
     complete(task, new GraphResult(task.job.fingerprint(), task.job.moduleName(), GraphResult.Status.NOT_RUN,
         task.compileTime, task.attempts, FailureKind.ENVIRONMENT, GraphResult.oneLine(message)));
@@ -454,6 +463,7 @@ public final class CompileScheduler implements AutoCloseable {
     int attempts;
     int retries;
     boolean oomRetried;
+    long admittedAt;
     Duration compileTime = Duration.ZERO;
 
     Task(CompileJob job) {
