@@ -85,8 +85,12 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs) {
             ? "; log: xlac cache log " + g.fingerprint().value() : ""));
       }
     }
-    lines.add(String.format(Locale.ROOT, "wall %.2f s, compile time %.2f s, effective parallel speedup %.2fx"
-        + " (%d job%s)", seconds(wall), seconds(compileTime()), speedup(), jobs, jobs == 1 ? "" : "s"));
+    if (compileTime().isZero()) {
+      lines.add(String.format(Locale.ROOT, "wall %.2f s; nothing compiled", seconds(wall)));
+    } else {
+      lines.add(String.format(Locale.ROOT, "wall %.2f s, compile time %.2f s, effective parallel speedup %.2fx"
+          + " (%d job%s)", seconds(wall), seconds(compileTime()), speedup(), jobs, jobs == 1 ? "" : "s"));
+    }
     return lines;
   }
 
