@@ -7,6 +7,8 @@
  *   name contains "segv"   -> writes through NULL        (the worker dies with SIGSEGV)
  *   name contains "hang"   -> sleeps for an hour         (the parent's timeout must fire)
  *   name contains "reject" -> returns INVALID_ARGUMENT   (an ordinary compile error)
+ *   name contains "oomkill"-> raises SIGKILL             (what the kernel's OOM killer does)
+ *   name contains "slow"   -> sleeps 600 ms, then compiles (for tests that watch concurrency)
  *   anything else          -> an executable whose serialization is "xlac-test-executable:<name>"
  *
  * Layouts follow xla/pjrt/c/pjrt_c_api.h on LP64: every argument struct starts with
@@ -121,6 +123,8 @@ static void *client_compile(ClientCompileArgs *a) {
   if (strstr(name, "segv")) *(volatile int *) (uintptr_t) 8 = 1;
   if (strstr(name, "hang")) sleep(3600);
   if (strstr(name, "reject")) return error(3, "xlac test plugin rejects module ", name);
+  if (strstr(name, "oomkill")) raise(SIGKILL);
+  if (strstr(name, "slow")) usleep(600000);
   a->executable = executable_named(name);
   return NULL;
 }

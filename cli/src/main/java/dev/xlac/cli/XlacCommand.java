@@ -14,7 +14,8 @@ import picocli.CommandLine.ScopeType;
     versionProvider = XlacCommand.Version.class,
     description = "Ahead-of-time graph compilation for XLA users: trace, fingerprint, cache and compile HLO graphs.",
     subcommands = {HashCommand.class, InspectCommand.class, dev.xlac.cli.dump.DumpCommand.class,
-        dev.xlac.cli.cache.CacheCommand.class, picocli.CommandLine.HelpCommand.class},
+        dev.xlac.cli.cache.CacheCommand.class, dev.xlac.cli.compile.ParallelCompileCommand.class,
+        picocli.CommandLine.HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:success",

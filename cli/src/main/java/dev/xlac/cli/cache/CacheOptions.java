@@ -101,14 +101,14 @@ public final class CacheOptions {
     }
   }
 
-  static final class DurationConverter implements ITypeConverter<Duration> {
+  public static final class DurationConverter implements ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {
       return Quantities.parseDuration(value);
     }
   }
 
-  static final class SizeConverter implements ITypeConverter<Long> {
+  public static final class SizeConverter implements ITypeConverter<Long> {
     @Override
     public Long convert(String value) {
       return Quantities.parseSize(value);

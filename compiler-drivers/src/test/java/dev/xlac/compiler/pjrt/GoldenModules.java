@@ -15,12 +15,12 @@ import java.util.stream.Stream;
  * The real JAX dumps the PJRT tests compile: every distinct graph (by fingerprint) among the
  * {@code *.before_optimizations.hlo.pb} files of the hlo test-jar's {@code golden/} fixtures.
  */
-final class GoldenModules {
+public final class GoldenModules {
   private static final String SUFFIX = ".before_optimizations.hlo.pb";
 
   private GoldenModules() {}
 
-  static List<LoadedModule> all() {
+  public static List<LoadedModule> all() {
     java.util.Map<dev.xlac.hlo.GraphFingerprint, LoadedModule> distinct = new java.util.TreeMap<>();
     HloModuleReader reader = new HloModuleReader();
     try (Stream<Path> walk = Files.walk(dev.xlac.hlo.TestModules.golden("mlp_run1").getParent())) {
@@ -36,7 +36,7 @@ final class GoldenModules {
     return out;
   }
 
-  static LoadedModule named(String moduleName) {
+  public static LoadedModule named(String moduleName) {
     return all().stream().filter(m -> m.moduleName().equals(moduleName)).findFirst()
         .orElseThrow(() -> new IllegalStateException("no test module named " + moduleName));
   }

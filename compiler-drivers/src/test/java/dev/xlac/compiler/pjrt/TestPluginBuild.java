@@ -9,14 +9,14 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
 /** Builds src/test/c/xlac_test_plugin.c into target/ with gcc, once per test JVM. */
-final class TestPluginBuild {
+public final class TestPluginBuild {
   private static final Path SOURCE = Path.of("src/test/c/xlac_test_plugin.c");
   private static final Path LIBRARY = Path.of("target/xlac-test-plugin.so");
   private static boolean built;
 
   private TestPluginBuild() {}
 
-  static synchronized Path library() {
+  public static synchronized Path library() {
     if (!built) {
       build();
       built = true;

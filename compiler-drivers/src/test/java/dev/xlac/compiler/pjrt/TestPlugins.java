@@ -6,13 +6,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** Finds the real CPU PJRT plugin the tests run against. */
-final class TestPlugins {
+public final class TestPlugins {
   static final String ENV = "XLAC_PJRT_PLUGIN";
 
   private TestPlugins() {}
 
   /** The plugin named by XLAC_PJRT_PLUGIN; fails the test (never skips it) when it is missing. */
-  static Path cpuPlugin() {
+  public static Path cpuPlugin() {
     String value = System.getenv(ENV);
     if (value == null || value.isBlank()) {
       fail(ENV + " is not set. The PJRT tests need XLA's CPU plugin: run them through scripts/test, or "

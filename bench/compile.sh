@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Reproduces the parallel-compile figures in bench/README.md ("Parallel compile", issue #4 §5).
+#   bench/compile.sh [GRAPHS_FOR_ALL_CACHED=1000] [VARIANTS=8]
+# Needs the pinned Python environment (for the real XLA CPU PJRT plugin). Work files go to
+# $XLAC_BENCH_DIR (default: a new directory under /tmp), removed at the end unless XLAC_BENCH_KEEP=1.
+# Every figure is one run (the machine is shared); each pair is measured back to back.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/env.sh
+source "$ROOT/scripts/env.sh"
+xlac_ensure_java
+xlac_ensure_maven
+N_CACHED="${1:-1000}"
+N_VARIANTS="${2:-8}"
+PLUGIN="${XLAC_PJRT_PLUGIN:-$("$("$ROOT/scripts/pyenv")" -c 'import lammps_jax_pjrt_cpu as p; print(p.PLUGIN_PATH)')}"
+WORK="${XLAC_BENCH_DIR:-$(mktemp -d /tmp/xlac-bench-compile.XXXXXX)}"
+mkdir -p "$WORK"
+cleanup() { [[ "${XLAC_BENCH_KEEP:-0}" == 1 ]] || rm -rf "$WORK"; }
+trap cleanup EXIT
+
+echo "== build" >&2
+xlac_mvn -q -DskipTests -pl bench -am package dependency:build-classpath -Dmdep.outputFile=target/classpath.txt >&2
+CP="$ROOT/bench/target/classes:$(cat "$ROOT/bench/target/classpath.txt")"
+"$ROOT/xlac" --version >/dev/null
+JAVA=("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseSerialGC -cp "$CP")
+GOLDEN="$ROOT/hlo/src/test/resources/golden/mlp_run1"
+
+# Wall seconds of one command (its output to $WORK/last.log).
+wall() {
+  local s e
+  s=$(date +%s%N); "$@" >"$WORK/last.log" 2>&1 || { cat "$WORK/last.log" >&2; return 1; }; e=$(date +%s%N)
+  awk -v n="$((e - s))" 'BEGIN{printf "%.2f", n/1e9}'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2fx", a/b}'; }
+
+echo "== machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, load $(cut -d' ' -f1-3 /proc/loadavg), plugin $PLUGIN"
+
+echo "== overhead: parallel-compile --jobs 1 vs a bare in-process loop over the sample's graphs ($GOLDEN)"
+bare=$(wall "${JAVA[@]}" dev.xlac.bench.ParallelCompileBench bare "$PLUGIN" "$GOLDEN")
+one=$(wall "$ROOT/xlac" parallel-compile --cache "$WORK/overhead" --plugin "$PLUGIN" --jobs 1 "$GOLDEN")
+grep -E '^[0-9]+ graphs|^wall' "$WORK/last.log"
+printf '%-58s %s s\n' "bare loop (JVM + plugin load + compiles)" "$bare"
+printf '%-58s %s s  (%s; goal <= 1.05x)\n' "xlac parallel-compile --jobs 1 (fresh cache)" "$one" "$(ratio "$one" "$bare")"
+
+echo "== speedup: --jobs 2 vs --jobs 1 over $N_VARIANTS variants of the real jit_train_step"
+"${JAVA[@]}" dev.xlac.bench.ParallelCompileBench variants \
+  "$GOLDEN/module_0048.jit_train_step.before_optimizations.hlo.pb" "$WORK/variants" "$N_VARIANTS" >&2
+j1=$(wall "$ROOT/xlac" parallel-compile --cache "$WORK/jobs1" --plugin "$PLUGIN" --jobs 1 "$WORK/variants")
+grep -E '^[0-9]+ graphs|^wall' "$WORK/last.log"
+j2=$(wall "$ROOT/xlac" parallel-compile --cache "$WORK/jobs2" --plugin "$PLUGIN" --jobs 2 "$WORK/variants")
+grep -E '^[0-9]+ graphs|^wall' "$WORK/last.log"
+printf '%-58s %s s\n' "--jobs 1" "$j1"
+printf '%-58s %s s  (speedup %s; goal >= 1.8x)\n' "--jobs 2" "$j2" "$(ratio "$j1" "$j2")"
+
+echo "== all cached: a re-run over $N_CACHED graphs that all have artifacts"
+"${JAVA[@]}" dev.xlac.bench.ParallelCompileBench populate "$WORK/cached" "$PLUGIN" "$N_CACHED" >&2
+"$ROOT/xlac" parallel-compile --cache "$WORK/cached" --plugin "$PLUGIN" >/dev/null 2>&1  # records the plugin probe
+startup=$(wall "$ROOT/xlac" --version)
+again=$(wall "$ROOT/xlac" parallel-compile --cache "$WORK/cached" --plugin "$PLUGIN")
+grep -E '^[0-9]+ graphs' "$WORK/last.log"
+printf '%-58s %s s\n' "xlac --version (JVM start-up)" "$startup"
+printf '%-58s %s s  (goal < 2 s)\n' "xlac parallel-compile, $N_CACHED graphs all cached" "$again"

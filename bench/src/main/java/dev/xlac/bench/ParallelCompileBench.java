@@ -1,0 +1,131 @@
+package dev.xlac.bench;
+
+import com.google.protobuf.ByteString;
+import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.CompileInfo;
+import dev.xlac.compiler.CompileOutcome;
+import dev.xlac.compiler.CompileRequest;
+import dev.xlac.compiler.pjrt.IsolatedPjrtDrivers;
+import dev.xlac.compiler.pjrt.PjrtCompileOptions;
+import dev.xlac.compiler.pjrt.PjrtDriver;
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.hlo.DumpDirectoryReader;
+import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.hlo.HloModuleReader;
+import dev.xlac.hlo.LoadedModule;
+import dev.xlac.hlo.proto.HloProtos.HloComputationProto;
+import dev.xlac.hlo.proto.HloProtos.HloInstructionProto;
+import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
+import dev.xlac.hlo.proto.HloProtos.HloProto;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Helpers for bench/compile.sh (issue #4 §5; figures in bench/README.md):
+ *
+ * <ul>
+ *   <li>{@code bare PLUGIN PATH...}: the baseline of the overhead benchmark. One JVM, the plugin
+ *       loaded in-process once, every module compiled in a plain loop; no cache, no scheduler.
+ *   <li>{@code variants TRAIN_STEP_DUMP OUTDIR N}: N copies of a real JAX train step that differ
+ *       only in one scalar f32 constant, so they are distinct graphs of the same compile cost.
+ *   <li>{@code populate CACHEDIR PLUGIN N}: N distinct graphs, each with an artifact for the
+ *       plugin's compiler identity, written through the cache API.
+ * </ul>
+ */
+public final class ParallelCompileBench {
+  private ParallelCompileBench() {}
+
+  public static void main(String[] args) throws Exception {
+    switch (args[0]) {
+      case "bare" -> bare(Path.of(args[1]), args);
+      case "variants" -> variants(Path.of(args[1]), Path.of(args[2]), Integer.parseInt(args[3]));
+      case "populate" -> populate(Path.of(args[1]), Path.of(args[2]), Integer.parseInt(args[3]));
+      default -> throw new IllegalArgumentException("unknown mode " + args[0]);
+    }
+  }
+
+  private static void bare(Path plugin, String[] args) throws Exception {
+    List<Path> paths = new ArrayList<>();
+    for (int i = 2; i < args.length; i++) {
+      paths.add(Path.of(args[i]));
+    }
+    HloModuleReader reader = new HloModuleReader();
+    Set<GraphFingerprint> seen = new HashSet<>();
+    int compiled = 0;
+    try (PjrtDriver driver = PjrtDriver.open(plugin, Map.of(), PjrtCompileOptions.DEFAULT)) {
+      for (Path f : DumpDirectoryReader.scan(paths).inputs()) {
+        LoadedModule m = reader.read(f);
+        if (seen.add(m.fingerprint())) {
+          if (!(driver.compile(CompileRequest.of(m)) instanceof CompileOutcome.Success)) {
+            throw new IllegalStateException("bare loop: " + m.moduleName() + " did not compile");
+          }
+          compiled++;
+        }
+      }
+    }
+    System.out.println("bare loop compiled " + compiled + " graphs");
+  }
+
+  private static void variants(Path trainStep, Path out, int n) throws Exception {
+    HloModuleProto module = HloProto.parseFrom(Files.readAllBytes(trainStep)).getHloModule();
+    Files.createDirectories(out);
+    for (int v = 0; v < n; v++) {
+      HloModuleProto.Builder b = module.toBuilder();
+      if (!changeFirstScalarF32Constant(b, 1.5f + v)) {
+        throw new IllegalStateException(trainStep + " has no scalar f32 constant to vary");
+      }
+      b.setName(module.getName());
+      Path f = out.resolve(String.format(Locale.ROOT, "module_%04d.%s.before_optimizations.hlo.pb", v, module.getName()));
+      Files.write(f, HloProto.newBuilder().setHloModule(b).build().toByteArray());
+    }
+    System.out.println("wrote " + n + " variants of " + module.getName() + " to " + out);
+  }
+
+  private static boolean changeFirstScalarF32Constant(HloModuleProto.Builder b, float value) {
+    for (HloComputationProto.Builder c : b.getComputationsBuilderList()) {
+      for (HloInstructionProto.Builder i : c.getInstructionsBuilderList()) {
+        if (i.getOpcode().equals("constant") && i.hasLiteral() && i.getLiteral().getF32S().size() == 4
+            && i.getShape().getDimensionsCount() == 0) {
+          byte[] bytes = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putFloat(value).array();
+          i.setLiteral(i.getLiteral().toBuilder().setF32S(ByteString.copyFrom(bytes)));
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static void populate(Path cacheDir, Path plugin, int n) throws Exception {
+    CompilerIdentity identity;
+    try (IsolatedPjrtDrivers drivers = new IsolatedPjrtDrivers(plugin, Map.of(), PjrtCompileOptions.DEFAULT,
+        Duration.ZERO, null)) {
+      identity = drivers.identity();
+    }
+    byte[] module = HloModuleProto.newBuilder().setName("jit_synthetic").build().toByteArray();
+    try (CacheStore store = CacheStore.open(cacheDir, CacheStore.Mode.READ_WRITE, Duration.ZERO)) {
+      List<CacheStore.NewArtifact> batch = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        GraphFingerprint fp = CacheBench.fp(i);
+        store.putGraph(fp, "jit_synthetic_" + i, module, "bench");
+        byte[] artifact = new byte[4096];
+        new java.util.Random(i).nextBytes(artifact);
+        batch.add(new CacheStore.NewArtifact(new ArtifactKey(fp, identity), artifact, CompileInfo.of(1.0, "")));
+        if (batch.size() == 256 || i == n - 1) {
+          store.putArtifacts(batch);
+          batch = new ArrayList<>();
+        }
+      }
+    }
+    System.out.println("populated " + cacheDir + " with " + n + " compiled graphs for " + identity.describe());
+  }
+}

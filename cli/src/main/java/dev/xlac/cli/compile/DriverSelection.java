@@ -1,0 +1,80 @@
+package dev.xlac.cli.compile;
+
+import dev.xlac.compiler.pjrt.IsolatedPjrtDrivers;
+import dev.xlac.compiler.pjrt.PjrtCompileOptions;
+import dev.xlac.compiler.schedule.DriverFactory;
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * {@code --driver NAME} and its options to a {@link DriverFactory}. A new driver is one more case
+ * in {@link #open} (its factory makes one {@code CompilerDriver} per worker) and one default in
+ * {@link #defaultMemoryPerJob}.
+ *
+ * @param plugin {@code --plugin}, else {@code $XLAC_PJRT_PLUGIN}; null when neither is given
+ * @param target {@code --target}; null for the driver's default
+ * @param compilerFlags {@code --compiler-flags}, one string as the user wrote it; null when absent
+ * @param timeout per compile; zero for none
+ * @param probeDir where drivers may remember what they learnt about a compiler (in the cache directory)
+ */
+record DriverSelection(String driver, Path plugin, String target, String compilerFlags,
+    Map<String, String> clientOptions, Map<String, String> compileOptions, Duration timeout, Path probeDir) {
+
+  static final String PJRT = "pjrt";
+  static final String NEURONX_CC = "neuronx-cc";
+
+  /** The expected peak memory of one compile, for the default job count and admission. */
+  static long defaultMemoryPerJob(String driver) {
+    // neuronx-cc budgets about 64 GB per compile; XLA's CPU/GPU compilers need far less.
+    return NEURONX_CC.equals(driver) ? 64L << 30 : 2L << 30;
+  }
+
+  /** The factory for this driver: usage problems are BAD_INPUT, a missing compiler is ENVIRONMENT. */
+  DriverFactory open() {
+    return switch (driver) {
+      case PJRT -> pjrt();
+      case NEURONX_CC -> {
+        if (!clientOptions.isEmpty() || !compileOptions.isEmpty()) {
+          throw usage("--client-option and --compile-option are PJRT options; neuronx-cc takes --compiler-flags");
+        }
+        throw new XlacException(ExitCode.ENVIRONMENT, "the neuronx-cc driver is not available in this build");
+      }
+      default -> throw usage("unknown --driver '" + driver + "' (expected " + PJRT + " or " + NEURONX_CC + ")");
+    };
+  }
+
+  private DriverFactory pjrt() {
+    if (compilerFlags != null) {
+      throw usage("--compiler-flags is for neuronx-cc; a PJRT compile takes --compile-option KEY=VALUE");
+    }
+    if (plugin == null) {
+      throw usage("--driver pjrt needs --plugin PATH (or $XLAC_PJRT_PLUGIN): the PJRT plugin to compile with");
+    }
+    PjrtCompileOptions options = PjrtCompileOptions.DEFAULT.with(compileOptions); // BAD_INPUT when wrong
+    IsolatedPjrtDrivers drivers = new IsolatedPjrtDrivers(plugin, clientOptions, options, timeout, probeDir);
+    if (target != null) {
+      CompilerIdentity id;
+      try {
+        id = drivers.identity();
+      } catch (RuntimeException e) {
+        drivers.close();
+        throw e;
+      }
+      if (!id.target().equals(target.toLowerCase(Locale.ROOT))) {
+        drivers.close();
+        throw usage("--target " + target + " does not match the PJRT plugin " + plugin + ", which compiles for "
+            + id.target());
+      }
+    }
+    return drivers;
+  }
+
+  private static XlacException usage(String message) {
+    return new XlacException(ExitCode.BAD_INPUT, message);
+  }
+}

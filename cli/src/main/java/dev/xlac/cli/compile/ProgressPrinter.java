@@ -1,0 +1,125 @@
+package dev.xlac.cli.compile;
+
+import dev.xlac.compiler.CompileOutcome;
+import dev.xlac.compiler.schedule.CompileJob;
+import dev.xlac.compiler.schedule.CompileListener;
+import dev.xlac.compiler.schedule.GraphResult;
+import java.io.PrintWriter;
+import java.util.Locale;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Progress on stderr: on a terminal one live line (a bar, done/total, failures, elapsed, ETA),
+ * redrawn on every event and once a second; otherwise (CI, a pipe) one plain line per event.
+ */
+final class ProgressPrinter implements CompileListener, AutoCloseable {
+  private static final int BAR = 24;
+
+  private final PrintWriter err;
+  private final boolean live;
+  private final long start = System.nanoTime();
+  private ScheduledExecutorService ticker;
+  private ScheduledFuture<?> tick;
+  private int total;
+  private int done;
+  private int failed;
+  private boolean drawn;
+
+  ProgressPrinter(PrintWriter err, boolean live) {
+    this.err = err;
+    this.live = live;
+  }
+
+  /** Whether stderr is a terminal that a live line can be drawn on. */
+  static boolean terminal() {
+    java.io.Console c = System.console();
+    return c != null && c.isTerminal() && System.getenv("TERM") != null && !"dumb".equals(System.getenv("TERM"));
+  }
+
+  /** What the run will do, before it starts: printed once, in both modes. */
+  synchronized void plan(int graphs, int cached, int toCompile, int jobs) {
+    err.printf(Locale.ROOT, "xlac: %d graph%s: %d cached, %d to compile with %d job%s%n", graphs,
+        graphs == 1 ? "" : "s", cached, toCompile, jobs, jobs == 1 ? "" : "s");
+    err.flush();
+    if (live && toCompile > 0) {
+      ticker = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r ->
+          Thread.ofPlatform().daemon().name("xlac-progress").unstarted(r));
+      tick = ticker.scheduleAtFixedRate(this::redraw, 1, 1, TimeUnit.SECONDS);
+    }
+  }
+
+  @Override
+  public synchronized void submitted(CompileJob job) {
+    total++;
+    if (live) {
+      draw();
+    }
+  }
+
+  @Override
+  public synchronized void retrying(CompileJob job, CompileOutcome.Failure failure, String why) {
+    line("retrying " + job.describe() + ": " + why);
+  }
+
+  @Override
+  public synchronized void finished(GraphResult r) {
+    done++;
+    if (r.status().failed()) {
+      failed++;
+      line(String.format(Locale.ROOT, "[%d/%d] failed %s: %s", done, total, r.describe(), r.error()));
+    } else if (!live) {
+      line(String.format(Locale.ROOT, "[%d/%d] compiled %s in %.2f s", done, total, r.describe(),
+          r.compileTime().toNanos() / 1e9));
+    }
+    if (live) {
+      draw();
+    }
+  }
+
+  /** A line that stays: on a terminal it replaces the live line, which is drawn again below it. */
+  private void line(String text) {
+    if (live && drawn) {
+      err.print("\r\033[K");
+    }
+    err.println("xlac: " + text);
+    err.flush();
+  }
+
+  private synchronized void redraw() {
+    draw();
+  }
+
+  private void draw() {
+    double elapsed = (System.nanoTime() - start) / 1e9;
+    int filled = total == 0 ? 0 : BAR * done / total;
+    String eta = done == 0 ? "--:--" : clock(elapsed / done * (total - done));
+    err.printf(Locale.ROOT, "\r\033[K[%s%s] %d/%d done, %d failed, elapsed %s, eta %s", "#".repeat(filled),
+        "-".repeat(BAR - filled), done, total, failed, clock(elapsed), eta);
+    err.flush();
+    drawn = true;
+  }
+
+  private static String clock(double seconds) {
+    long s = Math.round(seconds);
+    return s >= 3600 ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
+        : String.format(Locale.ROOT, "%d:%02d", s / 60, s % 60);
+  }
+
+  /** Stops the clock and ends the live line. Safe twice. */
+  @Override
+  public void close() {
+    if (tick != null) {
+      tick.cancel(false);
+      ticker.shutdownNow();
+    }
+    synchronized (this) {
+      if (live && drawn) {
+        err.println();
+        err.flush();
+        drawn = false;
+      }
+    }
+  }
+}

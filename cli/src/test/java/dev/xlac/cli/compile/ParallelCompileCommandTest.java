@@ -1,0 +1,144 @@
+package dev.xlac.cli.compile;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cli.Main;
+import dev.xlac.hlo.TestModules;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code xlac parallel-compile} in-process, against a real cache and worker JVMs running the C
+ * test plugin from compiler-drivers (built here with gcc), which aborts on modules named
+ * {@code *crash*} and rejects {@code *reject*}. The real CPU plugin is exercised end to end in
+ * the tests module.
+ */
+class ParallelCompileCommandTest {
+  private static Path testPlugin;
+
+  @TempDir
+  Path tmp;
+  Path cache;
+  Path dumps;
+
+  record Run(int code, String out, String err) {}
+
+  @BeforeAll
+  static void buildTestPlugin(@TempDir Path dir) throws Exception {
+    Path source = Path.of("../compiler-drivers/src/test/c/xlac_test_plugin.c").toAbsolutePath().normalize();
+    testPlugin = dir.resolve("xlac-test-plugin.so");
+    Process gcc = new ProcessBuilder("gcc", "-shared", "-fPIC", "-O1", "-o", testPlugin.toString(), source.toString())
+        .redirectErrorStream(true).start();
+    String output = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(gcc.waitFor(120, TimeUnit.SECONDS) && gcc.exitValue() == 0).as("gcc: %s", output).isTrue();
+  }
+
+  @BeforeEach
+  void dumps() throws IOException {
+    cache = tmp.resolve("cache");
+    dumps = tmp.resolve("dumps");
+    // Distinct constants make distinct fingerprints; the suffix makes the module name the plugin reads.
+    TestModules.writeDump(dumps, "module_0001.jit_step_ok.before_optimizations.hlo.pb", TestModules.mulAdd(1f, 1, "_ok", 1));
+    TestModules.writeDump(dumps, "module_0002.jit_step_crash.before_optimizations.hlo.pb",
+        TestModules.mulAdd(2f, 1, "_crash", 1));
+    TestModules.writeDump(dumps, "module_0003.jit_step_reject.before_optimizations.hlo.pb",
+        TestModules.mulAdd(3f, 1, "_reject", 1));
+  }
+
+  Run xlac(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    List<String> all = new ArrayList<>(List.of("parallel-compile", "--cache", cache.toString()));
+    all.addAll(List.of(args));
+    int code = new Main(new PrintWriter(out, true), new PrintWriter(err, true)).run(all.toArray(String[]::new));
+    return new Run(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void crashAndReject_failOnlyTheirGraphs_areStored_andSkippedNextTimeUnlessRetryFailed() throws Exception {
+    Path report = tmp.resolve("report.json");
+    Path junit = tmp.resolve("junit.xml");
+
+    Run first = xlac("--plugin", testPlugin.toString(), "--jobs", "2", "--report", report.toString(), "--junit",
+        junit.toString(), dumps.toString());
+
+    assertThat(first.code()).as(first.err()).isEqualTo(1);
+    assertThat(first.out()).startsWith("3 graphs: 1 compiled, 0 cached, 2 failed\n");
+    assertThat(first.out()).containsPattern("  failed: jit_step_crash \\(\\w+\\): .*SIGABRT.*; log: xlac cache log hlo1:");
+    assertThat(first.out()).containsPattern("  failed: jit_step_reject \\(\\w+\\): .*rejects module.*");
+    assertThat(first.err()).contains("xlac: 3 graphs: 0 cached, 3 to compile with 2 jobs")
+        .containsPattern("xlac: \\[\\d/3\\] compiled jit_step_ok \\(\\w{12}\\) in ");
+    String json = Files.readString(report);
+    assertThat(json).contains("\"total\": 3", "\"compiled\": 1", "\"cached\": 0", "\"failed\": 2",
+        "\"failure_kind\": \"crash\"", "\"failure_kind\": \"compile-error\"", "\"wall_seconds\": ");
+    assertThat(Files.readString(junit)).contains("tests=\"3\" failures=\"2\"");
+
+    Run second = xlac("--plugin", testPlugin.toString(), dumps.toString());
+    assertThat(second.code()).isEqualTo(1);
+    assertThat(second.out()).startsWith("3 graphs: 0 compiled, 1 cached, 2 failed (2 failed in an earlier run and"
+        + " were skipped; --retry-failed compiles them again)");
+    assertThat(second.err()).contains("1 cached, 0 to compile");
+
+    Run retried = xlac("--plugin", testPlugin.toString(), "--retry-failed", "--report", report.toString());
+    assertThat(retried.code()).isEqualTo(1);
+    assertThat(retried.out()).startsWith("3 graphs: 0 compiled, 1 cached, 2 failed\n");
+    assertThat(Files.readString(report)).contains("\"attempts\": 1", "\"failure_kind\": \"crash\"");
+  }
+
+  @Test
+  void goodGraphsOnly_exit0_thenAllCached() {
+    Path good = dumps.resolve("module_0001.jit_step_ok.before_optimizations.hlo.pb");
+    Run first = xlac("--plugin", testPlugin.toString(), good.toString());
+    assertThat(first.code()).as(first.err()).isZero();
+    assertThat(first.out()).startsWith("1 graph: 1 compiled, 0 cached, 0 failed\n");
+
+    Run second = xlac("--plugin", testPlugin.toString(), good.toString());
+    assertThat(second.code()).isZero();
+    assertThat(second.out()).startsWith("1 graph: 0 compiled, 1 cached, 0 failed\n").contains("nothing compiled");
+  }
+
+  @Test
+  void usageErrors_exit2() {
+    assertThat(xlac("--driver", "gcc").code()).isEqualTo(2);
+    assertThat(xlac("--plugin", testPlugin.toString(), "--compiler-flags", "-O2").err())
+        .contains("--compiler-flags is for neuronx-cc");
+    assertThat(xlac("--plugin", testPlugin.toString(), "--jobs", "0").code()).isEqualTo(2);
+    assertThat(xlac("--plugin", testPlugin.toString(), "--memory-per-job", "lots").code()).isEqualTo(2);
+    assertThat(xlac("--plugin", testPlugin.toString(), "--compile-option", "bogus=1").code()).isEqualTo(2);
+    Run target = xlac("--plugin", testPlugin.toString(), "--target", "trn1", dumps.toString());
+    assertThat(target.code()).isEqualTo(2);
+    assertThat(target.err()).contains("--target trn1 does not match").contains("xlac-test");
+    assertThat(xlac("--plugin", testPlugin.toString(), "--report", tmp.resolve("no/such/dir/r.json").toString())
+        .code()).isEqualTo(2);
+  }
+
+  @Test
+  void environmentErrors_exit3() throws Exception {
+    Run missing = xlac("--plugin", tmp.resolve("absent.so").toString(), dumps.toString());
+    assertThat(missing.code()).isEqualTo(3);
+    assertThat(missing.err()).contains("cannot use PJRT plugin").contains("absent.so: no such file");
+
+    Run neuron = xlac("--driver", "neuronx-cc", dumps.toString());
+    assertThat(neuron.code()).isEqualTo(3);
+    assertThat(neuron.err()).isEqualTo("xlac: the neuronx-cc driver is not available in this build\n");
+
+    try (CacheStore holder = CacheStore.open(cache, CacheStore.Mode.READ_WRITE, Duration.ZERO)) {
+      Run locked = xlac("--plugin", testPlugin.toString(), dumps.toString());
+      assertThat(locked.code()).isEqualTo(3);
+      assertThat(locked.err()).contains("is locked by another xlac process");
+    }
+  }
+}

@@ -1,0 +1,188 @@
+package dev.xlac.compiler.pjrt;
+
+import dev.xlac.compiler.CompilerDriver;
+import dev.xlac.compiler.schedule.DriverFactory;
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Makes {@link IsolatedPjrtDriver}s for a scheduler: one worker JVM per driver, all with the same
+ * plugin and options.
+ *
+ * <p>The identity includes the plugin's SHA-256, which only a loaded plugin reports, and loading
+ * one costs a JVM and a plugin start (and hashing a 200 MB file). So the identity is remembered in
+ * {@code probeDir}, keyed by the plugin file's real path, size, modification and change times and
+ * inode, and the options (the way ccache checks a compiler by its mtime). Without a record, the
+ * first driver is started to ask it and kept for the first {@link #open()}. A driver whose
+ * identity differs from the remembered one (the file was replaced in a way the key missed) is
+ * refused with ENVIRONMENT and the record is deleted, so no artifact is ever stored under a wrong
+ * identity.
+ */
+public final class IsolatedPjrtDrivers implements DriverFactory {
+  private static final String PROBE_FORMAT = "xlac-pjrt-probe/1";
+
+  private final Path plugin;
+  private final Map<String, String> clientOptions;
+  private final PjrtCompileOptions compileOptions;
+  private final Duration timeout;
+  private final Path probeDir;
+  private Path probeFile;
+  private CompilerIdentity identity;
+  private IsolatedPjrtDriver spare;
+  private boolean fromRecord;
+
+  /**
+   * @param timeout per compile ({@link Duration#ZERO}: none)
+   * @param probeDir where identities are remembered; null to always ask the plugin
+   */
+  public IsolatedPjrtDrivers(Path plugin, Map<String, String> clientOptions, PjrtCompileOptions compileOptions,
+      Duration timeout, Path probeDir) {
+    this.plugin = plugin.toAbsolutePath();
+    this.clientOptions = new TreeMap<>(clientOptions);
+    this.compileOptions = compileOptions;
+    this.timeout = timeout;
+    this.probeDir = probeDir;
+  }
+
+  @Override
+  public synchronized CompilerIdentity identity() {
+    if (identity == null) {
+      String key = probeKey(); // also checks that the plugin file is there
+      probeFile = probeDir == null ? null : probeDir.resolve("pjrt-" + key + ".identity");
+      identity = readRecord();
+      fromRecord = identity != null;
+      if (identity == null) {
+        spare = start();
+        identity = spare.identity();
+        writeRecord(identity);
+      }
+    }
+    return identity;
+  }
+
+  /** Whether {@link #identity()} came from a record, without starting the plugin. */
+  public synchronized boolean identityFromRecord() {
+    identity();
+    return fromRecord;
+  }
+
+  @Override
+  public synchronized CompilerDriver open() {
+    CompilerIdentity expected = identity();
+    if (spare != null) {
+      IsolatedPjrtDriver d = spare;
+      spare = null;
+      return d;
+    }
+    IsolatedPjrtDriver d = start();
+    if (!d.identity().equals(expected)) {
+      d.close();
+      deleteRecord();
+      throw new XlacException(ExitCode.ENVIRONMENT, "the PJRT plugin " + plugin + " now reports "
+          + d.identity().describe() + " instead of " + expected.describe()
+          + " (it changed since its identity was recorded); run again");
+    }
+    return d;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (spare != null) {
+      spare.close();
+      spare = null;
+    }
+  }
+
+  private IsolatedPjrtDriver start() {
+    return IsolatedPjrtDriver.start(plugin, clientOptions, compileOptions, timeout);
+  }
+
+  private String probeKey() {
+    BasicFileAttributes a;
+    Object ino;
+    Object ctime;
+    Path real;
+    try {
+      real = plugin.toRealPath();
+      a = Files.readAttributes(real, BasicFileAttributes.class);
+      Map<String, Object> unix = unixAttributes(real);
+      ino = unix.get("ino");
+      ctime = unix.get("ctime");
+    } catch (IOException e) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot use PJRT plugin " + plugin + ": "
+          + (e instanceof java.nio.file.NoSuchFileException ? "no such file" : e.getMessage()), e);
+    }
+    if (!a.isRegularFile()) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot use PJRT plugin " + plugin + ": not a regular file");
+    }
+    String key = PROBE_FORMAT + "\n" + real + "\n" + a.size() + "\n" + a.lastModifiedTime().toInstant() + "\n" + ctime
+        + "\n" + ino + "\n" + clientOptions + "\n" + compileOptions.asMap() + "\n" + System.getProperty("java.class.path");
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+          .digest(key.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static Map<String, Object> unixAttributes(Path p) throws IOException {
+    try {
+      return Files.readAttributes(p, "unix:ino,ctime");
+    } catch (UnsupportedOperationException | IllegalArgumentException e) {
+      return Map.of();
+    }
+  }
+
+  private CompilerIdentity readRecord() {
+    if (probeFile == null || !Files.isRegularFile(probeFile)) {
+      return null;
+    }
+    try {
+      return CompilerIdentity.decode(Files.readString(probeFile, StandardCharsets.UTF_8));
+    } catch (IOException | RuntimeException e) {
+      return null; // unreadable or damaged: ask the plugin again
+    }
+  }
+
+  private void writeRecord(CompilerIdentity id) {
+    if (probeFile == null) {
+      return;
+    }
+    try {
+      Files.createDirectories(probeFile.getParent());
+      Path tmp = Files.createTempFile(probeFile.getParent(), ".probe", ".tmp");
+      Files.writeString(tmp, id.encode(), StandardCharsets.UTF_8);
+      try {
+        Files.move(tmp, probeFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      } catch (AtomicMoveNotSupportedException e) {
+        Files.move(tmp, probeFile, StandardCopyOption.REPLACE_EXISTING);
+      }
+    } catch (IOException e) {
+      // only a missed shortcut: the next run asks the plugin again
+    }
+  }
+
+  private void deleteRecord() {
+    try {
+      if (probeFile != null) {
+        Files.deleteIfExists(probeFile);
+      }
+    } catch (IOException e) {
+      // the record stays wrong only until it is next checked
+    }
+  }
+}

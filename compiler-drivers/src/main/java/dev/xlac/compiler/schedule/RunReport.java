@@ -1,0 +1,202 @@
+package dev.xlac.compiler.schedule;
+
+import dev.xlac.core.ExitCode;
+import dev.xlac.compiler.FailureKind;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The outcome of a whole run: every graph considered (compiled, cached or failed), the wall time
+ * and the job count; and its renderings: summary lines, the JSON report and JUnit XML.
+ */
+public record RunReport(List<GraphResult> graphs, Duration wall, int jobs) {
+
+  public RunReport {
+    graphs = List.copyOf(graphs);
+  }
+
+  public int total() {
+    return graphs.size();
+  }
+
+  public long compiled() {
+    return count(GraphResult.Status.COMPILED);
+  }
+
+  public long cached() {
+    return count(GraphResult.Status.CACHED);
+  }
+
+  public long failed() {
+    return graphs.stream().filter(g -> g.status().failed()).count();
+  }
+
+  /** Failed graphs that were skipped because an earlier run's compile of them failed. */
+  public long previouslyFailed() {
+    return count(GraphResult.Status.PREVIOUSLY_FAILED);
+  }
+
+  private long count(GraphResult.Status s) {
+    return graphs.stream().filter(g -> g.status() == s).count();
+  }
+
+  /** The compilers' wall time, summed over graphs and attempts. */
+  public Duration compileTime() {
+    return graphs.stream().map(GraphResult::compileTime).reduce(Duration.ZERO, Duration::plus);
+  }
+
+  /** Sum of compile times over wall time: how many compiles ran at once on average. */
+  public double speedup() {
+    return wall.isZero() ? 0 : seconds(compileTime()) / seconds(wall);
+  }
+
+  /**
+   * 0 when every graph compiled or was cached; 3 when the compiler could not run; else 1 when some
+   * graph failed (in this run or, not retried, in an earlier one).
+   */
+  public ExitCode exitCode() {
+    if (graphs.stream().anyMatch(g -> g.failureKind() == FailureKind.ENVIRONMENT)) {
+      return ExitCode.ENVIRONMENT;
+    }
+    return failed() > 0 ? ExitCode.WORK_FAILED : ExitCode.OK;
+  }
+
+  /**
+   * The summary for people: counts, one line per failure saying where its log is, and the times.
+   * A failure whose log is in the cache names {@code xlac cache log FINGERPRINT}.
+   */
+  public List<String> summaryLines() {
+    List<String> lines = new ArrayList<>();
+    StringBuilder head = new StringBuilder(String.format(Locale.ROOT, "%d graph%s: %d compiled, %d cached, %d failed",
+        total(), total() == 1 ? "" : "s", compiled(), cached(), failed()));
+    if (previouslyFailed() > 0) {
+      head.append(String.format(Locale.ROOT, " (%d failed in an earlier run and %s skipped; --retry-failed compiles"
+          + " them again)", previouslyFailed(), previouslyFailed() == 1 ? "was" : "were"));
+    }
+    lines.add(head.toString());
+    for (GraphResult g : graphs) {
+      if (g.status().failed()) {
+        boolean logged = g.status() == GraphResult.Status.FAILED || g.status() == GraphResult.Status.PREVIOUSLY_FAILED;
+        lines.add("  failed: " + g.describe() + ": " + withoutName(g) + (logged
+            ? "; log: xlac cache log " + g.fingerprint().value() : ""));
+      }
+    }
+    if (compileTime().isZero()) {
+      lines.add(String.format(Locale.ROOT, "wall %.2f s; nothing compiled", seconds(wall)));
+    } else {
+      lines.add(String.format(Locale.ROOT, "wall %.2f s, compile time %.2f s, effective parallel speedup %.2fx"
+          + " (%d job%s)", seconds(wall), seconds(compileTime()), speedup(), jobs, jobs == 1 ? "" : "s"));
+    }
+    return lines;
+  }
+
+  /** The error without the graph's own name in front (the summary line names it already). */
+  private static String withoutName(GraphResult g) {
+    String prefix = g.describe() + ": ";
+    return g.error().startsWith(prefix) ? g.error().substring(prefix.length()) : g.error();
+  }
+
+  /**
+   * The JSON report: {@code total}, {@code compiled}, {@code cached}, {@code failed},
+   * {@code wall_seconds}, {@code compile_seconds}, {@code jobs} and {@code graphs}, each graph with
+   * {@code fingerprint}, {@code module}, {@code status} ({@code compiled|cached|failed}),
+   * {@code compile_seconds}, {@code error} (null unless failed), {@code failure_kind} (null, a
+   * driver's kind such as {@code compile-error} or {@code crash}, {@code earlier-failure} or
+   * {@code not-run}) and {@code attempts}.
+   */
+  public Map<String, Object> toJson() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("total", total());
+    m.put("compiled", compiled());
+    m.put("cached", cached());
+    m.put("failed", failed());
+    m.put("wall_seconds", round(seconds(wall)));
+    m.put("compile_seconds", round(seconds(compileTime())));
+    m.put("jobs", jobs);
+    List<Map<String, Object>> rows = new ArrayList<>();
+    for (GraphResult g : graphs) {
+      Map<String, Object> r = new LinkedHashMap<>();
+      r.put("fingerprint", g.fingerprint().value());
+      r.put("module", g.moduleName());
+      r.put("status", g.status().reportName());
+      r.put("compile_seconds", round(seconds(g.compileTime())));
+      r.put("error", g.error());
+      r.put("failure_kind", failureKind(g));
+      r.put("attempts", g.attempts());
+      rows.add(r);
+    }
+    m.put("graphs", rows);
+    return m;
+  }
+
+  private static String failureKind(GraphResult g) {
+    return switch (g.status()) {
+      case COMPILED, CACHED -> null;
+      case PREVIOUSLY_FAILED -> "earlier-failure";
+      case FAILED -> GraphResult.kindName(g.failureKind());
+      case NOT_RUN -> g.failureKind() == FailureKind.ENVIRONMENT ? "environment" : "not-run";
+    };
+  }
+
+  /**
+   * JUnit XML: one {@code testsuite} named {@code xlac parallel-compile}, one {@code testcase} per
+   * graph (name: module and short fingerprint; classname: the full fingerprint). Every failed graph
+   * is a {@code <failure>} with its error as the message and its kind as the type, including one
+   * that failed in an earlier run: CI should show red when the exit code is 1.
+   */
+  public String toJunitXml() {
+    StringBuilder x = new StringBuilder("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    x.append(String.format(Locale.ROOT, "<testsuite name=\"xlac parallel-compile\" tests=\"%d\" failures=\"%d\""
+        + " errors=\"0\" skipped=\"0\" time=\"%.3f\">%n", total(), failed(), seconds(wall)));
+    for (GraphResult g : graphs) {
+      x.append("  <testcase name=\"").append(xml(g.describe())).append("\" classname=\"")
+          .append(xml(g.fingerprint().value())).append("\" time=\"")
+          .append(String.format(Locale.ROOT, "%.3f", seconds(g.compileTime()))).append('"');
+      if (!g.status().failed()) {
+        x.append("/>\n");
+        continue;
+      }
+      x.append(">\n    <failure message=\"").append(xml(g.error())).append("\" type=\"")
+          .append(xml(failureKind(g))).append("\">").append(xml(g.error())).append("</failure>\n  </testcase>\n");
+    }
+    return x.append("</testsuite>\n").toString();
+  }
+
+  /** Escapes text for XML 1.0 content and attributes, dropping characters XML cannot hold. */
+  static String xml(String s) {
+    StringBuilder b = new StringBuilder(s.length() + 16);
+    s.codePoints().forEach(c -> {
+      switch (c) {
+        case '<' -> b.append("&lt;");
+        case '>' -> b.append("&gt;");
+        case '&' -> b.append("&amp;");
+        case '"' -> b.append("&quot;");
+        case '\'' -> b.append("&apos;");
+        case '\n' -> b.append("&#10;");
+        case '\r' -> b.append("&#13;");
+        case '\t' -> b.append("&#9;");
+        default -> {
+          boolean legal = (c >= 0x20 && c <= 0xD7FF) || (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+          if (legal) {
+            b.appendCodePoint(c);
+          } else {
+            b.append('?');
+          }
+        }
+      }
+    });
+    return b.toString();
+  }
+
+  private static double seconds(Duration d) {
+    return d.toNanos() / 1e9;
+  }
+
+  private static double round(double seconds) {
+    return Math.round(seconds * 1000) / 1000.0;
+  }
+}
