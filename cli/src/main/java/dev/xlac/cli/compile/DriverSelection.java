@@ -1,13 +1,16 @@
 package dev.xlac.cli.compile;
 
+import dev.xlac.compiler.neuron.NeuronxCcDriver;
 import dev.xlac.compiler.pjrt.IsolatedPjrtDrivers;
 import dev.xlac.compiler.pjrt.PjrtCompileOptions;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
+import dev.xlac.core.NeuronxCcIdentity;
 import dev.xlac.core.XlacException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -42,7 +45,7 @@ record DriverSelection(String driver, Path plugin, String target, String compile
         if (!clientOptions.isEmpty() || !compileOptions.isEmpty()) {
           throw usage("--client-option and --compile-option are PJRT options; neuronx-cc takes --compiler-flags");
         }
-        throw new XlacException(ExitCode.ENVIRONMENT, "the neuronx-cc driver is not available in this build");
+        yield neuronxCc();
       }
       default -> throw usage("unknown --driver '" + driver + "' (expected " + PJRT + " or " + NEURONX_CC + ")");
     };
@@ -72,6 +75,24 @@ record DriverSelection(String driver, Path plugin, String target, String compile
       }
     }
     return drivers;
+  }
+
+  /**
+   * neuronx-cc is the first on {@code PATH}, as for Neuron's own tools. Every worker gets its own
+   * driver (each asks the compiler for its version again; the scheduler refuses one whose identity
+   * differs), and every compile runs in its own directory under the temp directory.
+   */
+  private DriverFactory neuronxCc() {
+    if (plugin != null) {
+      throw usage("--plugin is for --driver pjrt; neuronx-cc is found on PATH");
+    }
+    List<String> flags = NeuronxCcIdentity.chooseFlags(compilerFlags, System.getenv());
+    Path workRoot = Path.of(System.getProperty("java.io.tmpdir"), "xlac-neuronx-cc");
+    CompilerIdentity identity;
+    try (NeuronxCcDriver probe = NeuronxCcDriver.open(null, target, flags, timeout, workRoot)) {
+      identity = probe.identity();
+    }
+    return DriverFactory.of(identity, () -> NeuronxCcDriver.open(null, target, flags, timeout, workRoot));
   }
 
   private static XlacException usage(String message) {

@@ -102,7 +102,7 @@ public final class ParallelCompileCommand implements Callable<Integer> {
     requireWritableParent(junit, "--junit");
     SchedulerSettings settings = new SchedulerSettings(
         jobs != null ? jobs : SchedulerSettings.defaultJobs(perJob, MemoryProbe.system()), perJob, retries);
-    Path pluginPath = plugin != null ? plugin
+    Path pluginPath = plugin != null || !DriverSelection.PJRT.equals(driver) ? plugin
         : System.getenv("XLAC_PJRT_PLUGIN") == null || System.getenv("XLAC_PJRT_PLUGIN").isBlank() ? null
         : Path.of(System.getenv("XLAC_PJRT_PLUGIN"));
     Duration perCompile = timeout == null ? Duration.ZERO : timeout;
