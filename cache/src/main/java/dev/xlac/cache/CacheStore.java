@@ -805,6 +805,23 @@ public final class CacheStore implements AutoCloseable {
   }
 
   <T> T commit(boolean sync, TxnBody<T> body) {
+    return commit(sync, true, body);
+  }
+
+  /**
+   * A batch that skips the write-ahead log (bulk imports): durable after {@link #flushUnlogged()};
+   * a process killed before loses it whole (see {@link RocksDbStore#writeUnlogged}).
+   */
+  <T> T commitUnlogged(TxnBody<T> body) {
+    return commit(false, false, body);
+  }
+
+  /** Makes every unlogged batch durable (one atomic flush of all families). */
+  void flushUnlogged() {
+    db.flushAll();
+  }
+
+  private <T> T commit(boolean sync, boolean logged, TxnBody<T> body) {
     requireWritable();
     writeLock.lock();
     try (WriteBatch batch = new WriteBatch()) {
@@ -820,7 +837,11 @@ public final class CacheStore implements AutoCloseable {
       txn.totals.damagedReads += d;
       db.put(batch, Cf.META, TOTALS_KEY, Records.encode(txn.totals));
       try {
-        db.write(batch, sync);
+        if (logged) {
+          db.write(batch, sync);
+        } else {
+          db.writeUnlogged(batch);
+        }
       } catch (RuntimeException e) {
         pendingHits.addAndGet(h);
         pendingMisses.addAndGet(m);
