@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
-import java.util.function.Consumer;
 
 /**
  * Builds {@code cache ls} rows and {@code cache stat} figures with one ordered pass over the graph
@@ -26,34 +25,8 @@ final class CacheListing {
     this.store = store;
   }
 
-  /**
-   * Hands the rows to {@code sink} in the query's order; in fingerprint order (the default) as the
-   * scan makes them, so a large listing is never held whole.
-   */
-  void list(ListQuery q, Consumer<? super ListRow> sink) {
-    if (q.sort() != ListQuery.Sort.FINGERPRINT) {
-      list(q).forEach(sink);
-      return;
-    }
-    scan(q, sink);
-  }
-
   List<ListRow> list(ListQuery q) {
     List<ListRow> rows = new ArrayList<>();
-    scan(q, rows::add);
-    Comparator<ListRow> order = switch (q.sort()) {
-      case FINGERPRINT -> null;
-      case SIZE -> Comparator.comparingLong((ListRow r) -> r.artifactBytes() + r.hloBytes()).reversed();
-      case AGE -> Comparator.comparing(ListRow::created);
-      case ACCESS -> Comparator.comparing(ListRow::lastAccess);
-    };
-    if (order != null) {
-      rows.sort(order); // stable: ties stay in fingerprint order
-    }
-    return rows;
-  }
-
-  private void scan(ListQuery q, Consumer<? super ListRow> rows) {
     // One JNI call per key, value and step: the cursors are read once per record (this runs in a cold JVM).
     try (Cursor g = store.db.cursor(Cf.GRAPH_META, null); Cursor a = store.db.cursor(Cf.ARTIFACT_META, null)) {
       byte[] ak = a.valid() ? a.key() : null;
@@ -81,16 +54,26 @@ final class CacheListing {
               || (q.compiler() != null && !q.compiler().matches(digest, id))) {
             continue;
           }
-          rows.accept(new ListRow(f, gr.moduleName(), ar.status(), digest, id, ar.bytes(), gr.rawBytes(),
+          rows.add(new ListRow(f, gr.moduleName(), ar.status(), digest, id, ar.bytes(), gr.rawBytes(),
               Duration.ofMillis(ar.compileMillis()), Instant.ofEpochMilli(ar.created()),
               Instant.ofEpochMilli(ar.lastAccess())));
         }
         if (!any && q.compiler() == null && (q.status() == null || q.status() == EntryStatus.PENDING)) {
-          rows.accept(new ListRow(f, gr.moduleName(), EntryStatus.PENDING, null, null, 0, gr.rawBytes(), Duration.ZERO,
+          rows.add(new ListRow(f, gr.moduleName(), EntryStatus.PENDING, null, null, 0, gr.rawBytes(), Duration.ZERO,
               Instant.ofEpochMilli(gr.firstSeen()), Instant.ofEpochMilli(gr.lastAccess())));
         }
       }
     }
+    Comparator<ListRow> order = switch (q.sort()) {
+      case FINGERPRINT -> null;
+      case SIZE -> Comparator.comparingLong((ListRow r) -> r.artifactBytes() + r.hloBytes()).reversed();
+      case AGE -> Comparator.comparing(ListRow::created);
+      case ACCESS -> Comparator.comparing(ListRow::lastAccess);
+    };
+    if (order != null) {
+      rows.sort(order); // stable: ties stay in fingerprint order
+    }
+    return rows;
   }
 
   static CacheStatistics statistics(CacheStore store, Totals t) {

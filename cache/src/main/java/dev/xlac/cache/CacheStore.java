@@ -592,11 +592,6 @@ public final class CacheStore implements AutoCloseable {
     return new CacheListing(this).list(query);
   }
 
-  /** Rows for {@code cache ls}, handed over in order; in fingerprint order as they are read, none held. */
-  public void list(ListQuery query, Consumer<? super ListRow> sink) {
-    new CacheListing(this).list(query, sink);
-  }
-
   /** Figures for {@code cache stat}. */
   public CacheStatistics statistics() {
     return CacheListing.statistics(this, currentTotals());
