@@ -48,7 +48,8 @@ import org.rocksdb.WriteBatch;
  *
  * <p>Durability: {@link #putArtifact} and {@link #recordFailure} fsync before returning; other
  * writes reach the operating system before returning (so they survive the process being killed)
- * and are fsynced when the operation that made them ends.
+ * and are fsynced when the operation that made them ends. Imports skip the write-ahead log and end
+ * with one flush, atomic across the column families, that leaves them in fsynced files.
  */
 public final class CacheStore implements AutoCloseable {
   /** How a store is opened. */
