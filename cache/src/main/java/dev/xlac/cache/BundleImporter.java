@@ -49,7 +49,6 @@ public final class BundleImporter {
   private static final Pattern ENTRY_NAME = Pattern.compile("^(identities/[0-9a-f]{64}\\.txt"
       + "|graphs/[0-9a-f]{64}\\.hlo\\.zst|artifacts/[0-9a-f]{64}\\.[0-9a-f]{64}\\.bin"
       + "|logs/[0-9a-f]{64}\\.[0-9a-f]{64}\\.log\\.zst)$");
-  private static final long BATCH_BYTES = 64L << 20;
   private static final int BATCH_ENTRIES = 1000;
 
   private final CacheStore store;
@@ -316,7 +315,7 @@ public final class BundleImporter {
     }
     batch.flush();
     batch.await();
-    store.sync();
+    store.flushUnlogged();
     return new Result(file, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5]);
   }
 
@@ -393,7 +392,7 @@ public final class BundleImporter {
     void add(long size, Consumer<CacheStore.Txn> op) throws IOException {
       ops.add(op);
       bytes += size;
-      if (bytes >= BATCH_BYTES || ops.size() >= BATCH_ENTRIES) {
+      if (bytes >= RocksDbStore.bulkBatchBytes() || ops.size() >= BATCH_ENTRIES) {
         flush();
       }
     }
@@ -406,7 +405,7 @@ public final class BundleImporter {
       ops.clear();
       bytes = 0;
       await();
-      inFlight = writer.submit(() -> store.commit(false, txn -> {
+      inFlight = writer.submit(() -> store.commitUnlogged(txn -> {
         run.forEach(op -> op.accept(txn));
         return null;
       }));

@@ -48,7 +48,8 @@ import org.rocksdb.WriteBatch;
  *
  * <p>Durability: {@link #putArtifact} and {@link #recordFailure} fsync before returning; other
  * writes reach the operating system before returning (so they survive the process being killed)
- * and are fsynced when the operation that made them ends.
+ * and are fsynced when the operation that made them ends. Imports skip the write-ahead log and end
+ * with one flush, atomic across the column families, that leaves them in fsynced files.
  */
 public final class CacheStore implements AutoCloseable {
   /** How a store is opened. */
@@ -870,6 +871,23 @@ public final class CacheStore implements AutoCloseable {
   }
 
   <T> T commit(boolean sync, TxnBody<T> body) {
+    return commit(sync, true, body);
+  }
+
+  /**
+   * A batch that skips the write-ahead log (bulk imports): durable after {@link #flushUnlogged()};
+   * a process killed before loses it whole (see {@link RocksDbStore#writeUnlogged}).
+   */
+  <T> T commitUnlogged(TxnBody<T> body) {
+    return commit(false, false, body);
+  }
+
+  /** Makes every unlogged batch durable (one atomic flush of all families). */
+  void flushUnlogged() {
+    db.flushAll();
+  }
+
+  private <T> T commit(boolean sync, boolean logged, TxnBody<T> body) {
     requireWritable();
     writeLock.lock();
     try (WriteBatch batch = new WriteBatch()) {
@@ -885,7 +903,11 @@ public final class CacheStore implements AutoCloseable {
       txn.totals.damagedReads += d;
       db.put(batch, Cf.META, TOTALS_KEY, Records.encode(txn.totals));
       try {
-        db.write(batch, sync);
+        if (logged) {
+          db.write(batch, sync);
+        } else {
+          db.writeUnlogged(batch);
+        }
       } catch (RuntimeException e) {
         pendingHits.addAndGet(h);
         pendingMisses.addAndGet(m);

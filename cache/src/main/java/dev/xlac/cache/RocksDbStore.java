@@ -72,6 +72,11 @@ final class RocksDbStore implements AutoCloseable {
   /** Values of at least this size go to blob files, so compaction does not rewrite artifacts. */
   static final long MIN_BLOB_BYTES = 16 << 10;
   private static final double BLOB_GC_AGE_CUTOFF = 0.25;
+  /**
+   * Tests only (fault tests in child JVMs): when positive, every family's memtable size, so that
+   * flushes happen every few entries rather than every few hundred MB.
+   */
+  static long writeBufferBytesForTests = 0;
 
   static {
     loadNativeLibrary();
@@ -138,8 +143,11 @@ final class RocksDbStore implements AutoCloseable {
   private final RocksDB db;
   private final WriteOptions syncWrites;
   private final WriteOptions plainWrites;
+  private final WriteOptions unloggedWrites;
   private final ReadOptions reads;
   private final ReadOptions scans;
+  /** Set by an unlogged write, cleared by the atomic flush that makes it durable. */
+  private volatile boolean unflushed;
   private final Set<Cursor> cursors = Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
   private volatile boolean closed;
 
@@ -154,20 +162,24 @@ final class RocksDbStore implements AutoCloseable {
       BlockBasedTableConfig table = new BlockBasedTableConfig().setBlockCache(blockCache).setFilterPolicy(bloom)
           .setCacheIndexAndFilterBlocks(false);
       ColumnFamilyOptions small = own(new ColumnFamilyOptions().setTableFormatConfig(table)
-          .setWriteBufferSize(16L << 20).setCompressionType(CompressionType.LZ4_COMPRESSION));
+          .setWriteBufferSize(writeBuffer(16L << 20)).setCompressionType(CompressionType.LZ4_COMPRESSION));
       ColumnFamilyOptions blobs = own(new ColumnFamilyOptions().setTableFormatConfig(table)
-          .setWriteBufferSize(256L << 20).setMaxWriteBufferNumber(3)
+          .setWriteBufferSize(writeBuffer(256L << 20)).setMaxWriteBufferNumber(3)
           .setEnableBlobFiles(true).setMinBlobSize(MIN_BLOB_BYTES).setBlobFileSize(256L << 20)
           .setBlobCompressionType(CompressionType.NO_COMPRESSION)
           .setEnableBlobGarbageCollection(true).setBlobGarbageCollectionAgeCutoff(BLOB_GC_AGE_CUTOFF));
       DBOptions dbOptions = own(new DBOptions().setCreateIfMissing(writable).setCreateMissingColumnFamilies(writable)
           .setMaxBackgroundJobs(2).setKeepLogFileNum(2).setInfoLogLevel(InfoLogLevel.WARN_LEVEL)
-          .setMaxTotalWalSize(256L << 20));
+          .setMaxTotalWalSize(256L << 20)
+          // Bulk writes (imports) skip the write-ahead log. Flushing every family together, at the
+          // same point of the write sequence, keeps what a crash leaves consistent across families.
+          .setAtomicFlush(true));
       if (!writable) {
         dbOptions.setMaxOpenFiles(-1); // a secondary must keep every file open: the primary may delete them
       }
       syncWrites = own(new WriteOptions().setSync(true));
       plainWrites = own(new WriteOptions());
+      unloggedWrites = own(new WriteOptions().setDisableWAL(true));
       reads = own(new ReadOptions().setVerifyChecksums(true));
       // Whole-family scans (ls, stat, verify, prune): read ahead, and do not evict lookups' blocks.
       scans = own(new ReadOptions().setVerifyChecksums(true).setReadaheadSize(2L << 20).setFillCache(false));
@@ -225,6 +237,18 @@ final class RocksDbStore implements AutoCloseable {
     }
   }
 
+  /**
+   * How large a bulk write batch should grow: a quarter of a blob family's memtable, so a few
+   * batches fill one and flushes keep pace with the writer.
+   */
+  static long bulkBatchBytes() {
+    return writeBuffer(256L << 20) / 4;
+  }
+
+  private static long writeBuffer(long bytes) {
+    return writeBufferBytesForTests > 0 ? writeBufferBytesForTests : bytes;
+  }
+
   static RocksDbStore open(Path cacheDir, boolean writable) {
     return new RocksDbStore(cacheDir, writable);
   }
@@ -263,10 +287,44 @@ final class RocksDbStore implements AutoCloseable {
 
   void write(WriteBatch batch, boolean sync) {
     checkOpen();
+    if (unflushed) {
+      // Recovery replays the log on top of what was flushed: a logged batch must not reach the log
+      // while unlogged batches written before it exist only in memory.
+      flushAll();
+    }
     try {
       db.write(sync ? syncWrites : plainWrites, batch);
     } catch (RocksDBException e) {
       throw failure(cacheDir, "cannot write", e);
+    }
+  }
+
+  /**
+   * Writes a batch without the write-ahead log, for bulk writes that would otherwise write every
+   * byte twice. It is durable only after {@link #flushAll()}. A process killed before that loses it
+   * and the unlogged batches after it, never part of a batch: flushes are atomic across families.
+   */
+  void writeUnlogged(WriteBatch batch) {
+    checkOpen();
+    unflushed = true;
+    try {
+      db.write(unloggedWrites, batch);
+    } catch (RocksDBException e) {
+      throw failure(cacheDir, "cannot write", e);
+    }
+  }
+
+  /** Flushes every family's memtables in one atomic flush and waits for it: the data is then in synced files. */
+  void flushAll() {
+    checkOpen();
+    if (!writable) {
+      return;
+    }
+    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+      db.flush(flush, allHandles);
+      unflushed = false;
+    } catch (RocksDBException e) {
+      throw failure(cacheDir, "cannot flush", e);
     }
   }
 
@@ -467,7 +525,8 @@ final class RocksDbStore implements AutoCloseable {
         try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
           db.flush(flush, allHandles);
         } catch (RocksDBException e) {
-          // the log still holds it; the next open replays it
+          // the log still holds what was logged, and the next open replays it; unlogged writes
+          // not flushed by now are lost whole (see writeUnlogged)
         }
         db.cancelAllBackgroundWork(true);
       }

@@ -13,7 +13,9 @@ import java.util.OptionalLong;
  * <pre>
  * write DIR COUNT BYTES   store COUNT graphs with an artifact of BYTES each; "committed N" after each
  * import DIR FILE         import a bundle
+ * import-flushing DIR FILE  import a bundle with tiny memtables, so flushes happen all through the import
  * prune DIR MAXBYTES      prune to MAXBYTES
+ * unlogged-then-logged DIR  entries 0..49 in unlogged batches, then entry 100 logged and synced; "committed 100"; waits
  * hold DIR MILLIS         take the lock ("locked"), write one graph, sleep, exit
  * </pre>
  */
@@ -22,6 +24,9 @@ public final class CacheFaultMain {
 
   public static void main(String[] args) throws Exception {
     Path dir = Path.of(args[1]);
+    if (args[0].equals("import-flushing")) {
+      RocksDbStore.writeBufferBytesForTests = 256 << 10;
+    }
     try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> { })) {
       switch (args[0]) {
         case "write" -> {
@@ -34,13 +39,21 @@ public final class CacheFaultMain {
             System.out.println("committed " + n); // putArtifact returned: the entry is durable
           }
         }
-        case "import" -> {
+        case "import", "import-flushing" -> {
           System.out.println("started");
           s.importBundle(Path.of(args[2]));
         }
         case "prune" -> {
           System.out.println("started");
           s.prune(new PruneRequest(OptionalLong.of(Long.parseLong(args[2])), null, false, null, null, false, false));
+        }
+        case "unlogged-then-logged" -> {
+          System.out.println("started");
+          Fixtures.bulk(s, 0, 50, 2000, false);
+          Fixtures.graph(s, 100);
+          s.putArtifact(Fixtures.key(100, Fixtures.CPU), Fixtures.bytes(100, 2000), CompileInfo.of(1, ""));
+          System.out.println("committed 100");
+          Thread.sleep(60_000); // killed here
         }
         case "hold" -> {
           System.out.println("locked");

@@ -42,10 +42,16 @@ final class Fixtures {
    * a batch and without fsync: fast set-up for tests that need many entries.
    */
   static void bulk(CacheStore s, int from, int to, int size) {
+    bulk(s, from, to, size, true);
+    s.sync();
+  }
+
+  /** As {@link #bulk(CacheStore, int, int, int)}; {@code logged} false: the batches skip the write-ahead log, unsynced. */
+  static void bulk(CacheStore s, int from, int to, int size, boolean logged) {
     for (int start = from; start < to; start += 1000) {
       int end = Math.min(to, start + 1000);
       int first = start;
-      s.commit(false, txn -> {
+      CacheStore.TxnBody<Object> body = txn -> {
         long now = s.clock.millis();
         for (int n = first; n < end; n++) {
           byte[] module = bytes(n, 200);
@@ -58,9 +64,13 @@ final class Fixtures {
               Checksums.sha256(art), 1000, now, now + n, null, null, 0, 0, null), art, null);
         }
         return null;
-      });
+      };
+      if (logged) {
+        s.commit(false, body);
+      } else {
+        s.commitUnlogged(body);
+      }
     }
-    s.sync();
   }
 
   static ArtifactKey key(int n, CompilerIdentity c) {

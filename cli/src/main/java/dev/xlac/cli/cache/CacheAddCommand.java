@@ -2,8 +2,7 @@ package dev.xlac.cli.cache;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.GraphIngest;
-import dev.xlac.core.ExitCode;
-import dev.xlac.core.XlacException;
+import dev.xlac.cli.InputReporter;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
@@ -27,25 +26,18 @@ final class CacheAddCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     PrintWriter out = cache.out();
-    PrintWriter err = cache.err();
     GraphIngest.Result r;
     try (CacheStore store = cache.openWritable()) {
       r = GraphIngest.ingest(store, paths);
     }
-    r.notes().forEach(n -> err.println("xlac: " + n));
-    ExitCode code = ExitCode.OK;
-    for (XlacException e : r.errors()) {
-      err.println("xlac: " + e.getMessage());
-      code = code.worst(e.exitCode());
-    }
-    err.flush();
+    InputReporter report = new InputReporter(cache.err());
+    report.notes(r.notes());
+    report.errors(r.errors());
     out.printf("added %d, already present %d, skipped %d%n", r.added(), r.alreadyPresent(), r.skipped());
     out.flush();
     if (r.added() + r.alreadyPresent() == 0 && r.errors().isEmpty()) {
-      err.println("xlac: no HLO modules found in " + String.join(", ", paths.stream().map(Path::toString).toList()));
-      err.flush();
-      code = ExitCode.BAD_INPUT;
+      report.noModulesFound(paths);
     }
-    return code.code();
+    return report.exitCode().code();
   }
 }

@@ -62,6 +62,15 @@ class CacheCommandsTest {
   }
 
   @Test
+  void add_ofNothingReadable_saysSoOnStderr_afterTheCounts_withExitCode2() throws Exception {
+    Path empty = java.nio.file.Files.createDirectories(tmp.resolve("empty"));
+    Run r = xlac("cache", "add", empty.toString());
+    assertThat(r.code()).isEqualTo(2);
+    assertThat(r.out()).isEqualTo("added 0, already present 0, skipped 0\n");
+    assertThat(r.err()).isEqualTo("xlac: no HLO modules found in " + empty + "\n");
+  }
+
+  @Test
   void ls_json_hasTheDocumentedKeys_andOneRowPerCompiler() throws Exception {
     xlac("cache", "add", dumps.toString());
     GraphFingerprint fp = firstFingerprint();
