@@ -228,7 +228,7 @@ public final class CacheStore implements AutoCloseable {
 
   /** Stores a module read from a dump as a graph (pending until something compiles it). */
   public PutOutcome putGraph(LoadedModule module) {
-    return putGraph(module.fingerprint(), module.moduleName(), module.module().toByteArray(),
+    return putGraph(module.fingerprint(), module.moduleName(), module.moduleBytes(),
         module.file().toAbsolutePath().toString());
   }
 

@@ -24,7 +24,7 @@ public record CompileRequest(GraphFingerprint fingerprint, String moduleName, by
 
   /** The request for a module read from a dump, snapshot or bare module file. */
   public static CompileRequest of(LoadedModule module) {
-    return new CompileRequest(module.fingerprint(), module.moduleName(), module.module().toByteArray());
+    return new CompileRequest(module.fingerprint(), module.moduleName(), module.moduleBytes());
   }
 
   /** {@code jit_step (hlo1:0123456789ab)}: how messages name the graph. */

@@ -132,6 +132,46 @@ class ParallelCompileE2ETest {
   }
 
   @Test
+  void neuronxCc_standIn_compilesFailsAndRetriesOutOfMemoryOnce() throws Exception {
+    // neuronx-cc cannot be installed here: the stand-in follows its documented contract, and the
+    // marker XLAC_STANDIN:<mode> in a module (here its name) picks the outcome.
+    Path cache = dir.resolve("cache");
+    Path dumps = dir.resolve("dumps");
+    TestModules.writeDump(dumps, "module_0001.step.before_optimizations.hlo.pb", TestModules.mulAdd(1f));
+    TestModules.writeDump(dumps, "module_0002.bad.before_optimizations.hlo.pb",
+        TestModules.mulAdd(2f).toBuilder().setName("XLAC_STANDIN:compile-error").build());
+    TestModules.writeDump(dumps, "module_0003.big.before_optimizations.hlo.pb",
+        TestModules.mulAdd(3f).toBuilder().setName("XLAC_STANDIN:oom").build());
+    Path report = dir.resolve("report.json");
+    Map<String, String> env = Map.of("PATH", Launcher.root().resolve("tests/neuronx-cc-standin") + ":"
+        + System.getenv("PATH"), "NEURON_CC_FLAGS", "--model-type=transformer --cache_dir=/var/tmp/ignored");
+
+    Launcher.Result r = Launcher.run(List.of(Launcher.root().resolve("xlac").toString(), "parallel-compile",
+        "--cache", cache.toString(), "--driver", "neuronx-cc", "--target", "trn2", "--jobs", "2",
+        "--report", report.toString(), dumps.toString()), env, 300);
+
+    assertThat(r.exitCode()).as(r.err()).isEqualTo(1);
+    assertThat(r.out()).startsWith("3 graphs: 1 compiled, 0 cached, 2 failed\n");
+    String summary = Launcher.run(List.of(Launcher.python(), "-c", """
+        import json, sys
+        for g in sorted(json.load(open(sys.argv[1]))["graphs"], key=lambda g: g["module"]):
+            print(g["module"], g["status"], g["failure_kind"], g["attempts"])
+        """, report.toString()), Map.of(), 60).out();
+    assertThat(summary).isEqualTo("""
+        XLAC_STANDIN:compile-error failed compile-error 1
+        XLAC_STANDIN:oom failed out-of-memory 2
+        jit_step compiled None 1
+        """);
+    // The identity carries the target and the flags minus the wrapper's own (--cache_dir).
+    Launcher.Result ls = Launcher.xlac("cache", "ls", "--cache", cache.toString(), "--status", "compiled");
+    assertThat(ls.out()).contains("neuronx-cc:trn2");
+    Launcher.Result log = Launcher.xlac("cache", "log", "--cache", cache.toString(),
+        r.out().lines().filter(l -> l.contains("compile-error")).findFirst().orElseThrow()
+            .replaceAll(".*xlac cache log (hlo1:\\w+)$", "$1"));
+    assertThat(log.out()).contains("--model-type=transformer").doesNotContain("--cache_dir");
+  }
+
+  @Test
   void exitCodes_usage2_environment3_lockedCache3() throws Exception {
     Path cache = dir.resolve("cache");
     Launcher.Result usage = Launcher.xlac("parallel-compile", "--cache", cache.toString(), "--jobs", "zero");

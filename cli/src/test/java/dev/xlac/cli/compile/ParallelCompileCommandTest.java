@@ -133,7 +133,7 @@ class ParallelCompileCommandTest {
 
     Run neuron = xlac("--driver", "neuronx-cc", dumps.toString());
     assertThat(neuron.code()).isEqualTo(3);
-    assertThat(neuron.err()).isEqualTo("xlac: the neuronx-cc driver is not available in this build\n");
+    assertThat(neuron.err()).startsWith("xlac: neuronx-cc was not found on PATH");
 
     try (CacheStore holder = CacheStore.open(cache, CacheStore.Mode.READ_WRITE, Duration.ZERO)) {
       Run locked = xlac("--plugin", testPlugin.toString(), dumps.toString());
