@@ -1,20 +1,14 @@
 package dev.xlac.cli.compile;
 
-import dev.xlac.cache.ArtifactInfo;
-import dev.xlac.cache.ArtifactKey;
 import dev.xlac.cache.CacheStore;
-import dev.xlac.cache.CompileInfo;
-import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.ListQuery;
 import dev.xlac.cache.ListRow;
-import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.schedule.CompileJob;
 import dev.xlac.compiler.schedule.CompileListener;
 import dev.xlac.compiler.schedule.CompileScheduler;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.compiler.schedule.MemoryProbe;
-import dev.xlac.compiler.schedule.ResultSink;
 import dev.xlac.compiler.schedule.RunReport;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.CompilerIdentity;
@@ -30,16 +24,13 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One {@code parallel-compile} run against the cache. It lives in cli because it is the adapter
  * between {@code cache} and {@code compiler-drivers}, which do not know each other: the cache
  * says which graphs lack an artifact, the scheduler compiles them, and each result goes back into
- * the cache the moment it is known ({@link ResultSink}).
+ * the cache the moment it is known ({@link CompileCache}).
  */
 final class CacheCompileRun {
   private static final int INGEST_CHUNK = 64;
@@ -71,64 +62,29 @@ final class CacheCompileRun {
         candidates.putIfAbsent(row.fingerprint(), row.module());
       }
     }
+    CompileCache cache = new CompileCache(store, identity, retryFailed);
     List<GraphResult> results = new ArrayList<>();
     List<CompileJob> todo = new ArrayList<>();
-    candidates.forEach((fp, module) -> {
-      Optional<ArtifactInfo> entry = store.artifactInfo(new ArtifactKey(fp, identity));
-      if (entry.isPresent() && entry.get().status() == EntryStatus.COMPILED) {
-        results.add(GraphResult.cached(fp, module));
-      } else if (entry.isPresent() && !retryFailed) {
-        results.add(GraphResult.previouslyFailed(fp, module, entry.get().failureKind(), entry.get().failureMessage()));
-      } else {
-        todo.add(new CompileJob(fp, module, () -> store.readGraph(fp).orElseThrow(
-            () -> new IllegalStateException("it is missing or damaged in the cache; run 'xlac cache verify'"))));
-      }
-    });
+    candidates.forEach((fp, module) -> cache.settled(fp, module).ifPresentOrElse(results::add,
+        () -> todo.add(cache.job(fp, module))));
     progress.plan(candidates.size(), results.size() - (int) results.stream()
         .filter(r -> r.status() == GraphResult.Status.PREVIOUSLY_FAILED).count(), todo.size(), settings.jobs());
     if (!todo.isEmpty()) {
-      results.addAll(compile(todo, settings, progress));
+      results.addAll(compile(todo, cache, settings, progress));
     }
     progress.close();
     results.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(GraphResult::fingerprint));
     return new Outcome(new RunReport(results, Duration.ofNanos(System.nanoTime() - start), settings.jobs()), inputs);
   }
 
-  private List<GraphResult> compile(List<CompileJob> todo, SchedulerSettings settings, CompileListener progress)
-      throws InterruptedException {
-    CountDownLatch done = new CountDownLatch(1);
-    try (CompileScheduler scheduler = new CompileScheduler(drivers, settings, this::store, progress,
-        MemoryProbe.system())) {
-      // Ctrl-C: stop the compiles, keep what is stored, and let this thread close the cache.
-      Thread hook = new Thread(() -> {
-        scheduler.cancel();
-        try {
-          done.await(30, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }, "xlac-parallel-compile-interrupt");
-      Runtime.getRuntime().addShutdownHook(hook);
-      try {
-        todo.forEach(scheduler::submit);
-        return scheduler.finish();
-      } finally {
-        try {
-          Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException shuttingDown) {
-          // the hook is running: it waits for `done`
-        }
-      }
-    } finally {
-      done.countDown();
-    }
-  }
-
-  private void store(CompileJob job, CompileOutcome outcome) {
-    ArtifactKey key = new ArtifactKey(job.fingerprint(), identity);
-    switch (outcome) {
-      case CompileOutcome.Success s -> store.putArtifact(key, s.artifact(), new CompileInfo(s.elapsed(), s.log()));
-      case CompileOutcome.Failure f -> store.recordFailure(key, GraphResult.kindName(f.kind()), f.message(), f.log());
+  private List<GraphResult> compile(List<CompileJob> todo, CompileCache cache, SchedulerSettings settings,
+      CompileListener progress) throws InterruptedException {
+    // Ctrl-C: stop the compiles, keep what is stored, and let this thread close the cache.
+    try (ShutdownCancel interrupt = new ShutdownCancel();
+        CompileScheduler scheduler = new CompileScheduler(drivers, settings, cache, progress, MemoryProbe.system())) {
+      interrupt.cancels(scheduler::cancel);
+      todo.forEach(scheduler::submit);
+      return scheduler.finish();
     }
   }
 

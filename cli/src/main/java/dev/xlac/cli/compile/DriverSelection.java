@@ -8,6 +8,7 @@ import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.NeuronxCcIdentity;
 import dev.xlac.core.XlacException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -37,28 +38,66 @@ record DriverSelection(String driver, Path plugin, String target, String compile
     return NEURONX_CC.equals(driver) ? 64L << 30 : 2L << 30;
   }
 
-  /** The factory for this driver: usage problems are BAD_INPUT, a missing compiler is ENVIRONMENT. */
-  DriverFactory open() {
-    return switch (driver) {
-      case PJRT -> pjrt();
+  /**
+   * The checks that need no compiler to run: the options (BAD_INPUT) and whether the plugin file or
+   * {@code neuronx-cc} is there at all (ENVIRONMENT). Cheap, so the one-shot mode runs them before
+   * it starts the user's command; {@link #open()} runs them too.
+   */
+  void check() {
+    switch (driver) {
+      case PJRT -> {
+        if (compilerFlags != null) {
+          throw usage("--compiler-flags is for neuronx-cc; a PJRT compile takes --compile-option KEY=VALUE");
+        }
+        if (plugin == null) {
+          throw usage("--driver pjrt needs --plugin PATH (or $XLAC_PJRT_PLUGIN): the PJRT plugin to compile with");
+        }
+        PjrtCompileOptions.DEFAULT.with(compileOptions); // BAD_INPUT when wrong
+        if (!Files.exists(plugin)) {
+          throw XlacException.environment("cannot use PJRT plugin " + plugin.toAbsolutePath() + ": no such file");
+        }
+        if (!Files.isRegularFile(plugin)) {
+          throw XlacException.environment("cannot use PJRT plugin " + plugin.toAbsolutePath() + ": not a regular file");
+        }
+      }
       case NEURONX_CC -> {
         if (!clientOptions.isEmpty() || !compileOptions.isEmpty()) {
           throw usage("--client-option and --compile-option are PJRT options; neuronx-cc takes --compiler-flags");
         }
-        yield neuronxCc();
+        if (plugin != null) {
+          throw usage("--plugin is for --driver pjrt; neuronx-cc is found on PATH");
+        }
+        NeuronxCcIdentity.chooseFlags(compilerFlags, System.getenv()); // BAD_INPUT when unparsable
+        if (!onPath("neuronx-cc")) {
+          throw XlacException.environment("neuronx-cc was not found on PATH (install the Neuron SDK's neuronx-cc)");
+        }
       }
       default -> throw usage("unknown --driver '" + driver + "' (expected " + PJRT + " or " + NEURONX_CC + ")");
-    };
+    }
+  }
+
+  /**
+   * The factory for this driver: usage problems are BAD_INPUT, a missing compiler is ENVIRONMENT.
+   * May start the compiler once to learn its identity (neuronx-cc; pjrt with {@code --target}).
+   */
+  DriverFactory open() {
+    check();
+    return PJRT.equals(driver) ? pjrt() : neuronxCc();
+  }
+
+  private static boolean onPath(String program) {
+    String path = System.getenv("PATH");
+    for (String dir : path == null ? new String[0] : path.split(java.io.File.pathSeparator)) {
+      Path p = Path.of(dir.isEmpty() ? "." : dir, program);
+      if (Files.isRegularFile(p) && Files.isExecutable(p)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private DriverFactory pjrt() {
-    if (compilerFlags != null) {
-      throw usage("--compiler-flags is for neuronx-cc; a PJRT compile takes --compile-option KEY=VALUE");
-    }
-    if (plugin == null) {
-      throw usage("--driver pjrt needs --plugin PATH (or $XLAC_PJRT_PLUGIN): the PJRT plugin to compile with");
-    }
-    PjrtCompileOptions options = PjrtCompileOptions.DEFAULT.with(compileOptions); // BAD_INPUT when wrong
+    PjrtCompileOptions options = PjrtCompileOptions.DEFAULT.with(compileOptions);
     IsolatedPjrtDrivers drivers = new IsolatedPjrtDrivers(plugin, clientOptions, options, timeout, probeDir);
     if (target != null) {
       CompilerIdentity id;
@@ -83,9 +122,6 @@ record DriverSelection(String driver, Path plugin, String target, String compile
    * differs), and every compile runs in its own directory under the temp directory.
    */
   private DriverFactory neuronxCc() {
-    if (plugin != null) {
-      throw usage("--plugin is for --driver pjrt; neuronx-cc is found on PATH");
-    }
     List<String> flags = NeuronxCcIdentity.chooseFlags(compilerFlags, System.getenv());
     Path workRoot = Path.of(System.getProperty("java.io.tmpdir"), "xlac-neuronx-cc");
     CompilerIdentity identity;

@@ -2,34 +2,37 @@ package dev.xlac.cli.compile;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cli.cache.CacheOptions;
+import dev.xlac.cli.dump.CommandEnding;
+import dev.xlac.cli.dump.TraceOptions;
 import dev.xlac.compiler.schedule.DriverFactory;
-import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.compiler.schedule.RunReport;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.ExitCode;
-import dev.xlac.core.Json;
 import dev.xlac.core.XlacException;
-import java.io.IOException;
+import dev.xlac.trace.CommandNotRunnableException;
+import dev.xlac.trace.CommandTracer;
+import dev.xlac.trace.Frontend;
+import dev.xlac.trace.StagingDirectories;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 @Command(name = "parallel-compile", mixinStandardHelpOptions = true, sortOptions = false,
     description = {"Compile every graph in the cache that lacks an artifact for this compiler, in parallel, storing",
         "each artifact or failure in the cache as soon as it is done. With PATHs (dump files or directories),",
         "their graphs are added to the cache first and only they are considered. Graphs already compiled are",
-        "cache hits; graphs whose compile failed before are skipped unless --retry-failed."},
+        "cache hits; graphs whose compile failed before are skipped unless --retry-failed.",
+        "%nOne-shot: with '-- COMMAND...' (instead of PATHs) the command runs as under 'xlac dump', and each graph",
+        "it dumps is compiled as it arrives, while the command still runs; only its graphs are considered."},
     footer = {"%nTransient failures (crash, timeout, out of memory) are retried --retries times; compile errors",
         "never are. An out-of-memory failure lowers the number of parallel jobs by one and is retried once.",
         "Progress goes to stderr (a live bar on a terminal, plain lines otherwise); the summary to stdout.",
@@ -37,109 +40,101 @@ import picocli.CommandLine.Parameters;
         "  0  every graph compiled or was cached",
         "  1  some graph failed to compile (in this run, or in an earlier one and not retried)",
         "  2  usage error or unreadable input",
-        "  3  environment: plugin missing or not loadable, compiler not found, cache locked"})
+        "  3  environment: plugin missing or not loadable, compiler not found, cache locked",
+        "With -- COMMAND, a failed command's exit status (128+N for signal N) comes first, unless",
+        "--ignore-script-errors and it dumped graphs; its graphs are compiled and stored either way. A signal",
+        "is forwarded to the command's process group and stops the compiles still running. 127/126: the",
+        "command was not found or cannot run; 1: it dumped no graph. The plugin or compiler is checked before",
+        "the command starts (3); if it cannot start while the command runs, xlac stops the command (3)."})
 public final class ParallelCompileCommand implements Callable<Integer> {
-  @Option(names = "--driver", paramLabel = "NAME", defaultValue = DriverSelection.PJRT,
-      description = "pjrt (default) or neuronx-cc.")
-  String driver;
+  @Mixin
+  CompileOptions options;
 
-  @Option(names = "--plugin", paramLabel = "PATH", description = "The PJRT plugin (default: $XLAC_PJRT_PLUGIN).")
-  Path plugin;
+  @Mixin
+  TraceOptions trace;
 
-  @Option(names = "--target", paramLabel = "T", description = "The target (pjrt: checked against the plugin's platform).")
-  String target;
-
-  @Option(names = "--compiler-flags", paramLabel = "\"...\"", description = "Flags for neuronx-cc.")
-  String compilerFlags;
-
-  @Option(names = "--client-option", paramLabel = "KEY=VALUE", description = "A PJRT client create option.")
-  Map<String, String> clientOptions = new LinkedHashMap<>();
-
-  @Option(names = "--compile-option", paramLabel = "KEY=VALUE",
-      description = "A PJRT compile option: device_ordinal, num_replicas, num_partitions.")
-  Map<String, String> compileOptions = new LinkedHashMap<>();
-
-  @Option(names = "--jobs", paramLabel = "N",
-      description = "Compiles at once (default: min(cores, available memory / --memory-per-job)).")
-  Integer jobs;
-
-  @Option(names = "--memory-per-job", paramLabel = "SIZE", converter = CacheOptions.SizeConverter.class,
-      description = "Memory one compile may need, e.g. 4G (default: 2G for pjrt, 64G for neuronx-cc).")
-  Long memoryPerJob;
-
-  @Option(names = "--timeout", paramLabel = "DURATION", converter = CacheOptions.DurationConverter.class,
-      description = "Stop a compile after this long, e.g. 30m (default: no limit).")
-  Duration timeout;
-
-  @Option(names = "--retries", paramLabel = "N", defaultValue = "0",
-      description = "Retries of a crashed, timed-out or out-of-memory compile (default: 0).")
-  int retries;
-
-  @Option(names = "--retry-failed", description = "Compile again the graphs whose compile failed in an earlier run.")
-  boolean retryFailed;
-
-  @Option(names = "--report", paramLabel = "FILE.json", description = "Write a JSON report.")
-  Path report;
-
-  @Option(names = "--junit", paramLabel = "FILE.xml", description = "Write a JUnit XML report, one testcase per graph.")
-  Path junit;
-
-  @Parameters(arity = "0..*", paramLabel = "PATH", description = "Dump files or directories to add and compile.")
-  List<Path> paths = new ArrayList<>();
+  @Parameters(arity = "0..*", paramLabel = "PATH",
+      description = "Dump files or directories to add and compile; or, after '--', the command to run.")
+  List<String> positional = new ArrayList<>();
 
   @Mixin
   CacheOptions.Writer cache;
 
+  @Spec
+  CommandSpec spec;
+
   @Override
   public Integer call() throws InterruptedException {
-    PrintWriter out = cache.out();
-    PrintWriter err = cache.err();
-    long perJob = memoryPerJob == null ? DriverSelection.defaultMemoryPerJob(driver) : memoryPerJob;
-    if (jobs != null && jobs < 1 || retries < 0) {
-      throw XlacException.badInput("--jobs must be at least 1 and --retries at least 0");
+    List<String> args = spec.commandLine().getParseResult().originalArgs();
+    int delimiter = args.indexOf("--");
+    List<String> command = delimiter < 0 ? List.of() : args.subList(delimiter + 1, args.size());
+    List<String> paths = positional.subList(0, positional.size() - command.size());
+    if (delimiter >= 0 && command.isEmpty()) {
+      throw XlacException.badInput("no command after '--': write it there, e.g. xlac parallel-compile -- python train.py");
     }
-    requireWritableParent(report, "--report");
-    requireWritableParent(junit, "--junit");
-    SchedulerSettings settings = new SchedulerSettings(
-        jobs != null ? jobs : SchedulerSettings.defaultJobs(perJob, MemoryProbe.system()), perJob, retries);
-    Path pluginPath = plugin != null || !DriverSelection.PJRT.equals(driver) ? plugin
-        : System.getenv("XLAC_PJRT_PLUGIN") == null || System.getenv("XLAC_PJRT_PLUGIN").isBlank() ? null
-        : Path.of(System.getenv("XLAC_PJRT_PLUGIN"));
-    Duration perCompile = timeout == null ? Duration.ZERO : timeout;
+    if (!command.isEmpty() && !paths.isEmpty()) {
+      throw XlacException.badInput("PATHs and '-- COMMAND' do not go together: compile dumps (" + paths.getFirst()
+          + ") or run a command, not both");
+    }
+    if (command.isEmpty() && trace.anyGiven()) {
+      throw XlacException.badInput("--frontend, --keep-dumps, --module-filter and --ignore-script-errors need a"
+          + " command to run: write it after '--'");
+    }
+    SchedulerSettings settings = options.settings();
+    return command.isEmpty() ? compile(paths.stream().map(Path::of).toList(), settings) : oneShot(command, settings);
+  }
+
+  private int compile(List<Path> paths, SchedulerSettings settings) throws InterruptedException {
     CacheCompileRun.Outcome outcome;
     try (CacheStore store = cache.openWritable();
-        DriverFactory drivers = new DriverSelection(driver, pluginPath, target, compilerFlags, clientOptions,
-            compileOptions, perCompile, store.directory().resolve("probes")).open();
+        DriverFactory drivers = options.selection(store.directory().resolve("probes")).open();
+        ProgressPrinter progress = new ProgressPrinter(cache.err(), ProgressPrinter.terminal())) {
+      outcome = new CacheCompileRun(store, drivers, cache.err()).run(paths, settings, options.retryFailed(), progress);
+    }
+    print(outcome.report());
+    return outcome.report().exitCode().worst(outcome.inputs()).code();
+  }
+
+  private int oneShot(List<String> command, SchedulerSettings settings) throws InterruptedException {
+    PrintWriter out = cache.out();
+    PrintWriter err = cache.err();
+    Frontend frontend = trace.frontend();
+    Pattern filter = trace.moduleFilter();
+    OneShotRun.Outcome o;
+    try (StagingDirectories dirs = StagingDirectories.create(trace.keepDumps()); CacheStore store = cache.openWritable();
         ProgressPrinter progress = new ProgressPrinter(err, ProgressPrinter.terminal())) {
-      outcome = new CacheCompileRun(store, drivers, err).run(paths, settings, retryFailed, progress);
+      DriverSelection selection = options.selection(store.directory().resolve("probes"));
+      selection.check(); // before the command starts: bad options are 2, a missing plugin or compiler 3
+      try {
+        o = new OneShotRun(store, selection, settings, options.retryFailed(), progress, err).run(
+            new CommandTracer.Request(command, frontend, dirs.dumps(), dirs.support(), filter, System.getenv(),
+                Duration.ofMillis(500)));
+      } catch (CommandNotRunnableException e) {
+        err.println("xlac: " + e.getMessage());
+        err.flush();
+        return e.status();
+      }
+      o.trace().notes().forEach(n -> err.println("xlac: " + n));
+      out.println(o.ingest().summary());
+      if (dirs.keptDumps()) {
+        out.println("dumps kept in " + dirs.dumps());
+      }
     }
-    RunReport r = outcome.report();
-    r.summaryLines().forEach(out::println);
-    out.flush();
-    write(report, Json.write(r.toJson()) + "\n");
-    write(junit, r.toJunitXml());
-    return r.exitCode().worst(outcome.inputs()).code();
+    print(o.report());
+    CommandEnding ending = new CommandEnding(command, o.trace(), o.ingest(), trace.ignoreScriptErrors(), err);
+    Integer failure = ending.failureStatus();
+    if (failure != null) {
+      return failure;
+    }
+    if (ending.dumpedNothing()) {
+      return ExitCode.WORK_FAILED.code();
+    }
+    return o.report().exitCode().worst(o.ingest().unreadable() > 0 ? ExitCode.BAD_INPUT : ExitCode.OK).code();
   }
 
-  private static void requireWritableParent(Path file, String option) {
-    if (file == null) {
-      return;
-    }
-    Path parent = file.toAbsolutePath().getParent();
-    if (!Files.isDirectory(parent) || !Files.isWritable(parent)) {
-      throw XlacException.badInput(option + " " + file + ": the directory " + parent + " does not exist or is not"
-          + " writable");
-    }
-  }
-
-  private static void write(Path file, String text) {
-    if (file == null) {
-      return;
-    }
-    try {
-      Files.writeString(file, text, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new XlacException(ExitCode.ENVIRONMENT, "cannot write " + file + ": " + e.getMessage(), e);
-    }
+  private void print(RunReport r) {
+    r.summaryLines().forEach(cache.out()::println);
+    cache.out().flush();
+    options.writeReports(r);
   }
 }

@@ -13,6 +13,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Progress on stderr: on a terminal one live line (a bar, done/total, failures, elapsed, ETA),
  * redrawn on every event and once a second; otherwise (CI, a pipe) one plain line per event.
+ *
+ * <p>In the one-shot mode graphs keep arriving while the command runs, so the total grows: until
+ * {@link #captureEnded} every count is marked {@code capturing} and no ETA is given.
  */
 final class ProgressPrinter implements CompileListener, AutoCloseable {
   private static final int BAR = 24;
@@ -26,6 +29,7 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
   private int done;
   private int failed;
   private boolean drawn;
+  private boolean capturing;
 
   ProgressPrinter(PrintWriter err, boolean live) {
     this.err = err;
@@ -44,6 +48,37 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
         graphs == 1 ? "" : "s", cached, toCompile, jobs, jobs == 1 ? "" : "s");
     err.flush();
     if (live && toCompile > 0) {
+      startTicker();
+    }
+  }
+
+  /** The one-shot mode: graphs are compiled as {@code command} dumps them. Printed once. */
+  synchronized void streaming(String command, int jobs) {
+    capturing = true;
+    err.printf(Locale.ROOT, "xlac: compiling each graph %s dumps as it arrives, with %d job%s%n", command, jobs,
+        jobs == 1 ? "" : "s");
+    err.flush();
+    if (live) {
+      startTicker();
+    }
+  }
+
+  /** The command ended: no more graphs come; {@code line} says what was captured. */
+  synchronized void captureEnded(String line) {
+    capturing = false;
+    line(line);
+    if (live) {
+      draw();
+    }
+  }
+
+  /** How far the compiles got, e.g. {@code 5/8 compiled}; used in the capture-ended line. */
+  synchronized String doneOfTotal() {
+    return done + "/" + total;
+  }
+
+  private void startTicker() {
+    if (ticker == null) {
       ticker = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r ->
           Thread.ofPlatform().daemon().name("xlac-progress").unstarted(r));
       tick = ticker.scheduleAtFixedRate(this::redraw, 1, 1, TimeUnit.SECONDS);
@@ -68,14 +103,18 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
     done++;
     if (r.status().failed()) {
       failed++;
-      line(String.format(Locale.ROOT, "[%d/%d] failed %s: %s", done, total, r.describe(), r.error()));
+      line(String.format(Locale.ROOT, "[%d/%d%s] failed %s: %s", done, total, mark(), r.describe(), r.error()));
     } else if (!live) {
-      line(String.format(Locale.ROOT, "[%d/%d] compiled %s in %.2f s", done, total, r.describe(),
+      line(String.format(Locale.ROOT, "[%d/%d%s] compiled %s in %.2f s", done, total, mark(), r.describe(),
           r.compileTime().toNanos() / 1e9));
     }
     if (live) {
       draw();
     }
+  }
+
+  private String mark() {
+    return capturing ? ", capturing" : "";
   }
 
   /** A line that stays: on a terminal it replaces the live line, which is drawn again below it. */
@@ -94,9 +133,9 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
   private void draw() {
     double elapsed = (System.nanoTime() - start) / 1e9;
     int filled = total == 0 ? 0 : BAR * done / total;
-    String eta = done == 0 ? "--:--" : clock(elapsed / done * (total - done));
-    err.printf(Locale.ROOT, "\r\033[K[%s%s] %d/%d done, %d failed, elapsed %s, eta %s", "#".repeat(filled),
-        "-".repeat(BAR - filled), done, total, failed, clock(elapsed), eta);
+    String eta = done == 0 || capturing ? "--:--" : clock(elapsed / done * (total - done));
+    err.printf(Locale.ROOT, "\r\033[K[%s%s] %d/%d done%s, %d failed, elapsed %s, eta %s", "#".repeat(filled),
+        "-".repeat(BAR - filled), done, total, capturing ? " (capturing)" : "", failed, clock(elapsed), eta);
     err.flush();
     drawn = true;
   }

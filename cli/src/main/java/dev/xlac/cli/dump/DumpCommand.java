@@ -9,15 +9,12 @@ import dev.xlac.trace.CommandTracer;
 import dev.xlac.trace.Frontend;
 import dev.xlac.trace.StagingDirectories;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "dump", mixinStandardHelpOptions = true,
@@ -32,21 +29,8 @@ import picocli.CommandLine.Parameters;
         + " neuron (NEURON_EXTRACT_GRAPHS_ONLY=1 into a staging compile cache). Your XLA_FLAGS are kept; a"
         + " --xla_dump_to in them is replaced (use --keep-dumps for that directory)."})
 public final class DumpCommand implements Callable<Integer> {
-  @Option(names = "--frontend", paramLabel = "NAME", defaultValue = "auto",
-      description = "auto, jax, torch-xla or neuron (default: ${DEFAULT-VALUE}).")
-  String frontend;
-
-  @Option(names = "--keep-dumps", paramLabel = "DIR",
-      description = "Keep the raw dumps in DIR (new or empty), one directory per process; else they are removed.")
-  Path keepDumps;
-
-  @Option(names = "--module-filter", paramLabel = "REGEX",
-      description = "Only ingest modules whose name contains a match of REGEX (Java syntax).")
-  String moduleFilter;
-
-  @Option(names = "--ignore-script-errors",
-      description = "Exit 0 when the command fails but graphs were captured.")
-  boolean ignoreScriptErrors;
+  @Mixin
+  TraceOptions trace;
 
   @Parameters(arity = "0..*", paramLabel = "COMMAND", description = "The command and its arguments, after '--'.")
   List<String> command = List.of();
@@ -58,30 +42,18 @@ public final class DumpCommand implements Callable<Integer> {
   public Integer call() throws InterruptedException {
     PrintWriter out = cache.out();
     PrintWriter err = cache.err();
-    Frontend fe = Frontend.parse(frontend);
-    if (fe == null) {
-      throw XlacException.badInput("--frontend " + frontend + ": unknown frontend (use auto, jax, torch-xla or neuron)");
-    }
-    Pattern filter = null;
-    if (moduleFilter != null) {
-      try {
-        filter = Pattern.compile(moduleFilter);
-      } catch (PatternSyntaxException e) {
-        throw XlacException.badInput("--module-filter " + moduleFilter + ": bad regular expression ("
-            + e.getDescription() + " at index " + e.getIndex() + ")");
-      }
-    }
+    Frontend frontend = trace.frontend();
+    Pattern filter = trace.moduleFilter();
     if (command.isEmpty()) {
       throw XlacException.badInput("no command given: write it after '--', e.g. xlac dump -- python train.py");
     }
     CommandTracer.Outcome o;
     DumpIngest ingest;
-    try (StagingDirectories dirs = StagingDirectories.create(keepDumps); CacheStore store = cache.openWritable()) {
+    try (StagingDirectories dirs = StagingDirectories.create(trace.keepDumps()); CacheStore store = cache.openWritable()) {
       ingest = new DumpIngest(store, err);
-      CommandTracer.Request req = new CommandTracer.Request(command, fe, dirs.dumps(), dirs.support(), filter,
-          System.getenv(), Duration.ofMillis(500));
       try {
-        o = CommandTracer.run(req, ingest);
+        o = CommandTracer.run(new CommandTracer.Request(command, frontend, dirs.dumps(), dirs.support(), filter,
+            System.getenv(), Duration.ofMillis(500)), ingest);
       } catch (CommandNotRunnableException e) {
         err.println("xlac: " + e.getMessage());
         err.flush();
@@ -95,30 +67,14 @@ public final class DumpCommand implements Callable<Integer> {
       }
       out.flush();
     }
-    return exitStatus(o, ingest, err);
-  }
-
-  private int exitStatus(CommandTracer.Outcome o, DumpIngest ingest, PrintWriter err) {
-    String cmd = command.getFirst();
-    try {
-      if (o.exitStatus() != 0) {
-        String how = o.signalForwarded() != null ? " after xlac forwarded SIG" + o.signalForwarded() : "";
-        String kept = ingest.uniqueGraphs() > 0 ? "; the graphs it dumped before are in the cache" : "";
-        if (ignoreScriptErrors && ingest.uniqueGraphs() > 0) {
-          err.println("xlac: " + cmd + " exited with status " + o.exitStatus() + how + kept + " (ignored: --ignore-script-errors)");
-          return ExitCode.OK.code();
-        }
-        err.println("xlac: " + cmd + " exited with status " + o.exitStatus() + how + kept);
-        return o.exitStatus();
-      }
-      if (ingest.modules() == 0 && o.counts().filteredOut() == 0) {
-        err.println("xlac: " + cmd + " ran but no XLA graph was dumped (frontend " + o.frontend().cliName()
-            + "); does it compile anything with JAX, PyTorch/XLA or Neuron?");
-        return ExitCode.WORK_FAILED.code();
-      }
-      return ingest.unreadable() > 0 ? ExitCode.BAD_INPUT.code() : ExitCode.OK.code();
-    } finally {
-      err.flush();
+    CommandEnding ending = new CommandEnding(command, o, ingest, trace.ignoreScriptErrors(), err);
+    Integer failure = ending.failureStatus();
+    if (failure != null || ending.failed()) {
+      return failure != null ? failure : ExitCode.OK.code();
     }
+    if (ending.dumpedNothing()) {
+      return ExitCode.WORK_FAILED.code();
+    }
+    return ingest.unreadable() > 0 ? ExitCode.BAD_INPUT.code() : ExitCode.OK.code();
   }
 }

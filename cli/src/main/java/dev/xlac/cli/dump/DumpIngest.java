@@ -16,30 +16,39 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 
 /**
  * Puts each captured module into the cache as it arrives (deduplicated by fingerprint there), and
- * keeps the figures for the summary line.
+ * keeps the figures for the summary line. Called on the tracer's watcher thread, one call at a time.
  */
-final class DumpIngest implements CaptureListener {
+public final class DumpIngest implements CaptureListener {
   private final CacheStore store;
   private final PrintWriter err;
+  private final Consumer<CapturedModule> onNewGraph;
   private final Set<GraphFingerprint> unique = new LinkedHashSet<>();
   private final Set<String> processes = new TreeSet<>();
   private int modules;
   private int added;
   private int unreadable;
 
-  DumpIngest(CacheStore store, PrintWriter err) {
+  public DumpIngest(CacheStore store, PrintWriter err) {
+    this(store, err, m -> {});
+  }
+
+  /** @param onNewGraph called once per fingerprint, right after its graph is in the cache */
+  public DumpIngest(CacheStore store, PrintWriter err, Consumer<CapturedModule> onNewGraph) {
     this.store = store;
     this.err = err;
+    this.onNewGraph = onNewGraph;
   }
 
   @Override
   public void captured(CapturedModule m) {
     modules++;
     processes.add(m.process());
-    if (unique.add(m.fingerprint())) {
+    boolean first = unique.add(m.fingerprint());
+    if (first) {
       String source = m.module().file().toAbsolutePath().toString();
       if (m.neuron().isPresent()) {
         source = m.neuron().get().compilerDir() + "/" + m.neuron().get().moduleDir();
@@ -53,6 +62,9 @@ final class DumpIngest implements CaptureListener {
     m.neuron().filter(n -> !n.compilerDir().isEmpty())
         .ifPresent(n -> store.addNeuronName(m.fingerprint(),
             new NeuronName(n.compilerDir(), n.moduleDir(), n.compileFlagsJson())));
+    if (first) {
+      onNewGraph.accept(m);
+    }
   }
 
   @Override
@@ -62,27 +74,27 @@ final class DumpIngest implements CaptureListener {
     err.flush();
   }
 
-  int modules() {
+  public int modules() {
     return modules;
   }
 
-  int uniqueGraphs() {
+  public int uniqueGraphs() {
     return unique.size();
   }
 
-  int unreadable() {
+  public int unreadable() {
     return unreadable;
   }
 
   /** E.g. {@code dumped 14 modules from 2 processes: 9 unique graphs, 7 new, 2 already in the cache}. */
-  String summary() {
+  public String summary() {
     return String.format("dumped %d module%s from %d process%s: %d unique graph%s, %d new, %d already in the cache",
         modules, modules == 1 ? "" : "s", processes.size(), processes.size() == 1 ? "" : "es",
         unique.size(), unique.size() == 1 ? "" : "s", added, unique.size() - added);
   }
 
   /** Per compiler (short name), how many of this run's graphs the cache already has compiled. */
-  Map<String, Integer> alreadyCompiled() {
+  public Map<String, Integer> alreadyCompiled() {
     Map<String, Integer> out = new TreeMap<>();
     for (GraphFingerprint fp : unique) {
       for (GraphLog.Entry e : store.log(fp).map(GraphLog::artifacts).orElse(java.util.List.of())) {

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Reproduces the one-shot figures in bench/README.md ("One-shot dump + compile", issue #5 §3).
+#   bench/oneshot.sh [ROUNDS=3] [-- DECODER ARGS...]
+# On samples/jax/decoder.py (default arguments: $DECODER_ARGS, else "--steps 3 --n-layers 4"):
+#   (a) sequential: `xlac dump` into a fresh cache, then `xlac parallel-compile` of that cache;
+#   (b) one-shot:   `xlac parallel-compile -- python decoder.py ...` into a fresh cache.
+# ROUNDS alternating rounds (a, b, a, b, ...); the medians are reported, with trace and compile
+# time separately so that "compile time about trace time" can be judged. Goal: b/a <= 0.7.
+# The knob for the trace/compile balance is the decoder's own arguments: more --steps lengthen
+# the trace only; more --n-layers (or a wider --d-model) make every graph bigger to compile.
+# Needs the pinned Python environment (JAX, and the real XLA CPU PJRT plugin). Work files go to
+# $XLAC_BENCH_DIR (default: a new directory under /tmp), removed at the end unless XLAC_BENCH_KEEP=1.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROUNDS="${1:-3}"
+shift || true
+[[ "${1:-}" == "--" ]] && shift
+read -r -a DEFAULT_ARGS <<<"${DECODER_ARGS:---steps 3 --n-layers 4}"
+ARGS=("$@")
+[[ ${#ARGS[@]} -gt 0 ]] || ARGS=("${DEFAULT_ARGS[@]}")
+PY="$("$ROOT/scripts/pyenv")"
+PLUGIN="${XLAC_PJRT_PLUGIN:-$("$PY" -c 'import lammps_jax_pjrt_cpu as p; print(p.PLUGIN_PATH)')}"
+WORK="${XLAC_BENCH_DIR:-$(mktemp -d /tmp/xlac-bench-oneshot.XXXXXX)}"
+mkdir -p "$WORK"
+cleanup() { [[ "${XLAC_BENCH_KEEP:-0}" == 1 ]] || rm -rf "$WORK"; }
+trap cleanup EXIT
+export JAX_PLATFORMS=cpu
+XLAC="$ROOT/xlac"
+"$XLAC" --version >/dev/null  # builds the CLI if needed, outside the measurements
+DECODER=("$PY" "$ROOT/samples/jax/decoder.py" "${ARGS[@]}")
+
+# Wall seconds of one command (its output to $WORK/last.log).
+wall() {
+  local s e
+  s=$(date +%s%N); "$@" >"$WORK/last.log" 2>&1 || { cat "$WORK/last.log" >&2; return 1; }; e=$(date +%s%N)
+  awk -v n="$((e - s))" 'BEGIN{printf "%.2f", n/1e9}'
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+
+echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); decoder ${ARGS[*]}; $ROUNDS rounds"
+traces=(); compiles=(); seqs=(); ones=(); ratios=()
+for i in $(seq 1 "$ROUNDS"); do
+  t=$(wall "$XLAC" dump --cache "$WORK/seq$i" -- "${DECODER[@]}")
+  graphs=$(grep -oE '[0-9]+ unique graphs?' "$WORK/last.log")
+  c=$(wall "$XLAC" parallel-compile --cache "$WORK/seq$i" --plugin "$PLUGIN")
+  compiled=$(grep -E '^[0-9]+ graphs?:' "$WORK/last.log")
+  o=$(wall "$XLAC" parallel-compile --cache "$WORK/one$i" --plugin "$PLUGIN" -- "${DECODER[@]}")
+  oneshot=$(grep -E '^[0-9]+ graphs?:' "$WORK/last.log")
+  s=$(awk -v a="$t" -v b="$c" 'BEGIN{printf "%.2f", a+b}')
+  r=$(awk -v a="$o" -v b="$s" 'BEGIN{printf "%.2f", a/b}')
+  printf 'round %d: dump %s s (%s) + compile %s s (%s) = %s s; one-shot %s s (%s): %sx\n' \
+    "$i" "$t" "$graphs" "$c" "$compiled" "$s" "$o" "$oneshot" "$r"
+  traces+=("$t"); compiles+=("$c"); seqs+=("$s"); ones+=("$o"); ratios+=("$r")
+done
+mt=$(median "${traces[@]}"); mc=$(median "${compiles[@]}"); ms=$(median "${seqs[@]}"); mo=$(median "${ones[@]}")
+printf '%-44s %s s\n' "trace (xlac dump), median" "$mt"
+printf '%-44s %s s  (compile/trace %s)\n' "compile (xlac parallel-compile), median" "$mc" \
+  "$(awk -v a="$mc" -v b="$mt" 'BEGIN{printf "%.2f", a/b}')"
+printf '%-44s %s s\n' "(a) sequential dump + compile, median" "$ms"
+printf '%-44s %s s  (%sx of sequential, median of the per-round ratios %sx; goal <= 0.7x)\n' \
+  "(b) one-shot, median" "$mo" "$(awk -v a="$mo" -v b="$ms" 'BEGIN{printf "%.2f", a/b}')" "$(median "${ratios[@]}")"

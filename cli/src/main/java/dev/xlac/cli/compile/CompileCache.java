@@ -1,0 +1,62 @@
+package dev.xlac.cli.compile;
+
+import dev.xlac.cache.ArtifactInfo;
+import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.CompileInfo;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.compiler.CompileOutcome;
+import dev.xlac.compiler.schedule.CompileJob;
+import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.compiler.schedule.ResultSink;
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.hlo.GraphFingerprint;
+import java.util.Optional;
+
+/**
+ * The cache as a compile run for one compiler identity sees it: which graphs need compiling, the
+ * job that reads a graph back when a worker takes it, and the {@link ResultSink} that stores each
+ * artifact or failure. Shared by {@code parallel-compile PATH...} and the one-shot mode.
+ */
+final class CompileCache implements ResultSink {
+  private final CacheStore store;
+  private final CompilerIdentity identity;
+  private final boolean retryFailed;
+
+  CompileCache(CacheStore store, CompilerIdentity identity, boolean retryFailed) {
+    this.store = store;
+    this.identity = identity;
+    this.retryFailed = retryFailed;
+  }
+
+  /**
+   * The result of a graph that needs no compile: cached, or failed in an earlier run and not
+   * retried; empty when it must be compiled.
+   */
+  Optional<GraphResult> settled(GraphFingerprint fp, String module) {
+    Optional<ArtifactInfo> entry = store.artifactInfo(new ArtifactKey(fp, identity));
+    if (entry.isPresent() && entry.get().status() == EntryStatus.COMPILED) {
+      return Optional.of(GraphResult.cached(fp, module));
+    }
+    if (entry.isPresent() && !retryFailed) {
+      return Optional.of(GraphResult.previouslyFailed(fp, module, entry.get().failureKind(),
+          entry.get().failureMessage()));
+    }
+    return Optional.empty();
+  }
+
+  /** A job whose module is read from the cache when a worker takes it. */
+  CompileJob job(GraphFingerprint fp, String module) {
+    return new CompileJob(fp, module, () -> store.readGraph(fp).orElseThrow(
+        () -> new IllegalStateException("it is missing or damaged in the cache; run 'xlac cache verify'")));
+  }
+
+  @Override
+  public void store(CompileJob job, CompileOutcome outcome) {
+    ArtifactKey key = new ArtifactKey(job.fingerprint(), identity);
+    switch (outcome) {
+      case CompileOutcome.Success s -> store.putArtifact(key, s.artifact(), new CompileInfo(s.elapsed(), s.log()));
+      case CompileOutcome.Failure f -> store.recordFailure(key, GraphResult.kindName(f.kind()), f.message(), f.log());
+    }
+  }
+}

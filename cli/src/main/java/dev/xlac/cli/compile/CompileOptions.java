@@ -1,0 +1,118 @@
+package dev.xlac.cli.compile;
+
+import dev.xlac.cli.cache.CacheOptions;
+import dev.xlac.compiler.schedule.MemoryProbe;
+import dev.xlac.compiler.schedule.RunReport;
+import dev.xlac.compiler.schedule.SchedulerSettings;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.Json;
+import dev.xlac.core.XlacException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import picocli.CommandLine.Option;
+
+/** The options of {@code xlac parallel-compile} (both modes): the compiler, the scheduler and the reports. */
+final class CompileOptions {
+  @Option(names = "--driver", paramLabel = "NAME", defaultValue = DriverSelection.PJRT,
+      description = "pjrt (default) or neuronx-cc.")
+  String driver;
+
+  @Option(names = "--plugin", paramLabel = "PATH", description = "The PJRT plugin (default: $XLAC_PJRT_PLUGIN).")
+  Path plugin;
+
+  @Option(names = "--target", paramLabel = "T", description = "The target (pjrt: checked against the plugin's platform).")
+  String target;
+
+  @Option(names = "--compiler-flags", paramLabel = "\"...\"", description = "Flags for neuronx-cc.")
+  String compilerFlags;
+
+  @Option(names = "--client-option", paramLabel = "KEY=VALUE", description = "A PJRT client create option.")
+  Map<String, String> clientOptions = new LinkedHashMap<>();
+
+  @Option(names = "--compile-option", paramLabel = "KEY=VALUE",
+      description = "A PJRT compile option: device_ordinal, num_replicas, num_partitions.")
+  Map<String, String> compileOptions = new LinkedHashMap<>();
+
+  @Option(names = "--jobs", paramLabel = "N",
+      description = "Compiles at once (default: min(cores, available memory / --memory-per-job)).")
+  Integer jobs;
+
+  @Option(names = "--memory-per-job", paramLabel = "SIZE", converter = CacheOptions.SizeConverter.class,
+      description = "Memory one compile may need, e.g. 4G (default: 2G for pjrt, 64G for neuronx-cc).")
+  Long memoryPerJob;
+
+  @Option(names = "--timeout", paramLabel = "DURATION", converter = CacheOptions.DurationConverter.class,
+      description = "Stop a compile after this long, e.g. 30m (default: no limit).")
+  Duration timeout;
+
+  @Option(names = "--retries", paramLabel = "N", defaultValue = "0",
+      description = "Retries of a crashed, timed-out or out-of-memory compile (default: 0).")
+  int retries;
+
+  @Option(names = "--retry-failed", description = "Compile again the graphs whose compile failed in an earlier run.")
+  boolean retryFailed;
+
+  @Option(names = "--report", paramLabel = "FILE.json", description = "Write a JSON report.")
+  Path report;
+
+  @Option(names = "--junit", paramLabel = "FILE.xml", description = "Write a JUnit XML report, one testcase per graph.")
+  Path junit;
+
+  /** The scheduler's settings; bad values are usage errors. Also checks that the report files can be written. */
+  SchedulerSettings settings() {
+    long perJob = memoryPerJob == null ? DriverSelection.defaultMemoryPerJob(driver) : memoryPerJob;
+    if (jobs != null && jobs < 1 || retries < 0) {
+      throw XlacException.badInput("--jobs must be at least 1 and --retries at least 0");
+    }
+    requireWritableParent(report, "--report");
+    requireWritableParent(junit, "--junit");
+    return new SchedulerSettings(
+        jobs != null ? jobs : SchedulerSettings.defaultJobs(perJob, MemoryProbe.system()), perJob, retries);
+  }
+
+  /** The compiler to use; {@code probeDir} is where drivers remember what they learnt (in the cache directory). */
+  DriverSelection selection(Path probeDir) {
+    String env = System.getenv("XLAC_PJRT_PLUGIN");
+    Path pluginPath = plugin != null || !DriverSelection.PJRT.equals(driver) ? plugin
+        : env == null || env.isBlank() ? null : Path.of(env);
+    return new DriverSelection(driver, pluginPath, target, compilerFlags, clientOptions, compileOptions,
+        timeout == null ? Duration.ZERO : timeout, probeDir);
+  }
+
+  boolean retryFailed() {
+    return retryFailed;
+  }
+
+  /** Writes {@code --report} and {@code --junit} when given. */
+  void writeReports(RunReport r) {
+    write(report, Json.write(r.toJson()) + "\n");
+    write(junit, r.toJunitXml());
+  }
+
+  private static void requireWritableParent(Path file, String option) {
+    if (file == null) {
+      return;
+    }
+    Path parent = file.toAbsolutePath().getParent();
+    if (!Files.isDirectory(parent) || !Files.isWritable(parent)) {
+      throw XlacException.badInput(option + " " + file + ": the directory " + parent + " does not exist or is not"
+          + " writable");
+    }
+  }
+
+  private static void write(Path file, String text) {
+    if (file == null) {
+      return;
+    }
+    try {
+      Files.writeString(file, text, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot write " + file + ": " + e.getMessage(), e);
+    }
+  }
+}
