@@ -16,6 +16,8 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The one-shot {@code xlac parallel-compile -- COMMAND} through the real launcher: real JAX
@@ -155,20 +157,30 @@ class OneShotE2ETest {
   /**
    * A script compiles {@code jit_hang} (the test plugin's compile of it never returns), then waits;
    * SIGINT to xlac reaches the script, and once it ended the hanging compile is stopped: xlac exits
-   * with the script's 130 at once, and no failure is recorded for the graph.
+   * with the script's 130, and no failure is recorded for the graph. The script takes 2 s to stop:
+   * when SIGINT goes to xlac's whole process group, as a terminal's Ctrl-C does, the compile
+   * workers (in groups of their own) must not die meanwhile and be taken for crashes.
    */
-  @Test
-  void sigint_isForwardedToTheScript_andStopsTheRunningCompiles() throws Exception {
+  @ParameterizedTest(name = "whole group: {0}")
+  @ValueSource(booleans = {false, true})
+  void sigint_isForwardedToTheScript_andStopsTheRunningCompiles(boolean wholeGroup) throws Exception {
     Path kept = work.resolve("kept");
-    Path waiter = script("wait.py", "import jax, jax.numpy as jnp, time\n"
+    Path waiter = script("wait.py", "import jax, jax.numpy as jnp, signal, sys, time\n"
+        + "def stop(*_):\n    time.sleep(2)\n    sys.exit(130)\n"
+        + "signal.signal(signal.SIGINT, stop)\n"
         + "def hang(x):\n    return jnp.tanh(x) * 2 + 1\n"
         + "jax.jit(hang)(jnp.ones(8)).block_until_ready()\nprint('ready', flush=True)\ntime.sleep(600)\n");
     Path out = work.resolve("xlac.out");
     Path err = work.resolve("xlac.err");
     String cache = work.resolve("cache").toString();
-    ProcessBuilder pb = new ProcessBuilder(Launcher.root().resolve("xlac").toString(), "parallel-compile", "--cache",
+    List<String> cmd = new ArrayList<>();
+    if (wholeGroup) {
+      cmd.add("setsid"); // xlac leads a group of its own, as a shell's foreground job does
+    }
+    cmd.addAll(List.of(Launcher.root().resolve("xlac").toString(), "parallel-compile", "--cache",
         cache, "--plugin", testPlugin.toString(), "--keep-dumps", kept.toString(), "--", Launcher.python(),
-        waiter.toString()).redirectOutput(out.toFile()).redirectError(err.toFile());
+        waiter.toString()));
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());
     pb.environment().putAll(cpu());
     Process xlac = pb.start();
     try {
@@ -177,7 +189,8 @@ class OneShotE2ETest {
         Thread.sleep(200);
       }
       Thread.sleep(3000); // two polls of the dump directory: the graph is captured and its compile hangs
-      new ProcessBuilder("kill", "-INT", Long.toString(xlac.pid())).start().waitFor();
+      String target = wholeGroup ? "-" + xlac.pid() : Long.toString(xlac.pid());
+      new ProcessBuilder("kill", "-INT", "--", target).start().waitFor();
       assertThat(xlac.waitFor(120, TimeUnit.SECONDS)).as("xlac still waits for the hanging compile").isTrue();
       String errText = Files.readString(err);
       assertThat(xlac.exitValue()).as(errText).isEqualTo(130);

@@ -4,6 +4,7 @@ import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.CompileRequest;
 import dev.xlac.compiler.CompilerDriver;
 import dev.xlac.compiler.FailureKind;
+import dev.xlac.compiler.ProcessGroups;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.NeuronxCcIdentity;
 import dev.xlac.core.XlacException;
@@ -99,7 +100,7 @@ public final class NeuronxCcDriver implements CompilerDriver {
           + " but the target is " + target);
     }
     String chosenTarget = target != null ? target : normal.target().orElse(NeuronxCcIdentity.DEFAULT_TARGET);
-    Path exe = compilerExecutable != null ? compilerExecutable : onPath("neuronx-cc").orElseThrow(
+    Path exe = compilerExecutable != null ? compilerExecutable : ProcessGroups.onPath("neuronx-cc").orElseThrow(
         () -> XlacException.environment("neuronx-cc was not found on PATH (install the Neuron SDK's neuronx-cc, "
             + "or name the compiler's path)"));
     if (!Files.isRegularFile(exe)) {
@@ -252,21 +253,6 @@ public final class NeuronxCcDriver implements CompilerDriver {
     }
   }
 
-  static Optional<Path> onPath(String name) {
-    String path = System.getenv("PATH");
-    if (path == null) {
-      return Optional.empty();
-    }
-    for (String dir : path.split(java.io.File.pathSeparator)) {
-      if (!dir.isEmpty()) {
-        Path p = Path.of(dir, name);
-        if (Files.isRegularFile(p) && Files.isExecutable(p)) {
-          return Optional.of(p);
-        }
-      }
-    }
-    return Optional.empty();
-  }
 
   private static String queryVersion(Path exe) {
     Process p;

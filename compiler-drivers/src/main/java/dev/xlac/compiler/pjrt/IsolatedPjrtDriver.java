@@ -4,6 +4,7 @@ import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.CompileRequest;
 import dev.xlac.compiler.CompilerDriver;
 import dev.xlac.compiler.FailureKind;
+import dev.xlac.compiler.ProcessGroups;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
@@ -44,6 +45,8 @@ import java.util.regex.Pattern;
 public final class IsolatedPjrtDriver implements CompilerDriver {
   private static final Duration STARTUP_TIMEOUT = Duration.ofMinutes(2);
   private static final int LOG_LIMIT = 64 * 1024;
+
+  private static final Optional<Path> SETSID = ProcessGroups.findSetsid();
 
   private final List<String> command;
   private final Duration timeout;
@@ -180,7 +183,10 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
   private Worker spawn() {
     Process process;
     try {
-      process = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+      List<String> cmd = new ArrayList<>();
+      SETSID.ifPresent(x -> cmd.add(x.toString())); // its own group: a terminal's Ctrl-C is xlac's to handle
+      cmd.addAll(command);
+      process = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.PIPE).start();
     } catch (IOException e) {
       throw new XlacException(ExitCode.ENVIRONMENT, "cannot start the PJRT worker (" + e.getMessage() + ")", e);
     }
@@ -305,13 +311,7 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
 
     void kill() {
       killedByUs = true;
-      process.descendants().forEach(ProcessHandle::destroyForcibly);
-      process.destroyForcibly();
-      try {
-        process.waitFor(10, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      ProcessGroups.killTree(process, SETSID.isPresent());
     }
 
     void stop() {

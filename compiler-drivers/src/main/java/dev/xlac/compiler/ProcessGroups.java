@@ -1,4 +1,4 @@
-package dev.xlac.compiler.neuron;
+package dev.xlac.compiler;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -17,26 +17,47 @@ import java.util.concurrent.TimeUnit;
  * child's pid is its group id. Killing sends SIGKILL to the group with libc's {@code kill(-pgid)},
  * so grandchildren that outlived or left their parent go too, and then to every descendant Java
  * still sees, for a child that made a group of its own.
+ *
+ * <p>A group of its own also keeps a terminal's Ctrl-C (sent to the foreground group, which is
+ * xlac's) away from compilers and worker JVMs: xlac decides what to stop, and a compile it did not
+ * stop is never mistaken for a crash.
  */
-final class ProcessGroups {
+public final class ProcessGroups {
   private static final int SIGKILL = 9;
   private static final MethodHandle KILL = lookupKill();
 
   private ProcessGroups() {}
 
   /** {@code setsid} from the usual places or PATH; empty where there is none (then only descendants are killed). */
-  static Optional<Path> findSetsid() {
+  public static Optional<Path> findSetsid() {
     for (String dir : List.of("/usr/bin", "/bin")) {
       Path p = Path.of(dir, "setsid");
       if (Files.isExecutable(p)) {
         return Optional.of(p);
       }
     }
-    return NeuronxCcDriver.onPath("setsid");
+    return onPath("setsid");
+  }
+
+  /** The first executable regular file called {@code name} in {@code PATH}'s directories. */
+  public static Optional<Path> onPath(String name) {
+    String path = System.getenv("PATH");
+    if (path == null) {
+      return Optional.empty();
+    }
+    for (String dir : path.split(java.io.File.pathSeparator)) {
+      if (!dir.isEmpty()) {
+        Path p = Path.of(dir, name);
+        if (Files.isRegularFile(p) && Files.isExecutable(p)) {
+          return Optional.of(p);
+        }
+      }
+    }
+    return Optional.empty();
   }
 
   /** Kills the group led by {@code process} and every descendant, then waits (bounded) for the process. */
-  static void killTree(Process process, boolean ownGroup) {
+  public static void killTree(Process process, boolean ownGroup) {
     List<ProcessHandle> descendants = process.descendants().toList();
     if (ownGroup && KILL != null) {
       try {
