@@ -8,6 +8,7 @@ import static dev.xlac.hlo.WireSchema.WT_START_GROUP;
 import static dev.xlac.hlo.WireSchema.WT_VARINT;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -64,7 +65,7 @@ final class CanonicalWireEncoder {
   private static final int INSTR_ALL_REDUCE_ID = 45;
 
   private final HloWireIndex x;
-  private final byte[] buf;
+  private final MemorySegment buf;
   private final WireCursor c;
   private CanonicalSink out;
   private final Map<Long, Integer> channels = new HashMap<>();
@@ -72,6 +73,7 @@ final class CanonicalWireEncoder {
   private int currentComputation;
   private int currentInstruction;
   private int[] scratch = new int[16];
+  private final ShapeMemo shapes = new ShapeMemo();
 
   /** Where the fields of one message are: per occurrence, a sort key (field index, then wire order), wire type and range. */
   private static final class Frame {
@@ -172,6 +174,89 @@ final class CanonicalWireEncoder {
       }
     }
     out.i32(END);
+  }
+
+  /**
+   * Writes a message like {@link #message}, but a shape whose bytes were seen before is written
+   * from the memo. A shape's canonical form depends on its bytes alone (no ids, channels or
+   * context), and a graph repeats a few shapes on most of its instructions.
+   */
+  private void memoMessage(WireSchema s, int depth) {
+    Frame f = frame(depth);
+    int from = f.segments[0];
+    int len = f.segments[1] - from;
+    if (s.role != WireSchema.SHAPE || f.segmentCount != 1 || len > ShapeMemo.MAX_KEY_BYTES) {
+      message(s, depth);
+      return;
+    }
+    int slot = shapes.find(buf, from, len);
+    if (slot >= 0) {
+      out.raw(shapes.values[slot]);
+      return;
+    }
+    CanonicalSink saved = out;
+    CanonicalSink.Memory mem = new CanonicalSink.Memory();
+    out = mem;
+    try {
+      message(s, depth);
+    } finally {
+      out = saved;
+    }
+    byte[] canonical = mem.toByteArray();
+    if (slot != ShapeMemo.FULL) {
+      shapes.put(~slot, buf, from, len, canonical);
+    }
+    out.raw(canonical);
+  }
+
+  /** Canonical forms of shapes by their wire bytes: open addressing, bounded, no eviction. */
+  private static final class ShapeMemo {
+    static final int MAX_KEY_BYTES = 256;
+    private static final int SLOTS = 1 << 12;
+    private static final int MAX_ENTRIES = SLOTS / 2;
+    final byte[][] keys = new byte[SLOTS][];
+    final byte[][] values = new byte[SLOTS][];
+    private final int[] hashes = new int[SLOTS];
+    private int size;
+    private int lastHash;
+
+    static final int FULL = Integer.MIN_VALUE;
+
+    /** The slot holding these bytes, else the complement of the free slot where they would go, or FULL. */
+    int find(MemorySegment b, int from, int len) {
+      int h = hash(b, from, len);
+      lastHash = h;
+      int i = h & (SLOTS - 1);
+      while (keys[i] != null) {
+        byte[] k = keys[i];
+        if (hashes[i] == h && k.length == len
+            && MemorySegment.mismatch(b, from, from + len, MemorySegment.ofArray(k), 0, len) < 0) {
+          return i;
+        }
+        i = (i + 1) & (SLOTS - 1);
+      }
+      return size < MAX_ENTRIES ? ~i : FULL;
+    }
+
+    void put(int slot, MemorySegment b, int from, int len, byte[] canonical) {
+      keys[slot] = b.asSlice(from, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+      values[slot] = canonical;
+      hashes[slot] = lastHash;
+      size++;
+    }
+
+    private static int hash(MemorySegment b, int from, int len) {
+      long h = len;
+      int p = from;
+      int end = from + len;
+      for (; end - p >= 8; p += 8) {
+        h = (h ^ WireCursor.fixed64At(b, p)) * 0x9E3779B97F4A7C15L;
+      }
+      for (; p < end; p++) {
+        h = (h ^ WireCursor.at(b, p)) * 0x9E3779B97F4A7C15L;
+      }
+      return (int) (h ^ (h >>> 32));
+    }
   }
 
   /** Records where each field of the message is, and sorts by (known field index | unknown number), then wire order. */
@@ -451,7 +536,7 @@ final class CanonicalWireEncoder {
         for (int k = from; k < to; k++) {
           child.segmentCount = 0;
           child.segment(f.start[k], f.end[k]);
-          message(s.children[i], depth + 1);
+          memoMessage(s.children[i], depth + 1);
         }
       } else if (kind == WireSchema.STRING || kind == WireSchema.BYTES) {
         out.i32(number);
@@ -476,7 +561,7 @@ final class CanonicalWireEncoder {
       }
       if (child.segmentCount > 0) {
         out.i32(number);
-        message(s.children[i], depth + 1);
+        memoMessage(s.children[i], depth + 1);
       }
       return;
     }
@@ -610,7 +695,7 @@ final class CanonicalWireEncoder {
       return switch (wt) {
         case WT_VARINT -> {
           c.pos = start;
-          yield c.varint64(buf.length);
+          yield c.varint64((int) buf.byteSize());
         }
         case WT_FIXED32 -> WireCursor.fixed32At(buf, start);
         case WT_FIXED64 -> WireCursor.fixed64At(buf, start);

@@ -3,6 +3,10 @@ package dev.xlac.hlo;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 
 /**
  * A position in a protobuf wire buffer, with the reads that the wire-level readers need. Every
@@ -14,11 +18,20 @@ final class WireCursor {
       + "field.  This could mean either that the input has been truncated or that an embedded message misreported "
       + "its own length.";
 
-  final byte[] buf;
+  private static final ValueLayout.OfByte BYTE = ValueLayout.JAVA_BYTE;
+  private static final ValueLayout.OfInt INT_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  /** The bytes: a heap array, or a file mapped read-only (then a read may fail if the file shrinks meanwhile). */
+  final MemorySegment buf;
   int pos;
 
-  WireCursor(byte[] buf) {
+  WireCursor(MemorySegment buf) {
     this.buf = buf;
+  }
+
+  static byte at(MemorySegment b, int p) {
+    return b.get(BYTE, p);
   }
 
   static InvalidProtocolBufferException truncated() {
@@ -62,7 +75,7 @@ final class WireCursor {
   long varint64(int limit) throws InvalidProtocolBufferException {
     int p = pos;
     if (p < limit) {
-      byte b = buf[p];
+      byte b = buf.get(BYTE, p);
       if (b >= 0) {
         pos = p + 1;
         return b;
@@ -74,7 +87,7 @@ final class WireCursor {
       if (p >= limit) {
         throw truncated();
       }
-      byte b = buf[p++];
+      byte b = buf.get(BYTE, p++);
       result |= (long) (b & 0x7F) << shift;
       if (b >= 0) {
         pos = p;
@@ -84,7 +97,7 @@ final class WireCursor {
     if (p >= limit) {
       throw truncated();
     }
-    byte last = buf[p++];
+    byte last = buf.get(BYTE, p++);
     if (last < 0) {
       return likeProtobuf(start, limit, true);
     }
@@ -96,7 +109,7 @@ final class WireCursor {
   int varint32(int limit) throws InvalidProtocolBufferException {
     int p = pos;
     if (p < limit) {
-      byte b = buf[p];
+      byte b = buf.get(BYTE, p);
       if (b >= 0) {
         pos = p + 1;
         return b;
@@ -107,7 +120,7 @@ final class WireCursor {
       if (p >= limit) {
         throw truncated();
       }
-      byte b = buf[p++];
+      byte b = buf.get(BYTE, p++);
       result |= (long) (b & 0x7F) << shift;
       if (b >= 0) {
         pos = p;
@@ -123,7 +136,7 @@ final class WireCursor {
    * its verdict is taken as it is rather than imitated.
    */
   private long likeProtobuf(int start, int limit, boolean wide) throws InvalidProtocolBufferException {
-    CodedInputStream in = CodedInputStream.newInstance(buf, start, limit - start);
+    CodedInputStream in = CodedInputStream.newInstance(buf.asSlice(start, limit - start).toArray(BYTE));
     try {
       long v = wide ? in.readRawVarint64() : in.readRawVarint32();
       pos = start + in.getTotalBytesRead();
@@ -187,7 +200,7 @@ final class WireCursor {
     }
     int p = pos;
     pos = p + 4;
-    return (buf[p] & 0xFF) | (buf[p + 1] & 0xFF) << 8 | (buf[p + 2] & 0xFF) << 16 | (buf[p + 3] & 0xFF) << 24;
+    return buf.get(INT_LE, p);
   }
 
   long fixed64(int limit) throws InvalidProtocolBufferException {
@@ -196,36 +209,44 @@ final class WireCursor {
     return lo | hi << 32;
   }
 
-  static int fixed32At(byte[] b, int p) {
-    return (b[p] & 0xFF) | (b[p + 1] & 0xFF) << 8 | (b[p + 2] & 0xFF) << 16 | (b[p + 3] & 0xFF) << 24;
+  static int fixed32At(MemorySegment b, int p) {
+    return b.get(INT_LE, p);
   }
 
-  static long fixed64At(byte[] b, int p) {
-    return (fixed32At(b, p) & 0xFFFFFFFFL) | (long) fixed32At(b, p + 4) << 32;
+  static long fixed64At(MemorySegment b, int p) {
+    return b.get(LONG_LE, p);
+  }
+
+  static String utf8(MemorySegment b, int from, int to) {
+    return new String(b.asSlice(from, to - from).toArray(BYTE), StandardCharsets.UTF_8);
   }
 
   /** Strict UTF-8, as protobuf-java checks proto3 strings: no overlong forms, surrogates or values past U+10FFFF. */
-  static boolean isValidUtf8(byte[] b, int from, int to) {
+  static boolean isValidUtf8(MemorySegment b, int from, int to) {
     int i = from;
-    while (i < to && b[i] >= 0) {
+    // ASCII (names, opcodes, source paths) eight bytes at a time.
+    while (to - i >= 8 && (b.get(LONG_LE, i) & 0x8080808080808080L) == 0) {
+      i += 8;
+    }
+    while (i < to && b.get(BYTE, i) >= 0) {
       i++;
     }
     while (i < to) {
-      int c = b[i++];
+      int c = b.get(BYTE, i++);
       if (c >= 0) {
         continue;
       }
       if (c < (byte) 0xE0) {
-        if (i >= to || c < (byte) 0xC2 || b[i++] > (byte) 0xBF) {
+        if (i >= to || c < (byte) 0xC2 || b.get(BYTE, i++) > (byte) 0xBF) {
           return false;
         }
       } else if (c < (byte) 0xF0) {
         if (to - i < 2) {
           return false;
         }
-        int c2 = b[i++];
+        int c2 = b.get(BYTE, i++);
         if (c2 > (byte) 0xBF || (c == (byte) 0xE0 && c2 < (byte) 0xA0) || (c == (byte) 0xED && c2 >= (byte) 0xA0)
-            || b[i++] > (byte) 0xBF) {
+            || b.get(BYTE, i++) > (byte) 0xBF) {
           return false;
         }
       } else {
@@ -233,10 +254,10 @@ final class WireCursor {
           return false;
         }
         int lead = c & 0xFF;
-        int c2 = b[i++] & 0xFF;
+        int c2 = b.get(BYTE, i++) & 0xFF;
         int lo = lead == 0xF0 ? 0x90 : 0x80;
         int hi = lead == 0xF4 ? 0x8F : 0xBF;
-        if (lead > 0xF4 || c2 < lo || c2 > hi || b[i++] > (byte) 0xBF || b[i++] > (byte) 0xBF) {
+        if (lead > 0xF4 || c2 < lo || c2 > hi || b.get(BYTE, i++) > (byte) 0xBF || b.get(BYTE, i++) > (byte) 0xBF) {
           return false;
         }
       }
