@@ -189,7 +189,7 @@ final class CanonicalWireEncoder {
       message(s, depth);
       return;
     }
-    int slot = shapes.find(buf, from, len);
+    int slot = shapes.find(c, from, len);
     if (slot >= 0) {
       out.raw(shapes.values[slot]);
       return;
@@ -223,8 +223,9 @@ final class CanonicalWireEncoder {
     static final int FULL = Integer.MIN_VALUE;
 
     /** The slot holding these bytes, else the complement of the free slot where they would go, or FULL. */
-    int find(MemorySegment b, int from, int len) {
-      int h = hash(b, from, len);
+    int find(WireCursor c, int from, int len) {
+      MemorySegment b = c.buf;
+      int h = hash(c, from, len);
       lastHash = h;
       int i = h & (SLOTS - 1);
       while (keys[i] != null) {
@@ -245,17 +246,26 @@ final class CanonicalWireEncoder {
       size++;
     }
 
-    private static int hash(MemorySegment b, int from, int len) {
+    private static int hash(WireCursor b, int from, int len) {
       long h = len;
       int p = from;
       int end = from + len;
       for (; end - p >= 8; p += 8) {
-        h = (h ^ WireCursor.fixed64At(b, p)) * 0x9E3779B97F4A7C15L;
+        h = (h ^ b.int64At(p)) * 0x9E3779B97F4A7C15L;
       }
       for (; p < end; p++) {
-        h = (h ^ WireCursor.at(b, p)) * 0x9E3779B97F4A7C15L;
+        h = (h ^ b.at(p)) * 0x9E3779B97F4A7C15L;
       }
       return (int) (h ^ (h >>> 32));
+    }
+  }
+
+  /** A length-prefixed byte string of the buffer. */
+  private void bytes(int from, int len) {
+    if (c.heap != null) {
+      out.bytes(c.heap, from, len);
+    } else {
+      out.bytes(buf, from, len);
     }
   }
 
@@ -542,7 +552,7 @@ final class CanonicalWireEncoder {
         out.i32(number);
         out.i32(to - from);
         for (int k = from; k < to; k++) {
-          out.bytes(buf, f.start[k], f.end[k] - f.start[k]);
+          bytes(f.start[k], f.end[k] - f.start[k]);
         }
       } else {
         repeatedScalar(s, i, f, from, to);
@@ -573,7 +583,7 @@ final class CanonicalWireEncoder {
       int len = f.end[k] - f.start[k];
       if (len > 0 || oneof >= 0) {
         out.i32(number);
-        out.bytes(buf, f.start[k], len);
+        bytes(f.start[k], len);
       }
       return;
     }
@@ -654,7 +664,7 @@ final class CanonicalWireEncoder {
             continue;
           }
           for (int p = f.start[k]; p < end; p += width) {
-            long v = width == 4 ? WireCursor.fixed32At(buf, p) : WireCursor.fixed64At(buf, p);
+            long v = width == 4 ? c.int32At(p) : c.int64At(p);
             count++;
             if (test(kind, v, mode)) {
               return 1;
@@ -697,8 +707,8 @@ final class CanonicalWireEncoder {
           c.pos = start;
           yield c.varint64((int) buf.byteSize());
         }
-        case WT_FIXED32 -> WireCursor.fixed32At(buf, start);
-        case WT_FIXED64 -> WireCursor.fixed64At(buf, start);
+        case WT_FIXED32 -> c.int32At(start);
+        case WT_FIXED64 -> c.int64At(start);
         default -> throw new IllegalStateException("not a scalar: wire type " + wt);
       };
     } catch (InvalidProtocolBufferException e) {
@@ -785,7 +795,7 @@ final class CanonicalWireEncoder {
       message(entry.children[i], depth + 1);
     } else if (kind == WireSchema.STRING || kind == WireSchema.BYTES) {
       if (to > from) {
-        out.bytes(buf, ef.start[to - 1], ef.end[to - 1] - ef.start[to - 1]);
+        bytes(ef.start[to - 1], ef.end[to - 1] - ef.start[to - 1]);
       } else {
         out.i64(0);
       }
@@ -817,9 +827,9 @@ final class CanonicalWireEncoder {
         }
         switch (UNKNOWN_WIRE_TYPES[t]) {
           case WT_VARINT -> out.i64(scalar(WT_VARINT, f.start[k]));
-          case WT_FIXED32 -> out.i32(WireCursor.fixed32At(buf, f.start[k]));
-          case WT_FIXED64 -> out.i64(WireCursor.fixed64At(buf, f.start[k]));
-          case WT_LEN -> out.bytes(buf, f.start[k], f.end[k] - f.start[k]);
+          case WT_FIXED32 -> out.i32(c.int32At(f.start[k]));
+          case WT_FIXED64 -> out.i64(c.int64At(f.start[k]));
+          case WT_LEN -> bytes(f.start[k], f.end[k] - f.start[k]);
           default -> {
             Frame child = frame(depth + 1);
             child.segmentCount = 0;

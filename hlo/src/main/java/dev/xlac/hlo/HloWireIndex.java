@@ -347,7 +347,7 @@ final class HloWireIndex {
   private int string(int limit) throws InvalidProtocolBufferException {
     int len = c.bytesLength(limit);
     int from = c.pos;
-    if (!WireCursor.isValidUtf8(buf, from, from + len)) {
+    if (!c.isValidUtf8(from, from + len)) {
       throw WireCursor.invalidUtf8();
     }
     c.pos = from + len;
@@ -708,11 +708,11 @@ final class HloWireIndex {
   // ---- Names, read back from the bytes only when needed ----
 
   String moduleName() {
-    return nameStart < 0 ? "" : WireCursor.utf8(buf, nameStart, nameEnd);
+    return nameStart < 0 ? "" : c.utf8(nameStart, nameEnd);
   }
 
   private String entryName() {
-    return entryNameStart < 0 ? "" : WireCursor.utf8(buf, entryNameStart, entryNameEnd);
+    return entryNameStart < 0 ? "" : c.utf8(entryNameStart, entryNameEnd);
   }
 
   /** The last value of a top-level string field of a message (proto3: the last one wins), or "". */
@@ -725,7 +725,7 @@ final class HloWireIndex {
         int tag = r.tag(end);
         if (tag == (number << 3 | WT_LEN)) {
           int len = r.bytesLength(end);
-          value = WireCursor.utf8(buf, r.pos, r.pos + len);
+          value = r.utf8(r.pos, r.pos + len);
           r.pos += len;
         } else if ((tag & 7) == WT_START_GROUP) {
           skipGroup(r, tag >>> 3, end);
