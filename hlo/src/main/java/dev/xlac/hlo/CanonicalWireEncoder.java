@@ -74,6 +74,8 @@ final class CanonicalWireEncoder {
   private int currentInstruction;
   private int[] scratch = new int[16];
   private final ShapeMemo shapes = new ShapeMemo();
+  /** Small modules are encoded before the JIT compiles this class; there the memo costs more than it saves. */
+  private final boolean memoize;
 
   /** Where the fields of one message are: per occurrence, a sort key (field index, then wire order), wire type and range. */
   private static final class Frame {
@@ -108,7 +110,10 @@ final class CanonicalWireEncoder {
     this.buf = index.buf;
     this.c = new WireCursor(buf);
     this.out = out;
+    this.memoize = index.instrCount >= MEMO_FROM_INSTRUCTIONS;
   }
+
+  static final int MEMO_FROM_INSTRUCTIONS = 2048;
 
   void module() {
     Frame f = frame(0);
@@ -185,7 +190,7 @@ final class CanonicalWireEncoder {
     Frame f = frame(depth);
     int from = f.segments[0];
     int len = f.segments[1] - from;
-    if (s.role != WireSchema.SHAPE || f.segmentCount != 1 || len > ShapeMemo.MAX_KEY_BYTES) {
+    if (!memoize || s.role != WireSchema.SHAPE || f.segmentCount != 1 || len > ShapeMemo.MAX_KEY_BYTES) {
       message(s, depth);
       return;
     }
@@ -230,8 +235,8 @@ final class CanonicalWireEncoder {
       int i = h & (SLOTS - 1);
       while (keys[i] != null) {
         byte[] k = keys[i];
-        if (hashes[i] == h && k.length == len
-            && MemorySegment.mismatch(b, from, from + len, MemorySegment.ofArray(k), 0, len) < 0) {
+        if (hashes[i] == h && k.length == len && (c.heap != null ? Arrays.equals(c.heap, from, from + len, k, 0, len)
+            : MemorySegment.mismatch(b, from, from + len, MemorySegment.ofArray(k), 0, len) < 0)) {
           return i;
         }
         i = (i + 1) & (SLOTS - 1);
