@@ -13,6 +13,9 @@ import dev.xlac.hlo.proto.XlaDataProtos.OpMetadata;
 import dev.xlac.hlo.proto.XlaDataProtos.PrimitiveType;
 import dev.xlac.hlo.proto.XlaDataProtos.ShapeProto;
 import java.io.IOException;
+import com.sun.management.GarbageCollectionNotificationInfo;
+import com.sun.management.GcInfo;
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
@@ -21,6 +24,9 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.management.NotificationEmitter;
+import javax.management.openmbean.CompositeData;
 
 /**
  * Hashing benchmark harness (driven by bench/hash.sh).
@@ -29,7 +35,8 @@ import java.util.Random;
  *   <li>{@code generate DIR}: writes two large synthetic modules: one whose size is mostly
  *       constants (weights baked in), one with many layers of small instructions.
  *   <li>{@code time FILE REPS}: in-process read + parse + fingerprint, best and median of REPS after warm-up.
- *   <li>{@code peak FILE}: one hash in a fresh JVM, then the peak heap (sum of heap pools' peaks).
+ *   <li>{@code peak FILE}: one hash in a fresh JVM, then the peak heap (sum of heap pools' peaks) and
+ *       the largest heap in use right after a full collection during the work or a forced one at its end.
  * </ul>
  */
 public final class HashBench {
@@ -131,17 +138,55 @@ public final class HashBench {
   }
 
   static void peak(Path file) {
+    // Heap used right after each full collection: the live data at that moment, garbage excluded.
+    // (After a young collection the old generation's garbage would still count.)
+    AtomicLong liveMax = new AtomicLong();
+    java.util.Set<String> heapPools = new java.util.HashSet<>();
+    for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
+      if (p.getType() == MemoryType.HEAP) {
+        heapPools.add(p.getName());
+      }
+    }
+    for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+      ((NotificationEmitter) gc).addNotificationListener((n, h) -> {
+        if (n.getType().equals(GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION)) {
+          GarbageCollectionNotificationInfo note = GarbageCollectionNotificationInfo.from((CompositeData) n.getUserData());
+          if (!note.getGcAction().contains("major")) {
+            return;
+          }
+          GcInfo info = note.getGcInfo();
+          long used = info.getMemoryUsageAfterGc().entrySet().stream().filter(e -> heapPools.contains(e.getKey()))
+              .mapToLong(e -> e.getValue().getUsed()).sum();
+          liveMax.accumulateAndGet(used, Math::max);
+        }
+      }, null, null);
+    }
+    System.gc();
+    long baseline = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    liveMax.set(0);
     for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
       p.resetPeakUsage();
     }
-    GraphFingerprint fp = new HloModuleReader().read(file).fingerprint();
+    LoadedModule m = new HloModuleReader().read(file);
+    GraphFingerprint fp = m.fingerprint();
     long peak = 0;
     for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
       if (p.getType() == MemoryType.HEAP) {
         peak += p.getPeakUsage().getUsed();
       }
     }
-    System.out.printf(Locale.ROOT, "%s peak_heap_bytes=%d fingerprint=%s%n", file.getFileName(), peak, fp);
+    // A full collection at the end, with the work's result still held.
+    System.gc();
+    long end = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    java.lang.ref.Reference.reachabilityFence(m);
+    try {
+      Thread.sleep(200); // GC notifications arrive on a JMX thread
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    long live = Math.max(liveMax.get(), end);
+    System.out.printf(Locale.ROOT, "%s peak_heap_bytes=%d live_after_gc_bytes=%d jvm_baseline_bytes=%d fingerprint=%s%n",
+        file.getFileName(), peak, live, baseline, fp);
   }
 
 }

@@ -1,6 +1,8 @@
 package dev.xlac.hlo;
 
 import com.google.protobuf.ByteString;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
@@ -79,6 +81,19 @@ abstract class CanonicalSink {
     } else {
       flush();
       drain(b, off, len);
+    }
+  }
+
+  /** A length-prefixed slice of a heap array or a mapped file (large ones go to the digest without a copy). */
+  final void bytes(MemorySegment b, int off, int len) {
+    i64(len);
+    if (len < DIRECT_THRESHOLD) {
+      ensure(len);
+      MemorySegment.copy(b, ValueLayout.JAVA_BYTE, off, buf, pos, len);
+      pos += len;
+    } else {
+      flush();
+      drain(b.asSlice(off, len).asByteBuffer());
     }
   }
 

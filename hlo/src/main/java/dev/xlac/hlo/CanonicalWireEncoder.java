@@ -8,6 +8,7 @@ import static dev.xlac.hlo.WireSchema.WT_START_GROUP;
 import static dev.xlac.hlo.WireSchema.WT_VARINT;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -64,7 +65,7 @@ final class CanonicalWireEncoder {
   private static final int INSTR_ALL_REDUCE_ID = 45;
 
   private final HloWireIndex x;
-  private final byte[] buf;
+  private final MemorySegment buf;
   private final WireCursor c;
   private CanonicalSink out;
   private final Map<Long, Integer> channels = new HashMap<>();
@@ -72,6 +73,9 @@ final class CanonicalWireEncoder {
   private int currentComputation;
   private int currentInstruction;
   private int[] scratch = new int[16];
+  private final ShapeMemo shapes = new ShapeMemo();
+  /** Small modules are encoded before the JIT compiles this class; there the memo costs more than it saves. */
+  private final boolean memoize;
 
   /** Where the fields of one message are: per occurrence, a sort key (field index, then wire order), wire type and range. */
   private static final class Frame {
@@ -106,7 +110,10 @@ final class CanonicalWireEncoder {
     this.buf = index.buf;
     this.c = new WireCursor(buf);
     this.out = out;
+    this.memoize = index.instrCount >= MEMO_FROM_INSTRUCTIONS;
   }
+
+  static final int MEMO_FROM_INSTRUCTIONS = 2048;
 
   void module() {
     Frame f = frame(0);
@@ -172,6 +179,99 @@ final class CanonicalWireEncoder {
       }
     }
     out.i32(END);
+  }
+
+  /**
+   * Writes a message like {@link #message}, but a shape whose bytes were seen before is written
+   * from the memo. A shape's canonical form depends on its bytes alone (no ids, channels or
+   * context), and a graph repeats a few shapes on most of its instructions.
+   */
+  private void memoMessage(WireSchema s, int depth) {
+    Frame f = frame(depth);
+    int from = f.segments[0];
+    int len = f.segments[1] - from;
+    if (!memoize || s.role != WireSchema.SHAPE || f.segmentCount != 1 || len > ShapeMemo.MAX_KEY_BYTES) {
+      message(s, depth);
+      return;
+    }
+    int slot = shapes.find(c, from, len);
+    if (slot >= 0) {
+      out.raw(shapes.values[slot]);
+      return;
+    }
+    CanonicalSink saved = out;
+    CanonicalSink.Memory mem = new CanonicalSink.Memory();
+    out = mem;
+    try {
+      message(s, depth);
+    } finally {
+      out = saved;
+    }
+    byte[] canonical = mem.toByteArray();
+    if (slot != ShapeMemo.FULL) {
+      shapes.put(~slot, buf, from, len, canonical);
+    }
+    out.raw(canonical);
+  }
+
+  /** Canonical forms of shapes by their wire bytes: open addressing, bounded, no eviction. */
+  private static final class ShapeMemo {
+    static final int MAX_KEY_BYTES = 256;
+    private static final int SLOTS = 1 << 12;
+    private static final int MAX_ENTRIES = SLOTS / 2;
+    final byte[][] keys = new byte[SLOTS][];
+    final byte[][] values = new byte[SLOTS][];
+    private final int[] hashes = new int[SLOTS];
+    private int size;
+    private int lastHash;
+
+    static final int FULL = Integer.MIN_VALUE;
+
+    /** The slot holding these bytes, else the complement of the free slot where they would go, or FULL. */
+    int find(WireCursor c, int from, int len) {
+      MemorySegment b = c.buf;
+      int h = hash(c, from, len);
+      lastHash = h;
+      int i = h & (SLOTS - 1);
+      while (keys[i] != null) {
+        byte[] k = keys[i];
+        if (hashes[i] == h && k.length == len && (c.heap != null ? Arrays.equals(c.heap, from, from + len, k, 0, len)
+            : MemorySegment.mismatch(b, from, from + len, MemorySegment.ofArray(k), 0, len) < 0)) {
+          return i;
+        }
+        i = (i + 1) & (SLOTS - 1);
+      }
+      return size < MAX_ENTRIES ? ~i : FULL;
+    }
+
+    void put(int slot, MemorySegment b, int from, int len, byte[] canonical) {
+      keys[slot] = b.asSlice(from, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+      values[slot] = canonical;
+      hashes[slot] = lastHash;
+      size++;
+    }
+
+    private static int hash(WireCursor b, int from, int len) {
+      long h = len;
+      int p = from;
+      int end = from + len;
+      for (; end - p >= 8; p += 8) {
+        h = (h ^ b.int64At(p)) * 0x9E3779B97F4A7C15L;
+      }
+      for (; p < end; p++) {
+        h = (h ^ b.at(p)) * 0x9E3779B97F4A7C15L;
+      }
+      return (int) (h ^ (h >>> 32));
+    }
+  }
+
+  /** A length-prefixed byte string of the buffer. */
+  private void bytes(int from, int len) {
+    if (c.heap != null) {
+      out.bytes(c.heap, from, len);
+    } else {
+      out.bytes(buf, from, len);
+    }
   }
 
   /** Records where each field of the message is, and sorts by (known field index | unknown number), then wire order. */
@@ -451,13 +551,13 @@ final class CanonicalWireEncoder {
         for (int k = from; k < to; k++) {
           child.segmentCount = 0;
           child.segment(f.start[k], f.end[k]);
-          message(s.children[i], depth + 1);
+          memoMessage(s.children[i], depth + 1);
         }
       } else if (kind == WireSchema.STRING || kind == WireSchema.BYTES) {
         out.i32(number);
         out.i32(to - from);
         for (int k = from; k < to; k++) {
-          out.bytes(buf, f.start[k], f.end[k] - f.start[k]);
+          bytes(f.start[k], f.end[k] - f.start[k]);
         }
       } else {
         repeatedScalar(s, i, f, from, to);
@@ -476,7 +576,7 @@ final class CanonicalWireEncoder {
       }
       if (child.segmentCount > 0) {
         out.i32(number);
-        message(s.children[i], depth + 1);
+        memoMessage(s.children[i], depth + 1);
       }
       return;
     }
@@ -488,7 +588,7 @@ final class CanonicalWireEncoder {
       int len = f.end[k] - f.start[k];
       if (len > 0 || oneof >= 0) {
         out.i32(number);
-        out.bytes(buf, f.start[k], len);
+        bytes(f.start[k], len);
       }
       return;
     }
@@ -569,7 +669,7 @@ final class CanonicalWireEncoder {
             continue;
           }
           for (int p = f.start[k]; p < end; p += width) {
-            long v = width == 4 ? WireCursor.fixed32At(buf, p) : WireCursor.fixed64At(buf, p);
+            long v = width == 4 ? c.int32At(p) : c.int64At(p);
             count++;
             if (test(kind, v, mode)) {
               return 1;
@@ -610,10 +710,10 @@ final class CanonicalWireEncoder {
       return switch (wt) {
         case WT_VARINT -> {
           c.pos = start;
-          yield c.varint64(buf.length);
+          yield c.varint64((int) buf.byteSize());
         }
-        case WT_FIXED32 -> WireCursor.fixed32At(buf, start);
-        case WT_FIXED64 -> WireCursor.fixed64At(buf, start);
+        case WT_FIXED32 -> c.int32At(start);
+        case WT_FIXED64 -> c.int64At(start);
         default -> throw new IllegalStateException("not a scalar: wire type " + wt);
       };
     } catch (InvalidProtocolBufferException e) {
@@ -700,7 +800,7 @@ final class CanonicalWireEncoder {
       message(entry.children[i], depth + 1);
     } else if (kind == WireSchema.STRING || kind == WireSchema.BYTES) {
       if (to > from) {
-        out.bytes(buf, ef.start[to - 1], ef.end[to - 1] - ef.start[to - 1]);
+        bytes(ef.start[to - 1], ef.end[to - 1] - ef.start[to - 1]);
       } else {
         out.i64(0);
       }
@@ -732,9 +832,9 @@ final class CanonicalWireEncoder {
         }
         switch (UNKNOWN_WIRE_TYPES[t]) {
           case WT_VARINT -> out.i64(scalar(WT_VARINT, f.start[k]));
-          case WT_FIXED32 -> out.i32(WireCursor.fixed32At(buf, f.start[k]));
-          case WT_FIXED64 -> out.i64(WireCursor.fixed64At(buf, f.start[k]));
-          case WT_LEN -> out.bytes(buf, f.start[k], f.end[k] - f.start[k]);
+          case WT_FIXED32 -> out.i32(c.int32At(f.start[k]));
+          case WT_FIXED64 -> out.i64(c.int64At(f.start[k]));
+          case WT_LEN -> bytes(f.start[k], f.end[k] - f.start[k]);
           default -> {
             Frame child = frame(depth + 1);
             child.segmentCount = 0;

@@ -34,8 +34,9 @@ public final class HloBatchReader {
   public HloBatchReader(HloModuleReader reader, int threads) {
     this.reader = reader;
     this.threads = Math.max(1, threads);
-    // Hashing a module costs about 1.5x its file size at peak (bytes + index); 3x leaves room for
-    // callers that also build the protobuf object model (LoadedModule.module()).
+    // Hashing a module costs up to about 1.6x its file size at peak (bytes + index; a mapped file
+    // only its index, about 0.6x); 3x leaves room for gzip and for callers that also build the
+    // protobuf object model (LoadedModule.module()).
     this.byteBudget = Math.max(64L << 20, Runtime.getRuntime().maxMemory() / 3);
   }
 

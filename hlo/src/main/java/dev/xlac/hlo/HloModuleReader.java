@@ -7,13 +7,20 @@ import com.google.protobuf.UnsafeByteOperations;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Arrays;
 import java.util.Locale;
+import java.util.function.Consumer;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
 
@@ -24,8 +31,15 @@ import java.util.zip.ZipException;
  *
  * <p>Hostile input is expected: sizes are checked before allocation, gzip output is capped,
  * protobuf nesting is bounded, and every failure becomes an {@link HloReadException} that names
- * the file and the reason in one line. Parsing aliases the file's bytes, so large constants are
- * not copied a second time.
+ * the file and the reason in one line.
+ *
+ * <p>Uncompressed files of {@link #MAP_THRESHOLD} bytes or more are mapped read-only while they are
+ * fingerprinted instead of being read onto the heap, so the heap holds only the index. The mapping
+ * is closed before {@link #read} returns; {@link LoadedModule#moduleBytes()} reads the file again
+ * and checks its fingerprint. A mapped file that shrinks while it is read (a dump still being
+ * written, then rewritten) makes the JVM raise an {@link InternalError} on the read that faults;
+ * that, and any failure after which the file's size or time differ, is reported as
+ * "file changed while reading".
  */
 public final class HloModuleReader {
   /** Java arrays end a little below 2 GiB; no real module comes near it. */
@@ -33,32 +47,91 @@ public final class HloModuleReader {
   /** XLA's own messages nest a few levels deep (tuple shapes, literals); hostile files nest more. */
   static final int RECURSION_LIMIT = 100;
 
+  /** Smaller files are read onto the heap: mapping costs system calls that only pay off for large files. */
+  static final long MAP_THRESHOLD = 1 << 20;
+  static final String CHANGED = "file changed while reading (it was rewritten or truncated meanwhile)";
+
   private final long maxModuleBytes;
+  private final long mapThreshold;
+  /** Runs between pass 1 and pass 2 of a mapped file (tests use it to change the file there). */
+  private final Consumer<Path> betweenPasses;
 
   public HloModuleReader() {
     this(MAX_MODULE_BYTES);
   }
 
   public HloModuleReader(long maxModuleBytes) {
+    this(maxModuleBytes, MAP_THRESHOLD, f -> { });
+  }
+
+  HloModuleReader(long maxModuleBytes, long mapThreshold, Consumer<Path> betweenPasses) {
     this.maxModuleBytes = maxModuleBytes;
+    this.mapThreshold = mapThreshold;
+    this.betweenPasses = betweenPasses;
   }
 
   /** Reads a file whose kind is taken from its name, or sniffed from its content if the name says nothing. */
   public LoadedModule read(Path file) {
     DumpFileName name = DumpFileName.of(file.getFileName().toString());
     boolean gz = name.gzipped() || file.getFileName().toString().endsWith(".gz");
-    byte[] bytes = load(file, gz);
-    long fileBytes = fileSize(file);
-    if (name.kind().isPresent()) {
-      return parse(file, name.kind().get(), bytes, fileBytes);
-    }
-    return sniff(file, bytes, fileBytes);
+    return read(file, name.kind().orElse(null), gz);
   }
 
   /** Reads a file as the given kind. */
   public LoadedModule read(Path file, HloFileKind kind) {
-    boolean gz = file.getFileName().toString().endsWith(".gz");
-    return parse(file, kind, load(file, gz), fileSize(file));
+    return read(file, kind, file.getFileName().toString().endsWith(".gz"));
+  }
+
+  /** {@code kind} null: sniffed from the content. */
+  private LoadedModule read(Path file, HloFileKind kind, boolean gz) {
+    BasicFileAttributes before = checkedAttributes(file);
+    if (!gz && before.size() >= mapThreshold) {
+      return readMapped(file, kind, before);
+    }
+    byte[] bytes = load(file, gz, before.size());
+    MemorySegment segment = MemorySegment.ofArray(bytes);
+    long fileBytes = fileSize(file);
+    return kind != null ? parse(file, kind, segment, bytes, fileBytes) : sniff(file, segment, bytes, fileBytes);
+  }
+
+  private LoadedModule readMapped(Path file, HloFileKind kind, BasicFileAttributes before) {
+    long size = before.size();
+    // Shared, not confined: pass 2 may hand large byte strings to the hashing thread.
+    try (Arena arena = Arena.ofShared()) {
+      MemorySegment segment;
+      try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+        segment = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+      } catch (AccessDeniedException e) {
+        throw new HloReadException(file, "permission denied");
+      } catch (IOException e) {
+        throw new HloReadException(file, ioReason(e), e);
+      }
+      LoadedModule m;
+      try {
+        m = kind != null ? parse(file, kind, segment, null, size) : sniff(file, segment, null, size);
+      } catch (InternalError e) {
+        // The JVM's report of SIGBUS: a page of the mapping is no longer backed by the file.
+        throw new HloReadException(file, CHANGED, e);
+      } catch (RuntimeException e) {
+        if (changedSince(file, before)) {
+          throw new HloReadException(file, CHANGED, e);
+        }
+        throw e;
+      }
+      if (changedSince(file, before)) {
+        throw new HloReadException(file, CHANGED);
+      }
+      return m;
+    }
+  }
+
+  private static boolean changedSince(Path file, BasicFileAttributes before) {
+    try {
+      BasicFileAttributes now = Files.readAttributes(file, BasicFileAttributes.class);
+      return now.size() != before.size() || !now.lastModifiedTime().equals(before.lastModifiedTime());
+    } catch (IOException e) {
+      return true; // gone or unreadable now
+    }
   }
 
   private static long fileSize(Path file) {
@@ -69,13 +142,14 @@ public final class HloModuleReader {
     }
   }
 
-  byte[] load(Path file, boolean gzipped) {
-    long size;
+  /** The file's attributes, once it is known to be a non-empty regular file within the size limit. */
+  private BasicFileAttributes checkedAttributes(Path file) {
+    BasicFileAttributes a;
     try {
       if (Files.isDirectory(file)) {
         throw new HloReadException(file, "is a directory");
       }
-      size = Files.size(file);
+      a = Files.readAttributes(file, BasicFileAttributes.class);
     } catch (NoSuchFileException e) {
       throw new HloReadException(file, "no such file");
     } catch (AccessDeniedException e) {
@@ -83,13 +157,21 @@ public final class HloModuleReader {
     } catch (IOException e) {
       throw new HloReadException(file, ioReason(e), e);
     }
-    if (size == 0) {
+    if (a.size() == 0) {
       throw new HloReadException(file, "empty file");
     }
-    if (size > maxModuleBytes) {
+    if (a.size() > maxModuleBytes) {
       throw new HloReadException(file, String.format(Locale.ROOT,
-          "file is %,d bytes; xlac reads modules of up to %,d bytes", size, maxModuleBytes));
+          "file is %,d bytes; xlac reads modules of up to %,d bytes", a.size(), maxModuleBytes));
     }
+    return a;
+  }
+
+  byte[] load(Path file, boolean gzipped) {
+    return load(file, gzipped, checkedAttributes(file).size());
+  }
+
+  private byte[] load(Path file, boolean gzipped, long size) {
     try {
       if (!gzipped) {
         return Files.readAllBytes(file);
@@ -136,11 +218,16 @@ public final class HloModuleReader {
 
   /** Parses already-loaded bytes (used for in-memory modules, e.g. from the cache or a bundle). */
   public LoadedModule parse(Path file, HloFileKind kind, byte[] bytes, long fileBytes) {
+    return parse(file, kind, MemorySegment.ofArray(bytes), bytes, fileBytes);
+  }
+
+  /** {@code heap}: the array behind {@code bytes}, kept by the module; null for a mapped file. */
+  private LoadedModule parse(Path file, HloFileKind kind, MemorySegment bytes, byte[] heap, long fileBytes) {
     rejectText(file, bytes);
     HloWireIndex index;
     try {
       // The wire bytes are checked as protobuf-java would parse them, then indexed without building objects.
-      index = HloWireIndex.read(bytes, 0, bytes.length, kind);
+      index = HloWireIndex.read(bytes, 0, (int) bytes.byteSize(), kind);
     } catch (InvalidProtocolBufferException e) {
       throw new HloReadException(file, protobufReason(e), e);
     } catch (HloWireIndex.NoModuleException e) {
@@ -151,8 +238,11 @@ public final class HloModuleReader {
       throw new HloReadException(file, "not enough memory to parse it (declared sizes exceed the heap)");
     }
     HloModuleValidator.validate(file, index);
+    if (heap == null) {
+      betweenPasses.accept(file);
+    }
     GraphFingerprint fingerprint = GraphFingerprint.of(index);
-    return new LoadedModule(file, kind, fileBytes, bytes,
+    return new LoadedModule(file, kind, fileBytes, heap,
         Arrays.copyOf(index.moduleSegments, index.moduleSegmentCount * 2), index.moduleName(), fingerprint);
   }
 
@@ -160,26 +250,27 @@ public final class HloModuleReader {
    * Works out the kind of a file whose name says nothing. An HloProto and an HloModuleProto both
    * start with a length-delimited field 1, so the content decides: a module has computations.
    */
-  private LoadedModule sniff(Path file, byte[] bytes, long fileBytes) {
+  private LoadedModule sniff(Path file, MemorySegment bytes, byte[] heap, long fileBytes) {
     rejectText(file, bytes);
     for (HloFileKind kind : new HloFileKind[] {HloFileKind.HLO_PROTO, HloFileKind.HLO_SNAPSHOT, HloFileKind.HLO_MODULE}) {
       try {
         // A valid reading has at least one computation, which is what tells the kinds apart.
-        return parse(file, kind, bytes, fileBytes);
+        return parse(file, kind, bytes, heap, fileBytes);
       } catch (HloReadException e) {
         // try the next interpretation
       }
     }
     // Report the reason for the most common kind, so the message is about the file.
     try {
-      return parse(file, HloFileKind.HLO_PROTO, bytes, fileBytes);
+      return parse(file, HloFileKind.HLO_PROTO, bytes, heap, fileBytes);
     } catch (HloReadException e) {
       throw new HloReadException(file, "not an HLO module, HloProto or HloSnapshot (" + e.reason() + ")", e);
     }
   }
 
-  private static void rejectText(Path file, byte[] bytes) {
-    String head = new String(bytes, 0, Math.min(bytes.length, 64), StandardCharsets.ISO_8859_1);
+  private static void rejectText(Path file, MemorySegment bytes) {
+    byte[] first = bytes.asSlice(0, Math.min(bytes.byteSize(), 64)).toArray(ValueLayout.JAVA_BYTE);
+    String head = new String(first, StandardCharsets.ISO_8859_1);
     if (head.startsWith("HloModule ")) {
       throw new HloReadException(file,
           "this is an HLO text dump; xlac reads protos: dump with XLA_FLAGS=--xla_dump_hlo_as_proto");

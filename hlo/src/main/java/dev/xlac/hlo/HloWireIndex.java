@@ -8,7 +8,7 @@ import static dev.xlac.hlo.WireSchema.WT_START_GROUP;
 import static dev.xlac.hlo.WireSchema.WT_VARINT;
 
 import com.google.protobuf.InvalidProtocolBufferException;
-import java.nio.charset.StandardCharsets;
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
 /**
@@ -26,7 +26,7 @@ import java.util.Arrays;
 final class HloWireIndex {
   static final int LIMIT = HloModuleReader.RECURSION_LIMIT;
 
-  final byte[] buf;
+  final MemorySegment buf;
   private final WireCursor c;
 
   /** Byte ranges (start, end pairs) of the HloModuleProto; more than one only if the field repeats (protobuf merges them). */
@@ -79,7 +79,7 @@ final class HloWireIndex {
   int[] compCanonical;
   int entryPos;
 
-  private HloWireIndex(byte[] buf, int instructionGuess) {
+  private HloWireIndex(MemorySegment buf, int instructionGuess) {
     this.buf = buf;
     this.c = new WireCursor(buf);
     int n = Math.max(16, instructionGuess);
@@ -105,6 +105,12 @@ final class HloWireIndex {
    */
   static HloWireIndex read(byte[] buf, int offset, int length, HloFileKind kind)
       throws InvalidProtocolBufferException, NoModuleException {
+    return read(MemorySegment.ofArray(buf), offset, length, kind);
+  }
+
+  /** The same, over a heap array or a read-only mapped file. */
+  static HloWireIndex read(MemorySegment buf, int offset, int length, HloFileKind kind)
+      throws InvalidProtocolBufferException, NoModuleException {
     HloWireIndex x = new HloWireIndex(buf, countInstructions(buf, offset, length, kind));
     int end = offset + length;
     switch (kind) {
@@ -127,7 +133,7 @@ final class HloWireIndex {
    * the per-instruction arrays are allocated once at their final size. Malformed input just
    * gives a poor estimate; the real pass reports it.
    */
-  private static int countInstructions(byte[] buf, int offset, int length, HloFileKind kind) {
+  private static int countInstructions(MemorySegment buf, int offset, int length, HloFileKind kind) {
     WireCursor c = new WireCursor(buf);
     try {
       int[] range = {offset, offset + length};
@@ -341,7 +347,7 @@ final class HloWireIndex {
   private int string(int limit) throws InvalidProtocolBufferException {
     int len = c.bytesLength(limit);
     int from = c.pos;
-    if (!WireCursor.isValidUtf8(buf, from, from + len)) {
+    if (!c.isValidUtf8(from, from + len)) {
       throw WireCursor.invalidUtf8();
     }
     c.pos = from + len;
@@ -702,11 +708,11 @@ final class HloWireIndex {
   // ---- Names, read back from the bytes only when needed ----
 
   String moduleName() {
-    return nameStart < 0 ? "" : new String(buf, nameStart, nameEnd - nameStart, StandardCharsets.UTF_8);
+    return nameStart < 0 ? "" : c.utf8(nameStart, nameEnd);
   }
 
   private String entryName() {
-    return entryNameStart < 0 ? "" : new String(buf, entryNameStart, entryNameEnd - entryNameStart, StandardCharsets.UTF_8);
+    return entryNameStart < 0 ? "" : c.utf8(entryNameStart, entryNameEnd);
   }
 
   /** The last value of a top-level string field of a message (proto3: the last one wins), or "". */
@@ -719,7 +725,7 @@ final class HloWireIndex {
         int tag = r.tag(end);
         if (tag == (number << 3 | WT_LEN)) {
           int len = r.bytesLength(end);
-          value = new String(buf, r.pos, len, StandardCharsets.UTF_8);
+          value = r.utf8(r.pos, r.pos + len);
           r.pos += len;
         } else if ((tag & 7) == WT_START_GROUP) {
           skipGroup(r, tag >>> 3, end);

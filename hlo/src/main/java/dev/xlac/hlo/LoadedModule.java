@@ -15,14 +15,19 @@ import java.util.Arrays;
  * <p>The fingerprint is computed from the wire bytes when the file is read; the protobuf object
  * model ({@link #module()}, {@link #graph()}) is only built when asked for, since it costs
  * several times the file's size in heap for modules with many small instructions.
+ *
+ * <p>A large file is fingerprinted from a read-only mapping that is closed when the read ends, so
+ * such a module holds no bytes: {@link #moduleBytes()} and {@link #graph()} read the file again on
+ * first use, check that it still has this fingerprint, and keep those bytes.
  */
 public final class LoadedModule {
   private final Path file;
   private final HloFileKind kind;
   private final long fileBytes;
-  private final byte[] bytes;
+  /** The file's bytes (inflated, for a gzipped dump); null until first use for a mapped file. */
+  private byte[] bytes;
   /** Ranges (start, end pairs) of {@link #bytes} that make up the HloModuleProto, in order. */
-  private final int[] moduleSegments;
+  private int[] moduleSegments;
   private final String moduleName;
   private final GraphFingerprint fingerprint;
   private HloGraph graph;
@@ -64,6 +69,8 @@ public final class LoadedModule {
    * Neuron's {@code model.hlo_module.pb} take), without parsing it into objects.
    */
   public byte[] moduleBytes() {
+    byte[] bytes = bytes();
+    int[] moduleSegments = this.moduleSegments;
     if (moduleSegments.length == 2) {
       return Arrays.copyOfRange(bytes, moduleSegments[0], moduleSegments[1]);
     }
@@ -82,6 +89,24 @@ public final class LoadedModule {
     return out;
   }
 
+  /**
+   * The file's bytes; for a file that was mapped, read again now and checked against the
+   * fingerprint, since the file may have been rewritten since. A mismatch is an {@link HloReadException}.
+   */
+  private synchronized byte[] bytes() {
+    if (bytes == null) {
+      LoadedModule again = new HloModuleReader(HloModuleReader.MAX_MODULE_BYTES, Long.MAX_VALUE, f -> { })
+          .read(file, kind);
+      if (!again.fingerprint.equals(fingerprint)) {
+        throw new HloReadException(file, "file changed since it was read (fingerprint " + fingerprint.shortForm()
+            + " then, " + again.fingerprint.shortForm() + " now)");
+      }
+      moduleSegments = again.moduleSegments;
+      bytes = again.bytes;
+    }
+    return bytes;
+  }
+
   /** The module as protobuf objects, parsed on first use (the bytes were already checked when the file was read). */
   public HloModuleProto module() {
     return graph().module();
@@ -90,6 +115,7 @@ public final class LoadedModule {
   /** The module indexed as a graph, parsed on first use. */
   public synchronized HloGraph graph() {
     if (graph == null) {
+      byte[] bytes = bytes();
       CodedInputStream in = moduleSegments.length == 2
           ? UnsafeByteOperations.unsafeWrap(bytes, moduleSegments[0], moduleSegments[1] - moduleSegments[0]).newCodedInput()
           : CodedInputStream.newInstance(moduleBytes());

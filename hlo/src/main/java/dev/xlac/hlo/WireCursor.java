@@ -3,6 +3,10 @@ package dev.xlac.hlo;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 
 /**
  * A position in a protobuf wire buffer, with the reads that the wire-level readers need. Every
@@ -14,11 +18,29 @@ final class WireCursor {
       + "field.  This could mean either that the input has been truncated or that an embedded message misreported "
       + "its own length.";
 
-  final byte[] buf;
+  private static final ValueLayout.OfByte BYTE = ValueLayout.JAVA_BYTE;
+  private static final ValueLayout.OfInt INT_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+  private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+  /** The bytes: a heap array, or a file mapped read-only (then a read may fail if the file shrinks meanwhile). */
+  final MemorySegment buf;
+  /**
+   * The array behind {@link #buf} when it is a whole heap array, else null. Reads go to it
+   * directly: a segment read is as fast once compiled, but many times slower in the interpreter,
+   * where the short reads of small modules run.
+   */
+  final byte[] heap;
   int pos;
 
-  WireCursor(byte[] buf) {
+  WireCursor(MemorySegment buf) {
     this.buf = buf;
+    byte[] array = buf.isNative() ? null : (byte[]) buf.heapBase().filter(byte[].class::isInstance).orElse(null);
+    this.heap = array != null && array.length == buf.byteSize() && buf.address() == 0 ? array : null;
+  }
+
+  byte at(int p) {
+    byte[] h = heap;
+    return h != null ? h[p] : buf.get(BYTE, p);
   }
 
   static InvalidProtocolBufferException truncated() {
@@ -62,7 +84,7 @@ final class WireCursor {
   long varint64(int limit) throws InvalidProtocolBufferException {
     int p = pos;
     if (p < limit) {
-      byte b = buf[p];
+      byte b = at(p);
       if (b >= 0) {
         pos = p + 1;
         return b;
@@ -74,7 +96,7 @@ final class WireCursor {
       if (p >= limit) {
         throw truncated();
       }
-      byte b = buf[p++];
+      byte b = at(p++);
       result |= (long) (b & 0x7F) << shift;
       if (b >= 0) {
         pos = p;
@@ -84,7 +106,7 @@ final class WireCursor {
     if (p >= limit) {
       throw truncated();
     }
-    byte last = buf[p++];
+    byte last = at(p++);
     if (last < 0) {
       return likeProtobuf(start, limit, true);
     }
@@ -96,7 +118,7 @@ final class WireCursor {
   int varint32(int limit) throws InvalidProtocolBufferException {
     int p = pos;
     if (p < limit) {
-      byte b = buf[p];
+      byte b = at(p);
       if (b >= 0) {
         pos = p + 1;
         return b;
@@ -107,7 +129,7 @@ final class WireCursor {
       if (p >= limit) {
         throw truncated();
       }
-      byte b = buf[p++];
+      byte b = at(p++);
       result |= (long) (b & 0x7F) << shift;
       if (b >= 0) {
         pos = p;
@@ -123,7 +145,7 @@ final class WireCursor {
    * its verdict is taken as it is rather than imitated.
    */
   private long likeProtobuf(int start, int limit, boolean wide) throws InvalidProtocolBufferException {
-    CodedInputStream in = CodedInputStream.newInstance(buf, start, limit - start);
+    CodedInputStream in = CodedInputStream.newInstance(buf.asSlice(start, limit - start).toArray(BYTE));
     try {
       long v = wide ? in.readRawVarint64() : in.readRawVarint32();
       pos = start + in.getTotalBytesRead();
@@ -187,7 +209,7 @@ final class WireCursor {
     }
     int p = pos;
     pos = p + 4;
-    return (buf[p] & 0xFF) | (buf[p + 1] & 0xFF) << 8 | (buf[p + 2] & 0xFF) << 16 | (buf[p + 3] & 0xFF) << 24;
+    return int32At(p);
   }
 
   long fixed64(int limit) throws InvalidProtocolBufferException {
@@ -196,36 +218,52 @@ final class WireCursor {
     return lo | hi << 32;
   }
 
-  static int fixed32At(byte[] b, int p) {
-    return (b[p] & 0xFF) | (b[p + 1] & 0xFF) << 8 | (b[p + 2] & 0xFF) << 16 | (b[p + 3] & 0xFF) << 24;
+  int int32At(int p) {
+    byte[] h = heap;
+    if (h != null) {
+      return (h[p] & 0xFF) | (h[p + 1] & 0xFF) << 8 | (h[p + 2] & 0xFF) << 16 | (h[p + 3] & 0xFF) << 24;
+    }
+    return buf.get(INT_LE, p);
   }
 
-  static long fixed64At(byte[] b, int p) {
-    return (fixed32At(b, p) & 0xFFFFFFFFL) | (long) fixed32At(b, p + 4) << 32;
+  long int64At(int p) {
+    if (heap != null) {
+      return (int32At(p) & 0xFFFFFFFFL) | (long) int32At(p + 4) << 32;
+    }
+    return buf.get(LONG_LE, p);
+  }
+
+  String utf8(int from, int to) {
+    return heap != null ? new String(heap, from, to - from, StandardCharsets.UTF_8)
+        : new String(buf.asSlice(from, to - from).toArray(BYTE), StandardCharsets.UTF_8);
   }
 
   /** Strict UTF-8, as protobuf-java checks proto3 strings: no overlong forms, surrogates or values past U+10FFFF. */
-  static boolean isValidUtf8(byte[] b, int from, int to) {
+  boolean isValidUtf8(int from, int to) {
     int i = from;
-    while (i < to && b[i] >= 0) {
+    // ASCII (names, opcodes, source paths) eight bytes at a time.
+    while (to - i >= 8 && (int64At(i) & 0x8080808080808080L) == 0) {
+      i += 8;
+    }
+    while (i < to && at(i) >= 0) {
       i++;
     }
     while (i < to) {
-      int c = b[i++];
+      int c = at(i++);
       if (c >= 0) {
         continue;
       }
       if (c < (byte) 0xE0) {
-        if (i >= to || c < (byte) 0xC2 || b[i++] > (byte) 0xBF) {
+        if (i >= to || c < (byte) 0xC2 || at(i++) > (byte) 0xBF) {
           return false;
         }
       } else if (c < (byte) 0xF0) {
         if (to - i < 2) {
           return false;
         }
-        int c2 = b[i++];
+        int c2 = at(i++);
         if (c2 > (byte) 0xBF || (c == (byte) 0xE0 && c2 < (byte) 0xA0) || (c == (byte) 0xED && c2 >= (byte) 0xA0)
-            || b[i++] > (byte) 0xBF) {
+            || at(i++) > (byte) 0xBF) {
           return false;
         }
       } else {
@@ -233,10 +271,10 @@ final class WireCursor {
           return false;
         }
         int lead = c & 0xFF;
-        int c2 = b[i++] & 0xFF;
+        int c2 = at(i++) & 0xFF;
         int lo = lead == 0xF0 ? 0x90 : 0x80;
         int hi = lead == 0xF4 ? 0x8F : 0xBF;
-        if (lead > 0xF4 || c2 < lo || c2 > hi || b[i++] > (byte) 0xBF || b[i++] > (byte) 0xBF) {
+        if (lead > 0xF4 || c2 < lo || c2 > hi || at(i++) > (byte) 0xBF || at(i++) > (byte) 0xBF) {
           return false;
         }
       }

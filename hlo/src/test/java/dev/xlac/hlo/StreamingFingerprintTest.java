@@ -350,6 +350,49 @@ class StreamingFingerprintTest {
     }
   }
 
+  /**
+   * Pass 2 writes a shape whose bytes it has seen before from a memo (bounded at 2,048 shapes).
+   * Shapes that repeat, that differ in one byte, that overflow the memo, that are too long to
+   * memoize, and tuples of them must all be written as the object model writes them.
+   */
+  @Test
+  void repeatedShapes_memoizedShapesMatchObjectModel() {
+    ShapeProto common = TestModules.f32(32, 256);
+    ShapeProto noLayout = common.toBuilder().clearLayout().build();
+    ShapeProto dynamic = common.toBuilder().setIsDynamicDimension(1, true).build();
+    HloComputationProto.Builder c = HloComputationProto.newBuilder().setId(1).setName("main");
+    c.addInstructions(HloInstructionProto.newBuilder().setId(0).setName("p").setOpcode("parameter").setShape(common));
+    int n = 6000;
+    for (int i = 1; i < n; i++) {
+      ShapeProto shape = switch (i % 6) {
+        case 0 -> common;
+        case 1 -> noLayout;
+        case 2 -> dynamic;
+        case 3 -> TestModules.f32(i, 256); // one of thousands: fills the memo
+        case 4 -> ShapeProto.newBuilder().setElementType(PrimitiveType.TUPLE).addTupleShapes(common)
+            .addTupleShapes(TestModules.f32(i % 7 + 1)).build();
+        default -> {
+          ShapeProto.Builder big = ShapeProto.newBuilder().setElementType(PrimitiveType.TUPLE);
+          for (int k = 0; k < 12; k++) {
+            big.addTupleShapes(k == i % 12 ? dynamic : common); // longer than the memo takes
+          }
+          yield big.build();
+        }
+      };
+      c.addInstructions(HloInstructionProto.newBuilder().setId(i).setName("op." + i).setOpcode("negate")
+          .setShape(shape).addOperandIds(i - 1));
+    }
+    HloModuleProto m = HloModuleProto.newBuilder().setName("shapes").setEntryComputationId(1)
+        .addComputations(c.setRootId(n - 1)).build();
+    assertSameFingerprint(m.toByteArray());
+    // A shape that differs from a memoized one in its last byte is not taken for it.
+    HloModuleProto.Builder b = m.toBuilder();
+    b.getComputationsBuilder(0).getInstructionsBuilder(n - 1).setShape(TestModules.f32(32, 257));
+    assertSameFingerprint(b.build().toByteArray());
+    assertThat(streaming(b.build().toByteArray(), HloFileKind.HLO_MODULE))
+        .isNotEqualTo(streaming(m.toByteArray(), HloFileKind.HLO_MODULE));
+  }
+
   private static byte[] lengthDelimited(int field, byte[] payload) {
     java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
     writeVarint(out, (long) field << 3 | 2);
