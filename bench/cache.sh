@@ -26,25 +26,32 @@ echo "== machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(una
 echo "== lookups, list, statistics, prune ($ENTRIES entries)"
 "${JAVA[@]}" dev.xlac.bench.CacheBench lookups "$WORK" "$ENTRIES"
 
-# Wall time of a command, the median of 5 runs, in seconds.
-median_wall() {
-  local times=() i s e
-  for i in 1 2 3 4 5; do
-    s=$(date +%s%N); "$@" >/dev/null; e=$(date +%s%N)
-    times+=("$(( (e - s) / 1000000 ))")
+# Cold-JVM wall times, in seconds: each round runs `xlac --version` (JVM start-up), `cache ls --json`
+# and `cache stat` once, in turn, so all three meet the same load; the median of 7 rounds is reported.
+ROUNDS=7
+declare -A walls=()
+for ((i = 0; i < ROUNDS; i++)); do
+  for what in version ls stat; do
+    case $what in
+      version) cmd=("$ROOT/xlac" --version) ;;
+      ls) cmd=("$ROOT/xlac" cache ls --json --cache "$WORK/cache") ;;
+      stat) cmd=("$ROOT/xlac" cache stat --cache "$WORK/cache") ;;
+    esac
+    s=$(date +%s%N); "${cmd[@]}" >/dev/null; e=$(date +%s%N)
+    walls[$what]+="$(( (e - s) / 1000000 )) "
   done
-  printf '%s\n' "${times[@]}" | sort -n | sed -n 3p | awk '{printf "%.3f", $1/1000}'
-}
-echo "== CLI against the same cache (median of 5 runs; JVM start-up measured as 'xlac --version')"
-startup=$(median_wall "$ROOT/xlac" --version)
-ls_json=$(median_wall "$ROOT/xlac" cache ls --json --cache "$WORK/cache")
-stat=$(median_wall "$ROOT/xlac" cache stat --cache "$WORK/cache")
+done
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{v[NR]=$1} END{printf "%.3f", v[int((NR+1)/2)]/1000}'; }
+echo "== CLI against the same cache (median of $ROUNDS alternating cold-JVM rounds; load average $(cut -d' ' -f1-3 /proc/loadavg))"
+startup=$(median "${walls[version]}")
+ls_json=$(median "${walls[ls]}")
+stat=$(median "${walls[stat]}")
 rows=$("$ROOT/xlac" cache ls --json --cache "$WORK/cache" | grep -c '"fingerprint"')
-printf '%-40s %s s\n' "xlac --version (JVM start-up)" "$startup"
-printf '%-40s %s s  (%s beyond start-up, %s rows)\n' "xlac cache ls --json" "$ls_json" \
-  "$(awk -v a="$ls_json" -v b="$startup" 'BEGIN{printf "%.3f s", a-b}')" "$rows"
+printf '%-40s %s s  (runs, ms: %s)\n' "xlac --version (JVM start-up)" "$startup" "${walls[version]}"
+printf '%-40s %s s  (%s beyond start-up, %s rows; runs, ms: %s)\n' "xlac cache ls --json" "$ls_json" \
+  "$(awk -v a="$ls_json" -v b="$startup" 'BEGIN{printf "%.3f s", a-b}')" "$rows" "${walls[ls]}"
 printf '%-40s %s s  (%s beyond start-up)\n' "xlac cache stat" "$stat" \
   "$(awk -v a="$stat" -v b="$startup" 'BEGIN{printf "%.3f s", a-b}')"
 
-echo "== export / import ($MIB MiB of incompressible artifacts)"
+echo "== export / import ($MIB MiB of incompressible artifacts; load average $(cut -d' ' -f1-3 /proc/loadavg))"
 "${JAVA[@]}" dev.xlac.bench.CacheBench bundles "$WORK" "$MIB"

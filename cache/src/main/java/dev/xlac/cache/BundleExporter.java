@@ -28,7 +28,8 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 
 /**
  * Writes a portable bundle: a POSIX tar stream compressed with zstd whose first entry is the
- * {@link BundleManifest}, followed by identities, graphs and, per artifact, its log and its bytes.
+ * {@link BundleManifest} (which also carries the graphs' Neuron cache names), followed by
+ * identities, graphs and, per artifact, its log and its bytes.
  * Every value is checked against its checksum as it is read; a damaged one aborts the export
  * (the cache must be repaired first) rather than shipping it. The bundle is written to a
  * temporary file beside {@code file}, fsynced, and renamed into place.
@@ -94,6 +95,9 @@ public final class BundleExporter {
       GraphRecord r = e.getValue();
       m.graphs.put(e.getKey(), new BundleManifest.Graph(e.getKey(), r.storedBytes(), hex(r.storedSha256()), r.rawBytes(),
           r.firstSeen(), r.lastSeen(), r.seenCount(), r.moduleName(), r.source()));
+      if (!r.neuronNames().isEmpty()) {
+        m.neuronNames.put(e.getKey(), r.neuronNames());
+      }
     }
     return write(file, m);
   }

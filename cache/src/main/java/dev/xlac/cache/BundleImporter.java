@@ -21,30 +21,37 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.zip.CRC32C;
 import java.util.regex.Pattern;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.apache.commons.compress.archivers.tar.TarConstants;
+import org.rocksdb.WriteBatch;
 
 /**
  * Merges a bundle into a cache in two passes over the file. The first validates all of it and
  * writes nothing: the format version, every entry's name (no absolute paths, no {@code ..}, only
  * the names the format defines), type (regular files only: no links, devices, directories or
- * sparse files), size (against the manifest and {@link BundleLimits}) and SHA-256, and that the
- * manifest and the entries match one to one. Any fault refuses the whole bundle. The second pass
- * reads it again, checks every checksum again as it goes (the file could change in between), and
- * writes in atomic batches.
+ * sparse files), size (against the manifest and {@link BundleLimits}) and SHA-256, the Neuron
+ * names (see {@link BundleManifest}), and that the manifest and the entries match one to one. Any
+ * fault refuses the whole bundle. The second pass reads it again and writes it in atomic batches.
+ * It does not compute the SHA-256 digests again: the first pass also took each entry's CRC32C,
+ * which the second checks (an order of magnitude cheaper), so a file that changed in between is
+ * still caught before a changed entry is written. (A change forged to keep the CRC32C would still
+ * not be served: every read checks the SHA-256 in the entry's record.)
  *
  * <p>Merging is idempotent: a graph already present keeps its data (its first/last seen times
- * widen, its count becomes the larger one); a compiled artifact already present is kept; a
- * recorded failure is replaced by a compiled artifact, never the other way round. Importing the
- * same bundle twice changes nothing the second time.
+ * widen, its count becomes the larger one, and it gains the bundle's Neuron names at locations it
+ * has no name for); a compiled artifact already present is kept; a recorded failure is replaced by
+ * a compiled artifact, never the other way round. Importing the same bundle twice changes nothing
+ * the second time.
  */
 public final class BundleImporter {
   /** What an import did. */
   public record Result(Path file, long graphsAdded, long graphsPresent, long artifactsAdded, long artifactsPresent,
-      long failuresAdded, long payloadBytes) {}
+      long failuresAdded, long neuronNamesAdded, long payloadBytes) {}
 
   private static final Pattern ENTRY_NAME = Pattern.compile("^(identities/[0-9a-f]{64}\\.txt"
       + "|graphs/[0-9a-f]{64}\\.hlo\\.zst|artifacts/[0-9a-f]{64}\\.[0-9a-f]{64}\\.bin"
@@ -53,10 +60,17 @@ public final class BundleImporter {
 
   private final CacheStore store;
   private final BundleLimits limits;
+  private final Runnable betweenPasses;
 
   BundleImporter(CacheStore store, BundleLimits limits) {
+    this(store, limits, () -> { });
+  }
+
+  /** {@code betweenPasses}: tests change the file there. */
+  BundleImporter(CacheStore store, BundleLimits limits, Runnable betweenPasses) {
     this.store = store;
     this.limits = limits;
+    this.betweenPasses = betweenPasses;
   }
 
   Result importBundle(Path file) {
@@ -71,6 +85,7 @@ public final class BundleImporter {
       String msg = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
       throw refuse(file, "malformed bundle (" + msg + ")");
     }
+    betweenPasses.run();
     try {
       return apply(file, v);
     } catch (IOException | IllegalArgumentException e) {
@@ -83,18 +98,25 @@ public final class BundleImporter {
     return XlacException.badInput("cannot import " + file + ": " + why + "; nothing was imported");
   }
 
-  private record Validated(BundleManifest manifest, byte[] manifestSha, Map<String, byte[]> identityTexts) {}
+  /** What the first pass established: the manifest (and its digest), the identities, each entry's CRC32C. */
+  private record Validated(BundleManifest manifest, byte[] manifestSha, Map<String, byte[]> identityTexts,
+      Map<String, Integer> crcs) {}
 
-  /** Receives each entry after the manifest, with its data when the pass keeps it (else null). */
+  /** Receives each entry after the manifest, with its data when the pass keeps it (else null), and its CRC32C. */
   private interface EntrySink {
-    void accept(String name, byte[] data) throws IOException;
+    void accept(String name, byte[] data, int crc) throws IOException;
   }
 
   private Validated validate(Path file) throws IOException {
     Map<String, byte[]> identityTexts = new HashMap<>();
+    Map<String, Integer> crcs = new HashMap<>();
     BundleManifest[] manifest = new BundleManifest[1];
     byte[][] manifestSha = new byte[1][];
-    read(file, null, m -> manifest[0] = m, sha -> manifestSha[0] = sha, (name, data) -> {
+    read(file, null, (m, sha) -> {
+      manifest[0] = m;
+      manifestSha[0] = sha;
+    }, (name, data, crc) -> {
+      crcs.put(name, crc);
       if (name.startsWith("identities/")) {
         String digest = name.substring("identities/".length(), "identities/".length() + 64);
         try {
@@ -108,39 +130,43 @@ public final class BundleImporter {
         identityTexts.put(digest, data);
       }
     });
-    return new Validated(manifest[0], manifestSha[0], identityTexts);
+    return new Validated(manifest[0], manifestSha[0], identityTexts, crcs);
   }
 
   /**
-   * Reads the bundle, checking everything; {@code expectedSha} null means the first pass (parse the
-   * manifest), else the manifest must hash to it.
+   * Reads the bundle, checking everything. {@code first} null means the first pass: parse the
+   * manifest, check every entry's SHA-256 against it. Otherwise the second: the manifest must hash
+   * to what the first pass read, and every entry must have the CRC32C it had then.
    */
-  private void read(Path file, byte[] expectedSha, Consumer<BundleManifest> onManifest, Consumer<byte[]> onManifestSha,
-      EntrySink sink) throws IOException {
+  private void read(Path file, Validated first, BiConsumer<BundleManifest, byte[]> onManifest, EntrySink sink)
+      throws IOException {
     try (InputStream raw = new BufferedInputStream(Files.newInputStream(file), 1 << 20);
         ZstdInputStream zstd = new ZstdInputStream(raw);
         TarArchiveInputStream tar = new TarArchiveInputStream(zstd)) {
-      TarArchiveEntry first = tar.getNextEntry();
-      if (first == null) {
+      TarArchiveEntry head = tar.getNextEntry();
+      if (head == null) {
         throw new IllegalArgumentException("the bundle is empty");
       }
-      checkSafe(first, 1);
-      if (!first.getName().equals(BundleManifest.NAME)) {
-        throw new IllegalArgumentException("the first entry is '" + printable(first.getName()) + "', not the manifest "
+      checkSafe(head, 1);
+      if (!head.getName().equals(BundleManifest.NAME)) {
+        throw new IllegalArgumentException("the first entry is '" + printable(head.getName()) + "', not the manifest "
             + BundleManifest.NAME + " (not an xlac bundle)");
       }
-      if (first.getSize() > limits.maxManifestBytes()) {
-        throw new IllegalArgumentException("the manifest is " + first.getSize() + " bytes, over the limit of "
+      if (head.getSize() > limits.maxManifestBytes()) {
+        throw new IllegalArgumentException("the manifest is " + head.getSize() + " bytes, over the limit of "
             + limits.maxManifestBytes());
       }
-      byte[] manifestBytes = readFully(tar, first.getSize(), first.getName());
+      byte[] manifestBytes = readFully(tar, head.getSize(), head.getName());
       byte[] sha = Checksums.sha256(manifestBytes);
-      if (expectedSha != null && !MessageDigest.isEqual(sha, expectedSha)) {
+      BundleManifest m;
+      if (first == null) {
+        m = BundleManifest.parse(manifestBytes, limits);
+      } else if (MessageDigest.isEqual(sha, first.manifestSha())) {
+        m = first.manifest();
+      } else {
         throw new IllegalArgumentException("the manifest changed");
       }
-      BundleManifest m = BundleManifest.parse(manifestBytes, limits);
-      onManifest.accept(m);
-      onManifestSha.accept(sha);
+      onManifest.accept(m, sha);
       Map<String, BundleManifest.Expected> expected = m.expectedEntries();
       Map<String, BundleManifest.Artifact> byLogName = new HashMap<>();
       for (BundleManifest.Artifact a : m.artifacts.values()) {
@@ -150,6 +176,7 @@ public final class BundleImporter {
       Set<String> seen = new HashSet<>();
       int index = 1;
       byte[] buffer = new byte[1 << 16];
+      CRC32C crc = new CRC32C();
       for (TarArchiveEntry e = tar.getNextEntry(); e != null; e = tar.getNextEntry()) {
         index++;
         checkSafe(e, index);
@@ -165,17 +192,27 @@ public final class BundleImporter {
           throw new IllegalArgumentException("entry '" + name + "' is " + e.getSize() + " bytes; the manifest says "
               + x.size());
         }
-        boolean keep = expectedSha != null || name.startsWith("identities/");
+        crc.reset();
         byte[] data = null;
-        byte[] digest;
-        if (keep) {
-          data = readFully(tar, x.size(), name);
-          digest = Checksums.sha256(data);
+        if (first == null) {
+          MessageDigest digest = Checksums.sha256();
+          if (name.startsWith("identities/")) {
+            data = readFully(tar, x.size(), name);
+            digest.update(data);
+            crc.update(data);
+          } else {
+            digestStream(tar, x.size(), name, buffer, digest, crc);
+          }
+          if (!HexFormat.of().formatHex(digest.digest()).equals(x.sha())) {
+            throw new IllegalArgumentException("entry '" + name + "' fails its checksum");
+          }
         } else {
-          digest = digestStream(tar, x.size(), name, buffer);
-        }
-        if (!HexFormat.of().formatHex(digest).equals(x.sha())) {
-          throw new IllegalArgumentException("entry '" + name + "' fails its checksum");
+          data = readFully(tar, x.size(), name);
+          crc.update(data);
+          Integer before = first.crcs().get(name);
+          if (before == null || before != (int) crc.getValue()) {
+            throw new IllegalArgumentException("entry '" + name + "' is not what was checked");
+          }
         }
         BundleManifest.Artifact logOf = byLogName.get(name);
         if (logOf != null && logOf.status() == EntryStatus.COMPILED) {
@@ -183,7 +220,7 @@ public final class BundleImporter {
         } else if (name.startsWith("artifacts/")) {
           pending.take(name.substring("artifacts/".length(), name.length() - ".bin".length()));
         }
-        sink.accept(name, data);
+        sink.accept(name, data, (int) crc.getValue());
       }
       if (seen.size() != expected.size()) {
         List<String> missing = new ArrayList<>();
@@ -251,8 +288,8 @@ public final class BundleImporter {
     return data;
   }
 
-  private static byte[] digestStream(InputStream in, long size, String name, byte[] buffer) throws IOException {
-    MessageDigest sha = Checksums.sha256();
+  private static void digestStream(InputStream in, long size, String name, byte[] buffer, MessageDigest sha, CRC32C crc)
+      throws IOException {
     long left = size;
     while (left > 0) {
       int n = in.read(buffer, 0, (int) Math.min(buffer.length, left));
@@ -260,9 +297,9 @@ public final class BundleImporter {
         throw new IllegalArgumentException("entry '" + name + "' is truncated");
       }
       sha.update(buffer, 0, n);
+      crc.update(buffer, 0, n);
       left -= n;
     }
-    return sha.digest();
   }
 
   // ---------------------------------------------------------------- second pass
@@ -270,7 +307,7 @@ public final class BundleImporter {
   private Result apply(Path file, Validated v) throws IOException {
     BundleManifest m = v.manifest();
     long now = store.clock.millis();
-    long[] counts = new long[6]; // graphs added, present, artifacts added, present, failures added, bytes
+    long[] counts = new long[7]; // graphs added, present, artifacts added, present, failures added, bytes, names added
     java.util.concurrent.ExecutorService writer = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "xlac-import-writer");
       t.setDaemon(true);
@@ -286,17 +323,19 @@ public final class BundleImporter {
         // the first failure is already on its way out
       }
       writer.shutdown();
+      batch.writeBatch.close();
     }
   }
 
   private Result apply(Path file, Validated v, BundleManifest m, long now, long[] counts, Batcher batch)
       throws IOException {
     Map<String, byte[]> pendingLogs = new HashMap<>();
-    read(file, v.manifestSha(), x -> { }, x -> { }, (name, data) -> {
+    read(file, v, (x, sha) -> { }, (name, data, crc) -> {
       counts[5] += data.length;
       if (name.startsWith("graphs/")) {
         BundleManifest.Graph g = m.graphs.get(name.substring(7, 7 + 64));
-        batch.add(data.length, txn -> mergeGraph(txn, g, data, now, counts));
+        List<NeuronName> names = m.neuronNames.getOrDefault(g.fp(), List.of());
+        batch.add(data.length, txn -> mergeGraph(txn, g, names, data, now, counts));
       } else if (name.startsWith("logs/")) {
         BundleManifest.Artifact a = m.artifacts.get(name.substring(5, name.length() - ".log.zst".length()));
         if (a.status() == EntryStatus.FAILED) {
@@ -316,23 +355,33 @@ public final class BundleImporter {
     batch.flush();
     batch.await();
     store.flushUnlogged();
-    return new Result(file, counts[0], counts[1], counts[2], counts[3], counts[4], counts[5]);
+    return new Result(file, counts[0], counts[1], counts[2], counts[3], counts[4], counts[6], counts[5]);
   }
 
-  private static void mergeGraph(CacheStore.Txn txn, BundleManifest.Graph g, byte[] stored, long now, long[] counts) {
+  private static void mergeGraph(CacheStore.Txn txn, BundleManifest.Graph g, List<NeuronName> names, byte[] stored,
+      long now, long[] counts) {
     byte[] fp = HexFormat.of().parseHex(g.fp());
     GraphRecord old = txn.graph(fp);
     if (old == null) {
       txn.writeGraph(fp, new GraphRecord(g.module(), g.source(), g.firstSeen(), g.lastSeen(), g.seenCount(), g.rawBytes(),
-          g.storedBytes(), HexFormat.of().parseHex(g.storedSha()), now, java.util.List.of()), stored);
+          g.storedBytes(), HexFormat.of().parseHex(g.storedSha()), now, names), stored);
       counts[0]++;
+      counts[6] += names.size();
       return;
     }
     counts[1]++;
     GraphRecord merged = new GraphRecord(old.moduleName(), old.source(), Math.min(old.firstSeen(), g.firstSeen()),
         Math.max(old.lastSeen(), g.lastSeen()), Math.max(old.seenCount(), g.seenCount()), old.rawBytes(),
         old.storedBytes(), old.storedSha256(), old.lastAccess(), old.neuronNames());
-    if (merged.firstSeen() != old.firstSeen() || merged.lastSeen() != old.lastSeen()
+    int added = 0;
+    for (NeuronName n : names) {
+      if (merged.neuronNames().stream().noneMatch(x -> x.sameLocation(n))) { // the cache's own name stays
+        merged = merged.withNeuronName(n);
+        added++;
+      }
+    }
+    counts[6] += added;
+    if (added > 0 || merged.firstSeen() != old.firstSeen() || merged.lastSeen() != old.lastSeen()
         || merged.seenCount() != old.seenCount()) {
       txn.writeGraph(fp, merged, null);
     }
@@ -364,6 +413,9 @@ public final class BundleImporter {
     private long bytes;
     private final java.util.concurrent.ExecutorService writer;
     private java.util.concurrent.Future<?> inFlight;
+    /** One native batch for the whole import, reused: see {@link CacheStore#commitUnlogged(WriteBatch, CacheStore.TxnBody)}. */
+    final WriteBatch writeBatch = new WriteBatch((int) Math.min(Integer.MAX_VALUE - 64,
+        RocksDbStore.bulkBatchBytes() + (16 << 20)));
 
     Batcher(java.util.concurrent.ExecutorService writer) {
       this.writer = writer;
@@ -405,7 +457,7 @@ public final class BundleImporter {
       ops.clear();
       bytes = 0;
       await();
-      inFlight = writer.submit(() -> store.commitUnlogged(txn -> {
+      inFlight = writer.submit(() -> store.commitUnlogged(writeBatch, txn -> {
         run.forEach(op -> op.accept(txn));
         return null;
       }));

@@ -1,5 +1,7 @@
 package dev.xlac.cache;
 
+import dev.xlac.core.NeuronxCcIdentity;
+import dev.xlac.core.XlacException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,12 +17,26 @@ import java.util.regex.Pattern;
  * its sizes and SHA-256 checksums, plus the graphs' and artifacts' metadata. A line-based text
  * format with tab-separated fields; text fields are percent-escaped (tab, newline, carriage
  * return, percent). The full grammar is in cache/README.md. Parsing validates every field: a
- * manifest that parses is internally consistent (every artifact's graph and compiler are listed).
+ * manifest that parses is internally consistent (every artifact's graph and compiler, and every
+ * Neuron name's graph, are listed).
+ *
+ * <p>Version 2 added {@code neuron} records: the graphs' Neuron cache names. A bundle is written in
+ * the lowest version that holds its content (version 1 when no graph has a Neuron name), so an
+ * older xlac still reads every bundle it could understand, and refuses, naming both versions, one
+ * that would lose names. Both versions are read.
  */
 final class BundleManifest {
   static final String NAME = "xlac-bundle.manifest";
   static final String MAGIC = "xlac-bundle";
-  static final int FORMAT_VERSION = 1;
+  /** The newest version this xlac reads and writes. */
+  static final int FORMAT_VERSION = 2;
+  /** The first version with {@code neuron} records. */
+  static final int NEURON_NAMES_VERSION = 2;
+  /** A file name on Linux (NAME_MAX): longer version or MODULE directory names are refused. */
+  static final int MAX_NEURON_DIRECTORY_BYTES = 255;
+  /** Neuron names of one graph (one per compiler version and flag set in practice: a handful). */
+  static final int MAX_NEURON_NAMES_PER_GRAPH = 1024;
+  private static final String MODULE_PREFIX = "MODULE_";
   private static final Pattern HEX64 = Pattern.compile("^[0-9a-f]{64}$");
 
   record Identity(String digest, long bytes, String sha) {
@@ -55,6 +71,8 @@ final class BundleManifest {
   final Map<String, Identity> identities = new LinkedHashMap<>();
   final Map<String, Graph> graphs = new LinkedHashMap<>();
   final Map<String, Artifact> artifacts = new LinkedHashMap<>();
+  /** Graph fingerprint (hex) to its Neuron names, for graphs that have some. */
+  final Map<String, List<NeuronName>> neuronNames = new LinkedHashMap<>();
 
   BundleManifest(long created) {
     this.created = created;
@@ -82,9 +100,18 @@ final class BundleManifest {
 
   record Expected(long size, String sha) {}
 
+  /** The version {@link #format()} writes: the lowest that holds this manifest's content. */
+  int formatVersion() {
+    return neuronNames.isEmpty() ? 1 : NEURON_NAMES_VERSION;
+  }
+
+  private int neuronNameCount() {
+    return neuronNames.values().stream().mapToInt(List::size).sum();
+  }
+
   byte[] format() {
     StringBuilder b = new StringBuilder();
-    line(b, MAGIC, Integer.toString(FORMAT_VERSION));
+    line(b, MAGIC, Integer.toString(formatVersion()));
     line(b, "created", Long.toString(created));
     for (Identity i : identities.values()) {
       line(b, "identity", i.digest(), Long.toString(i.bytes()), i.sha());
@@ -94,12 +121,18 @@ final class BundleManifest {
           Long.toString(g.firstSeen()), Long.toString(g.lastSeen()), Long.toString(g.seenCount()), esc(g.module()),
           esc(g.source()));
     }
+    for (Map.Entry<String, List<NeuronName>> e : neuronNames.entrySet()) {
+      for (NeuronName n : e.getValue()) {
+        line(b, "neuron", e.getKey(), esc(n.versionDirectory()), esc(n.moduleDirectory()),
+            n.compileFlagsJson() == null ? "-" : esc(n.compileFlagsJson()));
+      }
+    }
     for (Artifact a : artifacts.values()) {
       line(b, "artifact", a.fp(), a.digest(), a.status().jsonName(), Long.toString(a.bytes()), orDash(a.sha()),
           Long.toString(a.compileMillis()), Long.toString(a.created()), Long.toString(a.logStoredBytes()),
           orDash(a.logSha()), Long.toString(a.logRawBytes()), esc(a.failureKind()), esc(a.failureMessage()));
     }
-    line(b, "end", Long.toString(identities.size() + graphs.size() + artifacts.size()));
+    line(b, "end", Long.toString(identities.size() + graphs.size() + artifacts.size() + neuronNameCount()));
     return b.toString().getBytes(StandardCharsets.UTF_8);
   }
 
@@ -155,13 +188,14 @@ final class BundleManifest {
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("unreadable bundle format version '" + head[1] + "'");
     }
-    if (version != FORMAT_VERSION) {
-      throw new IllegalArgumentException("bundle format version " + version + " is not supported (this xlac reads version "
-          + FORMAT_VERSION + (version > FORMAT_VERSION ? "; it was written by a newer xlac)" : ")"));
+    if (version < 1 || version > FORMAT_VERSION) {
+      throw new IllegalArgumentException("bundle format version " + version + " is not supported (this xlac reads versions"
+          + " 1 to " + FORMAT_VERSION + (version > FORMAT_VERSION ? "; it was written by a newer xlac)" : ")"));
     }
     String[] created = fields(lines[1], "created", 2);
     BundleManifest m = new BundleManifest(num(created[1], "created"));
     boolean ended = false;
+    long neuronRecords = 0;
     Set<String> seenNames = new HashSet<>();
     for (int n = 2; n < lines.length - 1; n++) {
       if (ended) {
@@ -213,9 +247,35 @@ final class BundleManifest {
           }
           m.artifacts.put(a.key(), a);
         }
+        case "neuron" -> {
+          if (version < NEURON_NAMES_VERSION) {
+            throw new IllegalArgumentException("manifest line " + (n + 1) + ": a 'neuron' record in a version " + version
+                + " bundle");
+          }
+          String[] f = fields(l, kind, 5);
+          String fp = hex(f[1]);
+          if (!m.graphs.containsKey(fp)) {
+            throw new IllegalArgumentException("manifest line " + (n + 1) + ": a Neuron name for graph " + fp
+                + ", which the bundle does not hold (or lists later)");
+          }
+          NeuronName name = neuronName(unesc(f[2]), unesc(f[3]), f[4].equals("-") ? null : unesc(f[4]), limits, n + 1);
+          List<NeuronName> names = m.neuronNames.computeIfAbsent(fp, k -> new ArrayList<>());
+          if (names.stream().anyMatch(x -> x.sameLocation(name))) {
+            throw new IllegalArgumentException("the manifest lists Neuron name " + name.path() + " of graph " + fp
+                + " twice");
+          }
+          if (names.size() >= MAX_NEURON_NAMES_PER_GRAPH) {
+            throw new IllegalArgumentException("graph " + fp + " has more than " + MAX_NEURON_NAMES_PER_GRAPH
+                + " Neuron names");
+          }
+          names.add(name);
+          if (++neuronRecords > limits.maxEntries()) {
+            throw new IllegalArgumentException("the bundle lists more than " + limits.maxEntries() + " Neuron names");
+          }
+        }
         case "end" -> {
           String[] f = fields(l, kind, 2);
-          if (num(f[1], "count") != m.identities.size() + m.graphs.size() + m.artifacts.size()) {
+          if (num(f[1], "count") != m.identities.size() + m.graphs.size() + m.artifacts.size() + neuronRecords) {
             throw new IllegalArgumentException("the manifest's record count does not match its end line");
           }
           ended = true;
@@ -230,6 +290,55 @@ final class BundleManifest {
       throw new IllegalArgumentException("the manifest has no end line (truncated)");
     }
     return m;
+  }
+
+  /**
+   * A Neuron name from a bundle, which is hostile input: each directory must be a single path
+   * element of at most {@value #MAX_NEURON_DIRECTORY_BYTES} bytes with the prefix Neuron gives it
+   * ({@code neuronxcc-<version>}, {@code MODULE_}), and the flags a JSON list of strings within the
+   * limit, naming a known target, so that materializing it later cannot fail or leave the directory.
+   */
+  private static NeuronName neuronName(String versionDir, String moduleDir, String flagsJson, BundleLimits limits,
+      int line) {
+    String where = "manifest line " + line + ": ";
+    NeuronName name;
+    try {
+      name = new NeuronName(versionDir, moduleDir, flagsJson);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(where + e.getMessage());
+    }
+    for (String dir : List.of(versionDir, moduleDir)) {
+      if (dir.getBytes(StandardCharsets.UTF_8).length > MAX_NEURON_DIRECTORY_BYTES) {
+        throw new IllegalArgumentException(where + "a Neuron cache directory name longer than "
+            + MAX_NEURON_DIRECTORY_BYTES + " bytes");
+      }
+    }
+    if (NeuronxCcIdentity.versionOfDirectory(versionDir).isEmpty()) {
+      throw new IllegalArgumentException(where + "'" + printable(versionDir) + "' is not a Neuron cache version directory"
+          + " (neuronxcc-<version>)");
+    }
+    if (!moduleDir.startsWith(MODULE_PREFIX)) {
+      throw new IllegalArgumentException(where + "'" + printable(moduleDir) + "' is not a Neuron cache MODULE directory");
+    }
+    if (flagsJson != null) {
+      long size = flagsJson.getBytes(StandardCharsets.UTF_8).length;
+      if (size > limits.maxNeuronFlagsBytes()) {
+        throw new IllegalArgumentException(where + "compile_flags.json of " + size + " bytes exceeds the limit of "
+            + limits.maxNeuronFlagsBytes());
+      }
+    }
+    try {
+      NeuronxCcIdentity.forCacheEntry(versionDir, name.compileFlags());
+    } catch (IllegalArgumentException | XlacException e) {
+      throw new IllegalArgumentException(where + "compile_flags.json of " + printable(name.path()) + " is unusable ("
+          + e.getMessage() + ")");
+    }
+    return name;
+  }
+
+  private static String printable(String s) {
+    String p = s.replaceAll("\\p{Cntrl}", "?");
+    return p.length() > 120 ? p.substring(0, 120) + "..." : p;
   }
 
   private static String[] fields(String line, String kind, int count) {

@@ -882,15 +882,31 @@ public final class CacheStore implements AutoCloseable {
     return commit(false, false, body);
   }
 
+  /**
+   * As {@link #commitUnlogged(TxnBody)}, into {@code reused}, which is cleared first and left to the
+   * caller: a bulk writer that keeps one batch keeps its native buffer, instead of growing a fresh
+   * one (copy after copy, page fault after page fault) for every batch.
+   */
+  <T> T commitUnlogged(WriteBatch reused, TxnBody<T> body) {
+    return commit(false, false, reused, body);
+  }
+
   /** Makes every unlogged batch durable (one atomic flush of all families). */
   void flushUnlogged() {
     db.flushAll();
   }
 
   private <T> T commit(boolean sync, boolean logged, TxnBody<T> body) {
+    try (WriteBatch batch = new WriteBatch()) {
+      return commit(sync, logged, batch, body);
+    }
+  }
+
+  private <T> T commit(boolean sync, boolean logged, WriteBatch batch, TxnBody<T> body) {
     requireWritable();
     writeLock.lock();
-    try (WriteBatch batch = new WriteBatch()) {
+    try {
+      batch.clear(); // a reused batch keeps its native buffer's capacity
       Txn txn = new Txn(batch, totals.copy());
       T result = body.apply(txn);
       long h = pendingHits.getAndSet(0);

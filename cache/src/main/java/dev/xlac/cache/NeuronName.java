@@ -1,5 +1,6 @@
 package dev.xlac.cache;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -25,6 +26,15 @@ public record NeuronName(String versionDirectory, String moduleDirectory, String
         || name.chars().anyMatch(c -> c < 0x20)) {
       throw new IllegalArgumentException("not a Neuron cache " + what + " name: '" + name + "'");
     }
+  }
+
+  /**
+   * The flags of {@code compile_flags.json}; empty when the entry had none.
+   *
+   * @throws IllegalArgumentException when the text is not a JSON list of strings
+   */
+  public List<String> compileFlags() {
+    return compileFlagsJson == null ? List.of() : JsonStringList.parse(compileFlagsJson);
   }
 
   /** Both names, so they can be compared as a location. */

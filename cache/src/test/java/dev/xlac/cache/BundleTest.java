@@ -109,6 +109,136 @@ class BundleTest {
     }
   }
 
+  // ------------------------------------------------------------------ format versions, Neuron names
+
+  static final NeuronName NAME_A = new NeuronName("neuronxcc-2.15.128.0+56dc5a86", "MODULE_1111+aaaaaaaa",
+      "[\"--target=trn2\", \"-O1\"]");
+  static final NeuronName NAME_B = new NeuronName("neuronxcc-2.16.1.0+deadbeef", "MODULE_1111+bbbbbbbb", null);
+
+  @Test
+  void aBundleWithoutNeuronNames_isWrittenInFormatVersion1_soOlderXlacsStillReadIt() throws Exception {
+    assertThat(manifest(bundle)).startsWith("xlac-bundle\t1\n").doesNotContain("\nneuron\t");
+  }
+
+  @Test
+  void neuronNames_travelInFormatVersion2_andMergeByLocation() throws Exception {
+    try (CacheStore s = open(source)) {
+      s.addNeuronName(fp(0), NAME_A);
+      s.addNeuronName(fp(0), NAME_B);
+      s.exportBundle(bundle, ExportRequest.all());
+    }
+    assertThat(manifest(bundle)).startsWith("xlac-bundle\t2\n").contains("\nneuron\t" + hex(0)
+        + "\tneuronxcc-2.15.128.0+56dc5a86\tMODULE_1111+aaaaaaaa\t[\"--target=trn2\", \"-O1\"]\n",
+        "\nneuron\t" + hex(0) + "\tneuronxcc-2.16.1.0+deadbeef\tMODULE_1111+bbbbbbbb\t-\n");
+    Path target = tmp.resolve("target");
+    NeuronName ownA = new NeuronName(NAME_A.versionDirectory(), NAME_A.moduleDirectory(), "[\"--target=trn1\"]");
+    try (CacheStore t = open(target)) {
+      graph(t, 0);
+      t.addNeuronName(fp(0), ownA); // the target's own name at the same location stays
+      BundleImporter.Result r = t.importBundle(bundle);
+      assertThat(r.neuronNamesAdded()).isEqualTo(1);
+      assertThat(t.graph(fp(0)).orElseThrow().neuronNames()).containsExactlyInAnyOrder(ownA, NAME_B);
+      assertThat(t.graph(fp(1)).orElseThrow().neuronNames()).isEmpty();
+      assertThat(t.importBundle(bundle).neuronNamesAdded()).isZero();
+      assertThat(t.verify(false).clean()).isTrue();
+    }
+    try (CacheStore fresh = open(tmp.resolve("fresh"))) {
+      assertThat(fresh.importBundle(bundle).neuronNamesAdded()).isEqualTo(2);
+      assertThat(fresh.graph(fp(0)).orElseThrow().neuronNames()).containsExactly(NAME_A, NAME_B);
+    }
+  }
+
+  /** A version-1 bundle written out by hand, field by field, as the first bundle format defined it. */
+  @Test
+  void aVersion1Bundle_asTheFirstFormatWroteIt_stillImports() throws Exception {
+    byte[] module = bytes(77, 300);
+    byte[] stored = com.github.luben.zstd.Zstd.compress(module);
+    byte[] identity = CPU.encode().getBytes(StandardCharsets.UTF_8);
+    byte[] artifact = bytes(78, 5000);
+    String fp = hex(7);
+    String cid = CPU.digest();
+    String manifest = String.join("\n",
+        "xlac-bundle\t1",
+        "created\t1700000000000",
+        "identity\t" + cid + "\t" + identity.length + "\t" + sha(identity),
+        "graph\t" + fp + "\t" + stored.length + "\t" + sha(stored) + "\t" + module.length
+            + "\t1700000000000\t1700000001000\t3\tjit%09old\tdumps/module_0001.hlo.pb",
+        "artifact\t" + fp + "\t" + cid + "\tcompiled\t" + artifact.length + "\t" + sha(artifact)
+            + "\t2500\t1700000002000\t0\t-\t0\t\t",
+        "end\t3", "");
+    Path old = write(List.of(
+        new Entry(BundleManifest.NAME, manifest.getBytes(StandardCharsets.UTF_8), TarConstants.LF_NORMAL, null),
+        new Entry("identities/" + cid + ".txt", identity, TarConstants.LF_NORMAL, null),
+        new Entry("graphs/" + fp + ".hlo.zst", stored, TarConstants.LF_NORMAL, null),
+        new Entry("artifacts/" + fp + "." + cid + ".bin", artifact, TarConstants.LF_NORMAL, null)));
+    try (CacheStore t = open(tmp.resolve("target"))) {
+      BundleImporter.Result r = t.importBundle(old);
+      assertThat(r.graphsAdded()).isEqualTo(1);
+      assertThat(r.artifactsAdded()).isEqualTo(1);
+      assertThat(r.neuronNamesAdded()).isZero();
+      GraphInfo g = t.graph(fp(7)).orElseThrow();
+      assertThat(g.moduleName()).isEqualTo("jit\told");
+      assertThat(g.seenCount()).isEqualTo(3);
+      assertThat(g.neuronNames()).isEmpty();
+      assertThat(t.readGraph(fp(7)).orElseThrow()).isEqualTo(module);
+      assertThat(t.getArtifact(key(7, CPU)).orElseThrow().bytes()).isEqualTo(artifact);
+      assertThat(t.verify(false).clean()).isTrue();
+    }
+  }
+
+  @Test
+  void hostileNeuronNames_areRefused() throws Exception {
+    String fp0 = hex(0);
+    assertRefused(withNeuronLines(1, "neuron\t" + fp0 + "\tneuronxcc-2.15.1\tMODULE_1+a\t-"), "a 'neuron' record in a version 1");
+    assertRefused(withNeuronLines(2, "neuron\t" + fp0 + "\tneuronxcc-2.15.1\t..\t-"), "not a Neuron cache MODULE directory name");
+    assertRefused(withNeuronLines(2, "neuron\t" + fp0 + "\t..\tMODULE_1+a\t-"), "not a Neuron cache version directory name");
+    assertRefused(withNeuronLines(2, "neuron\t" + fp0 + "\tneuronxcc-2.15.1\tMODULE_1/../../../etc\t-"),
+        "not a Neuron cache MODULE directory name");
+    assertRefused(withNeuronLines(2, "neuron\t" + fp0 + "\tneuronxcc-2.15.1\tMODULE_1%0Ax\t-"),
+        "not a Neuron cache MODULE directory name");
+    assertRefused(withNeuronLines(2, "neuron\t" + fp0 + "\tetc\tMODULE_1+a\t-"), "is not a Neuron cache version directory");
+    assertRefused(withNeuronLines(2, "neuron\t" + fp0 + "\tneuronxcc-2.15.1\tpasswd\t-"), "is not a Neuron cache MODULE directory");
+    assertRefused(withNeuronLines(2, "neuron\t" + fp0 + "\tneuronxcc-2.15.1\tMODULE_" + "9".repeat(260) + "\t-"),
+        "longer than 255 bytes");
+    assertRefused(withNeuronLines(2, "neuron\t" + fp0 + "\tneuronxcc-2.15.1\tMODULE_1+a\t{\"a\": 1}"),
+        "not a JSON list of strings");
+    assertRefused(withNeuronLines(2, "neuron\t" + fp0 + "\tneuronxcc-2.15.1\tMODULE_1+a\t[\"--target=trn9\"]"),
+        "target 'trn9' is not one of");
+    assertRefused(withNeuronLines(2, "neuron\t" + fp0 + "\tneuronxcc-2.15.1\tMODULE_1+a\t[\"" + "x".repeat(70_000) + "\"]"),
+        "exceeds the limit of 65536");
+    assertRefused(withNeuronLines(2, "neuron\t" + hex(99) + "\tneuronxcc-2.15.1\tMODULE_1+a\t-"),
+        "which the bundle does not hold");
+    assertRefused(withNeuronLines(2, "neuron\t" + fp0 + "\tneuronxcc-2.15.1\tMODULE_1+a\t-",
+        "neuron\t" + fp0 + "\tneuronxcc-2.15.1\tMODULE_1+a\t[]"), "twice");
+    assertRefused(withNeuronLines(2, "neuron\t" + fp0 + "\tneuronxcc-2.15.1\tMODULE_1+a"), "malformed 'neuron' record");
+  }
+
+  /** The set-up's bundle with {@code lines} added before its end line, the count fixed, in format {@code version}. */
+  private Path withNeuronLines(int version, String... lines) throws IOException {
+    return rewrite(e -> {
+      if (!e.name().equals(BundleManifest.NAME)) {
+        return e;
+      }
+      String text = new String(e.data(), StandardCharsets.UTF_8).replaceFirst("^xlac-bundle\t1", "xlac-bundle\t" + version);
+      int end = text.lastIndexOf("end\t");
+      int count = Integer.parseInt(text.substring(end + 4).strip());
+      text = text.substring(0, end) + String.join("\n", lines) + "\nend\t" + (count + lines.length) + "\n";
+      return new Entry(e.name(), text.getBytes(StandardCharsets.UTF_8), e.type(), null);
+    });
+  }
+
+  private String manifest(Path file) throws IOException {
+    return new String(entries(file).getFirst().data(), StandardCharsets.UTF_8);
+  }
+
+  private static String hex(int graph) {
+    return fp(graph).value().substring("hlo1:".length());
+  }
+
+  private static String sha(byte[] b) {
+    return java.util.HexFormat.of().formatHex(Checksums.sha256(b));
+  }
+
   // ------------------------------------------------------------------ hostile bundles
 
   @Test
@@ -145,7 +275,7 @@ class BundleTest {
 
   @Test
   void anOversizedEntry_isRefused() throws Exception {
-    BundleLimits small = new BundleLimits(1 << 20, 1000, 60_000, 1 << 20, 4096, 1 << 20);
+    BundleLimits small = new BundleLimits(1 << 20, 1000, 60_000, 1 << 20, 4096, 1 << 20, 4096);
     try (CacheStore t = open(tmp.resolve("target"))) {
       assertThatThrownBy(() -> new BundleImporter(t, small).importBundle(bundle))
           .hasMessageContaining("exceeds the limit of 60000").hasMessageContaining("nothing was imported");
@@ -184,9 +314,40 @@ class BundleTest {
   @Test
   void anUnknownFormatVersion_isRefused() throws Exception {
     assertRefused(rewrite(e -> e.name().equals(BundleManifest.NAME)
-        ? new Entry(e.name(), new String(e.data(), StandardCharsets.UTF_8).replaceFirst("xlac-bundle\t1", "xlac-bundle\t2")
+        ? new Entry(e.name(), new String(e.data(), StandardCharsets.UTF_8).replaceFirst("xlac-bundle\t1", "xlac-bundle\t3")
             .getBytes(StandardCharsets.UTF_8), e.type(), null)
-        : e), "bundle format version 2 is not supported");
+        : e), "bundle format version 3 is not supported (this xlac reads versions 1 to 2; it was written by a newer xlac)");
+  }
+
+  @Test
+  void aBundleThatChangesBetweenTheTwoPasses_isCaughtBeforeTheChangedEntryIsWritten() throws Exception {
+    Path changed = rewrite(e -> {
+      if (!e.name().startsWith("artifacts/")) {
+        return e;
+      }
+      byte[] d = e.data().clone();
+      d[d.length / 2] ^= 1;
+      return new Entry(e.name(), d, e.type(), null);
+    });
+    Path original = tmp.resolve("original.tar.zst");
+    Files.copy(bundle, original);
+    try (CacheStore t = open(tmp.resolve("target"))) {
+      BundleImporter swapping = new BundleImporter(t, BundleLimits.DEFAULT, () -> {
+        try {
+          Files.copy(changed, bundle, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      });
+      assertThatThrownBy(() -> swapping.importBundle(bundle)).isInstanceOf(XlacException.class)
+          .hasMessageContaining("changed while being imported").hasMessageContaining("is not what was checked")
+          .extracting(e -> ((XlacException) e).exitCode()).isEqualTo(ExitCode.WORK_FAILED);
+      assertThat(t.verify(false).clean()).isTrue();
+      assertThat(t.statistics().compiled()).isZero();
+      // Imported again from the unchanged file, it completes.
+      assertThat(t.importBundle(original).artifactsAdded()).isEqualTo(3);
+      assertThat(t.verify(false).clean()).isTrue();
+    }
   }
 
   private void assertRefused(Path hostile, String why) throws Exception {

@@ -167,15 +167,27 @@ public final class NeuronCacheLayout {
           return;
         }
         String flagsJson = null;
-        List<String> flags = List.of();
         if (files.contains(FLAGS)) {
           try {
             flagsJson = readUtf8(entry.resolve(FLAGS));
-            flags = JsonStringList.parse(flagsJson);
-          } catch (IOException | IllegalArgumentException e) {
+          } catch (IOException e) {
             bad(entry, "unreadable " + FLAGS + " (" + e.getMessage() + ")");
             return;
           }
+        }
+        NeuronName name;
+        try {
+          name = new NeuronName(versionDir, entry.getFileName().toString(), flagsJson);
+        } catch (IllegalArgumentException e) {
+          bad(entry, e.getMessage());
+          return;
+        }
+        List<String> flags;
+        try {
+          flags = name.compileFlags();
+        } catch (IllegalArgumentException e) {
+          bad(entry, "unreadable " + FLAGS + " (" + e.getMessage() + ")");
+          return;
         }
         CompilerIdentity identity = NeuronxCcIdentity.forCacheEntry(versionDir, flags);
         byte[] neffBytes = null;
@@ -200,7 +212,7 @@ public final class NeuronCacheLayout {
             == dev.xlac.cache.PutOutcome.ADDED) {
           graphsAdded++;
         }
-        store.addNeuronName(module.fingerprint(), new NeuronName(versionDir, entry.getFileName().toString(), flagsJson));
+        store.addNeuronName(module.fingerprint(), name);
         for (String lock : locks) {
           staleLocks++;
           problems.accept("Neuron cache entry " + entry + ": stale lock " + lock + " beside a finished compile ignored");
@@ -289,8 +301,7 @@ public final class NeuronCacheLayout {
       for (NeuronName name : g.neuronNames()) {
         Path entry = dir.resolve(name.versionDirectory()).resolve(name.moduleDirectory());
         try {
-          List<String> flags = name.compileFlagsJson() == null ? List.of() : JsonStringList.parse(name.compileFlagsJson());
-          CompilerIdentity identity = NeuronxCcIdentity.forCacheEntry(name.versionDirectory(), flags);
+          CompilerIdentity identity = NeuronxCcIdentity.forCacheEntry(name.versionDirectory(), name.compileFlags());
           ArtifactKey key = new ArtifactKey(g.fingerprint(), identity);
           Files.createDirectories(entry);
           w.write(entry.resolve(HLO), hlo.get());

@@ -190,6 +190,34 @@ class NeuronCacheLayoutTest {
     }
   }
 
+  /** Issue #5: CI imports the Neuron cache and exports a bundle; a training machine imports it and materializes it. */
+  @Test
+  void bundle_carriesTheNeuronNames_soTheImportingMachineMaterializesTheSameTree() throws Exception {
+    Path root = goodCache();
+    entry(root, "neuronxcc-2.16.1.0+deadbeef", "MODULE_1111+cccccccc", modules.get(0), "[\"-O1\"]",
+        Map.of("model.neff", neff(7), "model.done", NOTHING));
+    entry(root, VERSION_DIR, "MODULE_4444+dddddddd", modules.get(3), null, Map.of()); // no compile_flags.json
+    Path bundle = tmp.resolve("warm.tar.zst");
+    List<String> problems = new ArrayList<>();
+    try (CacheStore ci = open("ci")) {
+      NeuronCacheLayout.ingest(root, ci, problems::add);
+      ci.exportBundle(bundle, dev.xlac.cache.ExportRequest.all());
+    }
+    Path out = tmp.resolve("trainer-neuron-cache");
+    try (CacheStore trainer = open("trainer")) {
+      var imported = trainer.importBundle(bundle);
+      assertThat(imported.neuronNamesAdded()).isEqualTo(5);
+      NeuronCacheLayout.MaterializeResult r = NeuronCacheLayout.materialize(trainer, out, problems::add);
+      assertThat(r).isEqualTo(new NeuronCacheLayout.MaterializeResult(2, 1, 2, 14, 0, 0, 0));
+      // Importing the bundle again adds no name and changes nothing.
+      assertThat(trainer.importBundle(bundle).neuronNamesAdded()).isZero();
+      assertThat(trainer.graph(fingerprint(modules.get(0))).orElseThrow().neuronNames()).hasSize(2);
+    }
+    assertThat(problems).isEmpty();
+    // Same version and MODULE directories, same compile_flags.json bytes, same NEFFs, same graphs.
+    assertThat(tree(out)).isEqualTo(withoutTopLevelFiles(tree(root)));
+  }
+
   @Test
   void materialize_skipsGraphsWithoutANeuronName_andWritesWhatWasCompiledLater() throws Exception {
     Path root = goodCache();
@@ -219,15 +247,6 @@ class NeuronCacheLayoutTest {
         NeuronCacheLayout.ingest(tmp.resolve("missing"), store, m -> {});
       }
     }).hasMessageContaining("cannot read Neuron cache").hasMessageContaining("not a directory");
-  }
-
-  @Test
-  void jsonStringList_parsesStrictly_andWritesBack() {
-    assertThat(JsonStringList.parse(" [ \"a\\\"b\" , \"\\u00e9\\n\" ] ")).containsExactly("a\"b", "\u00e9\n");
-    assertThat(JsonStringList.parse("[]")).isEmpty();
-    assertThatThrownBy(() -> JsonStringList.parse("[1]")).hasMessageContaining("expected '\"'");
-    assertThatThrownBy(() -> JsonStringList.parse("[\"a\"] x")).hasMessageContaining("after the array");
-    assertThat(JsonStringList.parse(JsonStringList.write(List.of("--a=\"x\"", "b")))).containsExactly("--a=\"x\"", "b");
   }
 
   /** Relative path → contents of every file. */

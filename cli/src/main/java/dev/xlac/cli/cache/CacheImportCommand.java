@@ -49,8 +49,9 @@ final class CacheImportCommand implements Callable<Integer> {
     }
     var out = cache.out();
     out.printf("Imported %s: graphs added %d (already present %d), artifacts added %d (already present %d),"
-        + " failures added %d%n", Sizes.human(r.payloadBytes()), r.graphsAdded(), r.graphsPresent(), r.artifactsAdded(),
-        r.artifactsPresent(), r.failuresAdded());
+        + " failures added %d%s%n", Sizes.human(r.payloadBytes()), r.graphsAdded(), r.graphsPresent(), r.artifactsAdded(),
+        r.artifactsPresent(), r.failuresAdded(),
+        r.neuronNamesAdded() > 0 ? ", Neuron names added " + r.neuronNamesAdded() : "");
     out.flush();
     return 0;
   }

@@ -1,4 +1,4 @@
-package dev.xlac.cache.layout;
+package dev.xlac.cache;
 
 import java.util.ArrayList;
 import java.util.List;
