@@ -1,5 +1,6 @@
 package dev.xlac.cache;
 
+import dev.xlac.core.JsonStringList;
 import java.util.List;
 import java.util.Objects;
 

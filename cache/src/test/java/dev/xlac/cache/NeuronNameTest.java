@@ -3,6 +3,7 @@ package dev.xlac.cache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.xlac.core.JsonStringList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

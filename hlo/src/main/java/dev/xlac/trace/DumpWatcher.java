@@ -1,5 +1,6 @@
 package dev.xlac.trace;
 
+import dev.xlac.core.JsonStringList;
 import dev.xlac.hlo.DumpFileName;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloFileKind;
@@ -175,7 +176,7 @@ public final class DumpWatcher {
         flagsJson = Files.readString(flagsFile);
         flags = JsonStringList.parse(flagsJson);
       } catch (IOException | IllegalArgumentException e) {
-        throw new HloReadException(flagsFile, "not a JSON list of strings (" + e.getMessage() + ")");
+        throw new HloReadException(flagsFile, e instanceof IOException ? "cannot read it (" + e + ")" : e.getMessage());
       }
     }
     return Optional.of(new CapturedModule.NeuronModule(moduleDir.getFileName().toString(),

@@ -3,6 +3,7 @@ package dev.xlac.trace;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.xlac.core.JsonStringList;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -1,10 +1,10 @@
-package dev.xlac.cache;
+package dev.xlac.core;
 
 import java.util.ArrayList;
 import java.util.List;
 
 /** Reads and writes a JSON array of strings, the format of Neuron's {@code compile_flags.json}. Strict: anything else is refused. */
-final class JsonStringList {
+public final class JsonStringList {
   private final String text;
   private int pos;
 
@@ -13,7 +13,7 @@ final class JsonStringList {
   }
 
   /** @throws IllegalArgumentException with the reason, when {@code text} is not a JSON array of strings */
-  static List<String> parse(String text) {
+  public static List<String> parse(String text) {
     JsonStringList p = new JsonStringList(text);
     List<String> out = new ArrayList<>();
     p.blanks();
@@ -43,13 +43,13 @@ final class JsonStringList {
   }
 
   /** {@code ["--a", "b"]}: the compact form with a space after each comma. */
-  static String write(List<String> values) {
+  public static String write(List<String> values) {
     StringBuilder b = new StringBuilder("[");
     for (int i = 0; i < values.size(); i++) {
       if (i > 0) {
         b.append(", ");
       }
-      b.append(dev.xlac.core.Json.write(values.get(i)));
+      b.append(Json.write(values.get(i)));
     }
     return b.append(']').toString();
   }
