@@ -101,7 +101,7 @@ record DriverSelection(String driver, Path plugin, String target, String compile
     PjrtCompileOptions options = PjrtCompileOptions.DEFAULT.with(compileOptions);
     // The cache's own record first, then the per-user one: a new cache does not re-hash the plugin.
     List<Path> probeDirs = new ArrayList<>(List.of(probeDir));
-    IsolatedPjrtDrivers.userProbeDir(System.getenv()).ifPresent(probeDirs::add);
+    IsolatedPjrtDrivers.userProbeDir(System.getenv()).filter(d -> !d.equals(probeDir)).ifPresent(probeDirs::add);
     IsolatedPjrtDrivers drivers = new IsolatedPjrtDrivers(plugin, clientOptions, options, timeout, probeDirs);
     if (target != null) {
       CompilerIdentity id;
