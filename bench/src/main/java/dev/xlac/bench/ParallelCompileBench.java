@@ -108,7 +108,7 @@ public final class ParallelCompileBench {
   private static void populate(Path cacheDir, Path plugin, int n) throws Exception {
     CompilerIdentity identity;
     try (IsolatedPjrtDrivers drivers = new IsolatedPjrtDrivers(plugin, Map.of(), PjrtCompileOptions.DEFAULT,
-        Duration.ZERO, null)) {
+        Duration.ZERO, List.of())) {
       identity = drivers.identity();
     }
     byte[] module = HloModuleProto.newBuilder().setName("jit_synthetic").build().toByteArray();

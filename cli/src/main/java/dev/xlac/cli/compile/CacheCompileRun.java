@@ -25,6 +25,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 
 /**
  * One {@code parallel-compile} run against the cache. It lives in cli because it is the adapter
@@ -40,18 +42,55 @@ final class CacheCompileRun {
 
   private final CacheStore store;
   private final DriverFactory drivers;
-  private final CompilerIdentity identity;
+  private final FutureTask<CompilerIdentity> identity;
   private final PrintWriter err;
 
+  /**
+   * Starts learning the compiler's identity at once, on a thread of its own: without a probe
+   * record that loads the plugin in the first worker (and hashes it), which then overlaps reading
+   * and storing the PATHs.
+   */
   CacheCompileRun(CacheStore store, DriverFactory drivers, PrintWriter err) {
     this.store = store;
     this.drivers = drivers;
-    this.identity = drivers.identity();
+    this.identity = new FutureTask<>(drivers::identity);
+    Thread.ofPlatform().daemon().name("xlac-identity").start(identity);
     this.err = err;
+  }
+
+  private CompilerIdentity identity() throws InterruptedException {
+    try {
+      return identity.get();
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      if (e.getCause() instanceof Error r) {
+        throw r;
+      }
+      throw new IllegalStateException(e.getCause());
+    }
   }
 
   Outcome run(List<Path> paths, SchedulerSettings settings, boolean retryFailed, ProgressPrinter progress)
       throws InterruptedException {
+    try {
+      return runAfterIdentity(paths, settings, retryFailed, progress);
+    } finally {
+      awaitIdentityQuietly(); // so that no worker starts after the factory was closed
+    }
+  }
+
+  private void awaitIdentityQuietly() throws InterruptedException {
+    try {
+      identity.get();
+    } catch (ExecutionException e) {
+      // reported by identity() where it mattered
+    }
+  }
+
+  private Outcome runAfterIdentity(List<Path> paths, SchedulerSettings settings, boolean retryFailed,
+      ProgressPrinter progress) throws InterruptedException {
     long start = System.nanoTime();
     ExitCode inputs = ExitCode.OK;
     Map<GraphFingerprint, String> candidates = new TreeMap<>();
@@ -62,7 +101,7 @@ final class CacheCompileRun {
         candidates.putIfAbsent(row.fingerprint(), row.module());
       }
     }
-    CompileCache cache = new CompileCache(store, identity, retryFailed);
+    CompileCache cache = new CompileCache(store, identity(), retryFailed);
     List<GraphResult> results = new ArrayList<>();
     List<CompileJob> todo = new ArrayList<>();
     candidates.forEach((fp, module) -> cache.settled(fp, module).ifPresentOrElse(results::add,

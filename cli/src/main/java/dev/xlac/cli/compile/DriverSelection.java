@@ -11,6 +11,7 @@ import dev.xlac.core.XlacException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -98,7 +99,10 @@ record DriverSelection(String driver, Path plugin, String target, String compile
 
   private DriverFactory pjrt() {
     PjrtCompileOptions options = PjrtCompileOptions.DEFAULT.with(compileOptions);
-    IsolatedPjrtDrivers drivers = new IsolatedPjrtDrivers(plugin, clientOptions, options, timeout, probeDir);
+    // The cache's own record first, then the per-user one: a new cache does not re-hash the plugin.
+    List<Path> probeDirs = new ArrayList<>(List.of(probeDir));
+    IsolatedPjrtDrivers.userProbeDir(System.getenv()).filter(d -> !d.equals(probeDir)).ifPresent(probeDirs::add);
+    IsolatedPjrtDrivers drivers = new IsolatedPjrtDrivers(plugin, clientOptions, options, timeout, probeDirs);
     if (target != null) {
       CompilerIdentity id;
       try {

@@ -16,7 +16,9 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -25,12 +27,14 @@ import java.util.TreeMap;
  *
  * <p>The identity includes the plugin's SHA-256, which only a loaded plugin reports, and loading
  * one costs a JVM and a plugin start (and hashing a 200 MB file). So the identity is remembered in
- * {@code probeDir}, keyed by the plugin file's real path, size, modification and change times and
- * inode, and the options (the way ccache checks a compiler by its mtime). Without a record, the
- * first driver is started to ask it and kept for the first {@link #open()}. A driver whose
- * identity differs from the remembered one (the file was replaced in a way the key missed) is
- * refused with ENVIRONMENT and the record is deleted, so no artifact is ever stored under a wrong
- * identity.
+ * probe directories, keyed by the plugin file's real path, size, modification and change times and
+ * inode, the options and the class path (the way ccache checks a compiler by its mtime). The
+ * first directory with a readable record answers; a new record is written to every directory that
+ * takes it (typically the cache's own and the per-user {@link #userProbeDir()}, so a new cache
+ * directory does not re-hash an unchanged plugin). Without a record, the first driver is started
+ * to ask it and kept for the first {@link #open()}. A driver whose identity differs from the
+ * remembered one (the file was replaced in a way the key missed) is refused with ENVIRONMENT and
+ * the records are deleted, so no artifact is ever stored under a wrong identity.
  */
 public final class IsolatedPjrtDrivers implements DriverFactory {
   private static final String PROBE_FORMAT = "xlac-pjrt-probe/1";
@@ -39,30 +43,47 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
   private final Map<String, String> clientOptions;
   private final PjrtCompileOptions compileOptions;
   private final Duration timeout;
-  private final Path probeDir;
-  private Path probeFile;
+  private final List<Path> probeDirs;
+  private List<Path> probeFiles = List.of();
   private CompilerIdentity identity;
   private IsolatedPjrtDriver spare;
   private boolean fromRecord;
 
   /**
    * @param timeout per compile ({@link Duration#ZERO}: none)
-   * @param probeDir where identities are remembered; null to always ask the plugin
+   * @param probeDirs where identities are remembered, read in this order; empty to always ask the
+   *     plugin
    */
   public IsolatedPjrtDrivers(Path plugin, Map<String, String> clientOptions, PjrtCompileOptions compileOptions,
-      Duration timeout, Path probeDir) {
+      Duration timeout, List<Path> probeDirs) {
     this.plugin = plugin.toAbsolutePath();
     this.clientOptions = new TreeMap<>(clientOptions);
     this.compileOptions = compileOptions;
     this.timeout = timeout;
-    this.probeDir = probeDir;
+    this.probeDirs = List.copyOf(probeDirs);
+  }
+
+  /**
+   * The per-user probe directory, {@code $XDG_CACHE_HOME/xlac/probes} or else
+   * {@code ~/.cache/xlac/probes}; empty when neither variable nor {@code user.home} names one.
+   */
+  public static Optional<Path> userProbeDir(Map<String, String> env) {
+    String xdg = env.get("XDG_CACHE_HOME");
+    if (xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute()) {
+      return Optional.of(Path.of(xdg, "xlac", "probes"));
+    }
+    String home = env.getOrDefault("HOME", System.getProperty("user.home"));
+    if (home == null || home.isBlank() || !Path.of(home).isAbsolute()) {
+      return Optional.empty();
+    }
+    return Optional.of(Path.of(home, ".cache", "xlac", "probes"));
   }
 
   @Override
   public synchronized CompilerIdentity identity() {
     if (identity == null) {
       String key = probeKey(); // also checks that the plugin file is there
-      probeFile = probeDir == null ? null : probeDir.resolve("pjrt-" + key + ".identity");
+      probeFiles = probeDirs.stream().map(d -> d.resolve("pjrt-" + key + ".identity")).toList();
       identity = readRecord();
       fromRecord = identity != null;
       if (identity == null) {
@@ -148,7 +169,20 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
   }
 
   private CompilerIdentity readRecord() {
-    if (probeFile == null || !Files.isRegularFile(probeFile)) {
+    for (int i = 0; i < probeFiles.size(); i++) {
+      CompilerIdentity id = readRecord(probeFiles.get(i));
+      if (id != null) {
+        if (i > 0) {
+          writeRecord(probeFiles.subList(0, i), id); // e.g. a new cache learns it from the user's record
+        }
+        return id;
+      }
+    }
+    return null;
+  }
+
+  private static CompilerIdentity readRecord(Path probeFile) {
+    if (!Files.isRegularFile(probeFile)) {
       return null;
     }
     try {
@@ -159,9 +193,14 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
   }
 
   private void writeRecord(CompilerIdentity id) {
-    if (probeFile == null) {
-      return;
-    }
+    writeRecord(probeFiles, id);
+  }
+
+  private static void writeRecord(List<Path> files, CompilerIdentity id) {
+    files.forEach(f -> writeRecord(f, id));
+  }
+
+  private static void writeRecord(Path probeFile, CompilerIdentity id) {
     try {
       Files.createDirectories(probeFile.getParent());
       Path tmp = Files.createTempFile(probeFile.getParent(), ".probe", ".tmp");
@@ -177,12 +216,12 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
   }
 
   private void deleteRecord() {
-    try {
-      if (probeFile != null) {
-        Files.deleteIfExists(probeFile);
+    for (Path f : probeFiles) {
+      try {
+        Files.deleteIfExists(f);
+      } catch (IOException e) {
+        // the record stays wrong only until it is next checked
       }
-    } catch (IOException e) {
-      // the record stays wrong only until it is next checked
     }
   }
 }

@@ -17,6 +17,7 @@ import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.LoadedModule;
 import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -53,7 +54,7 @@ class CompileSchedulerTest {
   }
 
   private static IsolatedPjrtDrivers testPlugin(Duration timeout) {
-    return new IsolatedPjrtDrivers(TestPluginBuild.library(), Map.of(), PjrtCompileOptions.DEFAULT, timeout, null);
+    return new IsolatedPjrtDrivers(TestPluginBuild.library(), Map.of(), PjrtCompileOptions.DEFAULT, timeout, List.of());
   }
 
   /** Keeps what the sink received, by module name. */
@@ -109,7 +110,7 @@ class CompileSchedulerTest {
     Stored stored = new Stored();
     Path probes = temp.resolve("probes");
     try (IsolatedPjrtDrivers drivers = new IsolatedPjrtDrivers(TestPlugins.cpuPlugin(), Map.of(),
-        PjrtCompileOptions.DEFAULT, Duration.ofMinutes(2), probes)) {
+        PjrtCompileOptions.DEFAULT, Duration.ofMinutes(2), List.of(probes))) {
       assertThat(drivers.identityFromRecord()).isFalse();
       List<GraphResult> results = runAll(drivers, new SchedulerSettings(2, 0, 0), stored, null, PLENTY,
           modules.stream().map(m -> CompileJob.of(CompileRequest.of(m))).toList());
@@ -125,9 +126,22 @@ class CompileSchedulerTest {
 
       // The identity was recorded: the next factory knows it without starting the plugin.
       try (IsolatedPjrtDrivers again = new IsolatedPjrtDrivers(TestPlugins.cpuPlugin(), Map.of(),
-          PjrtCompileOptions.DEFAULT, Duration.ofMinutes(2), probes)) {
+          PjrtCompileOptions.DEFAULT, Duration.ofMinutes(2), List.of(probes))) {
         assertThat(again.identityFromRecord()).isTrue();
         assertThat(again.identity()).isEqualTo(drivers.identity());
+      }
+
+      // A new cache's empty probe directory first, the user's record second: the record answers,
+      // and the new directory learns it.
+      Path newCache = temp.resolve("new-cache-probes");
+      try (IsolatedPjrtDrivers viaUser = new IsolatedPjrtDrivers(TestPlugins.cpuPlugin(), Map.of(),
+          PjrtCompileOptions.DEFAULT, Duration.ofMinutes(2), List.of(newCache, probes))) {
+        assertThat(viaUser.identityFromRecord()).isTrue();
+        assertThat(viaUser.identity()).isEqualTo(drivers.identity());
+      }
+      try (var copied = Files.list(newCache)) {
+        assertThat(copied.map(f -> f.getFileName().toString())).singleElement().asString()
+            .startsWith("pjrt-").endsWith(".identity");
       }
     }
   }
@@ -258,12 +272,12 @@ class CompileSchedulerTest {
   void pluginThatIsNotOne_isEnvironmentFailure() throws Exception {
     Path notAPlugin = java.nio.file.Files.writeString(temp.resolve("libnot.so"), "not an ELF file");
     try (IsolatedPjrtDrivers drivers = new IsolatedPjrtDrivers(notAPlugin, Map.of(), PjrtCompileOptions.DEFAULT,
-        Duration.ofMinutes(1), temp.resolve("probes"))) {
+        Duration.ofMinutes(1), List.of(temp.resolve("probes")))) {
       assertThatThrownBy(drivers::identity).isInstanceOfSatisfying(XlacException.class,
           e -> assertThat(e.exitCode().code()).isEqualTo(3));
     }
     try (IsolatedPjrtDrivers missing = new IsolatedPjrtDrivers(temp.resolve("absent.so"), Map.of(),
-        PjrtCompileOptions.DEFAULT, Duration.ofMinutes(1), temp.resolve("probes"))) {
+        PjrtCompileOptions.DEFAULT, Duration.ofMinutes(1), List.of(temp.resolve("probes")))) {
       assertThatThrownBy(missing::identity).isInstanceOf(XlacException.class).hasMessageContaining("no such file");
     }
   }
