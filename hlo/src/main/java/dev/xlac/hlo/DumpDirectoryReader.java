@@ -8,8 +8,13 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Expands the paths a user names into the files to read. Files named directly are always read;
@@ -44,12 +49,12 @@ public final class DumpDirectoryReader {
     }
   }
 
-  private static final java.util.regex.Pattern DUMP_PREFIX = java.util.regex.Pattern.compile("^(?:\\d+\\.)?(module_\\d+)\\.");
+  private static final Pattern DUMP_PREFIX = Pattern.compile("^(?:\\d+\\.)?(module_\\d+)\\.");
 
   /** Directory plus module number: identifies one module of one process's dump. */
-  private static java.util.Optional<String> dumpKey(Path f) {
-    java.util.regex.Matcher m = DUMP_PREFIX.matcher(f.getFileName().toString());
-    return m.find() ? java.util.Optional.of(f.getParent() + "/" + m.group(1)) : java.util.Optional.empty();
+  private static Optional<String> dumpKey(Path f) {
+    Matcher m = DUMP_PREFIX.matcher(f.getFileName().toString());
+    return m.find() ? Optional.of(f.getParent() + "/" + m.group(1)) : Optional.empty();
   }
 
   public static Scan scan(List<Path> paths) {
@@ -89,22 +94,17 @@ public final class DumpDirectoryReader {
         }
       }
     }
-    int[] dropped = {0};
-    java.util.Set<String> beforeOpt = new java.util.HashSet<>();
+    int found = inputs.size();
+    Set<String> beforeOpt = new HashSet<>();
     for (Path f : inputs) {
       if (f.getFileName().toString().contains(".before_optimizations.")) {
         dumpKey(f).ifPresent(beforeOpt::add);
       }
     }
-    inputs.removeIf(f -> {
-      boolean redundant = f.getFileName().toString().contains(".snapshot.") || f.getFileName().toString().endsWith(".hlo_snapshot.pb");
-      redundant = redundant && !paths.contains(f) && dumpKey(f).map(beforeOpt::contains).orElse(false);
-      if (redundant) {
-        dropped[0]++;
-      }
-      return redundant;
-    });
+    inputs.removeIf(f -> DumpFileName.of(f.getFileName().toString()).kind().orElse(null) == HloFileKind.HLO_SNAPSHOT
+        && !paths.contains(f) && dumpKey(f).map(beforeOpt::contains).orElse(false));
+    int redundantSnapshots = found - inputs.size();
     text.sort(null);
-    return new Scan(List.copyOf(inputs), skipped[0] + dropped[0], List.copyOf(text), List.copyOf(errors));
+    return new Scan(List.copyOf(inputs), skipped[0] + redundantSnapshots, List.copyOf(text), List.copyOf(errors));
   }
 }

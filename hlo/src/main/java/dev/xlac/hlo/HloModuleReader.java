@@ -90,7 +90,7 @@ public final class HloModuleReader {
     }
     byte[] bytes = load(file, gz, before.size());
     MemorySegment segment = MemorySegment.ofArray(bytes);
-    long fileBytes = fileSize(file);
+    long fileBytes = before.size();
     return kind != null ? parse(file, kind, segment, bytes, fileBytes) : sniff(file, segment, bytes, fileBytes);
   }
 
@@ -131,14 +131,6 @@ public final class HloModuleReader {
       return now.size() != before.size() || !now.lastModifiedTime().equals(before.lastModifiedTime());
     } catch (IOException e) {
       return true; // gone or unreadable now
-    }
-  }
-
-  private static long fileSize(Path file) {
-    try {
-      return Files.size(file);
-    } catch (IOException e) {
-      return -1;
     }
   }
 

@@ -47,10 +47,6 @@ final class WireCursor {
     return new InvalidProtocolBufferException(TRUNCATED);
   }
 
-  static InvalidProtocolBufferException malformedVarint() {
-    return new InvalidProtocolBufferException("CodedInputStream encountered a malformed varint.");
-  }
-
   static InvalidProtocolBufferException negativeSize() {
     return new InvalidProtocolBufferException(
         "CodedInputStream encountered an embedded string or message which claimed to have negative size.");

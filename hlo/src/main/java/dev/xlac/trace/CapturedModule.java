@@ -9,7 +9,7 @@ import java.util.Optional;
  * One compiler-input module the traced command produced.
  *
  * @param module the module as read and validated from its dump file
- * @param fingerprint its fingerprint (computed once, here)
+ * @param fingerprint its fingerprint, as computed when the file was read ({@link LoadedModule#fingerprint()})
  * @param process the dump directory of the process that wrote it, relative to the staging
  *     directory ({@code pid-1234}; {@code main} for a process that is not Python; for Neuron the
  *     {@code neuronxcc-*} directory)

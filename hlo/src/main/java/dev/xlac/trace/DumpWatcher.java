@@ -2,7 +2,6 @@ package dev.xlac.trace;
 
 import dev.xlac.core.JsonStringList;
 import dev.xlac.hlo.DumpFileName;
-import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloFileKind;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.HloReadException;
@@ -15,6 +14,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -103,7 +103,7 @@ public final class DumpWatcher {
           filteredOut++;
           continue;
         }
-        listener.captured(new CapturedModule(m, GraphFingerprint.of(m.graph()), processOf(f), neuron));
+        listener.captured(new CapturedModule(m, m.fingerprint(), processOf(f), neuron));
         captured++;
       } catch (HloReadException e) {
         if (last) {
@@ -117,7 +117,7 @@ public final class DumpWatcher {
 
   /** The compiler inputs under the root, in path order. */
   private List<Path> candidates() {
-    List<Path> out = new java.util.ArrayList<>();
+    List<Path> out = new ArrayList<>();
     if (!Files.isDirectory(root)) {
       return out;
     }

@@ -43,9 +43,4 @@ public enum Frontend {
     }
     return "NEURON".equalsIgnoreCase(env.getOrDefault("PJRT_DEVICE", "")) ? NEURON : AUTO;
   }
-
-  /** Whether the command dumps through {@code XLA_FLAGS} (every frontend except Neuron). */
-  public boolean dumpsThroughXlaFlags() {
-    return this != NEURON;
-  }
 }
