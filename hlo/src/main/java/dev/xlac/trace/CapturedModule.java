@@ -9,13 +9,12 @@ import java.util.Optional;
  * One compiler-input module the traced command produced.
  *
  * @param module the module as read and validated from its dump file
- * @param fingerprint its fingerprint, as computed when the file was read ({@link LoadedModule#fingerprint()})
  * @param process the dump directory of the process that wrote it, relative to the staging
  *     directory ({@code pid-1234}; {@code main} for a process that is not Python; for Neuron the
  *     {@code neuronxcc-*} directory)
  * @param neuron for the Neuron frontend, the cache entry it came from
  */
-public record CapturedModule(LoadedModule module, GraphFingerprint fingerprint, String process, Optional<NeuronModule> neuron) {
+public record CapturedModule(LoadedModule module, String process, Optional<NeuronModule> neuron) {
 
   /**
    * A graph as Neuron's compile cache names it. The MODULE name is kept exactly as captured: its
@@ -31,5 +30,10 @@ public record CapturedModule(LoadedModule module, GraphFingerprint fingerprint, 
 
   public String moduleName() {
     return module.moduleName();
+  }
+
+  /** Its fingerprint, as computed when the file was read. */
+  public GraphFingerprint fingerprint() {
+    return module.fingerprint();
   }
 }

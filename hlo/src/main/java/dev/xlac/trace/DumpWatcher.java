@@ -103,7 +103,7 @@ public final class DumpWatcher {
           filteredOut++;
           continue;
         }
-        listener.captured(new CapturedModule(m, m.fingerprint(), processOf(f), neuron));
+        listener.captured(new CapturedModule(m, processOf(f), neuron));
         captured++;
       } catch (HloReadException e) {
         if (last) {
