@@ -64,6 +64,7 @@ public final class NeuronxCcDriver implements CompilerDriver {
   private final Optional<Path> setsid;
   private final CompilerIdentity identity;
   private final List<String> flags;
+  private final String logFileName;
   private final Duration timeout;
   private final Path workRoot;
   private final Set<Process> running = ConcurrentHashMap.newKeySet();
@@ -74,6 +75,7 @@ public final class NeuronxCcDriver implements CompilerDriver {
     this.setsid = ProcessGroups.findSetsid();
     this.identity = identity;
     this.flags = identity.flags();
+    this.logFileName = logFileName(flags);
     this.timeout = timeout;
     this.workRoot = workRoot;
   }
@@ -288,7 +290,7 @@ public final class NeuronxCcDriver implements CompilerDriver {
   }
 
   /** The log file named by {@code --logfile} (relative to the work directory), else {@code log-neuron-cc.txt}. */
-  private String logFile(Path work) {
+  private static String logFileName(List<String> flags) {
     String name = DEFAULT_LOGFILE;
     for (int i = 0; i < flags.size(); i++) {
       if (flags.get(i).startsWith("--logfile=")) {
@@ -297,6 +299,12 @@ public final class NeuronxCcDriver implements CompilerDriver {
         name = flags.get(i + 1);
       }
     }
+    return name;
+  }
+
+  /** The tail of the compiler's log file in {@code work}, headed by its name; empty when there is none. */
+  private String logFile(Path work) {
+    String name = logFileName;
     Path f = work.resolve(name);
     try {
       if (!Files.isRegularFile(f)) {

@@ -139,16 +139,7 @@ public final class CompileScheduler implements AutoCloseable {
    * drivers) and returns the results in submission order. Rethrows a {@link ResultSink} failure.
    */
   public List<GraphResult> finish() throws InterruptedException {
-    lock.lock();
-    try {
-      sealed = true;
-      changed.signalAll();
-    } finally {
-      lock.unlock();
-    }
-    for (Thread w : workers) {
-      w.join();
-    }
+    sealAndJoinWorkers();
     if (fatal instanceof RuntimeException e) {
       throw e;
     }
@@ -204,6 +195,11 @@ public final class CompileScheduler implements AutoCloseable {
     if (!finished) {
       cancel();
     }
+    sealAndJoinWorkers();
+  }
+
+  /** Takes no more submissions and waits until every worker has ended (and closed its driver). */
+  private void sealAndJoinWorkers() throws InterruptedException {
     lock.lock();
     try {
       sealed = true;
@@ -406,8 +402,7 @@ public final class CompileScheduler implements AutoCloseable {
       complete(task, notRun(task, "not compiled: the run was stopped"));
       return;
     }
-    complete(task, new GraphResult(task.job.fingerprint(), task.job.moduleName(), GraphResult.Status.NOT_RUN,
-        task.compileTime, task.attempts, FailureKind.ENVIRONMENT, GraphResult.oneLine(message)));
+    complete(task, notRun(task, message)); // environmentFailure is set: kind ENVIRONMENT
     for (Task t : dropped) {
       complete(t, notRun(t, "not compiled: " + message));
     }
