@@ -12,6 +12,11 @@ import java.util.Objects;
  */
 public sealed interface CompileOutcome {
 
+  /** {@code text} with its line breaks (and the blanks around them) made single spaces; "" for null. */
+  static String oneLine(String text) {
+    return text == null ? "" : text.replaceAll("\\s*\\R\\s*", " ").strip();
+  }
+
   /** The compiler's own output, for {@code model.log}-style diagnostics. Never null. */
   String log();
 

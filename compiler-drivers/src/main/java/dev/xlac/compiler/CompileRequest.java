@@ -29,7 +29,7 @@ public record CompileRequest(GraphFingerprint fingerprint, String moduleName, by
 
   /** {@code jit_step (hlo1:0123456789ab)}: how messages name the graph. */
   public String describe() {
-    return moduleName + " (" + fingerprint.shortForm() + ")";
+    return fingerprint.describe(moduleName);
   }
 
   @Override

@@ -69,6 +69,11 @@ public record GraphFingerprint(String value) implements Comparable<GraphFingerpr
     return value.substring(VERSION.length() + 1, VERSION.length() + 13);
   }
 
+  /** {@code jit_step (0123456789ab)}: how messages and progress lines name a graph. */
+  public String describe(String moduleName) {
+    return moduleName + " (" + shortForm() + ")";
+  }
+
   /** The 32 digest bytes. */
   public byte[] digest() {
     return HexFormat.of().parseHex(value, VERSION.length() + 1, value.length());

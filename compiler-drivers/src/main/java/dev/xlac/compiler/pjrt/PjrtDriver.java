@@ -39,7 +39,7 @@ public final class PjrtDriver implements CompilerDriver {
     compileOptions.asMap().forEach((k, v) -> options.put("compile." + k, v));
     options.put("plugin.sha256", plugin.fileSha256());
     this.identity = new CompilerIdentity("pjrt",
-        oneLine(client.platformName() + " " + client.platformVersion() + "; plugin api " + plugin.apiVersion()),
+        CompileOutcome.oneLine(client.platformName() + " " + client.platformVersion() + "; plugin api " + plugin.apiVersion()),
         client.platformName().toLowerCase(Locale.ROOT), List.of(), options);
   }
 
@@ -110,10 +110,6 @@ public final class PjrtDriver implements CompilerDriver {
     } finally {
       plugin.close();
     }
-  }
-
-  private static String oneLine(String s) {
-    return s.replaceAll("\\s*\\R\\s*", " ").strip();
   }
 
   @Override

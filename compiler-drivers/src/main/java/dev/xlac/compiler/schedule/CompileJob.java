@@ -30,6 +30,6 @@ public record CompileJob(GraphFingerprint fingerprint, String moduleName, Module
 
   /** {@code jit_step (hlo1:0123456789ab)}, as messages name a graph. */
   public String describe() {
-    return moduleName + " (" + fingerprint.shortForm() + ")";
+    return fingerprint.describe(moduleName);
   }
 }

@@ -67,7 +67,7 @@ public final class CompileScheduler implements AutoCloseable {
   private int limit;
   private boolean sealed;
   private boolean cancelled;
-  private String environmentFailure;
+  private volatile String environmentFailure; // also read by notRun() outside the lock
   private Throwable fatal;
 
   /** Starts the workers (threads only; drivers are opened when there is work). */
@@ -305,7 +305,7 @@ public final class CompileScheduler implements AutoCloseable {
       module = job.module().load();
     } catch (Exception e) {
       complete(task, new GraphResult(job.fingerprint(), job.moduleName(), GraphResult.Status.NOT_RUN, Duration.ZERO,
-          task.attempts, null, "cannot read the graph " + job.describe() + ": " + GraphResult.oneLine(e.getMessage())));
+          task.attempts, null, "cannot read the graph " + job.describe() + ": " + CompileOutcome.oneLine(e.getMessage())));
       return;
     }
     task.attempts++;
@@ -419,14 +419,14 @@ public final class CompileScheduler implements AutoCloseable {
     } finally {
       lock.unlock();
     }
-    complete(task, notRun(task, "not stored: " + GraphResult.oneLine(String.valueOf(t.getMessage()))));
+    complete(task, notRun(task, "not stored: " + CompileOutcome.oneLine(String.valueOf(t.getMessage()))));
     cancel();
   }
 
   private GraphResult notRun(Task task, String message) {
     FailureKind kind = environmentFailure != null ? FailureKind.ENVIRONMENT : null;
     return new GraphResult(task.job.fingerprint(), task.job.moduleName(), GraphResult.Status.NOT_RUN,
-        task.compileTime, task.attempts, kind, GraphResult.oneLine(message));
+        task.compileTime, task.attempts, kind, CompileOutcome.oneLine(message));
   }
 
   private void complete(Task task, GraphResult result) {

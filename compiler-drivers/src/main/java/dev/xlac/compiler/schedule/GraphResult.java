@@ -1,5 +1,6 @@
 package dev.xlac.compiler.schedule;
 
+import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.FailureKind;
 import dev.xlac.hlo.GraphFingerprint;
 import java.time.Duration;
@@ -64,7 +65,7 @@ public record GraphResult(GraphFingerprint fingerprint, String moduleName, Statu
   /** A graph whose compile failed in an earlier run ({@code kind} as the cache recorded it). */
   public static GraphResult previouslyFailed(GraphFingerprint fp, String moduleName, String kind, String message) {
     return new GraphResult(fp, moduleName, Status.PREVIOUSLY_FAILED, Duration.ZERO, 0, null,
-        "failed in an earlier run (" + kind + "): " + oneLine(message) + "; not retried without --retry-failed");
+        "failed in an earlier run (" + kind + "): " + CompileOutcome.oneLine(message) + "; not retried without --retry-failed");
   }
 
   /** {@code compile-error}, {@code crash}, ...: how failure kinds are written to the cache and reports. */
@@ -72,11 +73,7 @@ public record GraphResult(GraphFingerprint fingerprint, String moduleName, Statu
     return kind.name().toLowerCase(Locale.ROOT).replace('_', '-');
   }
 
-  static String oneLine(String s) {
-    return s == null ? "" : s.replaceAll("\\s*\\R\\s*", " ").strip();
-  }
-
   public String describe() {
-    return moduleName + " (" + fingerprint.shortForm() + ")";
+    return fingerprint.describe(moduleName);
   }
 }
