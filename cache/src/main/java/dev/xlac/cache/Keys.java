@@ -50,18 +50,6 @@ final class Keys {
     return HexFormat.of().formatHex(b);
   }
 
-  /** The smallest key greater than every key starting with {@code prefix}. */
-  static byte[] prefixEnd(byte[] prefix) {
-    byte[] end = prefix.clone();
-    for (int i = end.length - 1; i >= 0; i--) {
-      if (end[i] != (byte) 0xff) {
-        end[i]++;
-        return Arrays.copyOf(end, i + 1);
-      }
-    }
-    return null;
-  }
-
   static boolean startsWith(byte[] key, byte[] prefix) {
     return key.length >= prefix.length && Arrays.equals(key, 0, prefix.length, prefix, 0, prefix.length);
   }
