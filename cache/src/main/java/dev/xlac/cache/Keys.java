@@ -1,5 +1,6 @@
 package dev.xlac.cache;
 
+import dev.xlac.hlo.GraphFingerprint;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -48,6 +49,11 @@ final class Keys {
 
   static String hex(byte[] b) {
     return HexFormat.of().formatHex(b);
+  }
+
+  /** The fingerprint whose digest is {@code digest} (a graph key). */
+  static GraphFingerprint fingerprint(byte[] digest) {
+    return new GraphFingerprint(GraphFingerprint.VERSION + ":" + hex(digest));
   }
 
   static boolean startsWith(byte[] key, byte[] prefix) {
