@@ -648,7 +648,7 @@ public final class CacheStore implements AutoCloseable {
         return new String(Zstd.decompress(stored, Math.toIntExact(r.logRawBytes())), StandardCharsets.UTF_8);
       }
     } catch (RuntimeException e) {
-      // reported below
+      // damaged or undecodable: the text below says so
     }
     return "(the log is damaged; run 'xlac cache verify')";
   }
