@@ -58,8 +58,8 @@ public final class CacheBench {
   }
 
   static GraphFingerprint fp(int n) throws Exception {
-    byte[] d = MessageDigest.getInstance("SHA-256").digest(("bench graph " + n).getBytes(StandardCharsets.UTF_8));
-    return new GraphFingerprint("hlo1:" + HexFormat.of().formatHex(d));
+    byte[] d = sha256(("bench graph " + n).getBytes(StandardCharsets.UTF_8));
+    return new GraphFingerprint(GraphFingerprint.VERSION + ":" + HexFormat.of().formatHex(d));
   }
 
   static byte[] randomBytes(long seed, int size) {
@@ -97,8 +97,7 @@ public final class CacheBench {
     t0 = System.nanoTime();
     for (int n = 0; n < entries; n++) {
       GraphFingerprint f = fp(n);
-      Path d = dirCache.resolve("MODULE_" + f.value().substring(5) + "+" + TARGET.digest().substring(0, 8));
-      Files.createDirectories(d);
+      Path d = Files.createDirectories(dirEntry(dirCache, f));
       byte[] a = randomBytes(n, size[n]);
       Files.write(d.resolve("model.neff"), a);
       Files.writeString(d.resolve("model.done"), HexFormat.of().formatHex(sha256(a)));
@@ -165,8 +164,13 @@ public final class CacheBench {
     }
   }
 
+  /** The directory of {@code f}'s entry in the directory-per-entry cache. */
+  static Path dirEntry(Path root, GraphFingerprint f) {
+    return root.resolve("MODULE_" + f.value().substring(5) + "+" + TARGET.digest().substring(0, 8));
+  }
+
   static byte[] dirLookup(Path root, GraphFingerprint f) throws IOException {
-    Path d = root.resolve("MODULE_" + f.value().substring(5) + "+" + TARGET.digest().substring(0, 8));
+    Path d = dirEntry(root, f);
     String sha = Files.readString(d.resolve("model.done"));
     byte[] a = Files.readAllBytes(d.resolve("model.neff"));
     if (!HexFormat.of().formatHex(sha256(a)).equals(sha)) {

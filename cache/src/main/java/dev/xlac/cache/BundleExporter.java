@@ -84,16 +84,16 @@ public final class BundleExporter {
       }
       if (!m.identities.containsKey(digest)) {
         byte[] text = store.identity(digest).encode().getBytes(StandardCharsets.UTF_8);
-        m.identities.put(digest, new BundleManifest.Identity(digest, text.length, hex(Checksums.sha256(text))));
+        m.identities.put(digest, new BundleManifest.Identity(digest, text.length, Keys.hex(Checksums.sha256(text))));
       }
       ArtifactRecord r = e.getValue();
       m.artifacts.put(fp + "." + digest, new BundleManifest.Artifact(fp, digest, r.status(), r.bytes(),
-          r.sha256() == null ? null : hex(r.sha256()), r.compileMillis(), r.created(), r.logStoredBytes(),
-          r.logSha256() == null ? null : hex(r.logSha256()), r.logRawBytes(), r.failureKind(), r.failureMessage()));
+          r.sha256() == null ? null : Keys.hex(r.sha256()), r.compileMillis(), r.created(), r.logStoredBytes(),
+          r.logSha256() == null ? null : Keys.hex(r.logSha256()), r.logRawBytes(), r.failureKind(), r.failureMessage()));
     }
     for (Map.Entry<String, GraphRecord> e : graphs.entrySet()) {
       GraphRecord r = e.getValue();
-      m.graphs.put(e.getKey(), new BundleManifest.Graph(e.getKey(), r.storedBytes(), hex(r.storedSha256()), r.rawBytes(),
+      m.graphs.put(e.getKey(), new BundleManifest.Graph(e.getKey(), r.storedBytes(), Keys.hex(r.storedSha256()), r.rawBytes(),
           r.firstSeen(), r.lastSeen(), r.seenCount(), r.moduleName(), r.source()));
       if (!r.neuronNames().isEmpty()) {
         m.neuronNames.put(e.getKey(), r.neuronNames());
@@ -174,7 +174,7 @@ public final class BundleExporter {
     if (v == null) {
       throw damaged(what + " is missing");
     }
-    if (v.length != size || !hex(Checksums.sha256(v)).equals(sha)) {
+    if (v.length != size || !Keys.hex(Checksums.sha256(v)).equals(sha)) {
       throw damaged(what + " fails its checksum");
     }
     return v;
@@ -193,10 +193,6 @@ public final class BundleExporter {
     tar.putArchiveEntry(e);
     tar.write(data);
     tar.closeArchiveEntry();
-  }
-
-  static String hex(byte[] b) {
-    return HexFormat.of().formatHex(b);
   }
 
   private static void deleteQuietly(Path p) {

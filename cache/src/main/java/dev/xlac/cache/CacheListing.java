@@ -36,7 +36,7 @@ final class CacheListing {
       for (; g.valid(); g.next()) {
         byte[] fp = g.key();
         GraphRecord gr = Records.decodeGraph(g.value());
-        GraphFingerprint f = new GraphFingerprint(GraphFingerprint.VERSION + ":" + Keys.hex(fp));
+        GraphFingerprint f = Keys.fingerprint(fp);
         while (ak != null && Arrays.compareUnsigned(ak, 0, Keys.DIGEST, fp, 0, Keys.DIGEST) < 0) {
           a.next(); // an orphan (verify reports it)
           ak = a.valid() ? a.key() : null;

@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.HexFormat;
@@ -243,33 +244,36 @@ public final class CacheStore implements AutoCloseable {
     requireWritable();
     byte[] fp = fingerprint.digest();
     long now = clock.millis();
-    if (readGraphRecord(fp) != null) {
-      PutOutcome seen = commit(false, txn -> {
-        GraphRecord old = txn.graph(fp);
-        if (old == null) {
-          return null; // removed meanwhile: store it below
-        }
-        txn.writeGraph(fp, old.seenAgain(now), null);
-        return PutOutcome.ALREADY_PRESENT;
-      });
+    if (readGraphRecord(fp) != null) { // the common case: no need to compress it
+      PutOutcome seen = commit(false, txn -> markSeen(txn, fp, now));
       if (seen != null) {
         return seen;
       }
+      // removed meanwhile: store it below
     }
     byte[] stored = Zstd.compress(moduleBytes, ZSTD_LEVEL);
     GraphRecord rec = new GraphRecord(moduleName, source, now, now, 1, moduleBytes.length, stored.length,
         Checksums.sha256(stored), now, List.of());
     PutOutcome outcome = commit(false, txn -> {
-      GraphRecord old = txn.graph(fp);
-      if (old != null) {
-        txn.writeGraph(fp, old.seenAgain(now), null);
-        return PutOutcome.ALREADY_PRESENT;
+      PutOutcome seen = markSeen(txn, fp, now);
+      if (seen != null) {
+        return seen;
       }
       txn.writeGraph(fp, rec, stored);
       return PutOutcome.ADDED;
     });
     enforceMaxSize();
     return outcome;
+  }
+
+  /** Counts one more sighting of a stored graph; null (nothing written) when it is not stored. */
+  private static PutOutcome markSeen(Txn txn, byte[] fp, long now) {
+    GraphRecord old = txn.graph(fp);
+    if (old == null) {
+      return null;
+    }
+    txn.writeGraph(fp, old.seenAgain(now), null);
+    return PutOutcome.ALREADY_PRESENT;
   }
 
   /** Makes the writes of the current operation durable (fsync of the write-ahead log). */
@@ -475,8 +479,7 @@ public final class CacheStore implements AutoCloseable {
    * that shared it (wrapped in a {@link CompletionException} unless it is unchecked).
    */
   public Artifact getOrCompile(ArtifactKey key, Compilation compilation) {
-    Artifact a = singleFlight(key, compilation);
-    return a;
+    return singleFlight(key, compilation);
   }
 
   /**
@@ -579,8 +582,7 @@ public final class CacheStore implements AutoCloseable {
         damage = "its bytes fail their checksum";
       } else {
         touch(key, kb, rec);
-        return new Artifact(key, bytes, java.time.Duration.ofMillis(rec.compileMillis()),
-            java.time.Instant.ofEpochMilli(rec.created()));
+        return new Artifact(key, bytes, Duration.ofMillis(rec.compileMillis()), Instant.ofEpochMilli(rec.created()));
       }
     } catch (DamagedValueException e) {
       damage = "RocksDB reports it corrupt (" + e.getMessage() + ")";
@@ -646,7 +648,7 @@ public final class CacheStore implements AutoCloseable {
         return new String(Zstd.decompress(stored, Math.toIntExact(r.logRawBytes())), StandardCharsets.UTF_8);
       }
     } catch (RuntimeException e) {
-      // reported below
+      // damaged or undecodable: the text below says so
     }
     return "(the log is damaged; run 'xlac cache verify')";
   }

@@ -33,13 +33,15 @@ final class CacheVerifier {
   }
 
   VerifyReport verify(boolean repair) {
-    long[] counts = new long[3];
+    long graphCount = 0;
+    long artifactCount = 0;
+    long storedBytes = 0;
     Set<ByteBuffer> graphs = new HashSet<>();
     Totals recomputed = new Totals();
     Set<ByteBuffer> expectedAccess = new HashSet<>();
     try (Cursor g = store.db.cursor(Cf.GRAPH_META, null)) {
       for (; g.valid(); g.next()) {
-        counts[0]++;
+        graphCount++;
         byte[] fp = g.key();
         graphs.add(ByteBuffer.wrap(fp));
         GraphRecord r;
@@ -52,7 +54,7 @@ final class CacheVerifier {
         }
         recomputed.addGraph(r, 1);
         expectedAccess.add(ByteBuffer.wrap(Keys.access(r.lastAccess(), Keys.KIND_GRAPH, fp)));
-        counts[2] += r.storedBytes();
+        storedBytes += r.storedBytes();
         String why = checkValue(Cf.GRAPHS, fp, r.storedBytes(), r.storedSha256(), "module");
         if (why != null) {
           problem("graph " + shortHex(fp) + " (" + r.moduleName() + ")", why, true);
@@ -62,7 +64,7 @@ final class CacheVerifier {
     }
     try (Cursor a = store.db.cursor(Cf.ARTIFACT_META, null)) {
       for (; a.valid(); a.next()) {
-        counts[1]++;
+        artifactCount++;
         byte[] key = a.key();
         String digest = Keys.hex(Keys.compilerOf(key));
         CompilerIdentity id = store.identity(digest);
@@ -77,7 +79,7 @@ final class CacheVerifier {
         }
         recomputed.addArtifact(r, 1);
         expectedAccess.add(ByteBuffer.wrap(Keys.access(r.lastAccess(), Keys.KIND_ARTIFACT, key)));
-        counts[2] += r.storedBytes();
+        storedBytes += r.storedBytes();
         String why = null;
         if (!graphs.contains(ByteBuffer.wrap(Keys.graphOf(key)))) {
           why = "its graph is not in the cache";
@@ -119,7 +121,7 @@ final class CacheVerifier {
       repairAll();
       repaired = true;
     }
-    return new VerifyReport(counts[0], counts[1], counts[2], List.copyOf(problems), repaired);
+    return new VerifyReport(graphCount, artifactCount, storedBytes, List.copyOf(problems), repaired);
   }
 
   /** Null when the value is present and matches, else why not. */

@@ -2,7 +2,6 @@ package dev.xlac.cache;
 
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.Arrays;
 
 /** SHA-256, the checksum of every stored value and bundle entry. */
 final class Checksums {
@@ -22,9 +21,5 @@ final class Checksums {
 
   static boolean matches(byte[] data, byte[] expected) {
     return data != null && MessageDigest.isEqual(sha256(data), expected);
-  }
-
-  static boolean equal(byte[] a, byte[] b) {
-    return Arrays.equals(a, b);
   }
 }

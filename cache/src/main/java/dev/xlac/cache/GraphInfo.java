@@ -17,7 +17,7 @@ public record GraphInfo(GraphFingerprint fingerprint, String moduleName, String 
     Instant lastSeen, long seenCount, long hloBytes, long storedBytes, Instant lastAccess, List<NeuronName> neuronNames) {
 
   static GraphInfo of(byte[] digest, Records.GraphRecord r) {
-    return new GraphInfo(new GraphFingerprint(GraphFingerprint.VERSION + ":" + Keys.hex(digest)), r.moduleName(),
+    return new GraphInfo(Keys.fingerprint(digest), r.moduleName(),
         r.source(), Instant.ofEpochMilli(r.firstSeen()), Instant.ofEpochMilli(r.lastSeen()), r.seenCount(), r.rawBytes(),
         r.storedBytes(), Instant.ofEpochMilli(r.lastAccess()), r.neuronNames());
   }

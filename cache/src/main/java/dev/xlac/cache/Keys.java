@@ -1,5 +1,6 @@
 package dev.xlac.cache;
 
+import dev.xlac.hlo.GraphFingerprint;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.HexFormat;
@@ -50,16 +51,9 @@ final class Keys {
     return HexFormat.of().formatHex(b);
   }
 
-  /** The smallest key greater than every key starting with {@code prefix}. */
-  static byte[] prefixEnd(byte[] prefix) {
-    byte[] end = prefix.clone();
-    for (int i = end.length - 1; i >= 0; i--) {
-      if (end[i] != (byte) 0xff) {
-        end[i]++;
-        return Arrays.copyOf(end, i + 1);
-      }
-    }
-    return null;
+  /** The fingerprint whose digest is {@code digest} (a graph key). */
+  static GraphFingerprint fingerprint(byte[] digest) {
+    return new GraphFingerprint(GraphFingerprint.VERSION + ":" + hex(digest));
   }
 
   static boolean startsWith(byte[] key, byte[] prefix) {

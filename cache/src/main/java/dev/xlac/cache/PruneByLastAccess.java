@@ -4,7 +4,6 @@ import dev.xlac.cache.Records.GraphRecord;
 import dev.xlac.cache.RocksDbStore.Cf;
 import dev.xlac.cache.RocksDbStore.Cursor;
 import dev.xlac.core.CompilerIdentity;
-import dev.xlac.hlo.GraphFingerprint;
 import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -81,7 +80,7 @@ final class PruneByLastAccess {
         }
         remaining -= size;
         plan.add(new Planned(kind, id, new PruneResult.Removed(
-            new GraphFingerprint(GraphFingerprint.VERSION + ":" + Keys.hex(fp)), module, compiler, status, size,
+            Keys.fingerprint(fp), module, compiler, status, size,
             Instant.ofEpochMilli(lastAccess))));
       }
     }

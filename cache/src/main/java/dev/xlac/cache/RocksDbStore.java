@@ -66,6 +66,16 @@ final class RocksDbStore implements AutoCloseable {
       this.cfName = cfName;
       this.blobs = blobs;
     }
+
+    /** The family of this name, or null (families a newer schema added, RocksDB's "default"). */
+    static Cf named(String name) {
+      for (Cf cf : values()) {
+        if (cf.cfName.equals(name)) {
+          return cf;
+        }
+      }
+      return null;
+    }
   }
 
   static final String DB_DIR = "db";
@@ -202,7 +212,8 @@ final class RocksDbStore implements AutoCloseable {
       }
       List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
       for (String n : names) {
-        boolean isBlob = n.equals(Cf.GRAPHS.cfName) || n.equals(Cf.ARTIFACTS.cfName) || n.equals(Cf.LOGS.cfName);
+        Cf cf = Cf.named(n);
+        boolean isBlob = cf != null && cf.blobs;
         descriptors.add(new ColumnFamilyDescriptor(n.getBytes(StandardCharsets.UTF_8), isBlob ? blobs : small));
       }
       List<ColumnFamilyHandle> opened = new ArrayList<>();
@@ -217,10 +228,9 @@ final class RocksDbStore implements AutoCloseable {
       }
       allHandles = List.copyOf(opened);
       for (int i = 0; i < names.size(); i++) {
-        for (Cf cf : Cf.values()) {
-          if (cf.cfName.equals(names.get(i))) {
-            handles.put(cf, opened.get(i));
-          }
+        Cf cf = Cf.named(names.get(i));
+        if (cf != null) {
+          handles.put(cf, opened.get(i));
         }
       }
       if (handles.size() != Cf.values().length) {
