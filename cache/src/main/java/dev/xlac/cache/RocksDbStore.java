@@ -1,5 +1,6 @@
 package dev.xlac.cache;
 
+import dev.xlac.core.FileTrees;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import java.io.IOException;
@@ -565,19 +566,10 @@ final class RocksDbStore implements AutoCloseable {
   }
 
   static void deleteTree(Path dir) {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (var walk = Files.walk(dir)) {
-      walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> {
-        try {
-          Files.deleteIfExists(p);
-        } catch (IOException e) {
-          // best effort
-        }
-      });
+    try {
+      FileTrees.deleteTree(dir);
     } catch (IOException e) {
-      // best effort
+      // best effort: a leftover secondary directory costs disk, not correctness
     }
   }
 

@@ -1,14 +1,12 @@
 package dev.xlac.trace;
 
+import dev.xlac.core.FileTrees;
 import dev.xlac.core.XlacException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.stream.Stream;
 
 /**
@@ -93,25 +91,11 @@ public final class StagingDirectories implements AutoCloseable {
   }
 
   static void deleteTree(Path root) {
-    if (!Files.exists(root)) {
-      return;
-    }
     try {
-      Files.walkFileTree(root, new SimpleFileVisitor<>() {
-        @Override
-        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-          Files.deleteIfExists(file);
-          return FileVisitResult.CONTINUE;
-        }
-
-        @Override
-        public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
-          Files.deleteIfExists(dir);
-          return FileVisitResult.CONTINUE;
-        }
-      });
+      FileTrees.deleteTree(root);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot remove " + root, e);
     }
   }
+
 }

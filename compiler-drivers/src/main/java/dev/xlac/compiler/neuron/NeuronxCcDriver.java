@@ -6,17 +6,16 @@ import dev.xlac.compiler.CompilerDriver;
 import dev.xlac.compiler.FailureKind;
 import dev.xlac.compiler.ProcessGroups;
 import dev.xlac.core.CompilerIdentity;
+import dev.xlac.core.FileTrees;
 import dev.xlac.core.NeuronxCcIdentity;
 import dev.xlac.core.XlacException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +24,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /**
  * Compiles graphs with AWS Neuron's {@code neuronx-cc}, one child process per graph:
@@ -354,11 +352,9 @@ public final class NeuronxCcDriver implements CompilerDriver {
   }
 
   private static void deleteTree(Path dir) {
-    try (Stream<Path> walk = Files.walk(dir)) {
-      for (Path p : (Iterable<Path>) walk.sorted(Comparator.reverseOrder())::iterator) {
-        Files.deleteIfExists(p);
-      }
-    } catch (IOException | UncheckedIOException e) {
+    try {
+      FileTrees.deleteTree(dir);
+    } catch (IOException e) {
       // best effort: a leftover directory under the work root costs disk, not correctness
     }
   }
