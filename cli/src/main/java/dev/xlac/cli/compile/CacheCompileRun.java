@@ -106,8 +106,8 @@ final class CacheCompileRun {
     List<CompileJob> todo = new ArrayList<>();
     candidates.forEach((fp, module) -> cache.settled(fp, module).ifPresentOrElse(results::add,
         () -> todo.add(cache.job(fp, module))));
-    progress.plan(candidates.size(), results.size() - (int) results.stream()
-        .filter(r -> r.status() == GraphResult.Status.PREVIOUSLY_FAILED).count(), todo.size(), settings.jobs());
+    progress.plan(candidates.size(), (int) results.stream().filter(r -> r.status() == GraphResult.Status.CACHED)
+        .count(), todo.size(), settings.jobs());
     if (!todo.isEmpty()) {
       results.addAll(compile(todo, cache, settings, progress));
     }
