@@ -9,7 +9,8 @@ import java.util.List;
 /**
  * How commands that read dump files report them: one {@code xlac: ...} line on stderr per note or
  * unreadable file, flushed at once (so it comes before the results on stdout), and the exit code
- * the problems add up to. Shared by {@code hash} ({@link ModuleInputs}) and {@code cache add}.
+ * the problems add up to. Shared by {@code hash} ({@link ModuleInputs}), {@code cache add} and
+ * {@code parallel-compile PATH...}.
  */
 public final class InputReporter {
   private final PrintWriter err;

@@ -31,6 +31,23 @@ final class Launcher {
     return py;
   }
 
+  /** The real XLA CPU PJRT plugin; scripts/test exports it. */
+  static String cpuPlugin() {
+    String p = System.getenv("XLAC_PJRT_PLUGIN");
+    assertThat(p).as("XLAC_PJRT_PLUGIN is unset: run the tests with ./scripts/test").isNotBlank();
+    return p;
+  }
+
+  /** Builds compiler-drivers' C test plugin into {@code out} with gcc; returns the library. */
+  static Path buildTestPlugin(Path out) throws IOException, InterruptedException {
+    Path source = root().resolve("compiler-drivers/src/test/c/xlac_test_plugin.c");
+    Path plugin = out.resolve("xlac-test-plugin.so");
+    Result gcc = run(List.of("gcc", "-shared", "-fPIC", "-O1", "-o", plugin.toString(), source.toString()), Map.of(),
+        120);
+    assertThat(gcc.exitCode()).as("gcc: %s", gcc.err()).isZero();
+    return plugin;
+  }
+
   static Result xlac(String... args) throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
     cmd.add(root().resolve("xlac").toString());

@@ -35,17 +35,7 @@ class OneShotE2ETest {
 
   @BeforeAll
   static void buildTestPlugin(@TempDir Path out) throws Exception {
-    Path source = Launcher.root().resolve("compiler-drivers/src/test/c/xlac_test_plugin.c");
-    testPlugin = out.resolve("xlac-test-plugin.so");
-    Launcher.Result gcc = Launcher.run(List.of("gcc", "-shared", "-fPIC", "-O1", "-o", testPlugin.toString(),
-        source.toString()), Map.of(), 120);
-    assertThat(gcc.exitCode()).as("gcc: %s", gcc.err()).isZero();
-  }
-
-  private static String cpuPlugin() {
-    String p = System.getenv("XLAC_PJRT_PLUGIN");
-    assertThat(p).as("XLAC_PJRT_PLUGIN is unset: run the tests with ./scripts/test").isNotBlank();
-    return p;
+    testPlugin = Launcher.buildTestPlugin(out);
   }
 
   private static Map<String, String> cpu() {
@@ -85,7 +75,7 @@ class OneShotE2ETest {
 
     Path report = work.resolve("report.json");
     String cache = work.resolve("cache").toString();
-    Launcher.Result r = xlac(cpu(), "parallel-compile", "--cache", cache, "--plugin", cpuPlugin(), "--report",
+    Launcher.Result r = xlac(cpu(), "parallel-compile", "--cache", cache, "--plugin", Launcher.cpuPlugin(), "--report",
         report.toString(), "--", Launcher.python(), mlp, "--steps", "2");
     assertThat(r.exitCode()).as(r.err()).isZero();
     assertThat(r.out()).contains("done: mlp steps=2")
@@ -96,7 +86,7 @@ class OneShotE2ETest {
     assertThat(Launcher.xlac("cache", "ls", "--cache", cache, "--status", "compiled").out().lines()
         .filter(l -> l.contains("pjrt:cpu")).count()).isEqualTo(dumped.size());
 
-    Launcher.Result again = xlac(cpu(), "parallel-compile", "--cache", cache, "--plugin", cpuPlugin(), "--",
+    Launcher.Result again = xlac(cpu(), "parallel-compile", "--cache", cache, "--plugin", Launcher.cpuPlugin(), "--",
         Launcher.python(), mlp, "--steps", "2");
     assertThat(again.exitCode()).as(again.err()).isZero();
     assertThat(again.out()).contains(dumped.size() + " graphs: 0 compiled, " + dumped.size() + " cached, 0 failed");
@@ -106,13 +96,13 @@ class OneShotE2ETest {
   void failingScript_exitStatusPassesThrough_itsGraphsAreCompiled_ignoreScriptErrorsGives0() throws Exception {
     Path fail = script("fail.py", JIT_ONE + "import sys\nsys.exit(5)\n");
     String cache = work.resolve("cache").toString();
-    Launcher.Result r = xlac(cpu(), "parallel-compile", "--cache", cache, "--plugin", cpuPlugin(), "--",
+    Launcher.Result r = xlac(cpu(), "parallel-compile", "--cache", cache, "--plugin", Launcher.cpuPlugin(), "--",
         Launcher.python(), fail.toString());
     assertThat(r.exitCode()).as(r.err()).isEqualTo(5);
     assertThat(r.out()).containsPattern("(\\d+) graphs?: \\1 compiled, 0 cached, 0 failed");
     assertThat(r.err()).contains("exited with status 5; the graphs it dumped before are in the cache");
 
-    Launcher.Result ignored = xlac(cpu(), "parallel-compile", "--cache", cache, "--plugin", cpuPlugin(),
+    Launcher.Result ignored = xlac(cpu(), "parallel-compile", "--cache", cache, "--plugin", Launcher.cpuPlugin(),
         "--ignore-script-errors", "--", Launcher.python(), fail.toString());
     assertThat(ignored.exitCode()).as(ignored.err()).isZero();
     assertThat(ignored.out()).containsPattern("(\\d+) graphs?: 0 compiled, \\1 cached, 0 failed");
@@ -129,7 +119,7 @@ class OneShotE2ETest {
     assertThat(missing.exitCode()).isEqualTo(3);
     assertThat(missing.err().strip()).isEqualTo("xlac: cannot use PJRT plugin " + work.resolve("missing.so")
         + ": no such file");
-    Launcher.Result both = xlac(cpu(), "parallel-compile", "--cache", cache, "--plugin", cpuPlugin(),
+    Launcher.Result both = xlac(cpu(), "parallel-compile", "--cache", cache, "--plugin", Launcher.cpuPlugin(),
         work.toString(), "--", Launcher.python(), touch.toString());
     assertThat(both.exitCode()).isEqualTo(2);
     assertThat(both.err()).contains("PATHs and '-- COMMAND' do not go together");

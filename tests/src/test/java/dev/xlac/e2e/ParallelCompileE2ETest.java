@@ -36,17 +36,7 @@ class ParallelCompileE2ETest {
 
   @BeforeAll
   static void buildTestPlugin(@TempDir Path out) throws Exception {
-    Path source = Launcher.root().resolve("compiler-drivers/src/test/c/xlac_test_plugin.c");
-    testPlugin = out.resolve("xlac-test-plugin.so");
-    Launcher.Result gcc = Launcher.run(List.of("gcc", "-shared", "-fPIC", "-O1", "-o", testPlugin.toString(),
-        source.toString()), Map.of(), 120);
-    assertThat(gcc.exitCode()).as("gcc: %s", gcc.err()).isZero();
-  }
-
-  private static String cpuPlugin() {
-    String p = System.getenv("XLAC_PJRT_PLUGIN");
-    assertThat(p).as("XLAC_PJRT_PLUGIN is unset: run the tests with ./scripts/test").isNotBlank();
-    return p;
+    testPlugin = Launcher.buildTestPlugin(out);
   }
 
   /** Reads a JSON report with the pinned Python's json module and prints the figures the test checks. */
@@ -70,7 +60,7 @@ class ParallelCompileE2ETest {
     Path junit = dir.resolve("junit.xml");
     String dumps = TestModules.golden("mlp_run1").toString();
 
-    Launcher.Result first = Launcher.xlac("parallel-compile", "--cache", cache.toString(), "--plugin", cpuPlugin(),
+    Launcher.Result first = Launcher.xlac("parallel-compile", "--cache", cache.toString(), "--plugin", Launcher.cpuPlugin(),
         "--jobs", "2", "--report", report.toString(), "--junit", junit.toString(), dumps);
 
     assertThat(first.exitCode()).as(first.err()).isZero();
@@ -85,7 +75,7 @@ class ParallelCompileE2ETest {
     assertThat(xml.getElementsByTagName("testcase").getLength()).isEqualTo(24);
     assertThat(xml.getElementsByTagName("failure").getLength()).isZero();
 
-    Launcher.Result second = Launcher.xlac("parallel-compile", "--cache", cache.toString(), "--plugin", cpuPlugin(),
+    Launcher.Result second = Launcher.xlac("parallel-compile", "--cache", cache.toString(), "--plugin", Launcher.cpuPlugin(),
         "--report", report.toString(), dumps);
     assertThat(second.exitCode()).as(second.err()).isZero();
     assertThat(second.out()).startsWith("24 graphs: 0 compiled, 24 cached, 0 failed\n");

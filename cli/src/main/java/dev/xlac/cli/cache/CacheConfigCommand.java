@@ -33,8 +33,7 @@ final class CacheConfigCommand implements Callable<Integer> {
     var out = cache.out();
     if (value == null) {
       try (CacheStore store = cache.openReadOnly()) {
-        OptionalLong max = store.maxSize();
-        out.println(max.isEmpty() ? "none" : max.getAsLong() + " (" + Sizes.human(max.getAsLong()) + ")");
+        out.println(describe(store.maxSize()));
       }
     } else {
       OptionalLong max;
@@ -46,9 +45,13 @@ final class CacheConfigCommand implements Callable<Integer> {
       try (CacheStore store = cache.openWritable()) {
         store.setMaxSize(max);
       }
-      out.println("max-size " + (max.isEmpty() ? "none" : max.getAsLong() + " (" + Sizes.human(max.getAsLong()) + ")"));
+      out.println("max-size " + describe(max));
     }
     out.flush();
     return 0;
+  }
+
+  private static String describe(OptionalLong max) {
+    return max.isEmpty() ? "none" : max.getAsLong() + " (" + Sizes.human(max.getAsLong()) + ")";
   }
 }

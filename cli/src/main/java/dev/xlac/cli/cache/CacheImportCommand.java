@@ -57,13 +57,9 @@ final class CacheImportCommand implements Callable<Integer> {
   }
 
   private int importNeuron() throws InterruptedException {
-    PrintWriter err = cache.err();
     NeuronCacheLayout.IngestResult r;
     try (CacheStore store = cache.openWritable()) {
-      r = NeuronCacheLayout.ingest(neuronCache, store, p -> {
-        err.println("xlac: " + p);
-        err.flush();
-      });
+      r = NeuronCacheLayout.ingest(neuronCache, store, cache.notices());
     }
     PrintWriter out = cache.out();
     out.printf("Imported Neuron cache %s: %d entries (%d compiled, %d failed, %d pending), graphs added %d;"

@@ -38,10 +38,7 @@ final class CacheMaterializeCommand implements Callable<Integer> {
     PrintWriter err = cache.err();
     NeuronCacheLayout.MaterializeResult r;
     try (CacheStore store = cache.openReadOnly()) {
-      r = NeuronCacheLayout.materialize(store, dir, p -> {
-        err.println("xlac: " + p);
-        err.flush();
-      });
+      r = NeuronCacheLayout.materialize(store, dir, cache.notices());
     }
     if (r.withoutName() > 0) {
       err.printf("xlac: %d graphs skipped: they have no Neuron MODULE name (they were not imported from a Neuron"

@@ -6,6 +6,7 @@ import dev.xlac.cache.Quantities;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.function.Consumer;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -39,12 +40,12 @@ public final class CacheOptions {
 
   /** Opens the cache for reading; works while another process writes to it. */
   CacheStore openReadOnly() throws InterruptedException {
-    return CacheStore.open(directory(), CacheStore.Mode.READ_ONLY, Duration.ZERO, notice(err()));
+    return CacheStore.open(directory(), CacheStore.Mode.READ_ONLY, Duration.ZERO, notices());
   }
 
   /** Opens the cache for writing; {@code wait}: how long to wait for another writer (null: forever). */
   CacheStore openWritable(Duration wait) throws InterruptedException {
-    return CacheStore.open(directory(), CacheStore.Mode.READ_WRITE, wait, notice(err()));
+    return CacheStore.open(directory(), CacheStore.Mode.READ_WRITE, wait, notices());
   }
 
   /** {@code --cache} and {@code --wait}, for commands that write. */
@@ -63,6 +64,10 @@ public final class CacheOptions {
       return cache.err();
     }
 
+    Consumer<String> notices() {
+      return cache.notices();
+    }
+
     public CacheStore openReadOnly() throws InterruptedException {
       return cache.openReadOnly();
     }
@@ -73,7 +78,9 @@ public final class CacheOptions {
     }
   }
 
-  private static java.util.function.Consumer<String> notice(PrintWriter err) {
+  /** One {@code xlac: ...} line on stderr per message, flushed at once. */
+  Consumer<String> notices() {
+    PrintWriter err = err();
     return m -> {
       err.println("xlac: " + m);
       err.flush();

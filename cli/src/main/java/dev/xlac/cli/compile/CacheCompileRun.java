@@ -3,6 +3,7 @@ package dev.xlac.cli.compile;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.ListQuery;
 import dev.xlac.cache.ListRow;
+import dev.xlac.cli.InputReporter;
 import dev.xlac.compiler.schedule.CompileJob;
 import dev.xlac.compiler.schedule.CompileListener;
 import dev.xlac.compiler.schedule.CompileScheduler;
@@ -13,7 +14,6 @@ import dev.xlac.compiler.schedule.RunReport;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
-import dev.xlac.core.XlacException;
 import dev.xlac.hlo.DumpDirectoryReader;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloBatchReader;
@@ -106,8 +106,8 @@ final class CacheCompileRun {
     List<CompileJob> todo = new ArrayList<>();
     candidates.forEach((fp, module) -> cache.settled(fp, module).ifPresentOrElse(results::add,
         () -> todo.add(cache.job(fp, module))));
-    progress.plan(candidates.size(), results.size() - (int) results.stream()
-        .filter(r -> r.status() == GraphResult.Status.PREVIOUSLY_FAILED).count(), todo.size(), settings.jobs());
+    progress.plan(candidates.size(), (int) results.stream().filter(r -> r.status() == GraphResult.Status.CACHED)
+        .count(), todo.size(), settings.jobs());
     if (!todo.isEmpty()) {
       results.addAll(compile(todo, cache, settings, progress));
     }
@@ -130,12 +130,9 @@ final class CacheCompileRun {
   /** Stores the modules in {@code paths} as graphs and collects them; unreadable files are reported. */
   private ExitCode ingest(List<Path> paths, Map<GraphFingerprint, String> into) throws InterruptedException {
     DumpDirectoryReader.Scan scan = DumpDirectoryReader.scan(paths);
-    ExitCode code = ExitCode.OK;
-    for (XlacException e : scan.errors()) {
-      err.println("xlac: " + e.getMessage());
-      code = code.worst(e.exitCode());
-    }
-    scan.notes().forEach(n -> err.println("xlac: " + n));
+    InputReporter report = new InputReporter(err);
+    report.errors(scan.errors());
+    report.notes(scan.notes());
     HloBatchReader reader = HloBatchReader.withDefaults();
     List<Path> files = scan.inputs();
     for (int i = 0; i < files.size(); i += INGEST_CHUNK) {
@@ -147,17 +144,14 @@ final class CacheCompileRun {
         if (o.ok()) {
           into.putIfAbsent(o.value().getKey(), o.value().getValue());
         } else {
-          err.println("xlac: " + o.error().getMessage());
-          code = code.worst(o.error().exitCode());
+          report.error(o.error());
         }
       }
     }
     store.sync();
     if (files.isEmpty() && scan.errors().isEmpty()) {
-      err.println("xlac: no HLO modules found in " + String.join(", ", paths.stream().map(Path::toString).toList()));
-      code = ExitCode.BAD_INPUT;
+      report.noModulesFound(paths);
     }
-    err.flush();
-    return code;
+    return report.exitCode();
   }
 }

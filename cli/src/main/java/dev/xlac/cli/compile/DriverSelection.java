@@ -1,5 +1,6 @@
 package dev.xlac.cli.compile;
 
+import dev.xlac.compiler.ProcessGroups;
 import dev.xlac.compiler.neuron.NeuronxCcDriver;
 import dev.xlac.compiler.pjrt.IsolatedPjrtDrivers;
 import dev.xlac.compiler.pjrt.PjrtCompileOptions;
@@ -69,7 +70,7 @@ record DriverSelection(String driver, Path plugin, String target, String compile
           throw usage("--plugin is for --driver pjrt; neuronx-cc is found on PATH");
         }
         NeuronxCcIdentity.chooseFlags(compilerFlags, System.getenv()); // BAD_INPUT when unparsable
-        if (!onPath("neuronx-cc")) {
+        if (ProcessGroups.onPath("neuronx-cc").isEmpty()) { // as NeuronxCcDriver looks it up
           throw XlacException.environment("neuronx-cc was not found on PATH (install the Neuron SDK's neuronx-cc)");
         }
       }
@@ -84,17 +85,6 @@ record DriverSelection(String driver, Path plugin, String target, String compile
   DriverFactory open() {
     check();
     return PJRT.equals(driver) ? pjrt() : neuronxCc();
-  }
-
-  private static boolean onPath(String program) {
-    String path = System.getenv("PATH");
-    for (String dir : path == null ? new String[0] : path.split(java.io.File.pathSeparator)) {
-      Path p = Path.of(dir.isEmpty() ? "." : dir, program);
-      if (Files.isRegularFile(p) && Files.isExecutable(p)) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private DriverFactory pjrt() {

@@ -69,8 +69,8 @@ public final class DumpCommand implements Callable<Integer> {
     }
     CommandEnding ending = new CommandEnding(command, o, ingest, trace.ignoreScriptErrors(), err);
     Integer failure = ending.failureStatus();
-    if (failure != null || ending.failed()) {
-      return failure != null ? failure : ExitCode.OK.code();
+    if (ending.failed()) {
+      return failure != null ? failure : ExitCode.OK.code(); // null: ignored (--ignore-script-errors)
     }
     if (ending.dumpedNothing()) {
       return ExitCode.WORK_FAILED.code();

@@ -7,7 +7,6 @@ import dev.xlac.hlo.TestModules;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -40,12 +39,7 @@ class OneShotCompileTest {
 
   @BeforeAll
   static void buildTestPlugin(@TempDir Path dir) throws Exception {
-    Path source = Path.of("../compiler-drivers/src/test/c/xlac_test_plugin.c").toAbsolutePath().normalize();
-    testPlugin = dir.resolve("xlac-test-plugin.so");
-    Process gcc = new ProcessBuilder("gcc", "-shared", "-fPIC", "-O1", "-o", testPlugin.toString(), source.toString())
-        .redirectErrorStream(true).start();
-    String output = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(gcc.waitFor(120, TimeUnit.SECONDS) && gcc.exitValue() == 0).as("gcc: %s", output).isTrue();
+    testPlugin = TestPlugin.build(dir);
   }
 
   @BeforeEach

@@ -8,13 +8,11 @@ import dev.xlac.hlo.TestModules;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,12 +36,7 @@ class ParallelCompileCommandTest {
 
   @BeforeAll
   static void buildTestPlugin(@TempDir Path dir) throws Exception {
-    Path source = Path.of("../compiler-drivers/src/test/c/xlac_test_plugin.c").toAbsolutePath().normalize();
-    testPlugin = dir.resolve("xlac-test-plugin.so");
-    Process gcc = new ProcessBuilder("gcc", "-shared", "-fPIC", "-O1", "-o", testPlugin.toString(), source.toString())
-        .redirectErrorStream(true).start();
-    String output = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(gcc.waitFor(120, TimeUnit.SECONDS) && gcc.exitValue() == 0).as("gcc: %s", output).isTrue();
+    testPlugin = TestPlugin.build(dir);
   }
 
   @BeforeEach

@@ -1,0 +1,27 @@
+package dev.xlac.cli.compile;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * compiler-drivers' C test plugin (src/test/c/xlac_test_plugin.c), built with gcc: it aborts on
+ * modules named {@code *crash*} and rejects {@code *reject*}.
+ */
+final class TestPlugin {
+  private TestPlugin() {}
+
+  /** Builds the plugin into {@code dir}; returns the library. */
+  static Path build(Path dir) throws IOException, InterruptedException {
+    Path source = Path.of("../compiler-drivers/src/test/c/xlac_test_plugin.c").toAbsolutePath().normalize();
+    Path plugin = dir.resolve("xlac-test-plugin.so");
+    Process gcc = new ProcessBuilder("gcc", "-shared", "-fPIC", "-O1", "-o", plugin.toString(), source.toString())
+        .redirectErrorStream(true).start();
+    String output = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(gcc.waitFor(120, TimeUnit.SECONDS) && gcc.exitValue() == 0).as("gcc: %s", output).isTrue();
+    return plugin;
+  }
+}
