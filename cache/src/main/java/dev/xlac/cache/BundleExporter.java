@@ -19,10 +19,13 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 
@@ -31,7 +34,9 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
  * {@link BundleManifest} (which also carries the graphs' Neuron cache names), followed by
  * identities, graphs and, per artifact, its log and its bytes.
  * Every value is checked against its checksum as it is read; a damaged one aborts the export
- * (the cache must be repaired first) rather than shipping it. The bundle is written to a
+ * (the cache must be repaired first) rather than shipping it. Reading and checking run on a
+ * thread of their own ({@link ReadAhead}), ahead of tar, zstd and the file, so the two halves
+ * use two cores. The bundle is written to a
  * temporary file beside {@code file}, fsynced, and renamed into place.
  */
 public final class BundleExporter {
@@ -39,6 +44,8 @@ public final class BundleExporter {
   public record Result(Path file, long graphs, long artifacts, long failures, long payloadBytes, long fileBytes) {}
 
   static final int ZSTD_LEVEL = 3;
+  /** How far (in bytes of values) the reading and checking may run ahead of tar and zstd. */
+  private static final long READ_AHEAD_BYTES = 64L << 20;
   private final CacheStore store;
 
   BundleExporter(CacheStore store) {
@@ -109,6 +116,29 @@ public final class BundleExporter {
     long compiled = 0;
     long failed = 0;
     FileTime mtime = FileTime.fromMillis(m.created);
+    List<Item> items = new ArrayList<>();
+    for (BundleManifest.Identity i : m.identities.values()) {
+      items.add(new Item(i.entryName(), false,
+          () -> store.identity(i.digest()).encode().getBytes(StandardCharsets.UTF_8)));
+    }
+    for (BundleManifest.Graph g : m.graphs.values()) {
+      items.add(new Item(g.entryName(), true, () -> read(Cf.GRAPHS, HexFormat.of().parseHex(g.fp()), g.storedBytes(),
+          g.storedSha(), "graph " + g.fp().substring(0, 12) + " (" + g.module() + ")")));
+    }
+    for (BundleManifest.Artifact a : m.artifacts.values()) {
+      byte[] key = HexFormat.of().parseHex(a.fp() + a.digest());
+      String name = "artifact " + a.fp().substring(0, 12) + "/" + store.identity(a.digest()).shortName();
+      if (a.logStoredBytes() > 0) {
+        items.add(new Item(a.logEntryName(), true,
+            () -> read(Cf.LOGS, key, a.logStoredBytes(), a.logSha(), "the log of " + name)));
+      }
+      if (a.status() == EntryStatus.COMPILED) {
+        items.add(new Item(a.entryName(), true, () -> read(Cf.ARTIFACTS, key, a.bytes(), a.sha(), name)));
+        compiled++;
+      } else {
+        failed++;
+      }
+    }
     try {
       try (OutputStream fileOut = Files.newOutputStream(tmp);
           ZstdOutputStream zstd = new ZstdOutputStream(new BufferedOutputStream(fileOut, 1 << 20), ZSTD_LEVEL);
@@ -117,31 +147,12 @@ public final class BundleExporter {
         tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
         tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
         entry(tar, BundleManifest.NAME, m.format(), mtime);
-        for (BundleManifest.Identity i : m.identities.values()) {
-          byte[] text = store.identity(i.digest()).encode().getBytes(StandardCharsets.UTF_8);
-          entry(tar, i.entryName(), text, mtime);
-        }
-        for (BundleManifest.Graph g : m.graphs.values()) {
-          byte[] v = read(Cf.GRAPHS, HexFormat.of().parseHex(g.fp()), g.storedBytes(), g.storedSha(),
-              "graph " + g.fp().substring(0, 12) + " (" + g.module() + ")");
-          entry(tar, g.entryName(), v, mtime);
-          payload += v.length;
-        }
-        for (BundleManifest.Artifact a : m.artifacts.values()) {
-          byte[] key = HexFormat.of().parseHex(a.fp() + a.digest());
-          String name = "artifact " + a.fp().substring(0, 12) + "/" + store.identity(a.digest()).shortName();
-          if (a.logStoredBytes() > 0) {
-            byte[] log = read(Cf.LOGS, key, a.logStoredBytes(), a.logSha(), "the log of " + name);
-            entry(tar, a.logEntryName(), log, mtime);
-            payload += log.length;
-          }
-          if (a.status() == EntryStatus.COMPILED) {
-            byte[] v = read(Cf.ARTIFACTS, key, a.bytes(), a.sha(), name);
-            entry(tar, a.entryName(), v, mtime);
-            payload += v.length;
-            compiled++;
-          } else {
-            failed++;
+        try (ReadAhead<Item, Read> reads = new ReadAhead<>(items, item -> new Read(item, item.read.get()),
+            r -> (long) r.data.length, READ_AHEAD_BYTES, "xlac-export-reader")) {
+          while (reads.hasNext()) {
+            Read r = reads.next();
+            entry(tar, r.item.name, r.data, mtime);
+            payload += r.item.payload ? r.data.length : 0;
           }
         }
         tar.finish();
@@ -163,6 +174,11 @@ public final class BundleExporter {
       throw e;
     }
   }
+
+  /** One tar entry after the manifest; {@code payload} when it counts as graph, log or artifact bytes. */
+  private record Item(String name, boolean payload, Supplier<byte[]> read) {}
+
+  private record Read(Item item, byte[] data) {}
 
   private byte[] read(Cf cf, byte[] key, long size, String sha, String what) {
     byte[] v;

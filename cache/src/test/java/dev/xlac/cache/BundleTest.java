@@ -61,6 +61,31 @@ class BundleTest {
   }
 
   @Test
+  void export_ofADamagedArtifact_failsNamingIt_andLeavesNoBundle() throws Exception {
+    Path out = tmp.resolve("damaged.tar.zst");
+    try (CacheStore s = open(source)) {
+      byte[] bad = bytes(1, 50_000);
+      bad[40_000] ^= 1;
+      try (org.rocksdb.WriteBatch b = new org.rocksdb.WriteBatch()) {
+        s.db.put(b, RocksDbStore.Cf.ARTIFACTS, key(0, TRN1).bytes(), bad);
+        s.db.write(b, true);
+      }
+      assertThatThrownBy(() -> s.exportBundle(out, ExportRequest.all()))
+          .isInstanceOf(XlacException.class)
+          .hasMessageContaining("artifact " + fp(0).shortForm())
+          .hasMessageContaining("fails its checksum")
+          .hasMessageContaining("xlac cache verify --repair")
+          .satisfies(e -> assertThat(((XlacException) e).exitCode()).isEqualTo(ExitCode.WORK_FAILED));
+    }
+    assertThat(out).doesNotExist();
+    try (var files = Files.list(tmp)) {
+      assertThat(files.map(p -> p.getFileName().toString())).noneMatch(n -> n.contains(".tmp-"));
+    }
+    assertThat(Thread.getAllStackTraces().keySet().stream().map(Thread::getName))
+        .doesNotContain("xlac-export-reader");
+  }
+
+  @Test
   void import_bringsEverything_andASecondImportChangesNothing() throws Exception {
     Path target = tmp.resolve("target");
     try (CacheStore t = open(target)) {
