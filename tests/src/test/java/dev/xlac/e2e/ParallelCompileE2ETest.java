@@ -84,6 +84,37 @@ class ParallelCompileE2ETest {
     assertThat(ls.out().lines().filter(l -> l.contains("pjrt:cpu"))).hasSize(24);
   }
 
+  /**
+   * With PATHs the first worker starts before the cache opens; when everything turns out to be
+   * cached it is killed, and none outlives the run (a worker leads its own process group, so only
+   * xlac can stop it). The plugin is reached through a link of this test's own, which names this
+   * run's workers on their command line.
+   */
+  @Test
+  void allCachedPaths_exit0_andLeaveNoWorkerBehind() throws Exception {
+    Path cache = dir.resolve("cache");
+    Path plugin = Files.createSymbolicLink(dir.resolve("pjrt-plugin-link.so"), Path.of(Launcher.cpuPlugin()));
+    String dumps = TestModules.golden("mlp_run1").toString();
+    Launcher.Result first = Launcher.xlac("parallel-compile", "--cache", cache.toString(), "--plugin",
+        plugin.toString(), "--jobs", "1", dumps);
+    assertThat(first.exitCode()).as(first.err()).isZero();
+    assertThat(workersOf(plugin)).isEmpty();
+
+    Launcher.Result again = Launcher.xlac("parallel-compile", "--cache", cache.toString(), "--plugin",
+        plugin.toString(), dumps);
+    assertThat(again.exitCode()).as(again.err()).isZero();
+    assertThat(again.out()).startsWith("24 graphs: 0 compiled, 24 cached, 0 failed\n");
+    assertThat(workersOf(plugin)).isEmpty();
+    Files.delete(plugin); // not left to @TempDir, which warns about links
+  }
+
+  /** The command lines of live PJRT worker JVMs loading {@code plugin}. */
+  private static List<String> workersOf(Path plugin) {
+    return ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
+        .map(p -> p.info().commandLine().orElse(""))
+        .filter(c -> c.contains("PjrtWorkerProcess") && c.contains(plugin.toString())).toList();
+  }
+
   @Test
   void crashingPlugin_costsOneGraph_isRecorded_andRetryFailedTriesAgain() throws Exception {
     Path cache = dir.resolve("cache");

@@ -56,6 +56,11 @@ public final class CacheOptions {
     @Mixin
     WaitOption wait;
 
+    /** The cache directory, without opening it. */
+    public Path directory() {
+      return cache.directory();
+    }
+
     public PrintWriter out() {
       return cache.out();
     }

@@ -83,16 +83,46 @@ record DriverSelection(String driver, Path plugin, String target, String compile
    * May start the compiler once to learn its identity (neuronx-cc; pjrt with {@code --target}).
    */
   DriverFactory open() {
-    check();
-    return PJRT.equals(driver) ? pjrt() : neuronxCc();
+    return open(null);
   }
 
-  private DriverFactory pjrt() {
+  /**
+   * {@link #open()}, for the factory {@link #prestart()} returned (null: none): the checks that
+   * need the compiler's identity run now, and the factory comes back (or is closed on failure).
+   */
+  DriverFactory open(DriverFactory prestarted) {
+    check();
+    if (prestarted != null) { // a pjrt factory
+      return checkTarget(prestarted);
+    }
+    return PJRT.equals(driver) ? checkTarget(pjrt()) : neuronxCc();
+  }
+
+  /**
+   * After {@link #check()}: the pjrt factory with its first worker already starting in the
+   * background ({@link DriverFactory#prestart()}), so that the worker's start-up overlaps what
+   * the caller does next; waits for nothing. Null for neuronx-cc, whose factory runs the compiler
+   * when it is made and has no start-up of its own to hide. Give the result to {@link #open(DriverFactory)}.
+   */
+  DriverFactory prestart() {
+    check();
+    if (!PJRT.equals(driver)) {
+      return null;
+    }
+    IsolatedPjrtDrivers drivers = pjrt();
+    drivers.prestart();
+    return drivers;
+  }
+
+  private IsolatedPjrtDrivers pjrt() {
     PjrtCompileOptions options = PjrtCompileOptions.DEFAULT.with(compileOptions);
     // The cache's own record first, then the per-user one: a new cache does not re-hash the plugin.
     List<Path> probeDirs = new ArrayList<>(List.of(probeDir));
     IsolatedPjrtDrivers.userProbeDir(System.getenv()).filter(d -> !d.equals(probeDir)).ifPresent(probeDirs::add);
-    IsolatedPjrtDrivers drivers = new IsolatedPjrtDrivers(plugin, clientOptions, options, timeout, probeDirs);
+    return new IsolatedPjrtDrivers(plugin, clientOptions, options, timeout, probeDirs);
+  }
+
+  private DriverFactory checkTarget(DriverFactory drivers) {
     if (target != null) {
       CompilerIdentity id;
       try {

@@ -25,8 +25,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * run while the command still runs.
  *
  * <p>The compiler's identity is probed on its own thread while the command starts (for PJRT
- * without a remembered probe that is a worker JVM and hashing the plugin): the cheap checks ran
- * before ({@link DriverSelection#check()}). If the probe fails, compiling cannot work, so the
+ * without a remembered probe that is a worker JVM and hashing the plugin; its first worker was
+ * already started by {@link PrestartedDrivers}, which also ran the cheap checks). If the probe fails, compiling cannot work, so the
  * command is stopped (the tracer sends it SIGTERM) and the failure is thrown; what it dumped is
  * in the cache. After a signal was forwarded to the command, the compiles still running are
  * stopped too; what finished is stored.
@@ -36,16 +36,16 @@ final class OneShotRun {
   record Outcome(RunReport report, DumpIngest ingest, CommandTracer.Outcome trace) {}
 
   private final CacheStore store;
-  private final DriverSelection selection;
+  private final PrestartedDrivers drivers;
   private final SchedulerSettings settings;
   private final boolean retryFailed;
   private final ProgressPrinter progress;
   private final PrintWriter err;
 
-  OneShotRun(CacheStore store, DriverSelection selection, SchedulerSettings settings, boolean retryFailed,
+  OneShotRun(CacheStore store, PrestartedDrivers drivers, SchedulerSettings settings, boolean retryFailed,
       ProgressPrinter progress, PrintWriter err) {
     this.store = store;
-    this.selection = selection;
+    this.drivers = drivers;
     this.settings = settings;
     this.retryFailed = retryFailed;
     this.progress = progress;
@@ -102,7 +102,7 @@ final class OneShotRun {
 
   /** The driver factory with its identity known (this may start the compiler once). */
   private DriverFactory probed() {
-    DriverFactory f = selection.open();
+    DriverFactory f = drivers.open();
     try {
       f.identity();
       return f;

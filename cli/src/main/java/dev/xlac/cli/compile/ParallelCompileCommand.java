@@ -85,9 +85,14 @@ public final class ParallelCompileCommand implements Callable<Integer> {
   }
 
   private int compile(List<Path> paths, SchedulerSettings settings) throws InterruptedException {
+    DriverSelection selection = options.selection(probeDir());
     CacheCompileRun.Outcome outcome;
-    try (CacheStore store = cache.openWritable();
-        DriverFactory drivers = options.selection(store.directory().resolve("probes")).open();
+    // With PATHs, compiles are almost always needed: the first worker starts now, while the cache
+    // opens and the PATHs are read. Without, a run where everything is cached starts none.
+    try (PrestartedDrivers early = paths.isEmpty() ? PrestartedDrivers.none(selection)
+            : PrestartedDrivers.start(selection);
+        CacheStore store = cache.openWritable();
+        DriverFactory drivers = early.open();
         ProgressPrinter progress = new ProgressPrinter(cache.err(), ProgressPrinter.terminal())) {
       outcome = new CacheCompileRun(store, drivers, cache.err()).run(paths, settings, options.retryFailed(), progress);
     }
@@ -101,12 +106,13 @@ public final class ParallelCompileCommand implements Callable<Integer> {
     Frontend frontend = trace.frontend();
     Pattern filter = trace.moduleFilter();
     OneShotRun.Outcome o;
-    try (StagingDirectories dirs = StagingDirectories.create(trace.keepDumps()); CacheStore store = cache.openWritable();
+    // Checked before the command starts (bad options are 2, a missing plugin or compiler 3); the
+    // first worker then starts while the cache opens and the command starts.
+    try (PrestartedDrivers early = PrestartedDrivers.start(options.selection(probeDir()));
+        StagingDirectories dirs = StagingDirectories.create(trace.keepDumps()); CacheStore store = cache.openWritable();
         ProgressPrinter progress = new ProgressPrinter(err, ProgressPrinter.terminal())) {
-      DriverSelection selection = options.selection(store.directory().resolve("probes"));
-      selection.check(); // before the command starts: bad options are 2, a missing plugin or compiler 3
       try {
-        o = new OneShotRun(store, selection, settings, options.retryFailed(), progress, err).run(
+        o = new OneShotRun(store, early, settings, options.retryFailed(), progress, err).run(
             new CommandTracer.Request(command, frontend, dirs.dumps(), dirs.support(), filter, System.getenv(),
                 Duration.ofMillis(500)));
       } catch (CommandNotRunnableException e) {
@@ -130,6 +136,10 @@ public final class ParallelCompileCommand implements Callable<Integer> {
       return ExitCode.WORK_FAILED.code();
     }
     return o.report().exitCode().worst(o.ingest().unreadable() > 0 ? ExitCode.BAD_INPUT : ExitCode.OK).code();
+  }
+
+  private Path probeDir() {
+    return cache.directory().resolve("probes");
   }
 
   private void print(RunReport r) {

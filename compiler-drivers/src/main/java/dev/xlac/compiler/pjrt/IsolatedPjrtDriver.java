@@ -203,10 +203,14 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
       Death death = w.death();
       throw new XlacException(ExitCode.ENVIRONMENT, "the PJRT worker failed to start: " + death.message
           + lastLine(w.log.text()));
-    } catch (TimeoutException | InterruptedException e) {
+    } catch (TimeoutException e) {
       w.kill();
       throw new XlacException(ExitCode.ENVIRONMENT, "the PJRT worker did not start within "
           + STARTUP_TIMEOUT.toSeconds() + " s");
+    } catch (InterruptedException e) {
+      w.kill(); // e.g. a pre-started worker nobody needs any more: no waiting for its start
+      Thread.currentThread().interrupt();
+      throw new XlacException(ExitCode.ENVIRONMENT, "interrupted while the PJRT worker was starting");
     }
     if (identity != null && !identity.equals(w.identity)) {
       w.kill();

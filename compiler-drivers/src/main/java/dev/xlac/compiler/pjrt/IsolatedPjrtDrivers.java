@@ -2,6 +2,7 @@ package dev.xlac.compiler.pjrt;
 
 import dev.xlac.compiler.CompilerDriver;
 import dev.xlac.compiler.schedule.DriverFactory;
+import dev.xlac.compiler.schedule.WarmDriver;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
@@ -35,6 +36,11 @@ import java.util.TreeMap;
  * to ask it and kept for the first {@link #open()}. A driver whose identity differs from the
  * remembered one (the file was replaced in a way the key missed) is refused with ENVIRONMENT and
  * the records are deleted, so no artifact is ever stored under a wrong identity.
+ *
+ * <p>That kept driver is the <em>spare</em>, a {@link WarmDriver}: {@link #prestart()} starts it
+ * before anyone asks, and a probe without a record waits for a spare already starting instead of
+ * starting a second worker. {@link #close()} stops a spare nobody took, killing it if it is still
+ * starting.
  */
 public final class IsolatedPjrtDrivers implements DriverFactory {
   private static final String PROBE_FORMAT = "xlac-pjrt-probe/1";
@@ -46,7 +52,8 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
   private final List<Path> probeDirs;
   private List<Path> probeFiles = List.of();
   private CompilerIdentity identity;
-  private IsolatedPjrtDriver spare;
+  private final Object spareLock = new Object();
+  private WarmDriver<IsolatedPjrtDriver> spare; // guarded by spareLock, never held while waiting
   private boolean fromRecord;
 
   /**
@@ -87,8 +94,14 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
       identity = readRecord();
       fromRecord = identity != null;
       if (identity == null) {
-        spare = start();
-        identity = spare.identity();
+        WarmDriver<IsolatedPjrtDriver> s = spare(true);
+        try {
+          identity = s.await().identity();
+        } catch (RuntimeException e) {
+          dropSpare(s); // as before: a later call starts a fresh worker to ask
+          s.close(); // nothing to close after a failed start; stops it when this thread was interrupted
+          throw e;
+        }
         writeRecord(identity);
       }
     }
@@ -101,16 +114,20 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
     return fromRecord;
   }
 
+  /** Starts the worker of the next {@link #open()} now, in the background, unless a spare is held or starting. */
+  @Override
+  public void prestart() {
+    spare(true);
+  }
+
   @Override
   public synchronized CompilerDriver open() {
     CompilerIdentity expected = identity();
-    if (spare != null) {
-      IsolatedPjrtDriver d = spare;
-      spare = null;
-      return d;
-    }
-    IsolatedPjrtDriver d = start();
-    if (!d.identity().equals(expected)) {
+    WarmDriver<IsolatedPjrtDriver> s = spare(false);
+    dropSpare(s);
+    // A spare that failed to start throws here what start() would have thrown.
+    IsolatedPjrtDriver d = s != null ? s.take() : start();
+    if (!d.identity().equals(expected)) { // a pre-started spare is checked too: its identity may be a record's
       d.close();
       deleteRecord();
       throw new XlacException(ExitCode.ENVIRONMENT, "the PJRT plugin " + plugin + " now reports "
@@ -120,11 +137,35 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
     return d;
   }
 
+  /** Stops a spare that no {@link #open()} took; does not wait for one still starting (it is killed). */
   @Override
-  public synchronized void close() {
-    if (spare != null) {
-      spare.close();
+  public void close() {
+    WarmDriver<IsolatedPjrtDriver> s;
+    synchronized (spareLock) {
+      s = spare;
       spare = null;
+    }
+    if (s != null) {
+      s.close();
+    }
+  }
+
+  /** The spare; when there is none and {@code start}, one starts now. */
+  private WarmDriver<IsolatedPjrtDriver> spare(boolean start) {
+    synchronized (spareLock) {
+      if (spare == null && start) {
+        spare = WarmDriver.start("xlac-pjrt-spare", this::start);
+      }
+      return spare;
+    }
+  }
+
+  /** Forgets {@code s} as the spare (the caller now owns it). */
+  private void dropSpare(WarmDriver<IsolatedPjrtDriver> s) {
+    synchronized (spareLock) {
+      if (spare == s) {
+        spare = null;
+      }
     }
   }
 

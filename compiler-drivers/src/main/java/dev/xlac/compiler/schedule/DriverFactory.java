@@ -7,7 +7,8 @@ import java.util.function.Supplier;
 /**
  * Makes the drivers of one run: one per worker, each used by one thread at a time. The scheduler
  * calls {@link #open()} lazily, when a worker takes its first job, so a run with nothing to
- * compile starts no compiler.
+ * compile starts no compiler. A caller that knows compiles are coming can {@link #prestart()} the
+ * first driver, so that its start-up overlaps the caller's own work.
  */
 public interface DriverFactory extends AutoCloseable {
 
@@ -23,22 +24,23 @@ public interface DriverFactory extends AutoCloseable {
    */
   CompilerDriver open();
 
-  /** Releases what the factory holds that no driver owns yet (e.g. a probe's spare driver). */
+  /**
+   * Starts opening, in the background, the driver that the next {@link #open()} returns (which
+   * waits for it if it is still starting, and throws what its start threw, as an {@code open()}
+   * on demand would). Does nothing when such a driver is already held or starting. A factory
+   * whose drivers cost nothing to start may ignore it.
+   */
+  default void prestart() {}
+
+  /**
+   * Releases what the factory holds that no driver owns yet (a probe's or {@link #prestart()}'s
+   * spare driver), without waiting for one still starting: that start is stopped.
+   */
   @Override
   default void close() {}
 
   /** A factory for drivers whose identity is known without starting one. */
   static DriverFactory of(CompilerIdentity identity, Supplier<? extends CompilerDriver> open) {
-    return new DriverFactory() {
-      @Override
-      public CompilerIdentity identity() {
-        return identity;
-      }
-
-      @Override
-      public CompilerDriver open() {
-        return open.get();
-      }
-    };
+    return new SuppliedDrivers(identity, open);
   }
 }
