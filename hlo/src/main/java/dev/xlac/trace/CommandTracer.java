@@ -27,10 +27,11 @@ import java.util.regex.Pattern;
  */
 public final class CommandTracer {
   /**
-   * The poll interval of {@code xlac dump} and the one-shot {@code parallel-compile}. One poll of a
-   * staging tree of a few hundred files, with the open-file check, costs about 1-3 ms of CPU (see
-   * hlo/README.md), so 100 ms keeps the watcher at a few percent of one core while a graph waits
-   * at most 100 ms (50 ms on average) after XLA closed its file.
+   * The poll interval of {@code xlac dump} and the one-shot {@code parallel-compile}. With the
+   * open-file check, waiting for a second poll is no longer what makes a read safe, so the interval
+   * only bounds the capture lag (at most one interval after XLA closed the file). One poll of a
+   * staging tree of 400 files with the check costs about 3 ms of CPU ({@code bench/poll.sh}), so
+   * 100 ms keeps the watcher at about 3% of one core.
    */
   public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(100);
 
