@@ -15,9 +15,11 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Pattern;
 
@@ -26,21 +28,39 @@ import java.util.regex.Pattern;
  * and hands each to a {@link CaptureListener} once.
  *
  * <p>XLA and Neuron write their files in place (no rename), so a file seen in one poll may be half
- * written. A file is read only once its size and modification time are the same in two
- * consecutive polls; a read that still fails is retried in later polls, and in the last poll
- * (after the command ended, when nothing writes any more) a failure is final and reported.
- * Polling rather than a {@code WatchService} because the per-process directories appear while
- * the command runs, at any depth, and a poll also re-checks files whose first read failed.
+ * written. A file is read as soon as one of two proofs says it is complete:
+ *
+ * <ul>
+ *   <li><b>Closed</b> (Linux, when the watcher knows the command's {@link CommandProcesses}): the
+ *       file was listed, then the {@code /proc/<pid>/fd} links of the command and all its
+ *       descendants were read, and none of them holds it open, and it is not empty. XLA opens,
+ *       writes and closes each dump file once (tsl {@code WriteStringToFile}: {@code
+ *       NewWritableFile}, {@code Append}, {@code Close}), so a file that exists and is no longer
+ *       open is written. For Neuron, the module's {@code compile_flags.json} must also exist and
+ *       be closed, because the two files are written one after the other.
+ *   <li><b>Stable</b>: its size and modification time are the same in two consecutive polls. This
+ *       is the only rule when the open-file check is unavailable for a poll: no process
+ *       information (directories given by hand, tests), no {@code /proc}, the command already
+ *       ended, or the fd directory of one of its live processes cannot be read.
+ * </ul>
+ *
+ * <p>A read that still fails is retried in later polls, and in the last poll (after the command
+ * ended, when nothing writes any more) a failure is final and reported. Polling rather than a
+ * {@code WatchService} because the per-process directories appear while the command runs, at any
+ * depth, and a poll also re-checks files whose first read failed.
  */
 public final class DumpWatcher {
   private static final Pattern NEURON_MODULE_DIR = Pattern.compile("MODULE_[^/]+");
+  private static final String FLAGS = "compile_flags.json";
 
   private final Path root;
   private final Frontend frontend;
   private final Pattern moduleFilter;
   private final CaptureListener listener;
+  private final CommandProcesses processes;
   private final HloModuleReader reader = new HloModuleReader();
   private final Map<Path, Seen> files = new TreeMap<>();
+  private Path realRoot; // fd links name real paths; resolved once the root exists
   private int captured;
   private int filteredOut;
   private int unreadable;
@@ -56,14 +76,27 @@ public final class DumpWatcher {
   public record Counts(int captured, int filteredOut, int unreadable) {}
 
   /**
+   * A watcher that reads a file once it held still across two polls (no process information).
+   *
    * @param moduleFilter null for all modules; otherwise a module is kept when the pattern is found
    *     in its name
    */
   public DumpWatcher(Path root, Frontend frontend, Pattern moduleFilter, CaptureListener listener) {
+    this(root, frontend, moduleFilter, listener, null);
+  }
+
+  /**
+   * @param moduleFilter null for all modules; otherwise a module is kept when the pattern is found
+   *     in its name
+   * @param processes the processes that write the dumps, for the open-file check; null for none
+   */
+  public DumpWatcher(Path root, Frontend frontend, Pattern moduleFilter, CaptureListener listener,
+      CommandProcesses processes) {
     this.root = root;
     this.frontend = frontend;
     this.moduleFilter = moduleFilter;
     this.listener = listener;
+    this.processes = processes;
   }
 
   public synchronized Counts counts() {
@@ -76,11 +109,20 @@ public final class DumpWatcher {
    * @param last true after the command has ended: read every remaining file and report failures
    */
   public synchronized void poll(boolean last) {
+    List<Path> pending = new ArrayList<>();
     for (Path f : candidates()) {
-      Seen s = files.computeIfAbsent(f, k -> new Seen());
-      if (s.done) {
-        continue;
+      if (!files.computeIfAbsent(f, k -> new Seen()).done) {
+        pending.add(f);
       }
+    }
+    // Listed first, then the open files: a listed file that is not open now has been closed.
+    Set<Path> withFlags = new HashSet<>();
+    if (frontend == Frontend.NEURON) {
+      pending.stream().filter(f -> Files.isRegularFile(f.resolveSibling(FLAGS))).forEach(withFlags::add);
+    }
+    Set<Path> open = last || pending.isEmpty() ? null : openFiles();
+    for (Path f : pending) {
+      Seen s = files.get(f);
       long size;
       long mtime;
       try {
@@ -92,7 +134,12 @@ public final class DumpWatcher {
       boolean stable = size > 0 && size == s.size && mtime == s.mtime;
       s.size = size;
       s.mtime = mtime;
-      if (!stable && !last) {
+      boolean complete = switch (open == null ? Writing.UNKNOWN : writing(f, open, withFlags.contains(f))) {
+        case OPEN -> false; // whatever its size did: its writer may append more
+        case CLOSED -> size > 0;
+        case UNKNOWN -> stable;
+      };
+      if (!complete && !last) {
         continue;
       }
       try {
@@ -113,6 +160,40 @@ public final class DumpWatcher {
         }
       }
     }
+  }
+
+  /** The files under the root that the command holds open; null when that is unknown this poll. */
+  private Set<Path> openFiles() {
+    if (processes == null) {
+      return null;
+    }
+    if (realRoot == null) {
+      try {
+        realRoot = root.toRealPath();
+      } catch (IOException e) {
+        return null;
+      }
+    }
+    return OpenFiles.heldUnder(realRoot, processes.now()).orElse(null);
+  }
+
+  private enum Writing { OPEN, CLOSED, UNKNOWN }
+
+  /** Whether the command still writes a listed file, given what it held open after the listing. */
+  private Writing writing(Path file, Set<Path> open, boolean flagsListed) {
+    if (open.contains(realRoot.resolve(root.relativize(file)))) {
+      return Writing.OPEN;
+    }
+    if (frontend != Frontend.NEURON) {
+      return Writing.CLOSED;
+    }
+    // A Neuron module is its proto and its flags: both must be there and closed. Without the
+    // flags file (not written yet, or never by this Neuron version) the stable rule decides.
+    if (!flagsListed) {
+      return Writing.UNKNOWN;
+    }
+    Path flags = file.resolveSibling(FLAGS);
+    return open.contains(realRoot.resolve(root.relativize(flags))) ? Writing.OPEN : Writing.CLOSED;
   }
 
   /** The compiler inputs under the root, in path order. */
@@ -170,7 +251,7 @@ public final class DumpWatcher {
     Path compilerDir = moduleDir.getParent();
     List<String> flags = List.of();
     String flagsJson = null;
-    Path flagsFile = moduleDir.resolve("compile_flags.json");
+    Path flagsFile = moduleDir.resolve(FLAGS);
     if (Files.isRegularFile(flagsFile)) {
       try {
         flagsJson = Files.readString(flagsFile);

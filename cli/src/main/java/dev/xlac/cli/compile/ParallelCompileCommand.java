@@ -15,7 +15,6 @@ import dev.xlac.trace.Frontend;
 import dev.xlac.trace.StagingDirectories;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -114,7 +113,7 @@ public final class ParallelCompileCommand implements Callable<Integer> {
       try {
         o = new OneShotRun(store, early, settings, options.retryFailed(), progress, err).run(
             new CommandTracer.Request(command, frontend, dirs.dumps(), dirs.support(), filter, System.getenv(),
-                Duration.ofMillis(500)));
+                CommandTracer.DEFAULT_POLL_INTERVAL));
       } catch (CommandNotRunnableException e) {
         err.println("xlac: " + e.getMessage());
         err.flush();

@@ -9,7 +9,6 @@ import dev.xlac.trace.CommandTracer;
 import dev.xlac.trace.Frontend;
 import dev.xlac.trace.StagingDirectories;
 import java.io.PrintWriter;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
@@ -53,7 +52,7 @@ public final class DumpCommand implements Callable<Integer> {
       ingest = new DumpIngest(store, err);
       try {
         o = CommandTracer.run(new CommandTracer.Request(command, frontend, dirs.dumps(), dirs.support(), filter,
-            System.getenv(), Duration.ofMillis(500)), ingest);
+            System.getenv(), CommandTracer.DEFAULT_POLL_INTERVAL), ingest);
       } catch (CommandNotRunnableException e) {
         err.println("xlac: " + e.getMessage());
         err.flush();
