@@ -30,27 +30,36 @@ XLAC="$ROOT/xlac"
 DECODER=("$PY" "$ROOT/samples/jax/decoder.py" "${ARGS[@]}")
 
 # Wall seconds of one command (its output to $WORK/last.log).
+# Also leaves the CPU seconds (user + system) of the command and every descendant it waited for
+# (the worker JVMs, the traced script) in $WORK/last.cpu, when /usr/bin/time is there.
 wall() {
-  local s e
-  s=$(date +%s%N); "$@" >"$WORK/last.log" 2>&1 || { cat "$WORK/last.log" >&2; return 1; }; e=$(date +%s%N)
+  local s e timer=()
+  [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -f '%U %S' -o "$WORK/last.cpu")
+  rm -f "$WORK/last.cpu"
+  s=$(date +%s%N); "${timer[@]}" "$@" >"$WORK/last.log" 2>&1 || { cat "$WORK/last.log" >&2; return 1; }; e=$(date +%s%N)
   awk -v n="$((e - s))" 'BEGIN{printf "%.2f", n/1e9}'
 }
+cpu() { if [[ -f "$WORK/last.cpu" ]]; then awk '{printf "%.2f", $1 + $2}' "$WORK/last.cpu"; else echo nan; fi; }
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); decoder ${ARGS[*]}; $ROUNDS rounds"
-traces=(); compiles=(); seqs=(); ones=(); ratios=()
+traces=(); compiles=(); seqs=(); ones=(); ratios=(); floors=()
 for i in $(seq 1 "$ROUNDS"); do
-  t=$(wall "$XLAC" dump --cache "$WORK/seq$i" -- "${DECODER[@]}")
+  t=$(wall "$XLAC" dump --cache "$WORK/seq$i" -- "${DECODER[@]}"); tc=$(cpu)
   graphs=$(grep -oE '[0-9]+ unique graphs?' "$WORK/last.log")
-  c=$(wall "$XLAC" parallel-compile --cache "$WORK/seq$i" --plugin "$PLUGIN")
+  c=$(wall "$XLAC" parallel-compile --cache "$WORK/seq$i" --plugin "$PLUGIN"); cc=$(cpu)
   compiled=$(grep -E '^[0-9]+ graphs?:' "$WORK/last.log")
-  o=$(wall "$XLAC" parallel-compile --cache "$WORK/one$i" --plugin "$PLUGIN" -- "${DECODER[@]}")
+  o=$(wall "$XLAC" parallel-compile --cache "$WORK/one$i" --plugin "$PLUGIN" -- "${DECODER[@]}"); oc=$(cpu)
   oneshot=$(grep -E '^[0-9]+ graphs?:' "$WORK/last.log")
   s=$(awk -v a="$t" -v b="$c" 'BEGIN{printf "%.2f", a+b}')
   r=$(awk -v a="$o" -v b="$s" 'BEGIN{printf "%.2f", a/b}')
   printf 'round %d: dump %s s (%s) + compile %s s (%s) = %s s; one-shot %s s (%s): %sx\n' \
     "$i" "$t" "$graphs" "$c" "$compiled" "$s" "$o" "$oneshot" "$r"
-  traces+=("$t"); compiles+=("$c"); seqs+=("$s"); ones+=("$o"); ratios+=("$r")
+  # The one-shot's whole CPU spread over every core is a floor no overlap can go under.
+  floor=$(awk -v c="$oc" -v n="$(nproc)" -v s="$s" 'BEGIN{if (c == "nan") print "nan"; else printf "%.2f", c / n / s}')
+  printf '         CPU (user + sys): dump %s s, compile %s s, one-shot %s s; floor on %d cores: %s s = %sx\n' \
+    "$tc" "$cc" "$oc" "$(nproc)" "$(awk -v c="$oc" -v n="$(nproc)" 'BEGIN{printf "%.2f", c / n}')" "$floor"
+  traces+=("$t"); compiles+=("$c"); seqs+=("$s"); ones+=("$o"); ratios+=("$r"); floors+=("$floor")
 done
 mt=$(median "${traces[@]}"); mc=$(median "${compiles[@]}"); ms=$(median "${seqs[@]}"); mo=$(median "${ones[@]}")
 printf '%-44s %s s\n' "trace (xlac dump), median" "$mt"
@@ -59,3 +68,4 @@ printf '%-44s %s s  (compile/trace %s)\n' "compile (xlac parallel-compile), medi
 printf '%-44s %s s\n' "(a) sequential dump + compile, median" "$ms"
 printf '%-44s %s s  (%sx of sequential, median of the per-round ratios %sx; goal <= 0.7x)\n' \
   "(b) one-shot, median" "$mo" "$(awk -v a="$mo" -v b="$ms" 'BEGIN{printf "%.2f", a/b}')" "$(median "${ratios[@]}")"
+printf '%-44s %sx  (the one-shot'"'"'s CPU time / cores / (a): no schedule beats it here)\n' "floor, median" "$(median "${floors[@]}")"
