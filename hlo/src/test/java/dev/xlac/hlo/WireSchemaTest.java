@@ -4,10 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,7 +67,7 @@ class WireSchemaTest {
   @Test
   void parse_ofTheRenderedText_givesTheSameTables() throws IOException {
     WireSchema.Tables built = WireSchemaSource.build();
-    WireSchema.Tables parsed = WireSchema.parse(new BufferedReader(new StringReader(WireSchemaSource.render(built))));
+    WireSchema.Tables parsed = WireSchema.parse(WireSchemaSource.render(built).getBytes(StandardCharsets.UTF_8));
     assertThat(parsed.types().keySet()).containsExactlyElementsOf(built.types().keySet());
     Map<WireSchema, WireSchema> builtToParsed = new IdentityHashMap<>();
     for (WireSchema s : built.types().values()) {
@@ -84,7 +82,7 @@ class WireSchemaTest {
     String text = WireSchemaSource.render(built);
     String changed = text.replace("  2 string skip - - entry_computation_name", "  2 string - - - entry_computation_name");
     assertThat(changed).isNotEqualTo(text);
-    WireSchema.Tables parsed = WireSchema.parse(new BufferedReader(new StringReader(changed)));
+    WireSchema.Tables parsed = WireSchema.parse(changed.getBytes(StandardCharsets.UTF_8));
     assertThatThrownBy(() -> assertSameSchema(built.type("xla.HloSnapshot"), parsed.type("xla.HloSnapshot"),
         new IdentityHashMap<>())).isInstanceOf(AssertionError.class).hasMessageContaining("xla.HloModuleProto");
   }
@@ -99,10 +97,17 @@ class WireSchemaTest {
         .hasMessageContaining("line 3").hasMessageContaining("must ascend");
     assertThatThrownBy(() -> parse("message a.B other 1\n  1 int33 - - - x\n")).hasMessageContaining("int33");
     assertThatThrownBy(() -> parse("message a.B other 1\n  1 int32 packed - - x\n")).hasMessageContaining("packed");
+    assertThatThrownBy(() -> parse("message a.B other 1\n  1 int32 -  - - x\n")).hasMessageContaining("empty word");
+    assertThatThrownBy(() -> parse("message a.B other 1\n  x1 int32 - - - x\n")).hasMessageContaining("not a number: x1");
+    assertThatThrownBy(() -> parse("message a.B other 1\n  1 int32 - - - x\nmessage a.B other 0\n"))
+        .hasMessageContaining("duplicate message type a.B");
+    assertThatThrownBy(() -> parse("  1 int32 - - - x\n")).hasMessageContaining("line 1: unexpected field line");
+    assertThat(parse("# c\narray-type 3 S16\nmessage a.B other 1\n  1 message repeated,skip 0 a.B x\n")
+        .type("a.B").children[0].name).isEqualTo("a.B");
   }
 
-  private static WireSchema.Tables parse(String text) throws IOException {
-    return WireSchema.parse(new BufferedReader(new StringReader(text)));
+  private static WireSchema.Tables parse(String text) {
+    return WireSchema.parse(text.getBytes(StandardCharsets.UTF_8));
   }
 
   /** Every table of {@code a} and {@code b} agrees, and their children correspond one to one, recursively. */
