@@ -44,16 +44,16 @@ final class CanonicalWireEncoder {
   private static final int ANY_ZERO = 2;
   private static final int WRITE = 3;
 
-  private static final WireSchema MODULE = WireSchema.HLO_MODULE;
-  private static final WireSchema COMPUTATION = WireSchema.HLO_COMPUTATION;
-  private static final WireSchema INSTRUCTION = WireSchema.HLO_INSTRUCTION;
+  private static final WireSchema MODULE = WireSchema.Shipped.HLO_MODULE;
+  private static final WireSchema COMPUTATION = WireSchema.Shipped.HLO_COMPUTATION;
+  private static final WireSchema INSTRUCTION = WireSchema.Shipped.HLO_INSTRUCTION;
   private static final int[] MODULE_FORCED = {MODULE.indexOfNumber(3), MODULE.indexOfNumber(6)};
   private static final int[] COMPUTATION_FORCED = {COMPUTATION.indexOfNumber(2), COMPUTATION.indexOfNumber(6)};
   private static final int[] INSTRUCTION_FORCED =
       {INSTRUCTION.indexOfNumber(36), INSTRUCTION.indexOfNumber(37), INSTRUCTION.indexOfNumber(38)};
   private static final int SHAPE_ELEMENT_TYPE = 2;
   private static final int SHAPE_LAYOUT = 5;
-  private static final int[] SHAPE_FORCED = {WireSchema.SHAPE_SCHEMA.indexOfNumber(SHAPE_LAYOUT)};
+  private static final int[] SHAPE_FORCED = {WireSchema.Shipped.SHAPE_SCHEMA.indexOfNumber(SHAPE_LAYOUT)};
   private static final int SHAPE_DIMENSIONS = 3;
   private static final int SHAPE_IS_DYNAMIC_DIMENSION = 6;
   private static final int LAYOUT_MINOR_TO_MAJOR = 1;

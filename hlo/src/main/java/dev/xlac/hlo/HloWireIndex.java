@@ -115,8 +115,8 @@ final class HloWireIndex {
     int end = offset + length;
     switch (kind) {
       case HLO_MODULE -> x.module(offset, end, 0);
-      case HLO_PROTO -> x.container(WireSchema.HLO_PROTO, offset, end, 0);
-      case HLO_SNAPSHOT -> x.container(WireSchema.HLO_SNAPSHOT, offset, end, 0);
+      case HLO_PROTO -> x.container(WireSchema.Shipped.HLO_PROTO, offset, end, 0);
+      case HLO_SNAPSHOT -> x.container(WireSchema.Shipped.HLO_SNAPSHOT, offset, end, 0);
     }
     if (x.moduleSegmentCount == 0) {
       throw new NoModuleException();
@@ -203,8 +203,8 @@ final class HloWireIndex {
       if (tag == (1 << 3 | WT_LEN)) {
         int len = c.varint32(end);
         int from = enterMessage(len, end, depth);
-        if (s == WireSchema.HLO_SNAPSHOT) {
-          container(WireSchema.HLO_PROTO, from, from + len, depth + 1);
+        if (s == WireSchema.Shipped.HLO_SNAPSHOT) {
+          container(WireSchema.Shipped.HLO_PROTO, from, from + len, depth + 1);
         } else {
           module(from, from + len, depth + 1);
         }
@@ -241,7 +241,7 @@ final class HloWireIndex {
           computation(from, from + len, depth + 1);
           c.pos = from + len;
         }
-        default -> field(WireSchema.HLO_MODULE, tag, end, depth);
+        default -> field(WireSchema.Shipped.HLO_MODULE, tag, end, depth);
       }
     }
   }
@@ -271,7 +271,7 @@ final class HloWireIndex {
           instruction(from, from + len, depth + 1);
           c.pos = from + len;
         }
-        default -> field(WireSchema.HLO_COMPUTATION, tag, end, depth);
+        default -> field(WireSchema.Shipped.HLO_COMPUTATION, tag, end, depth);
       }
     }
   }
@@ -316,7 +316,7 @@ final class HloWireIndex {
             }
           }
         }
-        default -> field(WireSchema.HLO_INSTRUCTION, tag, end, depth);
+        default -> field(WireSchema.Shipped.HLO_INSTRUCTION, tag, end, depth);
       }
     }
     instrId[g] = id;

@@ -2,8 +2,11 @@ package dev.xlac.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.xlac.hlo.TestModules;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,6 +29,26 @@ class LauncherE2ETest {
     assertThat(r.exitCode()).isEqualTo(2);
     assertThat(r.out()).isEmpty();
     assertThat(r.err().strip().lines()).singleElement().satisfies(l -> assertThat(l).startsWith("xlac: cannot read " + junk));
+  }
+
+  /**
+   * {@code hash} fingerprints from the wire bytes with tables read from a text resource, so it
+   * loads none of protobuf's descriptors or our generated message classes (about 120 ms of a cold
+   * start). The one protobuf class left is the readers' exception type.
+   */
+  @Test
+  void hash_loadsNoProtobufDescriptorsOrMessageClasses() throws Exception {
+    Path log = dir.resolve("classes.txt");
+    Path dump = TestModules.golden("mlp_run1").resolve("module_0000.jit_stage.before_optimizations.hlo.pb");
+    Launcher.Result r = Launcher.run(List.of(Launcher.root().resolve("xlac").toString(), "hash", dump.toString()),
+        Map.of("XLAC_JAVA_OPTS", "-Xlog:class+load=info:file=" + log), 300);
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(r.out()).startsWith("hlo1:").contains("jit_stage");
+    List<String> loaded = Files.readAllLines(log).stream()
+        .map(l -> l.replaceFirst("^(\\[[^]]*\\])+ ", "").replaceFirst(" .*", "")).toList();
+    assertThat(loaded).contains("dev.xlac.cli.HashCommand", "dev.xlac.hlo.WireSchema");
+    assertThat(loaded).filteredOn(c -> c.startsWith("dev.xlac.hlo.proto.") || c.startsWith("com.google.protobuf."))
+        .containsExactly("com.google.protobuf.InvalidProtocolBufferException");
   }
 
   @Test
