@@ -27,12 +27,24 @@ public final class Main {
 
   public int run(String... args) {
     XlacCommand root = new XlacCommand();
-    CommandLine cmd = new CommandLine(root);
+    return execute(CommandTree.forArgs(root, args), root, args);
+  }
+
+  /** As {@link #run}, with the whole command tree built whatever the arguments: what {@code run} must match. */
+  int runWithWholeTree(String... args) {
+    XlacCommand root = new XlacCommand();
+    return execute(CommandTree.whole(root), root, args);
+  }
+
+  private int execute(CommandLine cmd, XlacCommand root, String... args) {
     cmd.setOut(out);
     cmd.setErr(err);
     cmd.setCaseInsensitiveEnumValuesAllowed(true);
     // `xlac dump python train.py --steps 2`: everything from the command on is the command's.
-    cmd.getSubcommands().get("dump").setStopAtPositional(true);
+    CommandLine dump = cmd.getSubcommands().get("dump");
+    if (dump != null) {
+      dump.setStopAtPositional(true);
+    }
     cmd.setExitCodeExceptionMapper(Main::exitCodeOf);
     cmd.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
       report(e, root.verbose());

@@ -8,14 +8,12 @@ import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 
+/** The root command. Its subcommands are listed in {@link CommandTree}, which adds all of them or the one a run names. */
 @Command(
     name = "xlac",
     mixinStandardHelpOptions = true,
     versionProvider = XlacCommand.Version.class,
     description = "Ahead-of-time graph compilation for XLA users: trace, fingerprint, cache and compile HLO graphs.",
-    subcommands = {HashCommand.class, InspectCommand.class, dev.xlac.cli.dump.DumpCommand.class,
-        dev.xlac.cli.cache.CacheCommand.class, dev.xlac.cli.compile.ParallelCompileCommand.class,
-        picocli.CommandLine.HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:success",

@@ -1,0 +1,65 @@
+package dev.xlac.cli;
+
+import dev.xlac.cli.cache.CacheCommand;
+import dev.xlac.cli.compile.ParallelCompileCommand;
+import dev.xlac.cli.dump.DumpCommand;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.SequencedMap;
+import picocli.CommandLine;
+import picocli.CommandLine.HelpCommand;
+
+/**
+ * The xlac command tree, listed once. picocli reflects over every command class and option of the tree it
+ * builds, which costs a cold JVM about 200 ms for the whole tree; a run whose arguments start with a
+ * subcommand's name builds that branch only ({@code cache stat}: the root, cache and stat). Anything else (no
+ * arguments, an option first, {@code help}, a misspelt name) builds all of that level, so help, suggestions and
+ * usage errors are exactly those of the whole tree.
+ */
+final class CommandTree {
+  /** The top-level subcommands in the order help lists them; each key is the name in the class's {@code @Command}. */
+  static final SequencedMap<String, Class<?>> SUBCOMMANDS;
+
+  static {
+    SequencedMap<String, Class<?>> m = new LinkedHashMap<>();
+    m.put("hash", HashCommand.class);
+    m.put("inspect", InspectCommand.class);
+    m.put("dump", DumpCommand.class);
+    m.put("cache", CacheCommand.class);
+    m.put("parallel-compile", ParallelCompileCommand.class);
+    m.put("help", HelpCommand.class);
+    SUBCOMMANDS = Collections.unmodifiableSequencedMap(m);
+  }
+
+  private CommandTree() {}
+
+  /** The whole tree under {@code root}. */
+  static CommandLine whole(XlacCommand root) {
+    return forArgs(root);
+  }
+
+  /** The branch that {@code args} start with under {@code root}, with all of the level where they name none. */
+  static CommandLine forArgs(XlacCommand root, String... args) {
+    CommandLine cmd = new CommandLine(root);
+    addSubcommands(cmd, SUBCOMMANDS, List.of(args));
+    return cmd;
+  }
+
+  private static void addSubcommands(CommandLine parent, SequencedMap<String, Class<?>> subcommands,
+      List<String> args) {
+    Class<?> named = args.isEmpty() ? null : subcommands.get(args.getFirst());
+    if (named != null && named != HelpCommand.class) {  // help describes the whole tree
+      add(parent, args.getFirst(), named, args.subList(1, args.size()));
+    } else {
+      subcommands.forEach((name, command) -> add(parent, name, command, List.of()));
+    }
+  }
+
+  private static void add(CommandLine parent, String name, Class<?> command, List<String> rest) {
+    parent.addSubcommand(command);
+    if (command == CacheCommand.class) {
+      addSubcommands(parent.getSubcommands().get(name), CacheCommand.SUBCOMMANDS, rest);
+    }
+  }
+}
