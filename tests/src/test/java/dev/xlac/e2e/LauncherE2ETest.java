@@ -51,6 +51,39 @@ class LauncherE2ETest {
         .containsExactly("com.google.protobuf.InvalidProtocolBufferException");
   }
 
+  /**
+   * zstd-jni's FFM binding (its Java 22+ classes) spins up about 300 ms of downcall handles in a
+   * fresh JVM before the first graph is stored; the launcher selects its JNI binding instead.
+   */
+  @Test
+  void cacheAdd_usesZstdsJniBinding_notItsFfmOne() throws Exception {
+    Path log = dir.resolve("classes.txt");
+    Path dump = TestModules.golden("mlp_run1").resolve("module_0000.jit_stage.before_optimizations.hlo.pb");
+    Launcher.Result r = Launcher.run(List.of(Launcher.root().resolve("xlac").toString(), "cache", "add", "--cache",
+        dir.resolve("cache").toString(), dump.toString()), Map.of("XLAC_JAVA_OPTS", "-Xlog:class+load=info:file=" + log),
+        300);
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    List<String> zstd = Files.readAllLines(log).stream().filter(l -> l.contains(" com.github.luben.zstd.")).toList();
+    assertThat(zstd).as("zstd is used to store the graph").isNotEmpty();
+    assertThat(zstd).noneMatch(l -> l.contains("ZstdBinding") || l.contains("META-INF/versions/"));
+  }
+
+  /** The launcher turns multi-release jars off for all jars; only zstd-jni may have versioned classes. */
+  @Test
+  void noJarButZstdJni_hasVersionedClasses() throws Exception {
+    List<String> versioned = new java.util.ArrayList<>();
+    try (var jars = Files.list(Launcher.root().resolve("cli/target/lib"))) {
+      for (Path jar : jars.filter(p -> p.toString().endsWith(".jar")).toList()) {
+        try (java.util.zip.ZipFile z = new java.util.zip.ZipFile(jar.toFile())) {
+          z.stream().map(java.util.zip.ZipEntry::getName)
+              .filter(n -> n.startsWith("META-INF/versions/") && n.endsWith(".class") && !n.endsWith("module-info.class"))
+              .findFirst().ifPresent(n -> versioned.add(jar.getFileName().toString()));
+        }
+      }
+    }
+    assertThat(versioned).singleElement().asString().startsWith("zstd-jni-");
+  }
+
   @Test
   void unknownCommand_exits2() throws Exception {
     Launcher.Result r = Launcher.xlac("frobnicate");
