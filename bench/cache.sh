@@ -4,21 +4,14 @@
 # Work files go to $XLAC_BENCH_DIR (default: a new directory under /tmp), removed at the end
 # unless XLAC_BENCH_KEEP=1. Needs about 3 GiB of disk for the defaults.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# shellcheck source=scripts/env.sh
-source "$ROOT/scripts/env.sh"
-xlac_ensure_java
-xlac_ensure_maven
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ENTRIES="${1:-100000}"
 MIB="${2:-1024}"
-WORK="${XLAC_BENCH_DIR:-$(mktemp -d /tmp/xlac-bench.XXXXXX)}"
-mkdir -p "$WORK"
-cleanup() { [[ "${XLAC_BENCH_KEEP:-0}" == 1 ]] || rm -rf "$WORK"; }
-trap cleanup EXIT
+bench_workdir cache
 
 echo "== build" >&2
-xlac_mvn -q -DskipTests -pl bench -am package dependency:build-classpath -Dmdep.outputFile=target/classpath.txt >&2
-CP="$ROOT/bench/target/classes:$(cat "$ROOT/bench/target/classpath.txt")"
+bench_classpath
 "$ROOT/xlac" --version >/dev/null  # builds the launcher's jar if needed
 JAVA=("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$CP")
 
@@ -41,11 +34,11 @@ for ((i = 0; i < ROUNDS; i++)); do
     walls[$what]+="$(( (e - s) / 1000000 )) "
   done
 done
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{v[NR]=$1} END{printf "%.3f", v[int((NR+1)/2)]/1000}'; }
+median_ms() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{v[NR]=$1} END{printf "%.3f", v[int((NR+1)/2)]/1000}'; }
 echo "== CLI against the same cache (median of $ROUNDS alternating cold-JVM rounds; load average $(cut -d' ' -f1-3 /proc/loadavg))"
-startup=$(median "${walls[version]}")
-ls_json=$(median "${walls[ls]}")
-stat=$(median "${walls[stat]}")
+startup=$(median_ms "${walls[version]}")
+ls_json=$(median_ms "${walls[ls]}")
+stat=$(median_ms "${walls[stat]}")
 rows=$("$ROOT/xlac" cache ls --json --cache "$WORK/cache" | grep -c '"fingerprint"')
 printf '%-40s %s s  (runs, ms: %s)\n' "xlac --version (JVM start-up)" "$startup" "${walls[version]}"
 printf '%-40s %s s  (%s beyond start-up, %s rows; runs, ms: %s)\n' "xlac cache ls --json" "$ls_json" \

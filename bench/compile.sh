@@ -7,39 +7,19 @@
 # $XLAC_BENCH_DIR (default: a new directory under /tmp), removed at the end unless XLAC_BENCH_KEEP=1.
 # Every figure is one run (the machine is shared); each pair is measured back to back.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# shellcheck source=scripts/env.sh
-source "$ROOT/scripts/env.sh"
-xlac_ensure_java
-xlac_ensure_maven
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 N_CACHED="${1:-1000}"
 N_VARIANTS="${2:-8}"
 read -r -a DECODER_ARGS <<<"${DECODER_ARGS:---steps 1 --n-layers 12}"
 PLUGIN="${XLAC_PJRT_PLUGIN:-$("$("$ROOT/scripts/pyenv")" -c 'import lammps_jax_pjrt_cpu as p; print(p.PLUGIN_PATH)')}"
-WORK="${XLAC_BENCH_DIR:-$(mktemp -d /tmp/xlac-bench-compile.XXXXXX)}"
-mkdir -p "$WORK"
-cleanup() { [[ "${XLAC_BENCH_KEEP:-0}" == 1 ]] || rm -rf "$WORK"; }
-trap cleanup EXIT
+bench_workdir compile
 
 echo "== build" >&2
-xlac_mvn -q -DskipTests -pl bench -am package dependency:build-classpath -Dmdep.outputFile=target/classpath.txt >&2
-CP="$ROOT/bench/target/classes:$(cat "$ROOT/bench/target/classpath.txt")"
+bench_classpath
 "$ROOT/xlac" --version >/dev/null
 JAVA=("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseSerialGC -cp "$CP")
 GOLDEN="$ROOT/hlo/src/test/resources/golden/mlp_run1"
-
-# Wall seconds of one command (its output to $WORK/last.log).
-# Also leaves the CPU seconds (user + system) of the command and every descendant it waited for
-# (the worker JVMs, the traced script) in $WORK/last.cpu, when /usr/bin/time is there.
-wall() {
-  local s e timer=()
-  [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -f '%U %S' -o "$WORK/last.cpu")
-  rm -f "$WORK/last.cpu"
-  s=$(date +%s%N); "${timer[@]}" "$@" >"$WORK/last.log" 2>&1 || { cat "$WORK/last.log" >&2; return 1; }; e=$(date +%s%N)
-  awk -v n="$((e - s))" 'BEGIN{printf "%.2f", n/1e9}'
-}
-cpu() { if [[ -f "$WORK/last.cpu" ]]; then awk '{printf "%.2f", $1 + $2}' "$WORK/last.cpu"; else echo nan; fi; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2fx", a/b}'; }
 
 echo "== machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, load $(cut -d' ' -f1-3 /proc/loadavg), plugin $PLUGIN"
 

@@ -4,10 +4,9 @@
 # -Xmx that works) against file size.
 #   bench/hash.sh [WORKDIR]     (default: a temp dir; writes ~130 MB of generated modules)
 set -euo pipefail
-XLAC_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-source "$XLAC_ROOT/scripts/env.sh"
-xlac_ensure_java
-xlac_ensure_maven
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+XLAC_ROOT="$ROOT"
 xlac_mvn -q -pl bench,cli -am package -DskipTests >&2
 work="${1:-$(mktemp -d)}"
 mkdir -p "$work"

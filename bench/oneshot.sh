@@ -11,7 +11,8 @@
 # Needs the pinned Python environment (JAX, and the real XLA CPU PJRT plugin). Work files go to
 # $XLAC_BENCH_DIR (default: a new directory under /tmp), removed at the end unless XLAC_BENCH_KEEP=1.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ROUNDS="${1:-3}"
 shift || true
 [[ "${1:-}" == "--" ]] && shift
@@ -20,27 +21,11 @@ ARGS=("$@")
 [[ ${#ARGS[@]} -gt 0 ]] || ARGS=("${DEFAULT_ARGS[@]}")
 PY="$("$ROOT/scripts/pyenv")"
 PLUGIN="${XLAC_PJRT_PLUGIN:-$("$PY" -c 'import lammps_jax_pjrt_cpu as p; print(p.PLUGIN_PATH)')}"
-WORK="${XLAC_BENCH_DIR:-$(mktemp -d /tmp/xlac-bench-oneshot.XXXXXX)}"
-mkdir -p "$WORK"
-cleanup() { [[ "${XLAC_BENCH_KEEP:-0}" == 1 ]] || rm -rf "$WORK"; }
-trap cleanup EXIT
+bench_workdir oneshot
 export JAX_PLATFORMS=cpu
 XLAC="$ROOT/xlac"
 "$XLAC" --version >/dev/null  # builds the CLI if needed, outside the measurements
 DECODER=("$PY" "$ROOT/samples/jax/decoder.py" "${ARGS[@]}")
-
-# Wall seconds of one command (its output to $WORK/last.log).
-# Also leaves the CPU seconds (user + system) of the command and every descendant it waited for
-# (the worker JVMs, the traced script) in $WORK/last.cpu, when /usr/bin/time is there.
-wall() {
-  local s e timer=()
-  [[ -x /usr/bin/time ]] && timer=(/usr/bin/time -f '%U %S' -o "$WORK/last.cpu")
-  rm -f "$WORK/last.cpu"
-  s=$(date +%s%N); "${timer[@]}" "$@" >"$WORK/last.log" 2>&1 || { cat "$WORK/last.log" >&2; return 1; }; e=$(date +%s%N)
-  awk -v n="$((e - s))" 'BEGIN{printf "%.2f", n/1e9}'
-}
-cpu() { if [[ -f "$WORK/last.cpu" ]]; then awk '{printf "%.2f", $1 + $2}' "$WORK/last.cpu"; else echo nan; fi; }
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END{print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); decoder ${ARGS[*]}; $ROUNDS rounds"
 traces=(); compiles=(); seqs=(); ones=(); ratios=(); floors=()

@@ -4,10 +4,9 @@
 # A staging tree of DIRS x FILES files (a fifth of them copies of the golden JAX train step), polled
 # ROUNDS times with and without the open-file check over a live command tree of four processes.
 set -euo pipefail
-XLAC_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-source "$XLAC_ROOT/scripts/env.sh"
-xlac_ensure_java
-xlac_ensure_maven
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+XLAC_ROOT="$ROOT"
 xlac_mvn -q -pl bench,cli -am package -DskipTests >&2
 work="$(mktemp -d /tmp/xlac-bench-poll.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
