@@ -5,7 +5,6 @@ import dev.xlac.cache.Records.ArtifactRecord;
 import dev.xlac.cache.Records.GraphRecord;
 import dev.xlac.cache.RocksDbStore.Cf;
 import dev.xlac.cache.RocksDbStore.Cursor;
-import dev.xlac.cache.RocksDbStore.DamagedValueException;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
@@ -180,20 +179,15 @@ public final class BundleExporter {
 
   private record Read(Item item, byte[] data) {}
 
+  /** The verified value; {@code sha} is the manifest's hex SHA-256, compared as bytes. */
   private byte[] read(Cf cf, byte[] key, long size, String sha, String what) {
-    byte[] v;
-    try {
-      v = store.db.get(cf, key);
-    } catch (DamagedValueException e) {
-      throw damaged(what + " is corrupt (" + e.getMessage() + ")");
-    }
-    if (v == null) {
-      throw damaged(what + " is missing");
-    }
-    if (v.length != size || !Keys.hex(Checksums.sha256(v)).equals(sha)) {
-      throw damaged(what + " fails its checksum");
-    }
-    return v;
+    byte[] expected = sha == null ? null : HexFormat.of().parseHex(sha);
+    return switch (CheckedValue.read(store.db, cf, key, size, expected)) {
+      case CheckedValue.Ok(byte[] v) -> v;
+      case CheckedValue.Missing() -> throw damaged(what + " is missing");
+      case CheckedValue.Mismatch() -> throw damaged(what + " fails its checksum");
+      case CheckedValue.Corrupt(String detail) -> throw damaged(what + " is corrupt (" + detail + ")");
+    };
   }
 
   private XlacException damaged(String what) {

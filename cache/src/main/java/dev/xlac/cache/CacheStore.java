@@ -7,7 +7,6 @@ import dev.xlac.cache.Records.ArtifactRecord;
 import dev.xlac.cache.Records.GraphRecord;
 import dev.xlac.cache.RocksDbStore.Cf;
 import dev.xlac.cache.RocksDbStore.Cursor;
-import dev.xlac.cache.RocksDbStore.DamagedValueException;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
@@ -296,16 +295,14 @@ public final class CacheStore implements AutoCloseable {
     }
     String damage;
     try {
-      byte[] stored = db.get(Cf.GRAPHS, fp);
-      if (stored == null) {
-        damage = "its module is missing";
-      } else if (!Checksums.matches(stored, r.storedSha256())) {
-        damage = "its module fails its checksum";
-      } else {
-        return Optional.of(Zstd.decompress(stored, Math.toIntExact(r.rawBytes())));
+      switch (CheckedValue.read(db, Cf.GRAPHS, fp, CheckedValue.ANY_SIZE, r.storedSha256())) {
+        case CheckedValue.Ok(byte[] stored) -> {
+          return Optional.of(Zstd.decompress(stored, Math.toIntExact(r.rawBytes())));
+        }
+        case CheckedValue.Missing() -> damage = "its module is missing";
+        case CheckedValue.Mismatch() -> damage = "its module fails its checksum";
+        case CheckedValue.Corrupt(String detail) -> damage = "RocksDB reports it corrupt (" + detail + ")";
       }
-    } catch (DamagedValueException e) {
-      damage = "RocksDB reports it corrupt (" + e.getMessage() + ")";
     } catch (RuntimeException e) {
       damage = "its module does not decompress (" + e.getMessage() + ")";
     }
@@ -574,18 +571,14 @@ public final class CacheStore implements AutoCloseable {
       return null;
     }
     String damage;
-    try {
-      byte[] bytes = db.get(Cf.ARTIFACTS, kb);
-      if (bytes == null) {
-        damage = "its bytes are missing";
-      } else if (bytes.length != rec.bytes() || !Checksums.matches(bytes, rec.sha256())) {
-        damage = "its bytes fail their checksum";
-      } else {
+    switch (CheckedValue.read(db, Cf.ARTIFACTS, kb, rec.bytes(), rec.sha256())) {
+      case CheckedValue.Ok(byte[] bytes) -> {
         touch(key, kb, rec);
         return new Artifact(key, bytes, Duration.ofMillis(rec.compileMillis()), Instant.ofEpochMilli(rec.created()));
       }
-    } catch (DamagedValueException e) {
-      damage = "RocksDB reports it corrupt (" + e.getMessage() + ")";
+      case CheckedValue.Missing() -> damage = "its bytes are missing";
+      case CheckedValue.Mismatch() -> damage = "its bytes fail their checksum";
+      case CheckedValue.Corrupt(String detail) -> damage = "RocksDB reports it corrupt (" + detail + ")";
     }
     pendingDamaged.incrementAndGet();
     reportDamage("artifact " + key, damage);
@@ -643,8 +636,8 @@ public final class CacheStore implements AutoCloseable {
       return "";
     }
     try {
-      byte[] stored = db.get(Cf.LOGS, kb);
-      if (stored != null && Checksums.matches(stored, r.logSha256())) {
+      if (CheckedValue.read(db, Cf.LOGS, kb, CheckedValue.ANY_SIZE, r.logSha256())
+          instanceof CheckedValue.Ok(byte[] stored)) {
         return new String(Zstd.decompress(stored, Math.toIntExact(r.logRawBytes())), StandardCharsets.UTF_8);
       }
     } catch (RuntimeException e) {

@@ -4,7 +4,6 @@ import dev.xlac.cache.Records.ArtifactRecord;
 import dev.xlac.cache.Records.GraphRecord;
 import dev.xlac.cache.RocksDbStore.Cf;
 import dev.xlac.cache.RocksDbStore.Cursor;
-import dev.xlac.cache.RocksDbStore.DamagedValueException;
 import dev.xlac.core.CompilerIdentity;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -126,18 +125,12 @@ final class CacheVerifier {
 
   /** Null when the value is present and matches, else why not. */
   private String checkValue(Cf cf, byte[] key, long size, byte[] sha, String what) {
-    try {
-      byte[] v = store.db.get(cf, key);
-      if (v == null) {
-        return "its " + what + " is missing";
-      }
-      if (v.length != size || !Checksums.matches(v, sha)) {
-        return "its " + what + " fails its checksum";
-      }
-      return null;
-    } catch (DamagedValueException e) {
-      return "RocksDB reports its " + what + " corrupt (" + e.getMessage() + ")";
-    }
+    return switch (CheckedValue.read(store.db, cf, key, size, sha)) {
+      case CheckedValue.Ok ok -> null;
+      case CheckedValue.Missing() -> "its " + what + " is missing";
+      case CheckedValue.Mismatch() -> "its " + what + " fails its checksum";
+      case CheckedValue.Corrupt(String detail) -> "RocksDB reports its " + what + " corrupt (" + detail + ")";
+    };
   }
 
   private void repairAll() {

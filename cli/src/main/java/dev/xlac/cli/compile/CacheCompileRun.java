@@ -1,6 +1,7 @@
 package dev.xlac.cli.compile;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.GraphIngest;
 import dev.xlac.cache.ListQuery;
 import dev.xlac.cache.ListRow;
 import dev.xlac.cli.InputReporter;
@@ -14,9 +15,7 @@ import dev.xlac.compiler.schedule.RunReport;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
-import dev.xlac.hlo.DumpDirectoryReader;
 import dev.xlac.hlo.GraphFingerprint;
-import dev.xlac.hlo.HloBatchReader;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,8 +34,6 @@ import java.util.concurrent.FutureTask;
  * the cache the moment it is known ({@link CompileCache}).
  */
 final class CacheCompileRun {
-  private static final int INGEST_CHUNK = 64;
-
   /** @param inputs the exit code of reading the PATH arguments (2 when a file was unreadable) */
   record Outcome(RunReport report, ExitCode inputs) {}
 
@@ -129,27 +126,13 @@ final class CacheCompileRun {
 
   /** Stores the modules in {@code paths} as graphs and collects them; unreadable files are reported. */
   private ExitCode ingest(List<Path> paths, Map<GraphFingerprint, String> into) throws InterruptedException {
-    DumpDirectoryReader.Scan scan = DumpDirectoryReader.scan(paths);
+    GraphIngest.Result r = GraphIngest.ingest(store, paths);
     InputReporter report = new InputReporter(err);
-    report.errors(scan.errors());
-    report.notes(scan.notes());
-    HloBatchReader reader = HloBatchReader.withDefaults();
-    List<Path> files = scan.inputs();
-    for (int i = 0; i < files.size(); i += INGEST_CHUNK) {
-      for (HloBatchReader.Outcome<Map.Entry<GraphFingerprint, String>> o : reader.read(
-          files.subList(i, Math.min(files.size(), i + INGEST_CHUNK)), m -> {
-            store.putGraph(m);
-            return Map.entry(m.fingerprint(), m.moduleName());
-          })) {
-        if (o.ok()) {
-          into.putIfAbsent(o.value().getKey(), o.value().getValue());
-        } else {
-          report.error(o.error());
-        }
-      }
-    }
-    store.sync();
-    if (files.isEmpty() && scan.errors().isEmpty()) {
+    report.errors(r.scanErrors());
+    report.notes(r.notes());
+    report.errors(r.readErrors());
+    r.graphs().forEach(into::putIfAbsent);
+    if (r.graphs().isEmpty() && r.errors().isEmpty()) {
       report.noModulesFound(paths);
     }
     return report.exitCode();

@@ -104,6 +104,30 @@ class ParallelCompileCommandTest {
   }
 
   @Test
+  void unreadablePaths_areReportedBeforeCompiling_searchErrorsThenNotesThenFiles_andExit2() throws IOException {
+    Path good = dumps.resolve("module_0001.jit_step_ok.before_optimizations.hlo.pb");
+    Path more = Files.createDirectories(tmp.resolve("more"));
+    Files.write(more.resolve("module_0005.jit_x.after_optimizations.hlo.pb"), new byte[] {1}); // not an input
+    Path broken = Files.write(more.resolve("module_0006.jit_y.before_optimizations.hlo.pb"), new byte[] {0x0a, 0x05});
+    Path absent = tmp.resolve("absent");
+
+    Run r = xlac("--plugin", testPlugin.toString(), absent.toString(), good.toString(), more.toString());
+
+    assertThat(r.code()).as(r.err()).isEqualTo(2);
+    assertThat(r.out()).startsWith("1 graph: 1 compiled, 0 cached, 0 failed\n");
+    List<String> lines = r.err().lines().toList();
+    assertThat(lines.get(0)).isEqualTo("xlac: cannot read " + absent + ": no such file or directory");
+    assertThat(lines.get(1)).startsWith("xlac: skipped 1 other dump file ");
+    assertThat(lines.get(2)).startsWith("xlac: cannot read " + broken + ": ");
+    assertThat(lines.get(3)).startsWith("xlac: 1 graph: 0 cached, 1 to compile");
+
+    Path empty = Files.createDirectories(tmp.resolve("empty"));
+    Run none = xlac("--plugin", testPlugin.toString(), empty.toString());
+    assertThat(none.code()).isEqualTo(2);
+    assertThat(none.err()).startsWith("xlac: no HLO modules found in " + empty + "\n");
+  }
+
+  @Test
   void usageErrors_exit2() {
     assertThat(xlac("--driver", "gcc").code()).isEqualTo(2);
     assertThat(xlac("--plugin", testPlugin.toString(), "--compiler-flags", "-O2").err())
