@@ -45,9 +45,13 @@ class ReadAheadTest {
       maxAhead.accumulateAndGet(ahead, Math::max);
       return new byte[n];
     }, b -> (long) b.length, 25, "test-reader")) {
+      int i = 0;
       while (r.hasNext()) {
         Thread.sleep(5); // a slow consumer: the reader runs ahead as far as it may
-        consumed.addAndGet(r.next().length);
+        // Counted as taken before next() returns: next() frees room at once, and the reader may read
+        // on before this thread could count the value afterwards.
+        consumed.addAndGet(sizes.get(i));
+        assertThat(r.next()).hasSize(sizes.get(i++));
       }
     }
     assertThat(readBytes.get()).isEqualTo(sizes.stream().mapToLong(Integer::longValue).sum());
