@@ -25,6 +25,7 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
   private final long start = System.nanoTime();
   private ScheduledExecutorService ticker;
   private ScheduledFuture<?> tick;
+  private boolean closed;
   private int total;
   private int done;
   private int failed;
@@ -78,7 +79,7 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
   }
 
   private void startTicker() {
-    if (ticker == null) {
+    if (ticker == null && !closed) {
       ticker = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r ->
           Thread.ofPlatform().daemon().name("xlac-progress").unstarted(r));
       tick = ticker.scheduleAtFixedRate(this::redraw, 1, 1, TimeUnit.SECONDS);
@@ -131,6 +132,9 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
   }
 
   private void draw() {
+    if (closed) {
+      return; // a tick that waited for the lock while close() ran, or a late job from another thread
+    }
     double elapsed = (System.nanoTime() - start) / 1e9;
     int filled = total == 0 ? 0 : BAR * done / total;
     String eta = done == 0 || capturing ? "--:--" : clock(elapsed / done * (total - done));
@@ -148,17 +152,16 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
 
   /** Stops the clock and ends the live line. Safe twice. */
   @Override
-  public void close() {
+  public synchronized void close() {
+    closed = true; // a job submitted by another thread from now on starts no clock
     if (tick != null) {
       tick.cancel(false);
-      ticker.shutdownNow();
+      ticker.shutdownNow(); // does not wait for a redraw, which needs this lock
     }
-    synchronized (this) {
-      if (live && drawn) {
-        err.println();
-        err.flush();
-        drawn = false;
-      }
+    if (live && drawn) {
+      err.println();
+      err.flush();
+      drawn = false;
     }
   }
 }
