@@ -615,8 +615,25 @@ public final class CacheStore implements AutoCloseable {
     if (g.isEmpty()) {
       return Optional.empty();
     }
-    byte[] fp = fingerprint.digest();
     List<GraphLog.Entry> entries = new ArrayList<>();
+    forEachEntry(fingerprint, (kb, info, r) -> entries.add(new GraphLog.Entry(info, readLog(kb, r))));
+    return Optional.of(new GraphLog(g.get(), List.copyOf(entries)));
+  }
+
+  /** The graph's entries (compiled or failed), one per compiler, metadata only: no bytes or logs are read. */
+  public List<ArtifactInfo> entries(GraphFingerprint fingerprint) {
+    List<ArtifactInfo> out = new ArrayList<>();
+    forEachEntry(fingerprint, (kb, info, r) -> out.add(info));
+    return out;
+  }
+
+  private interface EntryVisitor {
+    void visit(byte[] key, ArtifactInfo info, ArtifactRecord record);
+  }
+
+  /** The graph's artifact records in key order; one whose compiler identity record is missing is left out (verify reports it). */
+  private void forEachEntry(GraphFingerprint fingerprint, EntryVisitor visitor) {
+    byte[] fp = fingerprint.digest();
     try (Cursor c = db.cursor(Cf.ARTIFACT_META, fp)) {
       for (; c.valid() && Keys.startsWith(c.key(), fp); c.next()) {
         byte[] kb = c.key();
@@ -625,10 +642,9 @@ public final class CacheStore implements AutoCloseable {
           continue;
         }
         ArtifactRecord r = Records.decodeArtifact(c.value());
-        entries.add(new GraphLog.Entry(ArtifactInfo.of(new ArtifactKey(fingerprint, id), r), readLog(kb, r)));
+        visitor.visit(kb, ArtifactInfo.of(new ArtifactKey(fingerprint, id), r), r);
       }
     }
-    return Optional.of(new GraphLog(g.get(), List.copyOf(entries)));
   }
 
   private String readLog(byte[] kb, ArtifactRecord r) {

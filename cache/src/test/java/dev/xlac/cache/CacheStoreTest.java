@@ -152,6 +152,13 @@ class CacheStoreTest {
         assertThat(e.log()).isEqualTo("the log\nline 2");
       });
       assertThat(s.getArtifact(key(2, CPU))).isEmpty();
+      s.putArtifact(key(2, TRN1), bytes(3, 10), CompileInfo.of(7, "neff log"));
+      // entries(): the same entries as log(), metadata only, in key order
+      assertThat(s.entries(fp(2))).extracting(ArtifactInfo::status)
+          .containsExactlyElementsOf(s.log(fp(2)).orElseThrow().artifacts().stream().map(e -> e.info().status()).toList())
+          .containsExactlyInAnyOrder(EntryStatus.FAILED, EntryStatus.COMPILED);
+      assertThat(s.entries(fp(3))).isEmpty();
+      assertThat(s.entries(fp(99))).isEmpty();
       s.putArtifact(key(2, CPU), bytes(2, 10), CompileInfo.of(1, ""));
       assertThat(s.artifactInfo(key(2, CPU)).orElseThrow().status()).isEqualTo(EntryStatus.COMPILED);
       assertThat(s.verify(false).problems()).isEmpty();

@@ -3,7 +3,6 @@ package dev.xlac.cli.dump;
 import dev.xlac.cache.ArtifactInfo;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.EntryStatus;
-import dev.xlac.cache.GraphLog;
 import dev.xlac.cache.NeuronName;
 import dev.xlac.cache.PutOutcome;
 import dev.xlac.hlo.GraphFingerprint;
@@ -97,8 +96,7 @@ public final class DumpIngest implements CaptureListener {
   public Map<String, Integer> alreadyCompiled() {
     Map<String, Integer> out = new TreeMap<>();
     for (GraphFingerprint fp : unique) {
-      for (GraphLog.Entry e : store.log(fp).map(GraphLog::artifacts).orElse(java.util.List.of())) {
-        ArtifactInfo a = e.info();
+      for (ArtifactInfo a : store.entries(fp)) { // metadata only: no logs are read
         if (a.status() == EntryStatus.COMPILED) {
           out.merge(a.key().compiler().shortName(), 1, Integer::sum);
         }
