@@ -555,11 +555,15 @@ public final class CacheStore implements AutoCloseable {
   }
 
   private void count(Artifact a) {
-    if (a == null) {
-      pendingMisses.incrementAndGet();
-    } else {
+    count(a != null, a == null ? 0 : a.compileTime().toMillis());
+  }
+
+  private void count(boolean hit, long savedMillis) {
+    if (hit) {
       pendingHits.incrementAndGet();
-      pendingSavedMillis.addAndGet(a.compileTime().toMillis());
+      pendingSavedMillis.addAndGet(savedMillis);
+    } else {
+      pendingMisses.incrementAndGet();
     }
   }
 
@@ -601,6 +605,18 @@ public final class CacheStore implements AutoCloseable {
     } catch (XlacException e) {
       notices.accept("cannot record the access to " + key + ": " + e.getMessage());
     }
+  }
+
+  /**
+   * {@link #artifactInfo}, counted for {@code cache stat} as a compile run's lookup: a compiled
+   * entry is a hit (its compile time saved), an absent or failed one a miss. The bytes are not read:
+   * a compile run only needs to know that the artifact is there.
+   */
+  public Optional<ArtifactInfo> lookup(ArtifactKey key) {
+    Optional<ArtifactInfo> info = artifactInfo(key);
+    boolean hit = info.isPresent() && info.get().status() == EntryStatus.COMPILED;
+    count(hit, hit ? info.get().compileTime().toMillis() : 0);
+    return info;
   }
 
   /** The metadata of one entry (compiled or failed), without reading its bytes. */

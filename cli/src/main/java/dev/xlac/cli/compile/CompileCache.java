@@ -34,7 +34,7 @@ final class CompileCache implements ResultSink {
    * retried; empty when it must be compiled.
    */
   Optional<GraphResult> settled(GraphFingerprint fp, String module) {
-    Optional<ArtifactInfo> entry = store.artifactInfo(new ArtifactKey(fp, identity));
+    Optional<ArtifactInfo> entry = store.lookup(new ArtifactKey(fp, identity)); // a hit or miss in 'cache stat'
     if (entry.isPresent() && entry.get().status() == EntryStatus.COMPILED) {
       return Optional.of(GraphResult.cached(fp, module));
     }

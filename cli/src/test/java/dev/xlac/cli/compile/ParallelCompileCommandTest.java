@@ -61,6 +61,21 @@ class ParallelCompileCommandTest {
   }
 
   @Test
+  void cacheStat_countsACompileRunsLookups_cachedGraphsAreHits() throws Exception {
+    Path ok = tmp.resolve("ok");
+    TestModules.writeDump(ok, "module_0001.jit_step_ok.before_optimizations.hlo.pb", TestModules.mulAdd(1f, 1, "_ok", 1));
+    TestModules.writeDump(ok, "module_0004.jit_step_ok.before_optimizations.hlo.pb", TestModules.mulAdd(4f, 1, "_ok", 1));
+    assertThat(xlac("--plugin", testPlugin.toString(), ok.toString()).code()).isZero(); // 2 misses, compiled
+    assertThat(xlac("--plugin", testPlugin.toString(), ok.toString()).out()).startsWith("2 graphs: 0 compiled, 2 cached");
+
+    StringWriter out = new StringWriter();
+    int code = new Main(new PrintWriter(out, true), new PrintWriter(new StringWriter(), true))
+        .run("cache", "stat", "--json", "--cache", cache.toString());
+    assertThat(code).isZero();
+    assertThat(out.toString()).contains("\"hits\": 2", "\"misses\": 2");
+  }
+
+  @Test
   void crashAndReject_failOnlyTheirGraphs_areStored_andSkippedNextTimeUnlessRetryFailed() throws Exception {
     Path report = tmp.resolve("report.json");
     Path junit = tmp.resolve("junit.xml");
