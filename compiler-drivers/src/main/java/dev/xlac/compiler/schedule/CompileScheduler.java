@@ -89,11 +89,6 @@ public final class CompileScheduler implements AutoCloseable {
     }
   }
 
-  /** The identity the artifacts are made with. */
-  public CompilerIdentity identity() {
-    return identity;
-  }
-
   /** How many compiles may run at once now (lowered by out-of-memory failures). */
   public int concurrencyLimit() {
     lock.lock();
