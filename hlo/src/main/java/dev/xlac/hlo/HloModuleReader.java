@@ -4,6 +4,7 @@ import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.ExtensionRegistryLite;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.UnsafeByteOperations;
+import dev.xlac.core.XlacException;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -317,6 +318,6 @@ public final class HloModuleReader {
   }
 
   private static String ioReason(IOException e) {
-    return lower(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage(), "I/O error");
+    return lower(XlacException.reason(e), "I/O error");
   }
 }
