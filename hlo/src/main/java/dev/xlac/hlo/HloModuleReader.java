@@ -1,9 +1,6 @@
 package dev.xlac.hlo;
 
-import com.google.protobuf.CodedInputStream;
-import com.google.protobuf.ExtensionRegistryLite;
 import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.UnsafeByteOperations;
 import dev.xlac.core.XlacException;
 import java.io.EOFException;
 import java.io.IOException;
@@ -160,10 +157,6 @@ public final class HloModuleReader {
     return a;
   }
 
-  byte[] load(Path file, boolean gzipped) {
-    return load(file, gzipped, checkedAttributes(file).size());
-  }
-
   private byte[] load(Path file, boolean gzipped, long size) {
     try {
       if (!gzipped) {
@@ -271,15 +264,6 @@ public final class HloModuleReader {
     if (head.startsWith("module @") || head.startsWith("#loc") || head.startsWith("module {")) {
       throw new HloReadException(file, "this is MLIR/StableHLO text; xlac reads HLO protos: dump with XLA_FLAGS=--xla_dump_hlo_as_proto");
     }
-  }
-
-  private static CodedInputStream stream(byte[] bytes) {
-    // Wrapping marks the buffer immutable, which is what lets the parser alias bytes fields
-    // (constants) instead of copying them; the buffer is never written after this point.
-    CodedInputStream in = UnsafeByteOperations.unsafeWrap(bytes).newCodedInput();
-    in.enableAliasing(true);
-    in.setRecursionLimit(RECURSION_LIMIT);
-    return in;
   }
 
   static String protobufReason(InvalidProtocolBufferException e) {
