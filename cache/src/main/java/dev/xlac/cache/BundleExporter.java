@@ -163,7 +163,7 @@ public final class BundleExporter {
       return new Result(abs, m.graphs.size(), compiled, failed, payload, Files.size(abs));
     } catch (IOException e) {
       deleteQuietly(tmp);
-      String msg = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+      String msg = XlacException.reason(e);
       if (RocksDbStore.isDiskFull(msg)) {
         throw new XlacException(ExitCode.ENVIRONMENT, "cannot write bundle " + abs + ": disk full (" + msg + ")", e);
       }

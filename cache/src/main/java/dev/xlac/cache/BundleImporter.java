@@ -82,7 +82,7 @@ public final class BundleImporter {
     } catch (NoSuchFileException e) {
       throw XlacException.badInput("cannot import " + file + ": no such file");
     } catch (IOException e) {
-      String msg = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+      String msg = XlacException.reason(e);
       throw refuse(file, "malformed bundle (" + msg + ")");
     }
     betweenPasses.run();

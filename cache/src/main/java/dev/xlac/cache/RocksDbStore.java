@@ -506,7 +506,7 @@ final class RocksDbStore implements AutoCloseable {
   }
 
   static XlacException ioFailure(Path cacheDir, String what, IOException e) {
-    String msg = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    String msg = XlacException.reason(e);
     if (isDiskFull(msg)) {
       return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + ": disk full (" + what + ": " + msg + ")", e);
     }

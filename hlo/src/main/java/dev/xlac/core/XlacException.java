@@ -29,4 +29,9 @@ public class XlacException extends RuntimeException {
   public static XlacException environment(String message) {
     return new XlacException(ExitCode.ENVIRONMENT, message);
   }
+
+  /** Why {@code e} happened, for a one-line message: its message, else (none given) its class's simple name. */
+  public static String reason(Throwable e) {
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+  }
 }

@@ -1,9 +1,7 @@
 package dev.xlac.hlo;
 
-import com.google.protobuf.CodedInputStream;
-import com.google.protobuf.ExtensionRegistryLite;
 import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.UnsafeByteOperations;
+import dev.xlac.core.XlacException;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -159,10 +157,6 @@ public final class HloModuleReader {
     return a;
   }
 
-  byte[] load(Path file, boolean gzipped) {
-    return load(file, gzipped, checkedAttributes(file).size());
-  }
-
   private byte[] load(Path file, boolean gzipped, long size) {
     try {
       if (!gzipped) {
@@ -272,15 +266,6 @@ public final class HloModuleReader {
     }
   }
 
-  private static CodedInputStream stream(byte[] bytes) {
-    // Wrapping marks the buffer immutable, which is what lets the parser alias bytes fields
-    // (constants) instead of copying them; the buffer is never written after this point.
-    CodedInputStream in = UnsafeByteOperations.unsafeWrap(bytes).newCodedInput();
-    in.enableAliasing(true);
-    in.setRecursionLimit(RECURSION_LIMIT);
-    return in;
-  }
-
   static String protobufReason(InvalidProtocolBufferException e) {
     String m = e.getMessage() == null ? "" : e.getMessage();
     if (m.contains("input ended unexpectedly") || m.contains("truncated")) {
@@ -317,6 +302,6 @@ public final class HloModuleReader {
   }
 
   private static String ioReason(IOException e) {
-    return lower(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage(), "I/O error");
+    return lower(XlacException.reason(e), "I/O error");
   }
 }

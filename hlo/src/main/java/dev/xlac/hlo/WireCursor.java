@@ -199,21 +199,6 @@ final class WireCursor {
     pos += n;
   }
 
-  int fixed32(int limit) throws InvalidProtocolBufferException {
-    if (limit - pos < 4) {
-      throw truncated();
-    }
-    int p = pos;
-    pos = p + 4;
-    return int32At(p);
-  }
-
-  long fixed64(int limit) throws InvalidProtocolBufferException {
-    long lo = fixed32(limit) & 0xFFFFFFFFL;
-    long hi = fixed32(limit) & 0xFFFFFFFFL;
-    return lo | hi << 32;
-  }
-
   int int32At(int p) {
     byte[] h = heap;
     if (h != null) {

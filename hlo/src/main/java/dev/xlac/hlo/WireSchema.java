@@ -14,8 +14,8 @@ import java.util.Map;
  * field-number order with their value kinds, which are repeated, maps or oneof members, which are
  * left out of the canonical form, and each message field's schema.
  *
- * <p>The tables are read once ({@link Shipped}) from {@value #RESOURCE}, a text file that {@link WireSchemaSource}
- * renders from the generated descriptors ({@code WireSchemaTest} checks that it is current). This
+ * <p>The tables are read once ({@link Shipped}) from {@value #RESOURCE}, a text file that {@code WireSchemaSource}
+ * (in the tests) renders from the generated descriptors ({@code WireSchemaTest} checks that it is current). This
  * class references no protobuf class, so a command that only fingerprints never loads protobuf's
  * descriptors: that took about 120 ms of every cold start.
  */
@@ -83,7 +83,7 @@ final class WireSchema {
 
   /**
    * The tables loaded from {@value #RESOURCE}, once, on first use. A holder of its own, so that
-   * {@link WireSchemaSource} can build and render tables even when the shipped file is stale or
+   * {@code WireSchemaSource} (in the tests) can build and render tables even when the shipped file is stale or
    * broken (that is how it is regenerated).
    */
   static final class Shipped {
@@ -208,7 +208,7 @@ final class WireSchema {
   }
 
   /**
-   * Reads the tables in the format that {@link WireSchemaSource#render} writes (ASCII): comment
+   * Reads the tables in the format that {@code WireSchemaSource.render} (in the tests) writes (ASCII): comment
    * lines ({@code #}), {@code array-type NUMBER NAME} lines, and per message type a line
    * {@code message FULL_NAME ROLE FIELD_COUNT} followed by one line per field, indented by two
    * spaces, in ascending number order: {@code NUMBER KIND FLAGS ONEOF CHILD NAME}, where FLAGS is

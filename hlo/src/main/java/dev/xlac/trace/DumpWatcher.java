@@ -109,28 +109,26 @@ public final class DumpWatcher {
    * @param last true after the command has ended: read every remaining file and report failures
    */
   public synchronized void poll(boolean last) {
-    List<Path> pending = new ArrayList<>();
-    for (Path f : candidates()) {
-      if (!files.computeIfAbsent(f, k -> new Seen()).done) {
-        pending.add(f);
+    List<Candidate> pending = new ArrayList<>();
+    for (Candidate c : candidates()) {
+      if (!files.computeIfAbsent(c.path(), k -> new Seen()).done) {
+        pending.add(c);
       }
     }
     // Listed first, then the open files: a listed file that is not open now has been closed.
     Set<Path> withFlags = new HashSet<>();
     if (frontend == Frontend.NEURON) {
-      pending.stream().filter(f -> Files.isRegularFile(f.resolveSibling(FLAGS))).forEach(withFlags::add);
+      pending.stream().map(Candidate::path).filter(f -> Files.isRegularFile(f.resolveSibling(FLAGS)))
+          .forEach(withFlags::add);
     }
     Set<Path> open = last || pending.isEmpty() ? null : openFiles();
-    for (Path f : pending) {
+    for (Candidate c : pending) {
+      Path f = c.path();
       Seen s = files.get(f);
-      long size;
-      long mtime;
-      try {
-        size = Files.size(f);
-        mtime = Files.getLastModifiedTime(f).toMillis();
-      } catch (IOException e) {
-        continue; // removed meanwhile (a Neuron lock dance, a user cleaning up): try again next poll
-      }
+      // As listed: a file removed since (a Neuron lock dance, a user cleaning up) fails its read
+      // below and is tried again next poll.
+      long size = c.attributes().size();
+      long mtime = c.attributes().lastModifiedTime().toMillis();
       boolean stable = size > 0 && size == s.size && mtime == s.mtime;
       s.size = size;
       s.mtime = mtime;
@@ -196,9 +194,12 @@ public final class DumpWatcher {
     return open.contains(realRoot.resolve(root.relativize(flags))) ? Writing.OPEN : Writing.CLOSED;
   }
 
-  /** The compiler inputs under the root, in path order. */
-  private List<Path> candidates() {
-    List<Path> out = new ArrayList<>();
+  /** A compiler input as the listing found it. */
+  private record Candidate(Path path, BasicFileAttributes attributes) {}
+
+  /** The compiler inputs under the root, in path order, with the attributes the walk read anyway. */
+  private List<Candidate> candidates() {
+    List<Candidate> out = new ArrayList<>();
     if (!Files.isDirectory(root)) {
       return out;
     }
@@ -207,7 +208,7 @@ public final class DumpWatcher {
         @Override
         public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
           if (attrs.isRegularFile() && isCandidate(file)) {
-            out.add(file);
+            out.add(new Candidate(file, attrs));
           }
           return FileVisitResult.CONTINUE;
         }

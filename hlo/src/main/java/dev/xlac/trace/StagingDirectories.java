@@ -38,7 +38,8 @@ public final class StagingDirectories implements AutoCloseable {
       } catch (AccessDeniedException e) {
         throw XlacException.badInput("--keep-dumps " + keepDumps + ": cannot create it (permission denied)");
       } catch (IOException e) {
-        throw XlacException.badInput("--keep-dumps " + keepDumps + ": cannot create it (" + reason(e) + ")");
+        throw XlacException.badInput(
+            "--keep-dumps " + keepDumps + ": cannot create it (" + XlacException.reason(e) + ")");
       }
       if (!Files.isWritable(dumps)) {
         throw XlacException.badInput("--keep-dumps " + keepDumps + ": directory is not writable");
@@ -49,7 +50,8 @@ public final class StagingDirectories implements AutoCloseable {
               + ": directory is not empty (xlac would take old dumps for new ones); name a new or empty directory");
         }
       } catch (IOException e) {
-        throw XlacException.badInput("--keep-dumps " + keepDumps + ": cannot list it (" + reason(e) + ")");
+        throw XlacException.badInput(
+            "--keep-dumps " + keepDumps + ": cannot list it (" + XlacException.reason(e) + ")");
       }
     } else {
       dumps = temp("xlac-dump-");
@@ -62,12 +64,8 @@ public final class StagingDirectories implements AutoCloseable {
       return Files.createTempDirectory(prefix);
     } catch (IOException e) {
       throw XlacException.environment("cannot create a temporary directory in " + System.getProperty("java.io.tmpdir")
-          + " (" + reason(e) + ")");
+          + " (" + XlacException.reason(e) + ")");
     }
-  }
-
-  private static String reason(IOException e) {
-    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
   }
 
   public Path dumps() {

@@ -43,7 +43,7 @@ record DriverSelection(String driver, Path plugin, String target, String compile
   /**
    * The checks that need no compiler to run: the options (BAD_INPUT) and whether the plugin file or
    * {@code neuronx-cc} is there at all (ENVIRONMENT). Cheap, so the one-shot mode runs them before
-   * it starts the user's command; {@link #open()} runs them too.
+   * it starts the user's command; {@link #open(DriverFactory)} runs them too when nothing was prestarted.
    */
   void check() {
     switch (driver) {
@@ -81,20 +81,15 @@ record DriverSelection(String driver, Path plugin, String target, String compile
   /**
    * The factory for this driver: usage problems are BAD_INPUT, a missing compiler is ENVIRONMENT.
    * May start the compiler once to learn its identity (neuronx-cc; pjrt with {@code --target}).
-   */
-  DriverFactory open() {
-    return open(null);
-  }
-
-  /**
-   * {@link #open()}, for the factory {@link #prestart()} returned (null: none): the checks that
-   * need the compiler's identity run now, and the factory comes back (or is closed on failure).
+   * {@code prestarted} is the factory {@link #prestart()} returned (null: none, and then
+   * {@link #check()} runs first; a prestarted one has passed it already): the checks that need the
+   * compiler's identity run now, and the factory comes back (or is closed on failure).
    */
   DriverFactory open(DriverFactory prestarted) {
-    check();
-    if (prestarted != null) { // a pjrt factory
+    if (prestarted != null) { // a pjrt factory, made after check()
       return checkTarget(prestarted);
     }
+    check();
     return PJRT.equals(driver) ? checkTarget(pjrt()) : neuronxCc();
   }
 

@@ -32,13 +32,13 @@ final class PrestartedDrivers implements AutoCloseable {
     return new PrestartedDrivers(selection, selection.prestart());
   }
 
-  /** Nothing started early: {@link #open()} is {@link DriverSelection#open()}. */
+  /** Nothing started early: {@link #open()} is {@code DriverSelection.open(null)}. */
   static PrestartedDrivers none(DriverSelection selection) {
     return new PrestartedDrivers(selection, null);
   }
 
   /**
-   * The factory, checked as {@link DriverSelection#open()} checks it; the caller closes it (this
+   * The factory, checked as {@link DriverSelection#open(DriverFactory)} checks it; the caller closes it (this
    * closes it too, which is safe twice).
    */
   DriverFactory open() {

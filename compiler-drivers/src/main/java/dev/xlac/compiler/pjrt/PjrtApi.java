@@ -94,7 +94,7 @@ final class PjrtApi {
   final int minor;
   final long apiStructSize;
   private final Map<Slot, MethodHandle> handles = new EnumMap<>(Slot.class);
-  private Map<String, String> attributes = Map.of();
+  private Map<String, String> attributes;
   private String fileSha256;
 
   private PjrtApi(Path path, MemorySegment api) {
@@ -157,7 +157,6 @@ final class PjrtApi {
     try (Arena arena = Arena.ofConfined()) {
       pjrt.check(Slot.PLUGIN_INITIALIZE, PjrtStructs.PLUGIN_INITIALIZE.allocate(arena), ExitCode.ENVIRONMENT);
     }
-    pjrt.attributes = PjrtNamedValues.readAttributes(pjrt);
     return pjrt;
   }
 
@@ -202,7 +201,11 @@ final class PjrtApi {
     return major + "." + minor;
   }
 
-  Map<String, String> attributes() {
+  /** The plugin's attributes, read on first use and kept: nothing on a worker's start-up path needs them. */
+  synchronized Map<String, String> attributes() {
+    if (attributes == null) {
+      attributes = PjrtNamedValues.readAttributes(this);
+    }
     return attributes;
   }
 

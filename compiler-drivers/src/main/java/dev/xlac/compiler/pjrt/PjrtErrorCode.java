@@ -28,9 +28,4 @@ public enum PjrtErrorCode {
   public static PjrtErrorCode of(int value) {
     return value >= 0 && value < BY_VALUE.length ? BY_VALUE[value] : UNKNOWN;
   }
-
-  /** The C enum value. */
-  public int value() {
-    return ordinal();
-  }
 }

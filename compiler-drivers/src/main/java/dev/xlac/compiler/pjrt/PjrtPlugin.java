@@ -84,7 +84,10 @@ public final class PjrtPlugin implements AutoCloseable {
     return api.fileSha256();
   }
 
-  /** {@code PJRT_Plugin_Attributes}, e.g. {@code xla_version}, {@code stablehlo_current_version}. */
+  /**
+   * {@code PJRT_Plugin_Attributes}, e.g. {@code xla_version}, {@code stablehlo_current_version}:
+   * asked of the plugin on first use and kept. A plugin error is a {@link PjrtException} (ENVIRONMENT).
+   */
   public Map<String, String> attributes() {
     return api.attributes();
   }

@@ -4,6 +4,7 @@ import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.CompileRequest;
 import dev.xlac.compiler.CompilerDriver;
 import dev.xlac.compiler.FailureKind;
+import dev.xlac.compiler.ProcessGroups;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
@@ -45,11 +46,14 @@ public final class CompileScheduler implements AutoCloseable {
   private static final long YOUNG_JOB_NANOS = TimeUnit.SECONDS.toNanos(5);
   private static final long MEMORY_POLL_MILLIS = 250;
   /**
-   * A worker killed by the terminal's Ctrl-C can be seen dying before the JVM's own shutdown hook
-   * cancels the run; waiting this long before recording a crash keeps that from being stored as
-   * the graph's failure.
+   * Without {@code setsid} the drivers' workers share xlac's process group, so a worker killed by
+   * the terminal's Ctrl-C can be seen dying before the JVM's own shutdown hook cancels the run;
+   * waiting this long before recording a crash keeps that from being stored as the graph's failure.
+   * With {@code setsid} (the usual case) workers lead groups of their own, the terminal's Ctrl-C
+   * never reaches them, and a crash is recorded at once.
    */
   private static final long CRASH_SETTLE_MILLIS = 300;
+  private static final boolean WORKERS_SHARE_TERMINAL_GROUP = ProcessGroups.findSetsid().isEmpty();
 
   private final DriverFactory drivers;
   private final CompilerIdentity identity;
@@ -83,11 +87,6 @@ public final class CompileScheduler implements AutoCloseable {
     for (int i = 0; i < settings.jobs(); i++) {
       workers.add(Thread.ofPlatform().name("xlac-compile-" + (i + 1)).daemon().start(this::work));
     }
-  }
-
-  /** The identity the artifacts are made with. */
-  public CompilerIdentity identity() {
-    return identity;
   }
 
   /** How many compiles may run at once now (lowered by out-of-memory failures). */
@@ -312,7 +311,8 @@ public final class CompileScheduler implements AutoCloseable {
     listener.started(job, task.attempts);
     CompileOutcome outcome = driver.compile(new CompileRequest(job.fingerprint(), job.moduleName(), module));
     task.compileTime = task.compileTime.plus(outcome.elapsed());
-    if (outcome instanceof CompileOutcome.Failure f && f.kind() == FailureKind.CRASH && !isCancelled()) {
+    if (WORKERS_SHARE_TERMINAL_GROUP && outcome instanceof CompileOutcome.Failure f && f.kind() == FailureKind.CRASH
+        && !isCancelled()) {
       try {
         Thread.sleep(CRASH_SETTLE_MILLIS);
       } catch (InterruptedException e) {

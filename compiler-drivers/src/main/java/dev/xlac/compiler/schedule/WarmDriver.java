@@ -61,11 +61,6 @@ public final class WarmDriver<D extends CompilerDriver> implements AutoCloseable
     }
   }
 
-  /** Whether the start has ended (with a driver or a failure). */
-  public synchronized boolean isDone() {
-    return done;
-  }
-
   /**
    * Waits until the driver has started and returns it; it stays owned by this object. Rethrows
    * what opening it threw. An interrupt while waiting is an {@link XlacException} (ENVIRONMENT),

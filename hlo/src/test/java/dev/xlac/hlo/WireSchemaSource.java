@@ -28,8 +28,7 @@ import java.util.Set;
  * {@code .proto} schema from {@code HloSnapshot}, plus what is left out of the canonical form and
  * which types have rules of their own. {@link #render} writes the tables as the text that ships as
  * {@code dev/xlac/hlo/wire-schema.txt}; {@code WireSchemaTest} checks that the shipped file is
- * current. Nothing outside the tests uses this class, so production code does not load protobuf's
- * descriptors.
+ * current. A test class: production code never loads it, nor protobuf's descriptors.
  */
 final class WireSchemaSource {
   /** Messages of these types are debug data, left out wherever they appear. */
