@@ -126,7 +126,7 @@ public final class DumpWatcher {
       Path f = c.path();
       Seen s = files.get(f);
       // As listed: a file removed since (a Neuron lock dance, a user cleaning up) fails its read
-      // below and is tried again next poll.
+      // below and is tried again next poll, or in the last poll left out as it was before.
       long size = c.attributes().size();
       long mtime = c.attributes().lastModifiedTime().toMillis();
       boolean stable = size > 0 && size == s.size && mtime == s.mtime;
@@ -153,8 +153,10 @@ public final class DumpWatcher {
       } catch (HloReadException e) {
         if (last) {
           s.done = true;
-          unreadable++;
-          listener.unreadable(e);
+          if (Files.exists(f)) { // one removed since the listing is no dump that was lost
+            unreadable++;
+            listener.unreadable(e);
+          }
         }
       }
     }
