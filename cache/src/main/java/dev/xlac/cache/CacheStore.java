@@ -31,6 +31,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.rocksdb.WriteBatch;
 
 /**
@@ -226,9 +227,12 @@ public final class CacheStore implements AutoCloseable {
 
   // ---------------------------------------------------------------- graphs
 
-  /** Stores a module read from a dump as a graph (pending until something compiles it). */
+  /**
+   * Stores a module read from a dump as a graph (pending until something compiles it). The module's
+   * bytes are only asked for when the graph is new: for a mapped (large) file that is a second read.
+   */
   public PutOutcome putGraph(LoadedModule module) {
-    return putGraph(module.fingerprint(), module.moduleName(), module.moduleBytes(),
+    return putGraph(module.fingerprint(), module.moduleName(), module::moduleBytes,
         module.file().toAbsolutePath().toString());
   }
 
@@ -240,6 +244,15 @@ public final class CacheStore implements AutoCloseable {
    * @param source where it came from, for the user (a file name)
    */
   public PutOutcome putGraph(GraphFingerprint fingerprint, String moduleName, byte[] moduleBytes, String source) {
+    return putGraph(fingerprint, moduleName, () -> moduleBytes, source);
+  }
+
+  /**
+   * As {@link #putGraph(GraphFingerprint, String, byte[], String)}, with the serialized
+   * HloModuleProto only produced (at most once) when the graph is not stored yet.
+   */
+  public PutOutcome putGraph(GraphFingerprint fingerprint, String moduleName, Supplier<byte[]> moduleBytesIfNew,
+      String source) {
     requireWritable();
     byte[] fp = fingerprint.digest();
     long now = clock.millis();
@@ -250,6 +263,7 @@ public final class CacheStore implements AutoCloseable {
       }
       // removed meanwhile: store it below
     }
+    byte[] moduleBytes = moduleBytesIfNew.get();
     byte[] stored = Zstd.compress(moduleBytes, ZSTD_LEVEL);
     GraphRecord rec = new GraphRecord(moduleName, source, now, now, 1, moduleBytes.length, stored.length,
         Checksums.sha256(stored), now, List.of());
