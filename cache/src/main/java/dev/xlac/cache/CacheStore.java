@@ -466,11 +466,12 @@ public final class CacheStore implements AutoCloseable {
   }
 
   /**
-   * As {@link #getArtifact}, but not counted as a hit or miss: for copying artifacts out of the
-   * cache (a Neuron layout), which is not a compile that was saved.
+   * As {@link #getArtifact}, but not counted as a hit or miss and not kept in memory: for copying
+   * artifacts out of the cache (a Neuron layout), which reads each one once and is not a compile
+   * that was saved.
    */
   public Optional<Artifact> readArtifact(ArtifactKey key) {
-    return Optional.ofNullable(singleFlight(key, null));
+    return Optional.ofNullable(load(key));
   }
 
   /** Compiles an artifact on a miss; see {@link #getOrCompile}. */
@@ -648,6 +649,13 @@ public final class CacheStore implements AutoCloseable {
     List<GraphLog.Entry> entries = new ArrayList<>();
     forEachEntry(fingerprint, (kb, info, r) -> entries.add(new GraphLog.Entry(info, readLog(kb, r))));
     return Optional.of(new GraphLog(g.get(), List.copyOf(entries)));
+  }
+
+  /** The compiler's log of one entry; empty when the entry is absent or has no log. Only that entry's log is read. */
+  public String log(ArtifactKey key) {
+    byte[] kb = key.bytes();
+    ArtifactRecord r = readArtifactRecord(kb);
+    return r == null ? "" : readLog(kb, r);
   }
 
   /** The graph's entries (compiled or failed), one per compiler, metadata only: no bytes or logs are read. */

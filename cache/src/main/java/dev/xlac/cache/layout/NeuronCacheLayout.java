@@ -6,7 +6,6 @@ import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.CompileInfo;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.GraphInfo;
-import dev.xlac.cache.GraphLog;
 import dev.xlac.cache.NeuronName;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.NeuronxCcIdentity;
@@ -321,9 +320,7 @@ public final class NeuronCacheLayout {
             w.write(entry.resolve(DONE), new byte[0]);
             compiled++;
           } else if (status == EntryStatus.FAILED) {
-            String log = store.log(g.fingerprint()).stream().flatMap(l -> l.artifacts().stream())
-                .filter(e -> e.info().key().equals(key)).map(GraphLog.Entry::log).findFirst().orElse("");
-            w.write(entry.resolve(LOG), log.getBytes(StandardCharsets.UTF_8));
+            w.write(entry.resolve(LOG), store.log(key).getBytes(StandardCharsets.UTF_8));
             failed++;
           } else {
             pending++;
