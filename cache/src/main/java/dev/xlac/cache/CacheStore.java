@@ -221,10 +221,6 @@ public final class CacheStore implements AutoCloseable {
     return dir;
   }
 
-  public Mode mode() {
-    return mode;
-  }
-
   // ---------------------------------------------------------------- graphs
 
   /**
