@@ -1,5 +1,7 @@
 package dev.xlac.cache;
 
+import static dev.xlac.cache.BundleManifest.printable;
+
 import com.github.luben.zstd.ZstdInputStream;
 import dev.xlac.cache.Records.ArtifactRecord;
 import dev.xlac.cache.Records.GraphRecord;
@@ -269,14 +271,6 @@ public final class BundleImporter {
     if (!name.equals(BundleManifest.NAME) && !ENTRY_NAME.matcher(name).matches()) {
       throw new IllegalArgumentException(shown + " is not an entry an xlac bundle holds");
     }
-  }
-
-  private static String printable(String s) {
-    if (s == null) {
-      return "";
-    }
-    String p = s.replaceAll("\\p{Cntrl}", "?");
-    return p.length() > 120 ? p.substring(0, 120) + "..." : p;
   }
 
   private static byte[] readFully(InputStream in, long size, String name) throws IOException {

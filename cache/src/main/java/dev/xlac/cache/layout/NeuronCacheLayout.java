@@ -59,7 +59,6 @@ public final class NeuronCacheLayout {
   public static final String LOG = "model.log";
   /** The failure kind recorded for a Neuron cache entry that holds a failed compile's log. */
   public static final String FAILED_IN_NEURON_CACHE = "compile-error";
-  private static final String MODULE_PREFIX = "MODULE_";
   private static final int BATCH_ENTRIES = 32;
   private static final long BATCH_BYTES = 256L << 20;
 
@@ -112,7 +111,7 @@ public final class NeuronCacheLayout {
         continue;
       }
       for (Path entry : entries) {
-        if (Files.isDirectory(entry) && entry.getFileName().toString().startsWith(MODULE_PREFIX)) {
+        if (Files.isDirectory(entry) && entry.getFileName().toString().startsWith(NeuronName.MODULE_PREFIX)) {
           in.entry(name, entry);
         }
       }
