@@ -822,14 +822,14 @@ public final class CacheStore implements AutoCloseable {
       throw XlacException.badInput("not a fingerprint: '" + text + "' (give hlo1:<64 hex digits> or at least 6 of them)");
     }
     byte[] seek = HexFormat.of().parseHex(t.substring(0, t.length() & ~1));
-    List<String> found = new ArrayList<>();
+    List<byte[]> found = new ArrayList<>();
     try (Cursor c = db.cursor(Cf.GRAPH_META, seek)) {
       for (; c.valid() && found.size() < 2; c.next()) {
-        String hex = Keys.hex(c.key());
-        if (!hex.startsWith(t)) {
+        byte[] fp = c.key();
+        if (!Keys.hex(fp).startsWith(t)) {
           break;
         }
-        found.add(hex);
+        found.add(fp);
       }
     }
     if (found.isEmpty()) {
@@ -838,7 +838,7 @@ public final class CacheStore implements AutoCloseable {
     if (found.size() > 1) {
       throw XlacException.badInput("fingerprint prefix " + text + " is ambiguous; give more digits");
     }
-    return new GraphFingerprint(GraphFingerprint.VERSION + ":" + found.getFirst());
+    return Keys.fingerprint(found.getFirst());
   }
 
   // ---------------------------------------------------------------- internals
