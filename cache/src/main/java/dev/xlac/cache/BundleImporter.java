@@ -1,5 +1,7 @@
 package dev.xlac.cache;
 
+import static dev.xlac.cache.BundleManifest.printable;
+
 import com.github.luben.zstd.ZstdInputStream;
 import dev.xlac.cache.Records.ArtifactRecord;
 import dev.xlac.cache.Records.GraphRecord;
@@ -271,14 +273,6 @@ public final class BundleImporter {
     }
   }
 
-  private static String printable(String s) {
-    if (s == null) {
-      return "";
-    }
-    String p = s.replaceAll("\\p{Cntrl}", "?");
-    return p.length() > 120 ? p.substring(0, 120) + "..." : p;
-  }
-
   private static byte[] readFully(InputStream in, long size, String name) throws IOException {
     byte[] data = new byte[Math.toIntExact(size)];
     int n = in.readNBytes(data, 0, data.length);
@@ -307,7 +301,7 @@ public final class BundleImporter {
   private Result apply(Path file, Validated v) throws IOException {
     BundleManifest m = v.manifest();
     long now = store.clock.millis();
-    long[] counts = new long[7]; // graphs added, present, artifacts added, present, failures added, bytes, names added
+    Counts counts = new Counts();
     java.util.concurrent.ExecutorService writer = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "xlac-import-writer");
       t.setDaemon(true);
@@ -327,11 +321,11 @@ public final class BundleImporter {
     }
   }
 
-  private Result apply(Path file, Validated v, BundleManifest m, long now, long[] counts, Batcher batch)
+  private Result apply(Path file, Validated v, BundleManifest m, long now, Counts counts, Batcher batch)
       throws IOException {
     Map<String, byte[]> pendingLogs = new HashMap<>();
     read(file, v, (x, sha) -> { }, (name, data, crc) -> {
-      counts[5] += data.length;
+      counts.payloadBytes += data.length;
       if (name.startsWith("graphs/")) {
         BundleManifest.Graph g = m.graphs.get(name.substring(7, 7 + 64));
         List<NeuronName> names = m.neuronNames.getOrDefault(g.fp(), List.of());
@@ -355,21 +349,36 @@ public final class BundleImporter {
     batch.flush();
     batch.await();
     store.flushUnlogged();
-    return new Result(file, counts[0], counts[1], counts[2], counts[3], counts[4], counts[6], counts[5]);
+    return new Result(file, counts.graphsAdded, counts.graphsPresent, counts.artifactsAdded, counts.artifactsPresent,
+        counts.failuresAdded, counts.neuronNamesAdded, counts.payloadBytes);
+  }
+
+  /**
+   * What {@link #apply} has done so far. Merges run on the writer thread, one batch at a time, and
+   * the totals are read after the last batch is awaited.
+   */
+  private static final class Counts {
+    long graphsAdded;
+    long graphsPresent;
+    long artifactsAdded;
+    long artifactsPresent;
+    long failuresAdded;
+    long neuronNamesAdded;
+    long payloadBytes;
   }
 
   private static void mergeGraph(CacheStore.Txn txn, BundleManifest.Graph g, List<NeuronName> names, byte[] stored,
-      long now, long[] counts) {
+      long now, Counts counts) {
     byte[] fp = HexFormat.of().parseHex(g.fp());
     GraphRecord old = txn.graph(fp);
     if (old == null) {
       txn.writeGraph(fp, new GraphRecord(g.module(), g.source(), g.firstSeen(), g.lastSeen(), g.seenCount(), g.rawBytes(),
           g.storedBytes(), HexFormat.of().parseHex(g.storedSha()), now, names), stored);
-      counts[0]++;
-      counts[6] += names.size();
+      counts.graphsAdded++;
+      counts.neuronNamesAdded += names.size();
       return;
     }
-    counts[1]++;
+    counts.graphsPresent++;
     GraphRecord merged = new GraphRecord(old.moduleName(), old.source(), Math.min(old.firstSeen(), g.firstSeen()),
         Math.max(old.lastSeen(), g.lastSeen()), Math.max(old.seenCount(), g.seenCount()), old.rawBytes(),
         old.storedBytes(), old.storedSha256(), old.lastAccess(), old.neuronNames());
@@ -380,7 +389,7 @@ public final class BundleImporter {
         added++;
       }
     }
-    counts[6] += added;
+    counts.neuronNamesAdded += added;
     if (added > 0 || merged.firstSeen() != old.firstSeen() || merged.lastSeen() != old.lastSeen()
         || merged.seenCount() != old.seenCount()) {
       txn.writeGraph(fp, merged, null);
@@ -388,11 +397,11 @@ public final class BundleImporter {
   }
 
   private static void mergeArtifact(CacheStore.Txn txn, BundleManifest.Artifact a, byte[] bytes, byte[] storedLog,
-      Map<String, byte[]> identityTexts, long now, long[] counts) {
+      Map<String, byte[]> identityTexts, long now, Counts counts) {
     byte[] key = HexFormat.of().parseHex(a.fp() + a.digest());
     ArtifactRecord old = txn.artifact(key);
     if (old != null && (old.status() == EntryStatus.COMPILED || a.status() == EntryStatus.FAILED)) {
-      counts[3]++;
+      counts.artifactsPresent++;
       return;
     }
     txn.putIdentityText(a.digest(), identityTexts.get(a.digest()));
@@ -400,7 +409,11 @@ public final class BundleImporter {
         a.compileMillis(), a.created(), now, a.failureKind(), a.failureMessage(), a.logRawBytes(), a.logStoredBytes(),
         a.logSha() == null ? null : HexFormat.of().parseHex(a.logSha()));
     txn.writeArtifact(key, rec, bytes, storedLog);
-    counts[a.status() == EntryStatus.COMPILED ? 2 : 4]++;
+    if (a.status() == EntryStatus.COMPILED) {
+      counts.artifactsAdded++;
+    } else {
+      counts.failuresAdded++;
+    }
   }
 
   /**

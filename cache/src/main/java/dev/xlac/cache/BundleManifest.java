@@ -36,7 +36,6 @@ final class BundleManifest {
   static final int MAX_NEURON_DIRECTORY_BYTES = 255;
   /** Neuron names of one graph (one per compiler version and flag set in practice: a handful). */
   static final int MAX_NEURON_NAMES_PER_GRAPH = 1024;
-  private static final String MODULE_PREFIX = "MODULE_";
   private static final Pattern HEX64 = Pattern.compile("^[0-9a-f]{64}$");
 
   record Identity(String digest, long bytes, String sha) {
@@ -317,7 +316,7 @@ final class BundleManifest {
       throw new IllegalArgumentException(where + "'" + printable(versionDir) + "' is not a Neuron cache version directory"
           + " (neuronxcc-<version>)");
     }
-    if (!moduleDir.startsWith(MODULE_PREFIX)) {
+    if (!moduleDir.startsWith(NeuronName.MODULE_PREFIX)) {
       throw new IllegalArgumentException(where + "'" + printable(moduleDir) + "' is not a Neuron cache MODULE directory");
     }
     if (flagsJson != null) {
@@ -336,7 +335,11 @@ final class BundleManifest {
     return name;
   }
 
-  private static String printable(String s) {
+  /** A name from a bundle as it can be shown in a one-line message: control characters replaced, at most 120 characters. */
+  static String printable(String s) {
+    if (s == null) {
+      return "";
+    }
     String p = s.replaceAll("\\p{Cntrl}", "?");
     return p.length() > 120 ? p.substring(0, 120) + "..." : p;
   }

@@ -31,6 +31,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.rocksdb.WriteBatch;
 
 /**
@@ -220,15 +221,14 @@ public final class CacheStore implements AutoCloseable {
     return dir;
   }
 
-  public Mode mode() {
-    return mode;
-  }
-
   // ---------------------------------------------------------------- graphs
 
-  /** Stores a module read from a dump as a graph (pending until something compiles it). */
+  /**
+   * Stores a module read from a dump as a graph (pending until something compiles it). The module's
+   * bytes are only asked for when the graph is new: for a mapped (large) file that is a second read.
+   */
   public PutOutcome putGraph(LoadedModule module) {
-    return putGraph(module.fingerprint(), module.moduleName(), module.moduleBytes(),
+    return putGraph(module.fingerprint(), module.moduleName(), module::moduleBytes,
         module.file().toAbsolutePath().toString());
   }
 
@@ -240,6 +240,15 @@ public final class CacheStore implements AutoCloseable {
    * @param source where it came from, for the user (a file name)
    */
   public PutOutcome putGraph(GraphFingerprint fingerprint, String moduleName, byte[] moduleBytes, String source) {
+    return putGraph(fingerprint, moduleName, () -> moduleBytes, source);
+  }
+
+  /**
+   * As {@link #putGraph(GraphFingerprint, String, byte[], String)}, with the serialized
+   * HloModuleProto only produced (at most once) when the graph is not stored yet.
+   */
+  public PutOutcome putGraph(GraphFingerprint fingerprint, String moduleName, Supplier<byte[]> moduleBytesIfNew,
+      String source) {
     requireWritable();
     byte[] fp = fingerprint.digest();
     long now = clock.millis();
@@ -250,6 +259,7 @@ public final class CacheStore implements AutoCloseable {
       }
       // removed meanwhile: store it below
     }
+    byte[] moduleBytes = moduleBytesIfNew.get();
     byte[] stored = Zstd.compress(moduleBytes, ZSTD_LEVEL);
     GraphRecord rec = new GraphRecord(moduleName, source, now, now, 1, moduleBytes.length, stored.length,
         Checksums.sha256(stored), now, List.of());
@@ -452,11 +462,12 @@ public final class CacheStore implements AutoCloseable {
   }
 
   /**
-   * As {@link #getArtifact}, but not counted as a hit or miss: for copying artifacts out of the
-   * cache (a Neuron layout), which is not a compile that was saved.
+   * As {@link #getArtifact}, but not counted as a hit or miss and not kept in memory: for copying
+   * artifacts out of the cache (a Neuron layout), which reads each one once and is not a compile
+   * that was saved.
    */
   public Optional<Artifact> readArtifact(ArtifactKey key) {
-    return Optional.ofNullable(singleFlight(key, null));
+    return Optional.ofNullable(load(key));
   }
 
   /** Compiles an artifact on a miss; see {@link #getOrCompile}. */
@@ -636,6 +647,13 @@ public final class CacheStore implements AutoCloseable {
     return Optional.of(new GraphLog(g.get(), List.copyOf(entries)));
   }
 
+  /** The compiler's log of one entry; empty when the entry is absent or has no log. Only that entry's log is read. */
+  public String log(ArtifactKey key) {
+    byte[] kb = key.bytes();
+    ArtifactRecord r = readArtifactRecord(kb);
+    return r == null ? "" : readLog(kb, r);
+  }
+
   /** The graph's entries (compiled or failed), one per compiler, metadata only: no bytes or logs are read. */
   public List<ArtifactInfo> entries(GraphFingerprint fingerprint) {
     List<ArtifactInfo> out = new ArrayList<>();
@@ -804,14 +822,14 @@ public final class CacheStore implements AutoCloseable {
       throw XlacException.badInput("not a fingerprint: '" + text + "' (give hlo1:<64 hex digits> or at least 6 of them)");
     }
     byte[] seek = HexFormat.of().parseHex(t.substring(0, t.length() & ~1));
-    List<String> found = new ArrayList<>();
+    List<byte[]> found = new ArrayList<>();
     try (Cursor c = db.cursor(Cf.GRAPH_META, seek)) {
       for (; c.valid() && found.size() < 2; c.next()) {
-        String hex = Keys.hex(c.key());
-        if (!hex.startsWith(t)) {
+        byte[] fp = c.key();
+        if (!Keys.hex(fp).startsWith(t)) {
           break;
         }
-        found.add(hex);
+        found.add(fp);
       }
     }
     if (found.isEmpty()) {
@@ -820,7 +838,7 @@ public final class CacheStore implements AutoCloseable {
     if (found.size() > 1) {
       throw XlacException.badInput("fingerprint prefix " + text + " is ambiguous; give more digits");
     }
-    return new GraphFingerprint(GraphFingerprint.VERSION + ":" + found.getFirst());
+    return Keys.fingerprint(found.getFirst());
   }
 
   // ---------------------------------------------------------------- internals

@@ -34,7 +34,6 @@ final class CacheVerifier {
   VerifyReport verify(boolean repair) {
     long graphCount = 0;
     long artifactCount = 0;
-    long storedBytes = 0;
     Set<ByteBuffer> graphs = new HashSet<>();
     Totals recomputed = new Totals();
     Set<ByteBuffer> expectedAccess = new HashSet<>();
@@ -53,7 +52,6 @@ final class CacheVerifier {
         }
         recomputed.addGraph(r, 1);
         expectedAccess.add(ByteBuffer.wrap(Keys.access(r.lastAccess(), Keys.KIND_GRAPH, fp)));
-        storedBytes += r.storedBytes();
         String why = checkValue(Cf.GRAPHS, fp, r.storedBytes(), r.storedSha256(), "module");
         if (why != null) {
           problem("graph " + shortHex(fp) + " (" + r.moduleName() + ")", why, true);
@@ -78,7 +76,6 @@ final class CacheVerifier {
         }
         recomputed.addArtifact(r, 1);
         expectedAccess.add(ByteBuffer.wrap(Keys.access(r.lastAccess(), Keys.KIND_ARTIFACT, key)));
-        storedBytes += r.storedBytes();
         String why = null;
         if (!graphs.contains(ByteBuffer.wrap(Keys.graphOf(key)))) {
           why = "its graph is not in the cache";
@@ -120,7 +117,7 @@ final class CacheVerifier {
       repairAll();
       repaired = true;
     }
-    return new VerifyReport(graphCount, artifactCount, storedBytes, List.copyOf(problems), repaired);
+    return new VerifyReport(graphCount, artifactCount, recomputed.storedBytes(), List.copyOf(problems), repaired);
   }
 
   /** Null when the value is present and matches, else why not. */

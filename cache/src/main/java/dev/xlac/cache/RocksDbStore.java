@@ -268,10 +268,6 @@ final class RocksDbStore implements AutoCloseable {
     return Files.exists(cacheDir.resolve(DB_DIR).resolve("CURRENT"));
   }
 
-  boolean writable() {
-    return writable;
-  }
-
   private <T extends AutoCloseable> T own(T t) {
     options.add(t);
     return t;

@@ -10,11 +10,19 @@ import static dev.xlac.cache.Fixtures.open;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.protobuf.ByteString;
 import dev.xlac.cache.RocksDbStore.Cf;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
+import dev.xlac.hlo.proto.HloProtos.HloComputationProto;
+import dev.xlac.hlo.proto.HloProtos.HloInstructionProto;
+import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
+import dev.xlac.hlo.proto.HloProtos.HloProto;
+import dev.xlac.hlo.proto.XlaDataProtos.LiteralProto;
+import dev.xlac.hlo.proto.XlaDataProtos.PrimitiveType;
+import dev.xlac.hlo.proto.XlaDataProtos.ShapeProto;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -22,6 +30,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -46,6 +55,39 @@ class CacheStoreTest {
       assertThat(g.seenCount()).isEqualTo(2);
       assertThat(s.readGraph(m.fingerprint())).hasValueSatisfying(b -> assertThat(b).isEqualTo(m.module().toByteArray()));
       assertThat(s.statistics().graphs()).isEqualTo(1);
+    }
+  }
+
+  /**
+   * A large dump is fingerprinted from a mapping and holds no bytes; putting it again when its
+   * graph is stored must not read the file a second time (here: the file is gone by then).
+   */
+  @Test
+  void putGraph_ofAMappedModuleAlreadyStored_doesNotReadItsBytesAgain() throws Exception {
+    ShapeProto vec = ShapeProto.newBuilder().setElementType(PrimitiveType.F32).addDimensions(512 * 1024)
+        .addIsDynamicDimension(false).build();
+    byte[] weights = new byte[512 * 1024 * 4];
+    new Random(7).nextBytes(weights);
+    HloComputationProto main = HloComputationProto.newBuilder().setId(1).setName("main").setRootId(2)
+        .addInstructions(HloInstructionProto.newBuilder().setId(0).setName("p").setOpcode("parameter").setShape(vec))
+        .addInstructions(HloInstructionProto.newBuilder().setId(1).setName("w").setOpcode("constant").setShape(vec)
+            .setLiteral(LiteralProto.newBuilder().setShape(vec).setF32S(ByteString.copyFrom(weights))))
+        .addInstructions(HloInstructionProto.newBuilder().setId(2).setName("add").setOpcode("add").setShape(vec)
+            .addOperandIds(0).addOperandIds(1))
+        .build();
+    HloModuleProto module = HloModuleProto.newBuilder().setName("jit_large").setEntryComputationId(1)
+        .addComputations(main).build();
+    Path file = dir.resolve("module_0001.jit_large.before_optimizations.hlo.pb");
+    Files.write(file, HloProto.newBuilder().setHloModule(module).build().toByteArray());
+    assertThat(Files.size(file)).isGreaterThan(1 << 20); // HloModuleReader maps files from 1 MiB on
+
+    try (CacheStore s = open(dir.resolve("cache"))) {
+      assertThat(s.putGraph(new HloModuleReader().read(file))).isEqualTo(PutOutcome.ADDED);
+      LoadedModule again = new HloModuleReader().read(file); // a fresh read: mapped, no bytes kept
+      Files.delete(file);
+      assertThat(s.putGraph(again)).isEqualTo(PutOutcome.ALREADY_PRESENT);
+      assertThat(s.graph(again.fingerprint()).orElseThrow().seenCount()).isEqualTo(2);
+      assertThat(s.readGraph(again.fingerprint())).hasValueSatisfying(b -> assertThat(b).isEqualTo(module.toByteArray()));
     }
   }
 

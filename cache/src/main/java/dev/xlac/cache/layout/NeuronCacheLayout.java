@@ -6,7 +6,6 @@ import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.CompileInfo;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.GraphInfo;
-import dev.xlac.cache.GraphLog;
 import dev.xlac.cache.NeuronName;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.NeuronxCcIdentity;
@@ -60,7 +59,6 @@ public final class NeuronCacheLayout {
   public static final String LOG = "model.log";
   /** The failure kind recorded for a Neuron cache entry that holds a failed compile's log. */
   public static final String FAILED_IN_NEURON_CACHE = "compile-error";
-  private static final String MODULE_PREFIX = "MODULE_";
   private static final int BATCH_ENTRIES = 32;
   private static final long BATCH_BYTES = 256L << 20;
 
@@ -113,7 +111,7 @@ public final class NeuronCacheLayout {
         continue;
       }
       for (Path entry : entries) {
-        if (Files.isDirectory(entry) && entry.getFileName().toString().startsWith(MODULE_PREFIX)) {
+        if (Files.isDirectory(entry) && entry.getFileName().toString().startsWith(NeuronName.MODULE_PREFIX)) {
           in.entry(name, entry);
         }
       }
@@ -321,9 +319,7 @@ public final class NeuronCacheLayout {
             w.write(entry.resolve(DONE), new byte[0]);
             compiled++;
           } else if (status == EntryStatus.FAILED) {
-            String log = store.log(g.fingerprint()).stream().flatMap(l -> l.artifacts().stream())
-                .filter(e -> e.info().key().equals(key)).map(GraphLog.Entry::log).findFirst().orElse("");
-            w.write(entry.resolve(LOG), log.getBytes(StandardCharsets.UTF_8));
+            w.write(entry.resolve(LOG), store.log(key).getBytes(StandardCharsets.UTF_8));
             failed++;
           } else {
             pending++;

@@ -1,9 +1,8 @@
 package dev.xlac.cli.compile;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.GraphInfo;
 import dev.xlac.cache.GraphIngest;
-import dev.xlac.cache.ListQuery;
-import dev.xlac.cache.ListRow;
 import dev.xlac.cli.InputReporter;
 import dev.xlac.compiler.schedule.CompileJob;
 import dev.xlac.compiler.schedule.CompileListener;
@@ -94,8 +93,8 @@ final class CacheCompileRun {
     if (!paths.isEmpty()) {
       inputs = ingest(paths, candidates);
     } else {
-      for (ListRow row : store.list(ListQuery.all())) {
-        candidates.putIfAbsent(row.fingerprint(), row.module());
+      for (GraphInfo g : store.graphs()) {
+        candidates.put(g.fingerprint(), g.moduleName());
       }
     }
     CompileCache cache = new CompileCache(store, identity(), retryFailed);

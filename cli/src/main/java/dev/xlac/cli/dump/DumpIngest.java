@@ -52,7 +52,7 @@ public final class DumpIngest implements CaptureListener {
       if (m.neuron().isPresent()) {
         source = m.neuron().get().compilerDir() + "/" + m.neuron().get().moduleDir();
       }
-      if (store.putGraph(m.fingerprint(), m.moduleName(), m.module().moduleBytes(), source) == PutOutcome.ADDED) {
+      if (store.putGraph(m.fingerprint(), m.moduleName(), m.module()::moduleBytes, source) == PutOutcome.ADDED) {
         added++;
       }
     }
