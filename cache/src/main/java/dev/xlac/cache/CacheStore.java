@@ -86,7 +86,8 @@ public final class CacheStore implements AutoCloseable {
   final RocksDbStore db;
   final Clock clock;
   private final Consumer<String> notices;
-  private final ReentrantLock writeLock = new ReentrantLock();
+  /** Held by every batch, and by a prune from its plan to its last removal (see {@link #prune}). */
+  final ReentrantLock writeLock = new ReentrantLock();
   private volatile Totals totals;
   /** The schema version on disk (a read-only store of a version-1 cache keeps reading version 1). */
   private int schemaVersion = SCHEMA_VERSION;
@@ -746,12 +747,21 @@ public final class CacheStore implements AutoCloseable {
     enforceMaxSize();
   }
 
-  /** Removes entries as the request says; see {@link PruneRequest}. */
+  /**
+   * Removes entries as the request says; see {@link PruneRequest}. The prune holds the write lock
+   * from its plan to its last removal, so it removes exactly what it planned: no other thread's
+   * write (a graph gaining an artifact, another cleanup) can slip in between.
+   */
   public PruneResult prune(PruneRequest request) {
     if (!request.dryRun()) {
       requireWritable();
     }
-    return new PruneByLastAccess(this).prune(request);
+    writeLock.lock();
+    try {
+      return new PruneByLastAccess(this).prune(request);
+    } finally {
+      writeLock.unlock();
+    }
   }
 
   /** Removes graphs and all their artifacts; returns the bytes freed. Unknown fingerprints are ignored. */
@@ -901,8 +911,17 @@ public final class CacheStore implements AutoCloseable {
     if (mode != Mode.READ_WRITE || max.isEmpty() || totals.storedBytes() <= max.getAsLong()) {
       return;
     }
-    long target = (long) (max.getAsLong() * CLEANUP_TARGET);
-    new PruneByLastAccess(this).prune(PruneRequest.automatic(target));
+    long limit = max.getAsLong();
+    long target = (long) (limit * CLEANUP_TARGET);
+    writeLock.lock(); // the check, the prune and what it leaves are one step for concurrent writers
+    try {
+      if (totals.storedBytes() <= limit) {
+        return; // another thread's cleanup came first
+      }
+      new PruneByLastAccess(this).prune(PruneRequest.automatic(target));
+    } finally {
+      writeLock.unlock();
+    }
   }
 
   void invalidateMemory() {

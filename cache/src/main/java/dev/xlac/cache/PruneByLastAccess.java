@@ -19,6 +19,11 @@ import java.util.Set;
  * Removals are committed in batches (each one atomic, totals included); a prune that is killed
  * leaves a consistent cache with part of the removals done. A prune that removed anything then
  * compacts with blob garbage collection forced, so the disk usage really shrinks.
+ *
+ * <p>Callers hold the store's write lock from the plan to the last removal, so the totals the plan
+ * starts from, the entries it walks and what its batches remove are one view: a graph planned as
+ * pending cannot gain an artifact that its removal would then take along unplanned, and two
+ * cleanups cannot both trim from the same starting size.
  */
 final class PruneByLastAccess {
   private static final int BATCH = 1000;
