@@ -279,8 +279,7 @@ final class KeyFiles {
     if (e instanceof FileAlreadyExistsException) {
       return "it already exists";
     }
-    String m = e.getMessage();
-    if (m != null && e instanceof java.nio.file.FileSystemException f && f.getReason() != null) {
+    if (e instanceof java.nio.file.FileSystemException f && f.getReason() != null) {
       return f.getReason().toLowerCase(java.util.Locale.ROOT);
     }
     return XlacException.reason(e);
