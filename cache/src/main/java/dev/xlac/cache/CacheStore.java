@@ -868,11 +868,40 @@ public final class CacheStore implements AutoCloseable {
 
   /** Merges a bundle into this cache, after validating all of it; see {@link BundleImporter}. */
   public BundleImporter.Result importBundle(Path file) {
+    return importBundle(file, ImportRequest.defaults());
+  }
+
+  /** As {@link #importBundle(Path)}, with the request's trusted keys besides the cache's {@link #trustSettings()}. */
+  public BundleImporter.Result importBundle(Path file, ImportRequest request) {
     requireWritable();
-    BundleImporter.Result r = new BundleImporter(this, BundleLimits.DEFAULT).importBundle(file);
+    BundleImporter.Trust trust = new BundleImporter.Trust(trustSettings(), request);
+    BundleImporter.Result r = new BundleImporter(this, BundleLimits.DEFAULT, trust).importBundle(file);
     memory.invalidateAll();
     enforceMaxSize();
     return r;
+  }
+
+  /** Which bundle signers this cache trusts, and whether it imports only signed bundles; see {@link TrustConfig}. */
+  public TrustSettings trustSettings() {
+    return TrustConfig.read(this);
+  }
+
+  /** {@code cache config require-signed on|off}. */
+  public void setRequireSigned(boolean on) {
+    requireWritable();
+    TrustConfig.setRequireSigned(this, on);
+  }
+
+  /** {@code cache config trust add PUBKEY}; false when the key is trusted already. */
+  public boolean trustKey(BundleKey key, String label) {
+    requireWritable();
+    return TrustConfig.add(this, key, label);
+  }
+
+  /** {@code cache config trust remove KEYID}: the key with this id or unique prefix (8 or more hex digits). */
+  public TrustSettings.TrustedKey untrustKey(String keyIdOrPrefix) {
+    requireWritable();
+    return TrustConfig.remove(this, keyIdOrPrefix);
   }
 
   /** Finds the stored graph a user means: a full fingerprint or a unique prefix of at least 6 hex digits. */
