@@ -1243,7 +1243,7 @@ public final class CacheStore implements AutoCloseable {
         commit(true, txn -> null); // write the usage counters
       }
     } catch (RuntimeException e) {
-      notices.accept("cannot save the cache's usage counters: " + e.getMessage());
+      notices.accept("cannot save the cache's usage counters: " + XlacException.reason(e));
     } finally {
       closeHandles();
     }

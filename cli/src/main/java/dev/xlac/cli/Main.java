@@ -59,11 +59,13 @@ public final class Main {
     return cmd.execute(args);
   }
 
-  private void report(Throwable e, boolean verbose) {
+  void report(Throwable e, boolean verbose) {
     if (e instanceof XlacException x) {
       err.println("xlac: " + x.getMessage());
     } else {
-      err.println("xlac: internal error: " + e + (verbose ? "" : " (rerun with --verbose for details)"));
+      // The exception's class is for --verbose, which also prints the stack trace.
+      err.println("xlac: internal error: "
+          + (verbose ? e : XlacException.reason(e) + " (rerun with --verbose for details)"));
     }
     if (verbose) {
       e.printStackTrace(err);

@@ -112,7 +112,7 @@ final class CompileOptions {
     try {
       Files.writeString(file, text, StandardCharsets.UTF_8);
     } catch (IOException e) {
-      throw new XlacException(ExitCode.ENVIRONMENT, "cannot write " + file + ": " + e.getMessage(), e);
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot write " + file + ": " + XlacException.reason(e), e);
     }
   }
 }
