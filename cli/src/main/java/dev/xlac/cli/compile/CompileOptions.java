@@ -6,6 +6,7 @@ import dev.xlac.compiler.schedule.RunReport;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.Json;
+import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -43,7 +44,7 @@ final class CompileOptions {
   Integer jobs;
 
   @Option(names = "--memory-per-job", paramLabel = "SIZE", converter = CacheOptions.SizeConverter.class,
-      description = "Memory one compile may need, e.g. 4G (default: 2G for pjrt, 64G for neuronx-cc).")
+      description = "Memory one compile may need, e.g. 4G (default: 2G for pjrt, 64G for neuronx-cc; at least 256MiB).")
   Long memoryPerJob;
 
   @Option(names = "--timeout", paramLabel = "DURATION", converter = CacheOptions.DurationConverter.class,
@@ -68,6 +69,11 @@ final class CompileOptions {
     long perJob = memoryPerJob == null ? DriverSelection.defaultMemoryPerJob(driver) : memoryPerJob;
     if (jobs != null && jobs < 1 || retries < 0) {
       throw XlacException.badInput("--jobs must be at least 1 and --retries at least 0");
+    }
+    if (memoryPerJob != null && memoryPerJob < SchedulerSettings.MIN_MEMORY_PER_JOB) {
+      throw XlacException.badInput("--memory-per-job " + Sizes.human(memoryPerJob) + " is too small: no compile fits"
+          + " in less than " + Sizes.human(SchedulerSettings.MIN_MEMORY_PER_JOB) + " (a PJRT compile worker alone takes"
+          + " about 250 MiB); to run more compiles at once, use --jobs N");
     }
     requireWritableParent(report, "--report");
     requireWritableParent(junit, "--junit");
