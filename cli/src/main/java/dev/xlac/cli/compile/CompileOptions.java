@@ -6,6 +6,7 @@ import dev.xlac.compiler.schedule.RunReport;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.Json;
+import dev.xlac.core.ProcessBytes;
 import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
 import java.io.IOException;
@@ -84,8 +85,11 @@ final class CompileOptions {
   /** The compiler to use; {@code probeDir} is where drivers remember what they learnt (in the cache directory). */
   DriverSelection selection(Path probeDir) {
     String env = System.getenv("XLAC_PJRT_PLUGIN");
-    Path pluginPath = plugin != null || !DriverSelection.PJRT.equals(driver) ? plugin
-        : env == null || env.isBlank() ? null : Path.of(env);
+    boolean fromEnv = plugin == null && DriverSelection.PJRT.equals(driver) && env != null && !env.isBlank();
+    if (fromEnv) {
+      ProcessBytes.requireFaithfulEnvironment("XLAC_PJRT_PLUGIN");
+    }
+    Path pluginPath = fromEnv ? Path.of(env) : plugin;
     return new DriverSelection(driver, pluginPath, target, compilerFlags, clientOptions, compileOptions,
         timeout == null ? Duration.ZERO : timeout, probeDir);
   }
