@@ -868,7 +868,8 @@ public final class CacheStore implements AutoCloseable {
    */
   public BundleExporter.Result exportBundle(Path file, ExportRequest request) {
     for (SiblingTemporaries.Removed r : SiblingTemporaries.removeStale(file)) {
-      notices.accept("removed " + r.file() + " (" + Sizes.human(r.bytes()) + "), left by an export that did not finish");
+      notices.accept("removed " + r.file() + " (" + Sizes.human(r.bytes())
+          + "), left by an export that did not finish");
     }
     return new BundleExporter(this).export(file, request);
   }

@@ -261,7 +261,8 @@ public final class DumpWatcher {
         flagsJson = Files.readString(flagsFile);
         flags = JsonStringList.parse(flagsJson);
       } catch (IOException | IllegalArgumentException e) {
-        throw new HloReadException(flagsFile, e instanceof IOException ? "cannot read it (" + XlacException.reason(e) + ")" : e.getMessage());
+        throw new HloReadException(flagsFile,
+            e instanceof IOException ? "cannot read it (" + XlacException.reason(e) + ")" : e.getMessage());
       }
     }
     return Optional.of(new CapturedModule.NeuronModule(moduleDir.getFileName().toString(),

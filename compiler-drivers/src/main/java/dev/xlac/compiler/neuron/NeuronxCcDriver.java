@@ -114,7 +114,8 @@ public final class NeuronxCcDriver implements CompilerDriver {
     try {
       Files.createDirectories(workRoot);
     } catch (IOException e) {
-      throw XlacException.environment("cannot create the neuronx-cc work directory " + workRoot + ": " + XlacException.reason(e));
+      throw XlacException.environment("cannot create the neuronx-cc work directory " + workRoot + ": "
+          + XlacException.reason(e));
     }
     return new NeuronxCcDriver(exe.toAbsolutePath(), identity, timeout, workRoot.toAbsolutePath());
   }
@@ -149,8 +150,7 @@ public final class NeuronxCcDriver implements CompilerDriver {
           .replaceAll("[^A-Za-z0-9]", "") + "-");
     } catch (IOException e) {
       return failure(FailureKind.ENVIRONMENT, request, "cannot create a work directory under " + workRoot + ": "
-          + XlacException.reason(e),
-          "", start);
+          + XlacException.reason(e), "", start);
     }
     try {
       return compileIn(work, request, start);
@@ -164,8 +164,8 @@ public final class NeuronxCcDriver implements CompilerDriver {
     try {
       Files.write(work.resolve(INPUT), request.hloModule());
     } catch (IOException e) {
-      return failure(FailureKind.ENVIRONMENT, request, "cannot write " + work.resolve(INPUT) + ": " + XlacException.reason(e), "",
-          start);
+      return failure(FailureKind.ENVIRONMENT, request,
+          "cannot write " + work.resolve(INPUT) + ": " + XlacException.reason(e), "", start);
     }
     phases.put("write", since(start));
     List<String> cmd = new ArrayList<>();
@@ -177,7 +177,8 @@ public final class NeuronxCcDriver implements CompilerDriver {
       process = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true)
           .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
     } catch (IOException e) {
-      return failure(FailureKind.ENVIRONMENT, request, "cannot start " + compiler + ": " + XlacException.reason(e), "", start);
+      return failure(FailureKind.ENVIRONMENT, request, "cannot start " + compiler + ": " + XlacException.reason(e), "",
+          start);
     }
     running.add(process);
     TailBuffer output = new TailBuffer(LOG_TAIL_BYTES);
@@ -228,7 +229,8 @@ public final class NeuronxCcDriver implements CompilerDriver {
         phases.put("read", since(compileStart).minus(phases.get("compile")));
         return new CompileOutcome.Success(bytes, log, since(start), phases);
       } catch (IOException e) {
-        return failure(FailureKind.ENVIRONMENT, request, "cannot read " + neff + ": " + XlacException.reason(e), log, start);
+        return failure(FailureKind.ENVIRONMENT, request, "cannot read " + neff + ": " + XlacException.reason(e), log,
+            start);
       }
     }
     if (exit == EXIT_COMPILE_ERROR) {

@@ -331,7 +331,8 @@ public final class CompileScheduler implements AutoCloseable {
       module = job.module().load();
     } catch (Exception e) {
       complete(task, new GraphResult(job.fingerprint(), job.moduleName(), GraphResult.Status.NOT_RUN, Duration.ZERO,
-          task.attempts, null, "cannot read the graph " + job.describe() + ": " + CompileOutcome.oneLine(XlacException.reason(e))));
+          task.attempts, null,
+          "cannot read the graph " + job.describe() + ": " + CompileOutcome.oneLine(XlacException.reason(e))));
       return;
     }
     task.attempts++;
