@@ -7,6 +7,7 @@ import dev.xlac.cache.RocksDbStore.Cf;
 import dev.xlac.cache.RocksDbStore.Cursor;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
+import dev.xlac.core.SiblingTemporaries;
 import dev.xlac.core.XlacException;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
@@ -112,7 +113,7 @@ public final class BundleExporter {
 
   private Result write(Path file, BundleManifest m, BundleSigningKey signer) {
     Path abs = file.toAbsolutePath();
-    Path tmp = abs.resolveSibling("." + abs.getFileName() + ".tmp-" + ProcessHandle.current().pid());
+    Path tmp = SiblingTemporaries.of(abs);
     long payload = 0;
     long compiled = 0;
     long failed = 0;

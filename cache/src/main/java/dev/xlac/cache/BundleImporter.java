@@ -122,7 +122,7 @@ public final class BundleImporter {
       return apply(file, v);
     } catch (IOException | IllegalArgumentException e) {
       throw new XlacException(ExitCode.WORK_FAILED, "cannot import " + file + ": it changed while being imported ("
-          + e.getMessage() + "); what was imported is consistent; import it again");
+          + XlacException.reason(e) + "); what was imported is consistent; import it again");
     }
   }
 

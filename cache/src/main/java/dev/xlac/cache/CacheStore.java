@@ -9,6 +9,7 @@ import dev.xlac.cache.RocksDbStore.Cf;
 import dev.xlac.cache.RocksDbStore.Cursor;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
+import dev.xlac.core.SiblingTemporaries;
 import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
@@ -861,8 +862,15 @@ public final class CacheStore implements AutoCloseable {
     return r;
   }
 
-  /** Writes a bundle of the selected entries to {@code file}; see {@link BundleExporter}. */
+  /**
+   * Writes a bundle of the selected entries to {@code file}; see {@link BundleExporter}. First removes what
+   * earlier exports to {@code file} that were killed left beside it (see {@link SiblingTemporaries}).
+   */
   public BundleExporter.Result exportBundle(Path file, ExportRequest request) {
+    for (SiblingTemporaries.Removed r : SiblingTemporaries.removeStale(file)) {
+      notices.accept("removed " + r.file() + " (" + Sizes.human(r.bytes())
+          + "), left by an export that did not finish");
+    }
     return new BundleExporter(this).export(file, request);
   }
 
@@ -1272,7 +1280,7 @@ public final class CacheStore implements AutoCloseable {
         commit(true, txn -> null); // write the usage counters
       }
     } catch (RuntimeException e) {
-      notices.accept("cannot save the cache's usage counters: " + e.getMessage());
+      notices.accept("cannot save the cache's usage counters: " + XlacException.reason(e));
     } finally {
       closeHandles();
     }

@@ -193,6 +193,21 @@ class ParallelCompileCommandTest {
     }
   }
 
+  /** Issue #10: --memory-per-job 0, 1 and 1k were accepted. */
+  @Test
+  void memoryPerJob_belowWhatAnyCompileNeeds_isRefusedWithExit2_sayingWhy() throws Exception {
+    for (String size : new String[] {"0", "1", "1k", "255MiB"}) {
+      Run r = xlac("--plugin", testPlugin.toString(), "--memory-per-job", size, dumps.toString());
+      assertThat(r.code()).as(size).isEqualTo(2);
+      assertThat(r.err()).as(size).startsWith("xlac: --memory-per-job ").contains("is too small: no compile fits in"
+          + " less than 256.0 MiB").contains("use --jobs N");
+    }
+    Path ok = tmp.resolve("ok");
+    TestModules.writeDump(ok, "module_0001.jit_step_ok.before_optimizations.hlo.pb", TestModules.mulAdd(1f, 1, "_ok", 1));
+    Run least = xlac("--plugin", testPlugin.toString(), "--memory-per-job", "256MiB", ok.toString());
+    assertThat(least.code()).as(least.err()).isZero();
+  }
+
   @Test
   void usageErrors_exit2() {
     assertThat(xlac("--driver", "gcc").code()).isEqualTo(2);

@@ -151,7 +151,7 @@ public final class CompileScheduler implements AutoCloseable {
       throw e;
     }
     if (fatal != null) {
-      throw new XlacException(ExitCode.ENVIRONMENT, "cannot store a result: " + fatal.getMessage(), fatal);
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot store a result: " + XlacException.reason(fatal), fatal);
     }
     lock.lock();
     try {
@@ -331,7 +331,8 @@ public final class CompileScheduler implements AutoCloseable {
       module = job.module().load();
     } catch (Exception e) {
       complete(task, new GraphResult(job.fingerprint(), job.moduleName(), GraphResult.Status.NOT_RUN, Duration.ZERO,
-          task.attempts, null, "cannot read the graph " + job.describe() + ": " + CompileOutcome.oneLine(e.getMessage())));
+          task.attempts, null,
+          "cannot read the graph " + job.describe() + ": " + CompileOutcome.oneLine(XlacException.reason(e))));
       return;
     }
     task.attempts++;
@@ -446,7 +447,7 @@ public final class CompileScheduler implements AutoCloseable {
     } finally {
       lock.unlock();
     }
-    complete(task, notRun(task, "not stored: " + CompileOutcome.oneLine(String.valueOf(t.getMessage()))));
+    complete(task, notRun(task, "not stored: " + CompileOutcome.oneLine(XlacException.reason(t))));
     cancel();
   }
 
