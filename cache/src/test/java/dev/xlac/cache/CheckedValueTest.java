@@ -21,10 +21,12 @@ class CheckedValueTest {
   Path dir;
 
   private RocksDbStore db;
+  private StoredValues values;
 
   @BeforeEach
   void open() {
     db = RocksDbStore.open(dir, true);
+    values = new StoredValues(db);
   }
 
   @AfterEach
@@ -43,7 +45,7 @@ class CheckedValueTest {
   void read_matchingValue_isOkWithItsBytes() {
     store(Cf.ARTIFACTS, KEY, SMALL);
 
-    CheckedValue r = CheckedValue.read(db, Cf.ARTIFACTS, KEY, SMALL.length, Checksums.sha256(SMALL));
+    CheckedValue r = CheckedValue.read(values, Cf.ARTIFACTS, KEY, SMALL.length, Checksums.sha256(SMALL));
 
     assertThat(r).isInstanceOfSatisfying(CheckedValue.Ok.class, ok -> assertThat(ok.bytes()).isEqualTo(SMALL));
   }
@@ -55,7 +57,7 @@ class CheckedValueTest {
     store(Cf.GRAPHS, KEY, large);
     db.flushAll(); // into a blob file
 
-    CheckedValue r = CheckedValue.read(db, Cf.GRAPHS, KEY, large.length, Checksums.sha256(large));
+    CheckedValue r = CheckedValue.read(values, Cf.GRAPHS, KEY, large.length, Checksums.sha256(large));
 
     assertThat(r).isInstanceOfSatisfying(CheckedValue.Ok.class, ok -> assertThat(ok.bytes()).isEqualTo(large));
   }
@@ -64,10 +66,10 @@ class CheckedValueTest {
   void read_absentKey_isMissing() {
     store(Cf.ARTIFACTS, KEY, SMALL);
 
-    assertThat(CheckedValue.read(db, Cf.ARTIFACTS, "other".getBytes(StandardCharsets.UTF_8), SMALL.length,
+    assertThat(CheckedValue.read(values, Cf.ARTIFACTS, "other".getBytes(StandardCharsets.UTF_8), SMALL.length,
         Checksums.sha256(SMALL))).isInstanceOf(CheckedValue.Missing.class);
     // another family, same key
-    assertThat(CheckedValue.read(db, Cf.LOGS, KEY, SMALL.length, Checksums.sha256(SMALL)))
+    assertThat(CheckedValue.read(values, Cf.LOGS, KEY, SMALL.length, Checksums.sha256(SMALL)))
         .isInstanceOf(CheckedValue.Missing.class);
   }
 
@@ -75,7 +77,7 @@ class CheckedValueTest {
   void read_otherSizeThanRecorded_isMismatch_evenWithTheRightChecksum() {
     store(Cf.ARTIFACTS, KEY, SMALL);
 
-    assertThat(CheckedValue.read(db, Cf.ARTIFACTS, KEY, SMALL.length + 1, Checksums.sha256(SMALL)))
+    assertThat(CheckedValue.read(values, Cf.ARTIFACTS, KEY, SMALL.length + 1, Checksums.sha256(SMALL)))
         .isInstanceOf(CheckedValue.Mismatch.class);
   }
 
@@ -85,17 +87,17 @@ class CheckedValueTest {
     byte[] wrong = Checksums.sha256(SMALL);
     wrong[0] ^= 1;
 
-    assertThat(CheckedValue.read(db, Cf.ARTIFACTS, KEY, SMALL.length, wrong)).isInstanceOf(CheckedValue.Mismatch.class);
-    assertThat(CheckedValue.read(db, Cf.ARTIFACTS, KEY, SMALL.length, null)).isInstanceOf(CheckedValue.Mismatch.class);
+    assertThat(CheckedValue.read(values, Cf.ARTIFACTS, KEY, SMALL.length, wrong)).isInstanceOf(CheckedValue.Mismatch.class);
+    assertThat(CheckedValue.read(values, Cf.ARTIFACTS, KEY, SMALL.length, null)).isInstanceOf(CheckedValue.Mismatch.class);
   }
 
   @Test
   void read_withoutARecordedSize_checksOnlyTheChecksum() {
     store(Cf.GRAPHS, KEY, SMALL);
 
-    assertThat(CheckedValue.read(db, Cf.GRAPHS, KEY, CheckedValue.ANY_SIZE, Checksums.sha256(SMALL)))
+    assertThat(CheckedValue.read(values, Cf.GRAPHS, KEY, CheckedValue.ANY_SIZE, Checksums.sha256(SMALL)))
         .isInstanceOf(CheckedValue.Ok.class);
-    assertThat(CheckedValue.read(db, Cf.GRAPHS, KEY, CheckedValue.ANY_SIZE, Checksums.sha256(new byte[] {1})))
+    assertThat(CheckedValue.read(values, Cf.GRAPHS, KEY, CheckedValue.ANY_SIZE, Checksums.sha256(new byte[] {1})))
         .isInstanceOf(CheckedValue.Mismatch.class);
   }
 }
