@@ -38,8 +38,9 @@ import java.util.Set;
  *       loaded in-process once, every module compiled in a plain loop; no cache, no scheduler.
  *   <li>{@code variants TRAIN_STEP_DUMP OUTDIR N}: N copies of a real JAX train step that differ
  *       only in one scalar f32 constant, so they are distinct graphs of the same compile cost.
- *   <li>{@code populate CACHEDIR PLUGIN N}: N distinct graphs, each with an artifact for the
- *       plugin's compiler identity, written through the cache API.
+ *   <li>{@code populate CACHEDIR PLUGIN N [ARTIFACT_BYTES]}: N distinct graphs, each with an
+ *       artifact of ARTIFACT_BYTES random bytes (default 4096) for the plugin's compiler identity,
+ *       written through the cache API.
  * </ul>
  */
 public final class ParallelCompileBench {
@@ -49,7 +50,8 @@ public final class ParallelCompileBench {
     switch (args[0]) {
       case "bare" -> bare(Path.of(args[1]), args);
       case "variants" -> variants(Path.of(args[1]), Path.of(args[2]), Integer.parseInt(args[3]));
-      case "populate" -> populate(Path.of(args[1]), Path.of(args[2]), Integer.parseInt(args[3]));
+      case "populate" -> populate(Path.of(args[1]), Path.of(args[2]), Integer.parseInt(args[3]),
+          args.length > 4 ? Integer.parseInt(args[4]) : 4096);
       default -> throw new IllegalArgumentException("unknown mode " + args[0]);
     }
   }
@@ -105,7 +107,7 @@ public final class ParallelCompileBench {
     return false;
   }
 
-  private static void populate(Path cacheDir, Path plugin, int n) throws Exception {
+  private static void populate(Path cacheDir, Path plugin, int n, int artifactBytes) throws Exception {
     CompilerIdentity identity;
     try (IsolatedPjrtDrivers drivers = new IsolatedPjrtDrivers(plugin, Map.of(), PjrtCompileOptions.DEFAULT,
         Duration.ZERO, List.of())) {
@@ -117,7 +119,7 @@ public final class ParallelCompileBench {
       for (int i = 0; i < n; i++) {
         GraphFingerprint fp = CacheBench.fp(i);
         store.putGraph(fp, "jit_synthetic_" + i, module, "bench");
-        byte[] artifact = new byte[4096];
+        byte[] artifact = new byte[artifactBytes];
         new java.util.Random(i).nextBytes(artifact);
         batch.add(new CacheStore.NewArtifact(new ArtifactKey(fp, identity), artifact, CompileInfo.of(1.0, "")));
         if (batch.size() == 256 || i == n - 1) {
@@ -126,6 +128,7 @@ public final class ParallelCompileBench {
         }
       }
     }
-    System.out.println("populated " + cacheDir + " with " + n + " compiled graphs for " + identity.describe());
+    System.out.println("populated " + cacheDir + " with " + n + " compiled graphs (artifacts of " + artifactBytes
+        + " bytes) for " + identity.describe());
   }
 }
