@@ -359,11 +359,6 @@ final class RocksDbStore implements AutoCloseable {
     return !writable;
   }
 
-  /** False for a reader of a directory that holds no database (it reads as an empty cache). */
-  boolean hasDatabase() {
-    return view != null;
-  }
-
   /**
    * How large a bulk write batch should grow: a quarter of a blob family's memtable, so a few
    * batches fill one and flushes keep pace with the writer.
