@@ -147,6 +147,18 @@ class CacheStoreTest {
   }
 
   @Test
+  void verify_ofAnArtifactWhoseBytesAreGone_saysTheyAreMissing() throws Exception {
+    try (CacheStore s = open(dir); WriteBatch b = new WriteBatch()) {
+      graph(s, 1);
+      s.putArtifact(key(1, CPU), bytes(1, 500), CompileInfo.of(1, ""));
+      s.db.delete(b, Cf.ARTIFACTS, key(1, CPU).bytes());
+      s.db.write(b, true);
+      assertThat(s.verify(false).problems()).singleElement()
+          .satisfies(p -> assertThat(p.description()).isEqualTo("its bytes are missing"));
+    }
+  }
+
+  @Test
   void getArtifact_whenItsBlobFileIsCorruptOnDisk_isAMiss() throws Exception {
     byte[] big = bytes(7, 400_000); // above the blob threshold: stored in a blob file
     try (CacheStore s = open(dir)) {

@@ -225,4 +225,32 @@ class ChunkedValuesTest {
       assertThat(s.getArtifact(key(1, CPU))).hasValueSatisfying(a -> assertThat(a.bytes()).isEqualTo(art));
     }
   }
+  @Test
+  void materialize_streamsAChunkedNeff_andLeavesAFileWithTheSameBytesAlone() throws Exception {
+    NeuronName name = new NeuronName("neuronxcc-2.15.128.0+56dc5a86", "MODULE_1+abcdef01", "[\"--target=trn1\"]");
+    ArtifactKey key = new ArtifactKey(fp(1), dev.xlac.core.NeuronxCcIdentity.forCacheEntry(name.versionDirectory(),
+        name.compileFlags()));
+    byte[] neff = bytes(12, 9_999);
+    Path out = tmp.resolve("neuron");
+    List<String> problems = new ArrayList<>();
+    try (CacheStore s = open(tmp.resolve("cache"), problems)) {
+      Fixtures.graph(s, 1);
+      s.addNeuronName(fp(1), name);
+      s.putArtifact(key, neff, CompileInfo.of(1, ""));
+      assertThat(keysOf(s, Cf.ARTIFACTS, key.bytes())).hasSize(10);
+      var first = dev.xlac.cache.layout.NeuronCacheLayout.materialize(s, out, problems::add);
+      Path file = out.resolve(name.versionDirectory()).resolve(name.moduleDirectory()).resolve("model.neff");
+      assertThat(first.compiled()).isEqualTo(1);
+      assertThat(java.nio.file.Files.readAllBytes(file)).isEqualTo(neff);
+      var again = dev.xlac.cache.layout.NeuronCacheLayout.materialize(s, out, problems::add);
+      assertThat(again.filesWritten()).isZero();
+      byte[] changed = neff.clone();
+      changed[9_000] ^= 1;
+      java.nio.file.Files.write(file, changed);
+      var mended = dev.xlac.cache.layout.NeuronCacheLayout.materialize(s, out, problems::add);
+      assertThat(mended.filesWritten()).isEqualTo(1);
+      assertThat(java.nio.file.Files.readAllBytes(file)).isEqualTo(neff);
+    }
+    assertThat(problems).isEmpty();
+  }
 }
