@@ -38,8 +38,12 @@ import java.util.Set;
  *       loaded in-process once, every module compiled in a plain loop; no cache, no scheduler.
  *   <li>{@code variants TRAIN_STEP_DUMP OUTDIR N}: N copies of a real JAX train step that differ
  *       only in one scalar f32 constant, so they are distinct graphs of the same compile cost.
- *   <li>{@code populate CACHEDIR PLUGIN N}: N distinct graphs, each with an artifact for the
- *       plugin's compiler identity, written through the cache API.
+ *   <li>{@code populate CACHEDIR PLUGIN N [ARTIFACT_BYTES]}: N distinct graphs, each with an
+ *       artifact of ARTIFACT_BYTES random bytes (default 4096) for the plugin's compiler identity,
+ *       written through the cache API.
+ *   <li>{@code lookups CACHEDIR [PASSES]}: the in-process cost of what an all-cached re-run does per
+ *       graph, {@link CacheStore#lookup} of every artifact of a populated cache, timed per pass on a
+ *       freshly opened store (an empty block cache; the files in the page cache); min and median.
  * </ul>
  */
 public final class ParallelCompileBench {
@@ -49,7 +53,9 @@ public final class ParallelCompileBench {
     switch (args[0]) {
       case "bare" -> bare(Path.of(args[1]), args);
       case "variants" -> variants(Path.of(args[1]), Path.of(args[2]), Integer.parseInt(args[3]));
-      case "populate" -> populate(Path.of(args[1]), Path.of(args[2]), Integer.parseInt(args[3]));
+      case "populate" -> populate(Path.of(args[1]), Path.of(args[2]), Integer.parseInt(args[3]),
+          args.length > 4 ? Integer.parseInt(args[4]) : 4096);
+      case "lookups" -> lookups(Path.of(args[1]), args.length > 2 ? Integer.parseInt(args[2]) : 5);
       default -> throw new IllegalArgumentException("unknown mode " + args[0]);
     }
   }
@@ -105,7 +111,7 @@ public final class ParallelCompileBench {
     return false;
   }
 
-  private static void populate(Path cacheDir, Path plugin, int n) throws Exception {
+  private static void populate(Path cacheDir, Path plugin, int n, int artifactBytes) throws Exception {
     CompilerIdentity identity;
     try (IsolatedPjrtDrivers drivers = new IsolatedPjrtDrivers(plugin, Map.of(), PjrtCompileOptions.DEFAULT,
         Duration.ZERO, List.of())) {
@@ -117,7 +123,7 @@ public final class ParallelCompileBench {
       for (int i = 0; i < n; i++) {
         GraphFingerprint fp = CacheBench.fp(i);
         store.putGraph(fp, "jit_synthetic_" + i, module, "bench");
-        byte[] artifact = new byte[4096];
+        byte[] artifact = new byte[artifactBytes];
         new java.util.Random(i).nextBytes(artifact);
         batch.add(new CacheStore.NewArtifact(new ArtifactKey(fp, identity), artifact, CompileInfo.of(1.0, "")));
         if (batch.size() == 256 || i == n - 1) {
@@ -126,6 +132,33 @@ public final class ParallelCompileBench {
         }
       }
     }
-    System.out.println("populated " + cacheDir + " with " + n + " compiled graphs for " + identity.describe());
+    System.out.println("populated " + cacheDir + " with " + n + " compiled graphs (artifacts of " + artifactBytes
+        + " bytes) for " + identity.describe());
+  }
+
+  private static void lookups(Path cacheDir, int passes) throws Exception {
+    List<ArtifactKey> keys = new ArrayList<>();
+    try (CacheStore store = CacheStore.open(cacheDir, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
+      for (var g : store.graphs()) {
+        store.entries(g.fingerprint()).forEach(e -> keys.add(e.key()));
+      }
+    }
+    List<Double> millis = new ArrayList<>();
+    for (int p = 0; p < passes; p++) {
+      try (CacheStore store = CacheStore.open(cacheDir, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
+        long t0 = System.nanoTime();
+        int hits = 0;
+        for (ArtifactKey k : keys) {
+          hits += store.lookup(k).isPresent() ? 1 : 0;
+        }
+        millis.add((System.nanoTime() - t0) / 1e6);
+        if (hits != keys.size()) {
+          throw new IllegalStateException(hits + " hits of " + keys.size());
+        }
+      }
+    }
+    List<Double> sorted = millis.stream().sorted().toList();
+    System.out.printf(Locale.ROOT, "%d lookups: min %.1f ms, median %.1f ms (passes: %s)%n", keys.size(), sorted.getFirst(),
+        sorted.get(sorted.size() / 2), millis.stream().map(m -> String.format(Locale.ROOT, "%.1f", m)).toList());
   }
 }

@@ -37,7 +37,8 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
  * Every value is checked against its checksum as it is read; a damaged one aborts the export
  * (the cache must be repaired first) rather than shipping it. Reading and checking run on a
  * thread of their own ({@link ReadAhead}), ahead of tar, zstd and the file, so the two halves
- * use two cores. The bundle is written to a
+ * use two cores; a value larger than a chunk ({@link StoredValues}) is instead streamed into its
+ * tar entry a chunk at a time, so no value is ever held whole. The bundle is written to a
  * temporary file beside {@code file}, fsynced, and renamed into place.
  */
 public final class BundleExporter {
@@ -120,22 +121,21 @@ public final class BundleExporter {
     FileTime mtime = FileTime.fromMillis(m.created);
     List<Item> items = new ArrayList<>();
     for (BundleManifest.Identity i : m.identities.values()) {
-      items.add(new Item(i.entryName(), false,
-          () -> store.identity(i.digest()).encode().getBytes(StandardCharsets.UTF_8)));
+      byte[] text = store.identity(i.digest()).encode().getBytes(StandardCharsets.UTF_8);
+      items.add(new Item(i.entryName(), false, null, null, text.length, null, null, () -> text));
     }
     for (BundleManifest.Graph g : m.graphs.values()) {
-      items.add(new Item(g.entryName(), true, () -> read(Cf.GRAPHS, HexFormat.of().parseHex(g.fp()), g.storedBytes(),
-          g.storedSha(), "graph " + g.fp().substring(0, 12) + " (" + g.module() + ")")));
+      items.add(value(g.entryName(), Cf.GRAPHS, HexFormat.of().parseHex(g.fp()), g.storedBytes(), g.storedSha(),
+          "graph " + g.fp().substring(0, 12) + " (" + g.module() + ")"));
     }
     for (BundleManifest.Artifact a : m.artifacts.values()) {
       byte[] key = HexFormat.of().parseHex(a.fp() + a.digest());
       String name = "artifact " + a.fp().substring(0, 12) + "/" + store.identity(a.digest()).shortName();
       if (a.logStoredBytes() > 0) {
-        items.add(new Item(a.logEntryName(), true,
-            () -> read(Cf.LOGS, key, a.logStoredBytes(), a.logSha(), "the log of " + name)));
+        items.add(value(a.logEntryName(), Cf.LOGS, key, a.logStoredBytes(), a.logSha(), "the log of " + name));
       }
       if (a.status() == EntryStatus.COMPILED) {
-        items.add(new Item(a.entryName(), true, () -> read(Cf.ARTIFACTS, key, a.bytes(), a.sha(), name)));
+        items.add(value(a.entryName(), Cf.ARTIFACTS, key, a.bytes(), a.sha(), name));
         compiled++;
       } else {
         failed++;
@@ -153,12 +153,17 @@ public final class BundleExporter {
         if (signer != null) {
           entry(tar, BundleSignature.NAME, BundleSignature.sign(manifest, signer), mtime);
         }
-        try (ReadAhead<Item, Read> reads = new ReadAhead<>(items, item -> new Read(item, item.read.get()),
-            r -> (long) r.data.length, READ_AHEAD_BYTES, "xlac-export-reader")) {
+        try (ReadAhead<Item, Read> reads = new ReadAhead<>(items,
+            item -> new Read(item, item.streamed() ? null : item.read.get()),
+            r -> r.data == null ? 0L : (long) r.data.length, READ_AHEAD_BYTES, "xlac-export-reader")) {
           while (reads.hasNext()) {
             Read r = reads.next();
-            entry(tar, r.item.name, r.data, mtime);
-            payload += r.item.payload ? r.data.length : 0;
+            if (r.data == null) {
+              streamedEntry(tar, r.item, mtime);
+            } else {
+              entry(tar, r.item.name, r.data, mtime);
+            }
+            payload += r.item.payload ? r.item.size : 0;
           }
         }
         tar.finish();
@@ -181,19 +186,55 @@ public final class BundleExporter {
     }
   }
 
-  /** One tar entry after the manifest; {@code payload} when it counts as graph, log or artifact bytes. */
-  private record Item(String name, boolean payload, Supplier<byte[]> read) {}
+  /**
+   * One tar entry after the manifest; {@code payload} when it counts as graph, log or artifact bytes.
+   * A stored value ({@code cf} not null; {@code sha} its manifest SHA-256, {@code what} its name for
+   * messages) larger than a chunk is streamed into its entry rather than read ahead.
+   */
+  private record Item(String name, boolean payload, Cf cf, byte[] key, long size, byte[] sha, String what,
+      Supplier<byte[]> read) {
+    boolean streamed() {
+      return cf != null && StoredValues.chunked(size);
+    }
+  }
 
   private record Read(Item item, byte[] data) {}
 
-  /** The verified value; {@code sha} is the manifest's hex SHA-256, compared as bytes. */
-  private byte[] read(Cf cf, byte[] key, long size, String sha, String what) {
+  private Item value(String entry, Cf cf, byte[] key, long size, String sha, String what) {
     byte[] expected = sha == null ? null : HexFormat.of().parseHex(sha);
-    return switch (CheckedValue.read(store.db, cf, key, size, expected)) {
-      case CheckedValue.Ok(byte[] v) -> v;
-      case CheckedValue.Missing() -> throw damaged(what + " is missing");
-      case CheckedValue.Mismatch() -> throw damaged(what + " fails its checksum");
-      case CheckedValue.Corrupt(String detail) -> throw damaged(what + " is corrupt (" + detail + ")");
+    return new Item(entry, true, cf, key, size, expected, what, () -> read(cf, key, size, expected, what));
+  }
+
+  /** The verified value. */
+  private byte[] read(Cf cf, byte[] key, long size, byte[] sha, String what) {
+    CheckedValue outcome = CheckedValue.read(store.values, cf, key, size, sha);
+    if (outcome instanceof CheckedValue.Ok(byte[] v)) {
+      return v;
+    }
+    throw failed(what, outcome);
+  }
+
+  private void streamedEntry(TarArchiveOutputStream tar, Item item, FileTime mtime) throws IOException {
+    TarArchiveEntry e = new TarArchiveEntry(item.name);
+    e.setSize(item.size);
+    e.setMode(0644);
+    e.setLastModifiedTime(mtime);
+    tar.putArchiveEntry(e);
+    CheckedValue outcome = CheckedValue.stream(store.values, item.cf, item.key, item.size, item.sha, tar);
+    if (!(outcome instanceof CheckedValue.Ok)) {
+      throw failed(item.what, outcome);
+    }
+    tar.closeArchiveEntry();
+  }
+
+  private XlacException failed(String what, CheckedValue outcome) {
+    return switch (outcome) {
+      case CheckedValue.Missing() -> damaged(what + " is missing");
+      case CheckedValue.Mismatch() -> damaged(what + " fails its checksum");
+      case CheckedValue.Corrupt(String detail) -> damaged(what + " is corrupt (" + detail + ")");
+      case CheckedValue.Gone() -> new XlacException(ExitCode.WORK_FAILED, "cannot export from cache " + store.dir + ": "
+          + what + " was removed or replaced by another xlac process during the export; export again");
+      case CheckedValue.Ok ok -> throw new IllegalStateException("not a failure");
     };
   }
 

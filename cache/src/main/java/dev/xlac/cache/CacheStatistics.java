@@ -8,6 +8,7 @@ import java.util.OptionalLong;
 /**
  * What {@code cache stat} reports, as ccache's {@code -s} does: contents, sizes, usage counters.
  *
+ * @param schemaVersion the cache's schema version; 0 when the directory holds no cache yet (read-only opens create none)
  * @param pendingGraphs graphs that no compiler has produced anything for
  * @param storedBytes what the entries occupy (compressed graphs, artifacts, compressed logs)
  * @param rawBytes the same uncompressed

@@ -45,7 +45,8 @@ import org.rocksdb.WriteBatch;
  * WriteBatch, which also rewrites the running totals; every artifact record refers to a stored
  * graph; every value carries a SHA-256 checked on each read, and a value that is missing or fails
  * it is a miss, never returned, and reported; one process writes at a time (the lock names it),
- * while any number read through RocksDB secondary instances.
+ * while any number read through RocksDB read-only instances. Value I/O (whole or chunked values,
+ * streaming, the checksum-only probe of lookups) lives in {@link StoredValues}.
  *
  * <p>Lookups go through an in-process Caffeine cache: concurrent requests for one key share one
  * load or one compile, and a failed load or compile is not kept.
@@ -66,10 +67,11 @@ public final class CacheStore implements AutoCloseable {
 
   /**
    * The version of the key space and record layouts this build writes. Version 2 added Neuron names
-   * to graph records (graph_meta format 2); every version-1 record is a valid version-2 record, so a
-   * version-1 cache is read as it is and upgraded by rewriting the version when opened for writing.
+   * to graph records (graph_meta format 2); version 3 stores values larger than 8 MiB in chunks
+   * ({@link StoredValues}). Every record of an older version is valid in the newer one, so an older
+   * cache is read as it is and upgraded by rewriting the version when opened for writing.
    */
-  public static final int SCHEMA_VERSION = 2;
+  public static final int SCHEMA_VERSION = 3;
   /** The oldest schema version this build reads (and upgrades). */
   static final int OLDEST_READABLE_SCHEMA = 1;
   static final byte[] SCHEMA_KEY = "schema_version".getBytes(StandardCharsets.US_ASCII);
@@ -81,18 +83,21 @@ public final class CacheStore implements AutoCloseable {
   static final double CLEANUP_TARGET = 0.9;
   private static final long MEMORY_CACHE_BYTES = 256L << 20;
   private static final int ZSTD_LEVEL = 3;
+  /** The largest value handed out as one array (a little under 2 GiB, as the JDK's own arrays allow). */
+  static final long MAX_ARRAY_BYTES = Integer.MAX_VALUE - 8;
   private static final System.Logger LOG = System.getLogger(CacheStore.class.getName());
 
   final Path dir;
   private final Mode mode;
   private final CacheLock lock;
   final RocksDbStore db;
+  final StoredValues values;
   final Clock clock;
   private final Consumer<String> notices;
   /** Held by every batch, and by a prune from its plan to its last removal (see {@link #prune}). */
   final ReentrantLock writeLock = new ReentrantLock();
   private volatile Totals totals;
-  /** The schema version on disk (a read-only store of a version-1 cache keeps reading version 1). */
+  /** The schema version on disk (a read-only store of an older cache keeps reading it; 0: no cache yet). */
   private int schemaVersion = SCHEMA_VERSION;
   private volatile OptionalLong maxSize;
   private final AtomicLong pendingHits = new AtomicLong();
@@ -110,6 +115,7 @@ public final class CacheStore implements AutoCloseable {
     this.mode = mode;
     this.lock = lock;
     this.db = db;
+    this.values = new StoredValues(db);
     this.clock = clock;
     this.notices = notices;
     this.memory = Caffeine.newBuilder().maximumWeight(MEMORY_CACHE_BYTES)
@@ -127,7 +133,8 @@ public final class CacheStore implements AutoCloseable {
    * @param lockWait for {@link Mode#READ_WRITE}: how long to wait for another writer to finish
    *     ({@link Duration#ZERO}: fail at once with a message naming it; null: wait as long as it takes)
    * @param notices receives one-line notes for the user: waiting for the lock, damaged entries met
-   * @throws XlacException exit code 3 when the cache is locked, on a newer schema, or the disk is full
+   * @throws XlacException exit code 3 when the cache is locked, on a newer schema, or the disk is full.
+   *     {@link Mode#READ_ONLY} creates nothing: a directory without a cache reads as an empty one.
    */
   public static CacheStore open(Path dir, Mode mode, Duration lockWait, Consumer<String> notices)
       throws InterruptedException {
@@ -138,9 +145,6 @@ public final class CacheStore implements AutoCloseable {
       throws InterruptedException {
     Path abs = dir.toAbsolutePath().normalize();
     if (mode == Mode.READ_ONLY) {
-      if (!RocksDbStore.exists(abs)) {
-        open(abs, Mode.READ_WRITE, Duration.ofSeconds(10), notices, clock).close(); // create it empty
-      }
       RocksDbStore db = RocksDbStore.open(abs, false);
       return init(new CacheStore(abs, mode, null, db, clock, notices));
     }
@@ -158,6 +162,9 @@ public final class CacheStore implements AutoCloseable {
   private static CacheStore init(CacheStore s) {
     try {
       s.checkSchema();
+      if (s.mode == Mode.READ_WRITE) {
+        s.values.removeLeftovers(); // chunks of values whose writer was killed
+      }
       return s;
     } catch (RuntimeException e) {
       s.closeHandles();
@@ -167,6 +174,13 @@ public final class CacheStore implements AutoCloseable {
 
   private void checkSchema() {
     byte[] v = db.get(Cf.META, SCHEMA_KEY);
+    if (v == null && mode == Mode.READ_ONLY && !anyKey(Cf.GRAPH_META) && !anyKey(Cf.ARTIFACT_META)) {
+      // No database yet, or one whose first writer has not committed its first batch: an empty cache.
+      schemaVersion = 0;
+      totals = new Totals();
+      maxSize = OptionalLong.empty();
+      return;
+    }
     if (v == null) {
       if (mode != Mode.READ_WRITE || anyKey(Cf.GRAPH_META) || anyKey(Cf.ARTIFACT_META)) {
         throw new XlacException(ExitCode.ENVIRONMENT, "cache " + dir + " has no schema version; it is not an xlac cache");
@@ -269,14 +283,38 @@ public final class CacheStore implements AutoCloseable {
     byte[] stored = Zstd.compress(moduleBytes, ZSTD_LEVEL);
     GraphRecord rec = new GraphRecord(moduleName, source, now, now, 1, moduleBytes.length, stored.length,
         Checksums.sha256(stored), now, List.of());
-    PutOutcome outcome = commit(false, txn -> {
-      PutOutcome seen = markSeen(txn, fp, now);
-      if (seen != null) {
-        return seen;
+    PutOutcome outcome;
+    if (StoredValues.chunked(stored.length)) {
+      // Chunk by chunk, each its own batch; the claim on the key keeps a second thread storing the
+      // same graph from writing chunks under it, and it finds the graph stored when it gets the claim.
+      try (StoredValues.ValueWriter w = values.writer(Cf.GRAPHS, fp, stored.length, true)) {
+        boolean fresh = readGraphRecord(fp) == null;
+        if (fresh) {
+          w.write(stored);
+        }
+        outcome = commit(false, txn -> {
+          PutOutcome seen = markSeen(txn, fp, now);
+          if (seen != null || !fresh) {
+            return seen;
+          }
+          txn.writeGraph(fp, rec, null);
+          txn.commitValue(w);
+          return PutOutcome.ADDED;
+        });
       }
-      txn.writeGraph(fp, rec, stored);
-      return PutOutcome.ADDED;
-    });
+      if (outcome == null) { // stored by another thread, then removed, meanwhile: store it now
+        return putGraph(fingerprint, moduleName, () -> moduleBytes, source);
+      }
+    } else {
+      outcome = commit(false, txn -> {
+        PutOutcome seen = markSeen(txn, fp, now);
+        if (seen != null) {
+          return seen;
+        }
+        txn.writeGraph(fp, rec, stored);
+        return PutOutcome.ADDED;
+      });
+    }
     enforceMaxSize();
     return outcome;
   }
@@ -311,9 +349,12 @@ public final class CacheStore implements AutoCloseable {
     }
     String damage;
     try {
-      switch (CheckedValue.read(db, Cf.GRAPHS, fp, CheckedValue.ANY_SIZE, r.storedSha256())) {
+      switch (CheckedValue.read(values, Cf.GRAPHS, fp, r.storedBytes(), r.storedSha256())) {
         case CheckedValue.Ok(byte[] stored) -> {
           return Optional.of(Zstd.decompress(stored, Math.toIntExact(r.rawBytes())));
+        }
+        case CheckedValue.Gone() -> {
+          return Optional.empty(); // removed by a writer since this reader opened
         }
         case CheckedValue.Missing() -> damage = "its module is missing";
         case CheckedValue.Mismatch() -> damage = "its module fails its checksum";
@@ -399,6 +440,11 @@ public final class CacheStore implements AutoCloseable {
    * scheduler that finishes many compiles at once; the graphs must already be stored.
    */
   public void putArtifacts(List<NewArtifact> artifacts) {
+    if (artifacts.stream().map(NewArtifact::key).distinct().count() < artifacts.size()) {
+      java.util.Map<ArtifactKey, NewArtifact> last = new java.util.LinkedHashMap<>();
+      artifacts.forEach(a -> last.put(a.key(), a)); // one batch: the last one of a key is what it would leave
+      artifacts = List.copyOf(last.values());
+    }
     storeArtifacts(artifacts);
     artifacts.forEach(a -> memory.invalidate(a.key()));
   }
@@ -417,16 +463,49 @@ public final class CacheStore implements AutoCloseable {
           a.info().compileTime().toMillis(), now, now, null, null, log.length, storedLog == null ? 0 : storedLog.length,
           storedLog == null ? null : Checksums.sha256(storedLog)));
     }
-    commit(true, txn -> {
-      for (int i = 0; i < artifacts.size(); i++) {
-        NewArtifact a = artifacts.get(i);
-        txn.requireGraph(a.key());
-        txn.putIdentity(a.key().compiler());
-        txn.writeArtifact(a.key().bytes(), records.get(i), a.bytes(), logs.get(i));
+    // Large artifacts go out chunk by chunk before the batch that writes their records.
+    List<StoredValues.ValueWriter> writers = new ArrayList<>();
+    try {
+      for (NewArtifact a : artifacts) {
+        writers.add(StoredValues.chunked(a.bytes().length) ? chunkedArtifact(a.key().bytes(), a.bytes()) : null);
       }
-      return null;
-    });
+      commit(true, txn -> {
+        for (int i = 0; i < artifacts.size(); i++) {
+          NewArtifact a = artifacts.get(i);
+          txn.requireGraph(a.key());
+          txn.putIdentity(a.key().compiler());
+          StoredValues.ValueWriter w = writers.get(i);
+          txn.writeArtifact(a.key().bytes(), records.get(i), w == null ? a.bytes() : null, logs.get(i));
+          if (w != null) {
+            txn.commitValue(w);
+          }
+        }
+        return null;
+      });
+    } finally {
+      writers.stream().filter(java.util.Objects::nonNull).forEach(StoredValues.ValueWriter::close);
+    }
     enforceMaxSize();
+  }
+
+  /**
+   * Writes a large artifact's chunks. An entry under the key whose value is chunked too is removed
+   * first: its readers would otherwise meet the new chunks under their old record (it is a miss
+   * until the new record is written).
+   */
+  private StoredValues.ValueWriter chunkedArtifact(byte[] key, byte[] bytes) {
+    StoredValues.ValueWriter w = values.writer(Cf.ARTIFACTS, key, bytes.length, true);
+    try {
+      ArtifactRecord old = readArtifactRecord(key);
+      if (old != null && old.status() == EntryStatus.COMPILED && StoredValues.chunked(old.bytes())) {
+        commit(false, txn -> txn.removeArtifact(key));
+      }
+      w.write(bytes);
+      return w;
+    } catch (RuntimeException e) {
+      w.close();
+      throw e;
+    }
   }
 
   /**
@@ -595,19 +674,52 @@ public final class CacheStore implements AutoCloseable {
     if (rec == null || rec.status() != EntryStatus.COMPILED) {
       return null;
     }
-    String damage;
-    switch (CheckedValue.read(db, Cf.ARTIFACTS, kb, rec.bytes(), rec.sha256())) {
-      case CheckedValue.Ok(byte[] bytes) -> {
-        touch(key, kb, rec);
-        return new Artifact(key, bytes, Duration.ofMillis(rec.compileMillis()), Instant.ofEpochMilli(rec.created()));
-      }
-      case CheckedValue.Missing() -> damage = "its bytes are missing";
-      case CheckedValue.Mismatch() -> damage = "its bytes fail their checksum";
-      case CheckedValue.Corrupt(String detail) -> damage = "RocksDB reports it corrupt (" + detail + ")";
+    if (rec.bytes() > MAX_ARRAY_BYTES) {
+      throw XlacException.badInput("artifact " + key + " in cache " + dir + " is " + rec.bytes()
+          + " bytes, more than one array can hold (" + MAX_ARRAY_BYTES + "); read it as a stream (export or materialize)");
     }
-    pendingDamaged.incrementAndGet();
-    reportDamage("artifact " + key, damage);
+    CheckedValue read = CheckedValue.read(values, Cf.ARTIFACTS, kb, rec.bytes(), rec.sha256());
+    if (read instanceof CheckedValue.Ok(byte[] bytes)) {
+      touch(key, kb, rec);
+      return new Artifact(key, bytes, Duration.ofMillis(rec.compileMillis()), Instant.ofEpochMilli(rec.created()));
+    }
+    artifactDamage(key, read, "fail their checksum", "treated as a miss (run 'xlac cache verify --repair')");
     return null;
+  }
+
+  /**
+   * Counts and reports (one line) an artifact read that found damage; nothing for {@link CheckedValue.Gone},
+   * a plain miss. {@code mismatch} words a {@link CheckedValue.Mismatch}; {@code then} says what happens now.
+   */
+  private void artifactDamage(ArtifactKey key, CheckedValue outcome, String mismatch, String then) {
+    String damage = switch (outcome) {
+      case CheckedValue.Ok ok -> null;
+      case CheckedValue.Gone gone -> null;
+      case CheckedValue.Missing() -> "its bytes are missing";
+      case CheckedValue.Mismatch() -> "its bytes " + mismatch;
+      case CheckedValue.Corrupt(String detail) -> "RocksDB reports it corrupt (" + detail + ")";
+    };
+    if (damage != null) {
+      pendingDamaged.incrementAndGet();
+      notices.accept("cache " + dir + ": artifact " + key + " is damaged: " + damage + "; " + then);
+    }
+  }
+
+  /**
+   * Streams one compiled artifact into {@code out}, a chunk at a time, checking it against its
+   * SHA-256 as it goes: for copying artifacts of any size out of the cache (a Neuron layout). Not
+   * counted as a hit or miss, not kept in memory. Returns false when there is no compiled artifact
+   * or it is damaged (reported); then {@code out} may hold part of it, which the caller discards.
+   */
+  public boolean readArtifact(ArtifactKey key, java.io.OutputStream out) throws java.io.IOException {
+    byte[] kb = key.bytes();
+    ArtifactRecord rec = readArtifactRecord(kb);
+    if (rec == null || rec.status() != EntryStatus.COMPILED) {
+      return false;
+    }
+    CheckedValue read = CheckedValue.stream(values, Cf.ARTIFACTS, kb, rec.bytes(), rec.sha256(), out);
+    artifactDamage(key, read, "fail their checksum", "treated as a miss (run 'xlac cache verify --repair')");
+    return read instanceof CheckedValue.Ok;
   }
 
   private void touch(ArtifactKey key, byte[] kb, ArtifactRecord rec) {
@@ -630,15 +742,25 @@ public final class CacheStore implements AutoCloseable {
 
   /**
    * {@link #artifactInfo}, counted for {@code cache stat} as a compile run's lookup: a compiled
-   * entry is a hit (its compile time saved), an absent or failed one a miss. The bytes are not read:
-   * a compile run only needs to know that the artifact is there.
+   * entry is a hit (its compile time saved), an absent or failed one a miss. A compiled entry is a
+   * hit only when its bytes are all there, of the recorded length, and pass RocksDB's checksums
+   * (CRC32C of the blocks or blob records that hold them; {@link CheckedValue#probe}); the SHA-256 is
+   * not computed here (it is whenever the bytes are handed out). A damaged one is a miss, empty as an
+   * absent one, counted as a damaged read and reported on one line: the compile run compiles it again.
    */
   public Optional<ArtifactInfo> lookup(ArtifactKey key) {
     pinArtifact(key);
-    Optional<ArtifactInfo> info = artifactInfo(key);
-    boolean hit = info.isPresent() && info.get().status() == EntryStatus.COMPILED;
-    count(hit, hit ? info.get().compileTime().toMillis() : 0);
-    return info;
+    byte[] kb = key.bytes();
+    ArtifactRecord r = readArtifactRecord(kb);
+    if (r == null || r.status() != EntryStatus.COMPILED) {
+      count(false, 0);
+      return r == null ? Optional.empty() : Optional.of(ArtifactInfo.of(key, r));
+    }
+    CheckedValue probe = CheckedValue.probe(values, Cf.ARTIFACTS, kb, r.bytes(), r.sha256());
+    boolean hit = probe instanceof CheckedValue.Ok;
+    count(hit, hit ? r.compileMillis() : 0);
+    artifactDamage(key, probe, "are not of the recorded length", "treated as a miss, so it is compiled again");
+    return hit ? Optional.of(ArtifactInfo.of(key, r)) : Optional.empty();
   }
 
   /** The metadata of one entry (compiled or failed), without reading its bytes. */
@@ -697,8 +819,14 @@ public final class CacheStore implements AutoCloseable {
       return "";
     }
     try {
-      if (CheckedValue.read(db, Cf.LOGS, kb, CheckedValue.ANY_SIZE, r.logSha256())
-          instanceof CheckedValue.Ok(byte[] stored)) {
+      if (r.logStoredBytes() > MAX_ARRAY_BYTES) {
+        return "(the log is too large to show: " + r.logStoredBytes() + " bytes compressed)";
+      }
+      CheckedValue read = CheckedValue.read(values, Cf.LOGS, kb, r.logStoredBytes(), r.logSha256());
+      if (read instanceof CheckedValue.Gone) {
+        return "";
+      }
+      if (read instanceof CheckedValue.Ok(byte[] stored)) {
         return new String(Zstd.decompress(stored, Math.toIntExact(r.logRawBytes())), StandardCharsets.UTF_8);
       }
     } catch (RuntimeException e) {
@@ -1102,6 +1230,7 @@ public final class CacheStore implements AutoCloseable {
         } else {
           db.writeUnlogged(batch);
         }
+        txn.valueWriters.forEach(StoredValues.ValueWriter::committed);
       } catch (RuntimeException e) {
         pendingHits.addAndGet(h);
         pendingMisses.addAndGet(m);
@@ -1128,6 +1257,7 @@ public final class CacheStore implements AutoCloseable {
     private final java.util.Map<ByteBuffer, Object> graphs = new java.util.HashMap<>();
     private final java.util.TreeMap<ByteBuffer, Object> artifacts = new java.util.TreeMap<>();
     private final Set<String> identitiesWritten = new HashSet<>();
+    private final List<StoredValues.ValueWriter> valueWriters = new ArrayList<>();
 
     Txn(WriteBatch batch, Totals totals) {
       this.batch = batch;
@@ -1167,6 +1297,15 @@ public final class CacheStore implements AutoCloseable {
       }
     }
 
+    /**
+     * Adds the rest of a value written in pieces to this batch: the value belongs to the record this
+     * batch writes, once it is written. Write the record with a null value in the same batch.
+     */
+    void commitValue(StoredValues.ValueWriter w) {
+      w.addTo(batch);
+      valueWriters.add(w);
+    }
+
     /** Writes a graph record (and its stored module when {@code stored} is not null). */
     void writeGraph(byte[] fp, GraphRecord rec, byte[] stored) {
       written(Keys.KIND_GRAPH, fp);
@@ -1177,7 +1316,7 @@ public final class CacheStore implements AutoCloseable {
       }
       db.put(batch, Cf.GRAPH_META, fp, Records.encode(rec));
       if (stored != null) {
-        db.put(batch, Cf.GRAPHS, fp, stored);
+        values.put(batch, Cf.GRAPHS, fp, stored, old == null ? -1 : old.storedBytes());
       }
       db.put(batch, Cf.ACCESS, Keys.access(rec.lastAccess(), Keys.KIND_GRAPH, fp),
           Records.accessValue(rec.storedBytes(), EntryStatus.PENDING, null));
@@ -1205,15 +1344,17 @@ public final class CacheStore implements AutoCloseable {
         totals.addArtifact(old, -1);
       }
       db.put(batch, Cf.ARTIFACT_META, key, Records.encode(rec));
+      long oldBytes = old != null && old.status() == EntryStatus.COMPILED ? old.bytes() : -1;
       if (bytes != null) {
-        db.put(batch, Cf.ARTIFACTS, key, bytes);
-      } else if (rec.status() == EntryStatus.FAILED && old != null && old.status() == EntryStatus.COMPILED) {
-        db.delete(batch, Cf.ARTIFACTS, key);
+        values.put(batch, Cf.ARTIFACTS, key, bytes, oldBytes);
+      } else if (rec.status() == EntryStatus.FAILED && oldBytes >= 0) {
+        values.delete(batch, Cf.ARTIFACTS, key, oldBytes);
       }
+      long oldLog = old != null && old.logStoredBytes() > 0 ? old.logStoredBytes() : -1;
       if (storedLog != null) {
-        db.put(batch, Cf.LOGS, key, storedLog);
-      } else if (rec.logStoredBytes() == 0 && old != null && old.logStoredBytes() > 0) {
-        db.delete(batch, Cf.LOGS, key);
+        values.put(batch, Cf.LOGS, key, storedLog, oldLog);
+      } else if (rec.logStoredBytes() == 0 && oldLog >= 0) {
+        values.delete(batch, Cf.LOGS, key, oldLog);
       }
       db.put(batch, Cf.ACCESS, Keys.access(rec.lastAccess(), Keys.KIND_ARTIFACT, key),
           Records.accessValue(rec.storedBytes(), rec.status(), Keys.compilerOf(key)));
@@ -1229,8 +1370,8 @@ public final class CacheStore implements AutoCloseable {
         return 0;
       }
       db.delete(batch, Cf.ARTIFACT_META, key);
-      db.delete(batch, Cf.ARTIFACTS, key);
-      db.delete(batch, Cf.LOGS, key);
+      values.delete(batch, Cf.ARTIFACTS, key, old.bytes());
+      values.delete(batch, Cf.LOGS, key, old.logStoredBytes());
       db.delete(batch, Cf.ACCESS, Keys.access(old.lastAccess(), Keys.KIND_ARTIFACT, key));
       totals.addArtifact(old, -1);
       artifacts.put(ByteBuffer.wrap(key.clone()), REMOVED);
@@ -1261,7 +1402,7 @@ public final class CacheStore implements AutoCloseable {
         freed += removeArtifact(k.array());
       }
       db.delete(batch, Cf.GRAPH_META, fp);
-      db.delete(batch, Cf.GRAPHS, fp);
+      values.delete(batch, Cf.GRAPHS, fp, old.storedBytes());
       db.delete(batch, Cf.ACCESS, Keys.access(old.lastAccess(), Keys.KIND_GRAPH, fp));
       totals.addGraph(old, -1);
       graphs.put(ByteBuffer.wrap(fp.clone()), REMOVED);

@@ -52,7 +52,7 @@ final class CacheVerifier {
         }
         recomputed.addGraph(r, 1);
         expectedAccess.add(ByteBuffer.wrap(Keys.access(r.lastAccess(), Keys.KIND_GRAPH, fp)));
-        String why = checkValue(Cf.GRAPHS, fp, r.storedBytes(), r.storedSha256(), "module");
+        String why = checkValue(Cf.GRAPHS, fp, r.storedBytes(), r.storedSha256(), "module", false);
         if (why != null) {
           problem("graph " + shortHex(fp) + " (" + r.moduleName() + ")", why, true);
           damagedGraphs.add(fp);
@@ -82,10 +82,10 @@ final class CacheVerifier {
         } else if (id == null) {
           why = "its compiler identity record is missing or damaged";
         } else if (r.status() == EntryStatus.COMPILED) {
-          why = checkValue(Cf.ARTIFACTS, key, r.bytes(), r.sha256(), "bytes");
+          why = checkValue(Cf.ARTIFACTS, key, r.bytes(), r.sha256(), "bytes", true);
         }
         if (why == null && r.logStoredBytes() > 0) {
-          why = checkValue(Cf.LOGS, key, r.logStoredBytes(), r.logSha256(), "log");
+          why = checkValue(Cf.LOGS, key, r.logStoredBytes(), r.logSha256(), "log", false);
         }
         if (why != null) {
           problem(name, why, true);
@@ -120,12 +120,22 @@ final class CacheVerifier {
     return new VerifyReport(graphCount, artifactCount, recomputed.storedBytes(), List.copyOf(problems), repaired);
   }
 
-  /** Null when the value is present and matches, else why not. */
-  private String checkValue(Cf cf, byte[] key, long size, byte[] sha, String what) {
-    return switch (CheckedValue.read(store.db, cf, key, size, sha)) {
+  /**
+   * Null when the value is present and matches (or, for a reader, was removed by a writer since it
+   * opened), else why not. The value is streamed, a chunk at a time, so no value is held whole.
+   */
+  private String checkValue(Cf cf, byte[] key, long size, byte[] sha, String what, boolean plural) {
+    CheckedValue outcome;
+    try {
+      outcome = CheckedValue.stream(store.values, cf, key, size, sha, java.io.OutputStream.nullOutputStream());
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException(e); // the null stream does not throw
+    }
+    return switch (outcome) {
       case CheckedValue.Ok ok -> null;
-      case CheckedValue.Missing() -> "its " + what + " is missing";
-      case CheckedValue.Mismatch() -> "its " + what + " fails its checksum";
+      case CheckedValue.Gone() -> null;
+      case CheckedValue.Missing() -> "its " + what + (plural ? " are" : " is") + " missing";
+      case CheckedValue.Mismatch() -> "its " + what + (plural ? " fail their" : " fails its") + " checksum";
       case CheckedValue.Corrupt(String detail) -> "RocksDB reports its " + what + " corrupt (" + detail + ")";
     };
   }
@@ -140,12 +150,12 @@ final class CacheVerifier {
       }
       for (byte[] fp : unreadableGraphRecords) {
         store.db.delete(txn.batch, Cf.GRAPH_META, fp);
-        store.db.delete(txn.batch, Cf.GRAPHS, fp);
+        store.values.delete(txn.batch, Cf.GRAPHS, fp, -1); // size unknown: whole and chunked
       }
       for (byte[] key : unreadableArtifactRecords) {
         store.db.delete(txn.batch, Cf.ARTIFACT_META, key);
-        store.db.delete(txn.batch, Cf.ARTIFACTS, key);
-        store.db.delete(txn.batch, Cf.LOGS, key);
+        store.values.delete(txn.batch, Cf.ARTIFACTS, key, -1);
+        store.values.delete(txn.batch, Cf.LOGS, key, -1);
       }
       return null;
     });

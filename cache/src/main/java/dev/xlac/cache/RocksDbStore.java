@@ -1,9 +1,9 @@
 package dev.xlac.cache;
 
-import dev.xlac.core.FileTrees;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -45,9 +45,12 @@ import org.rocksdb.WriteOptions;
  * close is an error rather than a crash. Every {@link RocksDBException} leaves this class as an
  * {@link XlacException} naming the cache directory, with "disk full" recognised.
  *
- * <p>A writable store opens the database as RocksDB's primary; a read-only one opens it as a
- * secondary instance, which works while a writer holds the primary and sees the state of the
- * moment it was opened (or last caught up).
+ * <p>A writable store opens the database as RocksDB's primary; a read-only one with RocksDB's
+ * {@code openReadOnly}, which writes nothing, works while a writer holds the primary, and sees what
+ * that writer had committed when it was opened (its flushed files and its write-ahead log). A
+ * reader keeps every table file open, and can {@link #refresh} its view when a blob file it needs
+ * has been collected by the writer since. A reader of a directory without a database creates none
+ * and reads as empty.
  */
 final class RocksDbStore implements AutoCloseable {
   enum Cf {
@@ -145,13 +148,23 @@ final class RocksDbStore implements AutoCloseable {
     }
   }
 
+  /** How often a read-only open that failed in a way a writer's file replacement explains is tried again. */
+  private static final int READ_ONLY_OPEN_RETRIES = 5;
+  /** A reader's view younger than this counts as fresh: {@link #refresh} keeps it. */
+  private static final long FRESH_NANOS = 200_000_000L;
+
   private final Path cacheDir;
   private final boolean writable;
-  private final Path secondaryDir;
   private final List<AutoCloseable> options = new ArrayList<>();
-  private final List<ColumnFamilyHandle> allHandles;
-  private final Map<Cf, ColumnFamilyHandle> handles = new EnumMap<>(Cf.class);
-  private final RocksDB db;
+  private final DBOptions dbOptions;
+  private final ColumnFamilyOptions smallFamilies;
+  private final ColumnFamilyOptions blobFamilies;
+  /** The database as this store sees it; null for a reader of a directory that holds no database yet. */
+  private volatile View view;
+  /** Views a reader replaced with fresher ones ({@link #refresh}); cursors may still use them, so they close last. */
+  private final List<View> retired = new ArrayList<>();
+  /** When {@link #refresh} last opened {@link #view} ({@link System#nanoTime}); 0: never. */
+  private volatile long refreshed;
   private final WriteOptions syncWrites;
   private final WriteOptions plainWrites;
   private final WriteOptions unloggedWrites;
@@ -162,31 +175,43 @@ final class RocksDbStore implements AutoCloseable {
   private final Set<Cursor> cursors = Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
   private volatile boolean closed;
 
+  /** One opened database: its handles by family (a reader may lack families a writer has not created yet). */
+  private record View(RocksDB db, List<ColumnFamilyHandle> allHandles, Map<Cf, ColumnFamilyHandle> handles) {
+    void close() {
+      allHandles.forEach(ColumnFamilyHandle::close);
+      try {
+        db.closeE();
+      } catch (RocksDBException e) {
+        // the database is gone either way; its WAL makes what was written durable
+      }
+    }
+  }
+
   private RocksDbStore(Path cacheDir, boolean writable) {
     this.cacheDir = cacheDir;
     this.writable = writable;
     Path dbDir = cacheDir.resolve(DB_DIR);
-    String dbPath = dbDir.toString();
     try {
       LRUCache blockCache = own(new LRUCache(64L << 20));
       BloomFilter bloom = own(new BloomFilter(10));
       BlockBasedTableConfig table = new BlockBasedTableConfig().setBlockCache(blockCache).setFilterPolicy(bloom)
           .setCacheIndexAndFilterBlocks(false);
-      ColumnFamilyOptions small = own(new ColumnFamilyOptions().setTableFormatConfig(table)
+      smallFamilies = own(new ColumnFamilyOptions().setTableFormatConfig(table)
           .setWriteBufferSize(writeBuffer(16L << 20)).setCompressionType(CompressionType.LZ4_COMPRESSION));
-      ColumnFamilyOptions blobs = own(new ColumnFamilyOptions().setTableFormatConfig(table)
+      blobFamilies = own(new ColumnFamilyOptions().setTableFormatConfig(table)
           .setWriteBufferSize(writeBuffer(256L << 20)).setMaxWriteBufferNumber(3)
           .setEnableBlobFiles(true).setMinBlobSize(MIN_BLOB_BYTES).setBlobFileSize(256L << 20)
           .setBlobCompressionType(CompressionType.NO_COMPRESSION)
           .setEnableBlobGarbageCollection(true).setBlobGarbageCollectionAgeCutoff(BLOB_GC_AGE_CUTOFF));
-      DBOptions dbOptions = own(new DBOptions().setCreateIfMissing(writable).setCreateMissingColumnFamilies(writable)
+      dbOptions = own(new DBOptions().setCreateIfMissing(writable).setCreateMissingColumnFamilies(writable)
           .setMaxBackgroundJobs(2).setKeepLogFileNum(2).setInfoLogLevel(InfoLogLevel.WARN_LEVEL)
           .setMaxTotalWalSize(256L << 20)
           // Bulk writes (imports) skip the write-ahead log. Flushing every family together, at the
           // same point of the write sequence, keeps what a crash leaves consistent across families.
           .setAtomicFlush(true));
       if (!writable) {
-        dbOptions.setMaxOpenFiles(-1); // a secondary must keep every file open: the primary may delete them
+        // Every table file is opened now: a writer that deletes one later (compaction) does not hurt this reader.
+        dbOptions.setMaxOpenFiles(-1);
       }
       syncWrites = own(new WriteOptions().setSync(true));
       plainWrites = own(new WriteOptions());
@@ -194,50 +219,13 @@ final class RocksDbStore implements AutoCloseable {
       reads = own(new ReadOptions().setVerifyChecksums(true));
       // Whole-family scans (ls, stat, verify, prune): read ahead, and do not evict lookups' blocks.
       scans = own(new ReadOptions().setVerifyChecksums(true).setReadaheadSize(2L << 20).setFillCache(false));
-
-      List<String> names = new ArrayList<>(List.of("default"));
-      if (Files.exists(dbDir.resolve("CURRENT"))) {
-        try (Options o = new Options()) {
-          for (byte[] n : RocksDB.listColumnFamilies(o, dbPath)) {
-            String s = new String(n, StandardCharsets.UTF_8);
-            if (!names.contains(s)) {
-              names.add(s); // including families a newer schema added: RocksDB must open them all
-            }
-          }
-        }
-      }
-      for (Cf cf : Cf.values()) {
-        if (!names.contains(cf.cfName) && writable) {
-          names.add(cf.cfName);
-        }
-      }
-      List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
-      for (String n : names) {
-        Cf cf = Cf.named(n);
-        boolean isBlob = cf != null && cf.blobs;
-        descriptors.add(new ColumnFamilyDescriptor(n.getBytes(StandardCharsets.UTF_8), isBlob ? blobs : small));
-      }
-      List<ColumnFamilyHandle> opened = new ArrayList<>();
       if (writable) {
         Files.createDirectories(dbDir);
-        secondaryDir = null;
-        this.db = RocksDB.open(dbOptions, dbPath, descriptors, opened);
+        view = openView(dbDir);
+      } else if (!Files.exists(cacheDir) || Files.isDirectory(cacheDir)) {
+        view = openReadOnlyView(dbDir);
       } else {
-        secondaryDir = Files.createTempDirectory("xlac-cache-reader-");
-        this.db = RocksDB.openAsSecondary(dbOptions, dbPath, secondaryDir.toString(), descriptors, opened);
-        this.db.tryCatchUpWithPrimary();
-      }
-      allHandles = List.copyOf(opened);
-      for (int i = 0; i < names.size(); i++) {
-        Cf cf = Cf.named(names.get(i));
-        if (cf != null) {
-          handles.put(cf, opened.get(i));
-        }
-      }
-      if (handles.size() != Cf.values().length) {
-        close();
-        throw new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + " is not an xlac cache (column families "
-            + names + ")");
+        throw new IOException("not a directory");
       }
     } catch (RocksDBException e) {
       closeOptions();
@@ -245,7 +233,130 @@ final class RocksDbStore implements AutoCloseable {
     } catch (IOException e) {
       closeOptions();
       throw ioFailure(cacheDir, "cannot open the database", e);
+    } catch (RuntimeException e) {
+      closeOptions();
+      throw e;
     }
+  }
+
+  /**
+   * Opens the database: as its primary for a writer, with {@code openReadOnly} for a reader (never
+   * as a secondary instance: those miss what a writer's compactions and unflushed log hold). A
+   * reader of a directory with no database gets null and creates nothing.
+   */
+  private View openView(Path dbDir) throws RocksDBException {
+    if (!writable && !Files.exists(dbDir.resolve("CURRENT"))) {
+      return null;
+    }
+    String dbPath = dbDir.toString();
+    List<String> names = new ArrayList<>(List.of("default"));
+    if (Files.exists(dbDir.resolve("CURRENT"))) {
+      try (Options o = new Options()) {
+        for (byte[] n : RocksDB.listColumnFamilies(o, dbPath)) {
+          String s = new String(n, StandardCharsets.UTF_8);
+          if (!names.contains(s)) {
+            names.add(s); // including families a newer schema added: RocksDB must open them all
+          }
+        }
+      }
+    }
+    for (Cf cf : Cf.values()) {
+      if (!names.contains(cf.cfName) && writable) {
+        names.add(cf.cfName);
+      }
+    }
+    List<ColumnFamilyDescriptor> descriptors = new ArrayList<>();
+    for (String n : names) {
+      Cf cf = Cf.named(n);
+      boolean isBlob = cf != null && cf.blobs;
+      descriptors.add(new ColumnFamilyDescriptor(n.getBytes(StandardCharsets.UTF_8), isBlob ? blobFamilies : smallFamilies));
+    }
+    List<ColumnFamilyHandle> opened = new ArrayList<>();
+    RocksDB db = writable ? RocksDB.open(dbOptions, dbPath, descriptors, opened)
+        : RocksDB.openReadOnly(dbOptions, dbPath, descriptors, opened, false);
+    Map<Cf, ColumnFamilyHandle> byCf = new EnumMap<>(Cf.class);
+    for (int i = 0; i < names.size(); i++) {
+      Cf cf = Cf.named(names.get(i));
+      if (cf != null) {
+        byCf.put(cf, opened.get(i));
+      }
+    }
+    View v = new View(db, List.copyOf(opened), byCf);
+    // A reader may meet a database whose first writer has not created every family yet: those read
+    // as empty. Families of ours missing beside families of someone else's: not an xlac cache.
+    boolean foreign = names.stream().anyMatch(n -> !n.equals("default") && Cf.named(n) == null);
+    if (byCf.size() != Cf.values().length && (writable || foreign)) {
+      v.close();
+      throw new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + " is not an xlac cache (column families "
+          + names + ")");
+    }
+    return v;
+  }
+
+  /**
+   * A reader's open. A writer replaces its MANIFEST and write-ahead log files as it goes, so a read
+   * of them can fail for a moment; such a failure is tried again a few times before it is reported.
+   */
+  private View openReadOnlyView(Path dbDir) throws RocksDBException {
+    for (int attempt = 0; ; attempt++) {
+      try {
+        return openView(dbDir);
+      } catch (RocksDBException e) {
+        if (attempt >= READ_ONLY_OPEN_RETRIES || !looksTransient(e)) {
+          throw e;
+        }
+        try {
+          Thread.sleep(10L << attempt);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+      }
+    }
+  }
+
+  /** A failed read-only open that a writer replacing files explains (a file gone, a log read mid-write). */
+  private static boolean looksTransient(RocksDBException e) {
+    Status s = e.getStatus();
+    Status.Code code = s == null ? null : s.getCode();
+    return code == Status.Code.IOError || code == Status.Code.NotFound || code == Status.Code.Corruption
+        || isMissingFile(e);
+  }
+
+  /**
+   * For a reader: replaces its view with a freshly opened one, so later reads see what the writer
+   * has committed since (and the files it has since written instead of the ones it deleted). The old
+   * view stays open for the cursors still using it. Returns false when the fresh open failed or
+   * there is still no database; the old view is then kept.
+   */
+  synchronized boolean refresh() {
+    checkOpen();
+    if (writable) {
+      return false;
+    }
+    if (refreshed != 0 && System.nanoTime() - refreshed < FRESH_NANOS) {
+      return true; // just opened: a run of damaged reads (verify of a damaged cache) reopens once, not per value
+    }
+    View fresh;
+    try {
+      fresh = openReadOnlyView(cacheDir.resolve(DB_DIR));
+    } catch (RocksDBException | RuntimeException e) {
+      return false;
+    }
+    if (fresh == null) {
+      return false;
+    }
+    View old = view;
+    view = fresh;
+    refreshed = System.nanoTime() | 1;
+    if (old != null) {
+      retired.add(old);
+    }
+    return true;
+  }
+
+  boolean readOnly() {
+    return !writable;
   }
 
   /**
@@ -264,10 +375,6 @@ final class RocksDbStore implements AutoCloseable {
     return new RocksDbStore(cacheDir, writable);
   }
 
-  static boolean exists(Path cacheDir) {
-    return Files.exists(cacheDir.resolve(DB_DIR).resolve("CURRENT"));
-  }
-
   private <T extends AutoCloseable> T own(T t) {
     options.add(t);
     return t;
@@ -279,17 +386,57 @@ final class RocksDbStore implements AutoCloseable {
     }
   }
 
-  /** The value, or null. A value RocksDB finds corrupt is a {@link DamagedValueException}. */
+  /** The writer's database (a writable store always has one). */
+  private View primary() {
+    return view;
+  }
+
+  /**
+   * The value, or null. A value RocksDB finds corrupt, or whose blob file is gone, is a
+   * {@link DamagedValueException}.
+   */
   byte[] get(Cf cf, byte[] key) {
     checkOpen();
-    try {
-      return db.get(handles.get(cf), reads, key);
-    } catch (RocksDBException e) {
-      if (isCorruption(e)) {
-        throw new DamagedValueException(e.getMessage());
-      }
-      throw failure(cacheDir, "cannot read from " + cf.cfName, e);
+    View v = view;
+    ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
+    if (h == null) {
+      return null;
     }
+    try {
+      return v.db().get(h, reads, key);
+    } catch (RocksDBException e) {
+      throw readFailure(cf, e);
+    }
+  }
+
+  /**
+   * Reads the value of {@code key} (from its position to its limit) with its checksums verified, and
+   * copies as much of it as fits into {@code value} (from its position): RocksDB reads and checks the
+   * whole value whatever fits. Returns the value's full length, or -1 when there is none.
+   */
+  int get(Cf cf, ByteBuffer key, ByteBuffer value) {
+    checkOpen();
+    View v = view;
+    ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
+    if (h == null) {
+      return -1;
+    }
+    try {
+      int n = v.db().get(h, reads, key, value);
+      return n == RocksDB.NOT_FOUND ? -1 : n;
+    } catch (RocksDBException e) {
+      throw readFailure(cf, e);
+    }
+  }
+
+  private RuntimeException readFailure(Cf cf, RocksDBException e) {
+    if (isCorruption(e)) {
+      return new DamagedValueException(e.getMessage(), false);
+    }
+    if (isMissingFile(e)) {
+      return new DamagedValueException(e.getMessage(), true);
+    }
+    return failure(cacheDir, "cannot read from " + cf.cfName, e);
   }
 
   void write(WriteBatch batch, boolean sync) {
@@ -300,7 +447,7 @@ final class RocksDbStore implements AutoCloseable {
       flushAll();
     }
     try {
-      db.write(sync ? syncWrites : plainWrites, batch);
+      primary().db().write(sync ? syncWrites : plainWrites, batch);
     } catch (RocksDBException e) {
       throw failure(cacheDir, "cannot write", e);
     }
@@ -315,7 +462,7 @@ final class RocksDbStore implements AutoCloseable {
     checkOpen();
     unflushed = true;
     try {
-      db.write(unloggedWrites, batch);
+      primary().db().write(unloggedWrites, batch);
     } catch (RocksDBException e) {
       throw failure(cacheDir, "cannot write", e);
     }
@@ -328,7 +475,7 @@ final class RocksDbStore implements AutoCloseable {
       return;
     }
     try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
-      db.flush(flush, allHandles);
+      primary().db().flush(flush, primary().allHandles());
       unflushed = false;
     } catch (RocksDBException e) {
       throw failure(cacheDir, "cannot flush", e);
@@ -337,7 +484,7 @@ final class RocksDbStore implements AutoCloseable {
 
   void put(WriteBatch b, Cf cf, byte[] key, byte[] value) {
     try {
-      b.put(handles.get(cf), key, value);
+      b.put(handle(cf), key, value);
     } catch (RocksDBException e) {
       throw failure(cacheDir, "cannot build a write batch", e);
     }
@@ -345,7 +492,7 @@ final class RocksDbStore implements AutoCloseable {
 
   void delete(WriteBatch b, Cf cf, byte[] key) {
     try {
-      b.delete(handles.get(cf), key);
+      b.delete(handle(cf), key);
     } catch (RocksDBException e) {
       throw failure(cacheDir, "cannot build a write batch", e);
     }
@@ -355,10 +502,27 @@ final class RocksDbStore implements AutoCloseable {
     try {
       byte[] end = new byte[128]; // longer than any key, all 0xff: above every key of ours
       java.util.Arrays.fill(end, (byte) 0xff);
-      b.deleteRange(handles.get(cf), new byte[0], end);
+      b.deleteRange(handle(cf), new byte[0], end);
     } catch (RocksDBException e) {
       throw failure(cacheDir, "cannot build a write batch", e);
     }
+  }
+
+  /** Deletes the keys from {@code from} (included) to {@code to} (excluded). */
+  void deleteRange(WriteBatch b, Cf cf, byte[] from, byte[] to) {
+    try {
+      b.deleteRange(handle(cf), from, to);
+    } catch (RocksDBException e) {
+      throw failure(cacheDir, "cannot build a write batch", e);
+    }
+  }
+
+  /** A writer's handle of {@code cf}, for building write batches. */
+  private ColumnFamilyHandle handle(Cf cf) {
+    if (!writable) {
+      throw new IllegalStateException("cache " + cacheDir + " is open read-only");
+    }
+    return primary().handles().get(cf);
   }
 
   void syncWal() {
@@ -367,7 +531,7 @@ final class RocksDbStore implements AutoCloseable {
       return;
     }
     try {
-      db.syncWal();
+      primary().db().syncWal();
     } catch (RocksDBException e) {
       throw failure(cacheDir, "cannot sync the write-ahead log", e);
     }
@@ -376,7 +540,12 @@ final class RocksDbStore implements AutoCloseable {
   /** A tracked iterator positioned at {@code from} (null: the first key). */
   Cursor cursor(Cf cf, byte[] from) {
     checkOpen();
-    Cursor c = new Cursor(db.newIterator(handles.get(cf), from == null ? scans : reads));
+    View v = view;
+    ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
+    if (h == null) {
+      return new Cursor(null); // no database, or a family its writer has not created yet: empty
+    }
+    Cursor c = new Cursor(v.db().newIterator(h, from == null ? scans : reads));
     cursors.add(c);
     if (from == null) {
       c.it.seekToFirst();
@@ -395,6 +564,9 @@ final class RocksDbStore implements AutoCloseable {
     }
 
     boolean valid() {
+      if (it == null) {
+        return false;
+      }
       if (it.isValid()) {
         return true;
       }
@@ -402,7 +574,7 @@ final class RocksDbStore implements AutoCloseable {
         it.status();
       } catch (RocksDBException e) {
         if (isCorruption(e)) {
-          throw new DamagedValueException(e.getMessage());
+          throw new DamagedValueException(e.getMessage(), false);
         }
         throw failure(cacheDir, "cannot iterate", e);
       }
@@ -423,7 +595,7 @@ final class RocksDbStore implements AutoCloseable {
 
     @Override
     public void close() {
-      if (cursors.remove(this)) {
+      if (it != null && cursors.remove(this)) {
         it.close();
       }
     }
@@ -438,9 +610,10 @@ final class RocksDbStore implements AutoCloseable {
     try (FlushOptions flush = new FlushOptions().setWaitForFlush(true);
         CompactRangeOptions compact = new CompactRangeOptions().setExclusiveManualCompaction(true)
             .setBottommostLevelCompaction(CompactRangeOptions.BottommostLevelCompaction.kForceOptimized)) {
-      db.flush(flush, allHandles);
+      RocksDB db = primary().db();
+      db.flush(flush, primary().allHandles());
       for (Cf cf : Cf.values()) {
-        ColumnFamilyHandle h = handles.get(cf);
+        ColumnFamilyHandle h = primary().handles().get(cf);
         if (cf.blobs) {
           db.setOptions(h, MutableColumnFamilyOptions.builder().setBlobGarbageCollectionAgeCutoff(1.0).build());
         }
@@ -460,6 +633,9 @@ final class RocksDbStore implements AutoCloseable {
 
   /** Bytes the database occupies on disk. */
   long diskUsage() {
+    if (!Files.isDirectory(cacheDir.resolve(DB_DIR))) {
+      return 0;
+    }
     long[] total = {0};
     try {
       Files.walkFileTree(cacheDir.resolve(DB_DIR), new SimpleFileVisitor<>() {
@@ -509,6 +685,14 @@ final class RocksDbStore implements AutoCloseable {
     return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + ": " + what + ": " + msg, e);
   }
 
+  /** An I/O error for a file that is not there: a blob file deleted from under a value, or by a writer's compaction. */
+  static boolean isMissingFile(RocksDBException e) {
+    Status s = e.getStatus();
+    String msg = e.getMessage();
+    return s != null && (s.getCode() == Status.Code.IOError || s.getCode() == Status.Code.NotFound)
+        && msg != null && msg.contains("No such file");
+  }
+
   /** Whether {@code msg} (RocksDB's, or a {@link XlacException#reason} in lower case) reports a full disk. */
   static boolean isDiskFull(String msg) {
     String m = msg == null ? "" : msg.toLowerCase(java.util.Locale.ROOT);
@@ -526,29 +710,28 @@ final class RocksDbStore implements AutoCloseable {
       open = new ArrayList<>(cursors);
     }
     open.forEach(Cursor::close);
-    if (db != null) {
+    View v = view;
+    view = null;
+    if (v != null) {
+      RocksDB db = v.db();
       if (writable) {
         // RocksDB does not flush at close what its write-ahead log holds; every later open (each
         // reader's too) would replay it. Flush, so the next command opens quickly.
         try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
-          db.flush(flush, allHandles);
+          db.flush(flush, v.allHandles());
         } catch (RocksDBException e) {
           // the log still holds what was logged, and the next open replays it; unlogged writes
           // not flushed by now are lost whole (see writeUnlogged)
         }
         db.cancelAllBackgroundWork(true);
       }
-      allHandles.forEach(ColumnFamilyHandle::close);
-      try {
-        db.closeE();
-      } catch (RocksDBException e) {
-        // the database is gone either way; its WAL makes what was written durable
-      }
+      v.close();
+    }
+    synchronized (this) {
+      retired.forEach(View::close);
+      retired.clear();
     }
     closeOptions();
-    if (secondaryDir != null) {
-      deleteTree(secondaryDir);
-    }
   }
 
   private void closeOptions() {
@@ -562,20 +745,14 @@ final class RocksDbStore implements AutoCloseable {
     options.clear();
   }
 
-  static void deleteTree(Path dir) {
-    try {
-      FileTrees.deleteTree(dir);
-    } catch (IOException e) {
-      // best effort: a leftover secondary directory costs disk, not correctness
-    }
-  }
-
-  /** A value RocksDB itself found corrupt (block or blob checksum). */
+  /** A value RocksDB itself found corrupt (block or blob checksum), or whose blob file is gone ({@code fileMissing}). */
   static final class DamagedValueException extends RuntimeException {
     private static final long serialVersionUID = 1L;
+    final boolean fileMissing;
 
-    DamagedValueException(String message) {
+    DamagedValueException(String message, boolean fileMissing) {
       super(message);
+      this.fileMissing = fileMissing;
     }
   }
 }

@@ -11,7 +11,10 @@ import java.util.OptionalLong;
  * exit codes and one-line errors. The tests kill it with SIGKILL or run it under a file-size limit.
  *
  * <pre>
- * write DIR COUNT BYTES   store COUNT graphs with an artifact of BYTES each; "committed N" after each
+ * write DIR COUNT BYTES [CHUNK]  store COUNT graphs with an artifact of BYTES each (in chunks of CHUNK bytes
+ *                         when given); "committed N" after each
+ * half-a-value DIR BYTES CHUNK  graph 1, then half of a BYTES artifact for it through a value writer with
+ *                         CHUNK-byte chunks; "half"; waits
  * import DIR FILE         import a bundle
  * import-flushing DIR FILE  import a bundle with tiny memtables, so flushes happen all through the import
  * prune DIR MAXBYTES      prune to MAXBYTES
@@ -26,6 +29,12 @@ public final class CacheFaultMain {
     Path dir = Path.of(args[1]);
     if (args[0].equals("import-flushing")) {
       RocksDbStore.writeBufferBytesForTests = 256 << 10;
+    }
+    if (args[0].equals("write") && args.length > 4) {
+      StoredValues.chunkBytesForTests = Integer.parseInt(args[4]);
+    }
+    if (args[0].equals("half-a-value")) {
+      StoredValues.chunkBytesForTests = Integer.parseInt(args[3]);
     }
     try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> { })) {
       switch (args[0]) {
@@ -53,6 +62,16 @@ public final class CacheFaultMain {
           Fixtures.graph(s, 100);
           s.putArtifact(Fixtures.key(100, Fixtures.CPU), Fixtures.bytes(100, 2000), CompileInfo.of(1, ""));
           System.out.println("committed 100");
+          Thread.sleep(60_000); // killed here
+        }
+        case "half-a-value" -> {
+          int size = Integer.parseInt(args[2]);
+          Fixtures.graph(s, 1);
+          StoredValues.ValueWriter w = s.values.writer(RocksDbStore.Cf.ARTIFACTS, Fixtures.key(1, Fixtures.CPU).bytes(),
+              size, true);
+          w.write(Fixtures.bytes(1, size), 0, size / 2);
+          s.sync();
+          System.out.println("half");
           Thread.sleep(60_000); // killed here
         }
         case "hold" -> {

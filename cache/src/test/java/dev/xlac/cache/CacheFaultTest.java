@@ -125,6 +125,46 @@ class CacheFaultTest {
   }
 
   @Test
+  void killDuringWritesOfChunkedValues_losesNoCommittedEntry_andLeavesNoOrphanChunks() throws Exception {
+    Path dir = tmp.resolve("cache");
+    int size = 300_000;
+    Child c = new Child(null, "write", dir.toString(), "100000", Integer.toString(size), "4096"); // 74 chunks each
+    c.awaitLine("committed ", 5 + random.nextInt(30));
+    Thread.sleep(random.nextInt(20)); // anywhere in the next value's chunks
+    assertThat(c.kill()).isEqualTo(137);
+    assertIntact(dir, c.committed(), size);
+    try (CacheStore s = Fixtures.open(dir)) {
+      assertNoValueWithoutRecord(s);
+    }
+  }
+
+  /** The chunks of a value whose writer was killed before its record was written go at the next writer's open. */
+  @Test
+  void killInTheMiddleOfABigChunkedValue_theNextWriterRemovesItsChunks() throws Exception {
+    Path dir = tmp.resolve("cache");
+    Child c = new Child(null, "half-a-value", dir.toString(), "200000", "1000");
+    c.awaitLine("half", 1);
+    c.kill();
+    try (CacheStore r = CacheStore.open(dir, CacheStore.Mode.READ_ONLY, Duration.ZERO, m -> { })) {
+      try (RocksDbStore.Cursor m = r.db.cursor(RocksDbStore.Cf.META, StoredValues.PENDING_PREFIX)) {
+        assertThat(m.valid() && Keys.startsWith(m.key(), StoredValues.PENDING_PREFIX)).as("the killed writer's marker")
+            .isTrue();
+      }
+      assertThat(r.db.get(RocksDbStore.Cf.ARTIFACTS, StoredValues.chunkKey(key(1, CPU).bytes(), 99)))
+          .as("its 100th chunk").hasSize(1000);
+      assertThat(r.artifactInfo(key(1, CPU))).isEmpty();
+    }
+    try (CacheStore s = Fixtures.open(dir)) {
+      assertNoValueWithoutRecord(s);
+      try (RocksDbStore.Cursor a = s.db.cursor(RocksDbStore.Cf.ARTIFACTS, null)) {
+        assertThat(a.valid()).as("a chunk left").isFalse();
+      }
+      assertThat(s.verify(false).problems()).isEmpty();
+      assertThat(s.graph(Fixtures.fp(1))).isPresent();
+    }
+  }
+
+  @Test
   void killDuringAnImport_leavesAConsistentCache_andTheImportCanBeRepeated() throws Exception {
     Path source = tmp.resolve("source");
     Path bundle = tmp.resolve("b.tar.zst");
@@ -152,6 +192,59 @@ class CacheFaultTest {
     Child again = new Child(null, "import", dir.toString(), bundle.toString());
     assertThat(again.await()).as("second import: %s", again.lines).isZero();
     assertIntact(dir, java.util.stream.IntStream.range(0, 300).boxed().toList(), size);
+  }
+
+  /**
+   * A reader after a writer was killed early in the first import into an empty directory sees what
+   * that writer committed: the schema version (a logged, synced write) and whatever batches its
+   * flushes persisted, exactly as the next writer will. (Issue #10: a secondary instance saw no
+   * schema version, "not an xlac cache", until a writer happened to open the cache.)
+   */
+  @Test
+  void killEarlyInTheFirstImportIntoAnEmptyDirectory_readersSeeWhatTheWriterCommitted() throws Exception {
+    Path source = tmp.resolve("source");
+    Path bundle = tmp.resolve("b.tar.zst");
+    int size = 200_000;
+    try (CacheStore s = Fixtures.open(source)) {
+      for (int n = 0; n < 200; n++) {
+        Fixtures.graph(s, n);
+        s.putArtifact(key(n, CPU), bytes(n, size), CompileInfo.of(1, ""));
+      }
+      s.exportBundle(bundle, ExportRequest.all());
+    }
+    // Kills at several moments: as the database appears (before the schema version is written),
+    // and 0.1 to 0.5 s into the import.
+    for (int trial = 0; trial < 6; trial++) {
+      Path dir = Files.createDirectories(tmp.resolve("cache" + trial));
+      Child c = new Child(null, "import", dir.toString(), bundle.toString());
+      if (trial == 0) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!Files.exists(dir.resolve(RocksDbStore.DB_DIR).resolve("CURRENT")) && System.nanoTime() < deadline) {
+          Thread.onSpinWait();
+        }
+      } else {
+        c.awaitLine("started", 1);
+        Thread.sleep(100L * trial - 50 + random.nextInt(100));
+      }
+      c.kill();
+      assertThat(c.lines).as("killed mid-import, not after: %s", c.lines).doesNotContain("done");
+      List<ListRow> read;
+      try (CacheStore r = CacheStore.open(dir, CacheStore.Mode.READ_ONLY, Duration.ZERO, m -> { })) {
+        int version = r.statistics().schemaVersion();
+        assertThat(version).as("trial %d: a schema version, or none when the writer committed nothing", trial)
+            .isIn(0, CacheStore.SCHEMA_VERSION);
+        if (trial > 0) {
+          assertThat(version).as("trial %d: the writer had written the schema version", trial)
+              .isEqualTo(CacheStore.SCHEMA_VERSION);
+        }
+        read = r.list(ListQuery.all());
+        assertThat(r.verify(false).problems()).isEmpty();
+      }
+      try (CacheStore w = Fixtures.open(dir)) {
+        assertThat(read).as("trial %d: what the reader listed is what the next writer finds", trial)
+            .isEqualTo(w.list(ListQuery.all()));
+      }
+    }
   }
 
   /**
@@ -232,15 +325,23 @@ class CacheFaultTest {
     }
   }
 
-  /** A value whose record a crash lost would be invisible to verify; look for one directly. */
+  /**
+   * A value whose record a crash lost would be invisible to verify; look for one directly (a chunk
+   * counts as its value's). After a writer's open no pending marker is left either.
+   */
   static void assertNoValueWithoutRecord(CacheStore s) {
     for (RocksDbStore.Cf[] pair : new RocksDbStore.Cf[][] {{RocksDbStore.Cf.GRAPHS, RocksDbStore.Cf.GRAPH_META},
         {RocksDbStore.Cf.ARTIFACTS, RocksDbStore.Cf.ARTIFACT_META}, {RocksDbStore.Cf.LOGS, RocksDbStore.Cf.ARTIFACT_META}}) {
+      int keyBytes = pair[0] == RocksDbStore.Cf.GRAPHS ? Keys.DIGEST : Keys.ARTIFACT;
       try (RocksDbStore.Cursor c = s.db.cursor(pair[0], null)) {
         for (; c.valid(); c.next()) {
-          assertThat(s.db.get(pair[1], c.key())).as("record in %s of a value in %s", pair[1], pair[0]).isNotNull();
+          byte[] key = java.util.Arrays.copyOf(c.key(), keyBytes); // a chunk's key: its value's key and an index
+          assertThat(s.db.get(pair[1], key)).as("record in %s of a value in %s", pair[1], pair[0]).isNotNull();
         }
       }
+    }
+    try (RocksDbStore.Cursor c = s.db.cursor(RocksDbStore.Cf.META, StoredValues.PENDING_PREFIX)) {
+      assertThat(c.valid() && Keys.startsWith(c.key(), StoredValues.PENDING_PREFIX)).as("a pending marker left").isFalse();
     }
   }
 

@@ -147,6 +147,18 @@ class CacheStoreTest {
   }
 
   @Test
+  void verify_ofAnArtifactWhoseBytesAreGone_saysTheyAreMissing() throws Exception {
+    try (CacheStore s = open(dir); WriteBatch b = new WriteBatch()) {
+      graph(s, 1);
+      s.putArtifact(key(1, CPU), bytes(1, 500), CompileInfo.of(1, ""));
+      s.db.delete(b, Cf.ARTIFACTS, key(1, CPU).bytes());
+      s.db.write(b, true);
+      assertThat(s.verify(false).problems()).singleElement()
+          .satisfies(p -> assertThat(p.description()).isEqualTo("its bytes are missing"));
+    }
+  }
+
+  @Test
   void getArtifact_whenItsBlobFileIsCorruptOnDisk_isAMiss() throws Exception {
     byte[] big = bytes(7, 400_000); // above the blob threshold: stored in a blob file
     try (CacheStore s = open(dir)) {
@@ -220,20 +232,22 @@ class CacheStoreTest {
         .hasMessageContaining("schema version 7");
   }
 
-  @Test
-  void aVersion1Cache_isReadAsItIs_andUpgradedWhenOpenedForWriting() throws Exception {
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"1", "2"})
+  void anOlderVersionCache_isReadAsItIs_andUpgradedWhenOpenedForWriting(String version) throws Exception {
     try (CacheStore s = open(dir); WriteBatch b = new WriteBatch()) {
       graph(s, 1);
       s.putArtifact(key(1, CPU), bytes(1, 100), CompileInfo.of(1, ""));
-      s.db.put(b, Cf.META, CacheStore.SCHEMA_KEY, "1".getBytes(StandardCharsets.US_ASCII));
+      s.db.put(b, Cf.META, CacheStore.SCHEMA_KEY, version.getBytes(StandardCharsets.US_ASCII));
       s.db.write(b, true);
     }
     try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
       assertThat(s.graph(fp(1)).orElseThrow().neuronNames()).isEmpty();
-      assertThat(new String(s.db.get(Cf.META, CacheStore.SCHEMA_KEY), StandardCharsets.US_ASCII)).isEqualTo("1");
+      assertThat(new String(s.db.get(Cf.META, CacheStore.SCHEMA_KEY), StandardCharsets.US_ASCII)).isEqualTo(version);
+      assertThat(s.statistics().schemaVersion()).isEqualTo(Integer.parseInt(version));
     }
     try (CacheStore s = open(dir)) {
-      assertThat(new String(s.db.get(Cf.META, CacheStore.SCHEMA_KEY), StandardCharsets.US_ASCII)).isEqualTo("2");
+      assertThat(new String(s.db.get(Cf.META, CacheStore.SCHEMA_KEY), StandardCharsets.US_ASCII)).isEqualTo("3");
       assertThat(s.getArtifact(key(1, CPU))).isPresent();
       assertThat(s.verify(false).problems()).isEmpty();
     }

@@ -15,6 +15,7 @@ import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.HloReadException;
 import dev.xlac.hlo.LoadedModule;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.channels.FileChannel;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
@@ -308,14 +309,13 @@ public final class NeuronCacheLayout {
           }
           EntryStatus status = store.artifactInfo(key).map(ArtifactInfo::status).orElse(EntryStatus.PENDING);
           if (status == EntryStatus.COMPILED) {
-            Optional<byte[]> neff = store.readArtifact(key).map(a -> a.bytes());
-            if (neff.isEmpty()) {
+            // Streamed a chunk at a time, checked as it goes: a NEFF of any size, never held whole.
+            if (!w.write(entry.resolve(NEFF), out -> store.readArtifact(key, out))) {
               damaged++;
               problems.accept("the NEFF of " + name.path() + " is damaged in the cache; written as pending");
               pending++;
               continue;
             }
-            w.write(entry.resolve(NEFF), neff.get());
             w.write(entry.resolve(DONE), new byte[0]);
             compiled++;
           } else if (status == EntryStatus.FAILED) {
@@ -335,6 +335,12 @@ public final class NeuronCacheLayout {
     return new MaterializeResult(compiled, failed, pending, w.written, w.unchanged, withoutName, damaged);
   }
 
+  /** Bytes produced into a stream; false when they could not be (a damaged artifact), and the stream is to be discarded. */
+  @FunctionalInterface
+  private interface Source {
+    boolean writeTo(OutputStream out) throws IOException;
+  }
+
   /** Atomic file writes: temp file in the same directory, fsync, rename over the target. */
   private static final class Writer {
     int written;
@@ -346,20 +352,87 @@ public final class NeuronCacheLayout {
         unchanged++;
         return;
       }
+      replace(target, out -> {
+        out.write(bytes);
+        return true;
+      });
+    }
+
+    /**
+     * Writes what {@code source} produces, streamed. A file that already holds exactly those bytes is
+     * compared as they stream and left alone. Returns false (writing nothing) when the source fails.
+     */
+    boolean write(Path target, Source source) throws IOException {
+      if (Files.isRegularFile(target)) {
+        try (SameBytes same = new SameBytes(target)) {
+          if (!source.writeTo(same)) {
+            return false;
+          }
+          if (same.same()) {
+            unchanged++;
+            return true;
+          }
+        }
+      }
+      return replace(target, source);
+    }
+
+    /** Temp file, fsync, rename over {@code target}; false (nothing written) when the source fails. */
+    private boolean replace(Path target, Source source) throws IOException {
       Path tmp = Files.createTempFile(target.getParent(), "." + target.getFileName() + ".", ".xlac-tmp");
       try {
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-          java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
-          while (b.hasRemaining()) {
-            ch.write(b);
+          OutputStream out = new java.io.BufferedOutputStream(java.nio.channels.Channels.newOutputStream(ch), 1 << 16);
+          if (!source.writeTo(out)) {
+            return false;
           }
+          out.flush();
           ch.force(true);
         }
         Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         written++;
+        return true;
       } finally {
         Files.deleteIfExists(tmp);
       }
+    }
+  }
+
+  /** Compares what is written to it with a file's bytes, reading the file as the writes come. */
+  private static final class SameBytes extends OutputStream {
+    private final java.io.InputStream file;
+    private final byte[] buffer = new byte[1 << 16];
+    private boolean differs;
+
+    SameBytes(Path file) throws IOException {
+      this.file = new java.io.BufferedInputStream(Files.newInputStream(file), 1 << 16);
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+      write(new byte[] {(byte) b}, 0, 1);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      while (!differs && len > 0) {
+        int n = file.readNBytes(buffer, 0, Math.min(len, buffer.length));
+        if (n == 0 || !Arrays.equals(buffer, 0, n, b, off, off + n)) {
+          differs = true;
+        }
+        off += n;
+        len -= n;
+      }
+    }
+
+    /** Whether everything written so far equals the file, and the file has no more bytes. */
+    boolean same() throws IOException {
+      return !differs && file.read() < 0;
+    }
+
+    @Override
+    public void close() throws IOException {
+      file.close();
     }
   }
 

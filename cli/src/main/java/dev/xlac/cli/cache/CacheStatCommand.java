@@ -50,7 +50,7 @@ final class CacheStatCommand implements Callable<Integer> {
     } else {
       long lookups = s.hits() + s.misses();
       row(out, "Cache directory", s.directory().toString());
-      row(out, "Schema version", Integer.toString(s.schemaVersion()));
+      row(out, "Schema version", s.schemaVersion() == 0 ? "none (no cache yet)" : Integer.toString(s.schemaVersion()));
       row(out, "Graphs", s.graphs() + " (" + s.pendingGraphs() + " pending)");
       row(out, "Artifacts", s.compiled() + " compiled, " + s.failed() + " failed");
       row(out, "Hits", s.hits() + " / " + lookups + " lookups"
@@ -78,7 +78,7 @@ final class CacheStatCommand implements Callable<Integer> {
   static Map<String, Object> toJson(CacheStatistics s) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("directory", s.directory().toString());
-    m.put("schema_version", s.schemaVersion());
+    m.put("schema_version", s.schemaVersion() == 0 ? null : s.schemaVersion());
     m.put("graphs", s.graphs());
     m.put("pending_graphs", s.pendingGraphs());
     m.put("compiled", s.compiled());

@@ -31,7 +31,9 @@ final class CompileCache implements ResultSink {
 
   /**
    * The result of a graph that needs no compile: cached, or failed in an earlier run and not
-   * retried; empty when it must be compiled.
+   * retried; empty when it must be compiled. Cached means the artifact's bytes are there and intact
+   * ({@link CacheStore#lookup}); a damaged one is empty here, so it is compiled again, and the store
+   * has said so on one line.
    */
   Optional<GraphResult> settled(GraphFingerprint fp, String module) {
     Optional<ArtifactInfo> entry = store.lookup(new ArtifactKey(fp, identity)); // a hit or miss in 'cache stat'
