@@ -64,15 +64,26 @@ class ChunkedValuesTest {
     return b.toString();
   }
 
+  /**
+   * Graph {@code n}'s real module ({@link Fixtures#module}, so a bundle of it passes import's checks)
+   * with 6,000 random letters of source metadata: the same fingerprint, a zstd form of several chunks.
+   */
+  static byte[] bigModule(int n) throws Exception {
+    var m = dev.xlac.hlo.proto.HloProtos.HloModuleProto.parseFrom(Fixtures.module(n)).toBuilder();
+    var instruction = m.getComputationsBuilder(0).getInstructionsBuilder(0);
+    instruction.setMetadata(instruction.getMetadata().toBuilder().setSourceFile(text(3, 6_000)));
+    return m.build().toByteArray();
+  }
+
   @Test
   void chunkedValues_roundTripThroughEveryReadAndABundle_andLeaveNothingWhenRemoved() throws Exception {
     Path dir = tmp.resolve("cache");
-    byte[] module = bytes(3, 5_000); // random: its zstd form is chunked too
+    byte[] module = bigModule(1); // its zstd form is chunked too
     byte[] art = bytes(4, 10_500);
     String log = text(5, 20_000);
     List<String> notices = new ArrayList<>();
     try (CacheStore s = open(dir, notices)) {
-      s.putGraph(fp(1), "jit_big", module, "test");
+      s.putGraph(fp(1), "jit_g1", module, "test");
       s.putArtifact(key(1, CPU), art, CompileInfo.of(2, log));
       byte[] kb = key(1, CPU).bytes();
       assertThat(keysOf(s, Cf.ARTIFACTS, kb)).as("11 chunks, no whole value").hasSize(11)
