@@ -302,6 +302,13 @@ public final class FaultSuite {
     for (char c : scenario.toCharArray()) {
       h = h * 31 + c;
     }
-    return new Random(h * 0x9E3779B97F4A7C15L + trial);
+    return new Random(mix(mix(h) + trial));
+  }
+
+  /** MurmurHash3's 64-bit finalizer: neighbouring trials get unrelated streams (Random's first values are not). */
+  private static long mix(long z) {
+    z = (z ^ (z >>> 33)) * 0xff51afd7ed558ccdL;
+    z = (z ^ (z >>> 33)) * 0xc4ceb9fe1a85ec53L;
+    return z ^ (z >>> 33);
   }
 }

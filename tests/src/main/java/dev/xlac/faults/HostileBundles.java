@@ -292,7 +292,8 @@ final class HostileBundles {
     bomb[5] = zerosSha(manifestBytes);
     m.lines.add(m.lines.size() - 1, bomb);
     m.recount();
-    try (OutputStream out = new ZstdOutputStream(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16), 3)) {
+    try (RleZstdOutputStream out = new RleZstdOutputStream(new BufferedOutputStream(Files.newOutputStream(file),
+        1 << 16))) {
       for (Tar.Entry e : base.entries) {
         if (e.name().equals(Bundle.MANIFEST)) {
           Tar.write(out, e.withData(m.bytes()));
@@ -301,7 +302,7 @@ final class HostileBundles {
         }
       }
       Tar.writeHeader(out, Bundle.artifactEntry(fp, a[2]), Tar.REGULAR, headerBytes, "");
-      writeZeros(out, actualBytes);
+      out.writeZeros(actualBytes);
       if (actualBytes >= headerBytes) {
         Tar.pad(out, actualBytes);
         Tar.end(out);
@@ -345,22 +346,13 @@ final class HostileBundles {
     }
   }
 
-  /** A zstd frame of {@code n} zero bytes (kept in memory: it is small). */
+  /** A zstd frame of {@code n} zero bytes (kept in memory: it is about n / 32768 bytes). */
   static byte[] zstdZeros(long n) throws IOException {
     ByteArrayOutputStream b = new ByteArrayOutputStream();
-    try (OutputStream out = new ZstdOutputStream(b, 3)) {
-      writeZeros(out, n);
+    try (RleZstdOutputStream out = new RleZstdOutputStream(b)) {
+      out.writeZeros(n);
     }
     return b.toByteArray();
-  }
-
-  private static void writeZeros(OutputStream out, long n) throws IOException {
-    byte[] zeros = new byte[1 << 20];
-    for (long left = n; left > 0; ) {
-      int k = (int) Math.min(zeros.length, left);
-      out.write(zeros, 0, k);
-      left -= k;
-    }
   }
 
   static String zerosSha(long n) {

@@ -27,11 +27,7 @@ final class Xlac {
   record Result(List<String> args, int exit, String out, String err, Duration elapsed, boolean killed,
       boolean timedOut, long peakRssKb) {
     String command() {
-      String c = "xlac " + String.join(" ", args);
-      for (var e : ABBREVIATIONS.entrySet()) {
-        c = c.replace(e.getKey(), e.getValue());
-      }
-      return c;
+      return abbreviate("xlac " + String.join(" ", args));
     }
 
     /** The last non-empty stderr line, for messages. */
@@ -43,7 +39,7 @@ final class Xlac {
     String brief() {
       String how = timedOut ? "timed out after " + seconds(elapsed) : killed ? "killed at " + seconds(elapsed)
           : "exit " + exit + " after " + seconds(elapsed);
-      return "`" + command() + "` " + how + (exit != 0 && !killed ? ": " + lastErr() : "");
+      return abbreviate("`" + command() + "` " + how + (exit != 0 && !killed ? ": " + lastErr() : ""));
     }
 
     boolean ok() {
@@ -53,6 +49,13 @@ final class Xlac {
 
   /** Long paths shown short in messages (the working directory, the golden dumps), set once by the suite. */
   static final Map<String, String> ABBREVIATIONS = new java.util.concurrent.ConcurrentHashMap<>();
+
+  static String abbreviate(String s) {
+    for (var e : ABBREVIATIONS.entrySet()) {
+      s = s.replace(e.getKey(), e.getValue());
+    }
+    return s;
+  }
 
   private final Path launcher;
   private final Path scratch;
