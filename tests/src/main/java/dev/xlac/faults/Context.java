@@ -335,12 +335,6 @@ final class Context implements AutoCloseable {
     });
   }
 
-  static long treeBytes(Path dir) throws IOException {
-    try (var s = Files.walk(dir)) {
-      return s.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
-    }
-  }
-
   @Override
   public void close() throws IOException {
     sweepStrays();

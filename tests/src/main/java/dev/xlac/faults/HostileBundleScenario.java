@@ -86,7 +86,8 @@ final class HostileBundleScenario implements FaultSuite.Scenario {
     Path pristine = dir.resolve("target-pristine");
     Context.copyTree(target, pristine);
     Path escape = dir.resolve("escaped");
-    List<Case> cases = cases(ctx, t, trial, dir, x, base, rng, escape);
+    Keys keys = new Keys(dir, x, base);
+    List<Case> cases = cases(ctx, base, rng, escape, keys);
     Path bundles = Files.createDirectories(dir.resolve("bundles"));
     List<Case> refusedBadly = new ArrayList<>();
     long worstRss = 0;
@@ -121,6 +122,7 @@ final class HostileBundleScenario implements FaultSuite.Scenario {
       Files.deleteIfExists(file);
       Files.deleteIfExists(escape);
     }
+    controls(t, trial, dir, small, baseFile, keys);
     t.note(cases.size() + " hostile bundles per trial; slowest refusal " + Xlac.seconds(slowest) + ", peak RSS "
         + worstRss / 1024 + " MiB with " + HEAP);
     // Nothing imported: the target lists exactly what it did before.
@@ -133,6 +135,28 @@ final class HostileBundleScenario implements FaultSuite.Scenario {
       return;
     }
     oversized(ctx, t, trial, dir, small, base);
+  }
+
+  /**
+   * What the refusals must not be: the options the cases use accept good bundles. A limit above the
+   * bundle's size imports it, and a bundle signed by a trusted key imports.
+   */
+  private void controls(Tally t, int trial, Path dir, Xlac small, Path baseFile, Keys keys) throws Exception {
+    Path cache = dir.resolve("control-limit");
+    Xlac.Result limited = importInto(small, cache, baseFile, List.of("--max-unpacked", "1G"));
+    if (!limited.ok()) {
+      t.fail(trial, "a good bundle imported with --max-unpacked 1G: " + limited.brief());
+    }
+    try {
+      Path signed = dir.resolve("control-signed.tar.zst");
+      keys.signed().write(signed, false);
+      Xlac.Result r = importInto(small, dir.resolve("control-signed"), signed, keys.trustArgs());
+      if (!r.ok()) {
+        t.fail(trial, "a bundle signed by a trusted key, imported with --trust: " + r.brief());
+      }
+    } catch (SetUpFailed e) {
+      t.fail(trial, "a bundle signed by a trusted key cannot be made: " + e.getMessage());
+    }
   }
 
   /** Finds which cases imported something, each into a fresh copy of the seeded target. */
@@ -195,7 +219,7 @@ final class HostileBundleScenario implements FaultSuite.Scenario {
     }
   }
 
-  private List<Case> cases(Context ctx, Tally t, int trial, Path dir, Xlac x, Bundle base, Random rng, Path escape) {
+  private List<Case> cases(Context ctx, Bundle base, Random rng, Path escape, Keys keys) {
     HostileBundles h = new HostileBundles(base, rng);
     long bomb = ctx.options.bombBytes;
     String limit = Long.toString(Math.max(1, bomb / 2));
@@ -252,8 +276,7 @@ final class HostileBundleScenario implements FaultSuite.Scenario {
     c.add(new Case("artifact-bomb-truncated", f -> h.artifactBomb(f, bomb, 3 << 20, bomb), List.of()));
     c.add(new Case("manifest-bomb", f -> HostileBundles.manifestBomb(f, 300L << 20), List.of()));
     c.add(new Case("tar-bomb-200k-entries", f -> h.tarBomb(f, 200_000), List.of()));
-    // Signatures (D7): made with xlac's own keygen and --sign, then tampered with.
-    Keys keys = new Keys(ctx, dir, x, base);
+    // Signatures: made with xlac's own keygen and --sign, then tampered with.
     c.add(new Case("swapped-artifacts-unsigned-with-trust", f -> HostileBundles.swapped(base).write(f),
         keys.trustArgs()));
     c.add(new Case("swapped-artifacts-signed", f -> keys.signed().write(f, true), List.of()));
@@ -266,12 +289,10 @@ final class HostileBundleScenario implements FaultSuite.Scenario {
     private final Path dir;
     private final Xlac x;
     private final Bundle base;
-    private final Context ctx;
     private boolean made;
     private String problem;
 
-    Keys(Context ctx, Path dir, Xlac x, Bundle base) {
-      this.ctx = ctx;
+    Keys(Path dir, Xlac x, Bundle base) {
       this.dir = dir.resolve("keys");
       this.x = x;
       this.base = base;
