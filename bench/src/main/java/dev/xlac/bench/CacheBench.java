@@ -10,7 +10,16 @@ import dev.xlac.cache.PruneRequest;
 import dev.xlac.cache.PruneResult;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.Sizes;
+import com.google.protobuf.ByteString;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.hlo.HloFileKind;
+import dev.xlac.hlo.HloModuleReader;
+import dev.xlac.hlo.proto.HloProtos.HloComputationProto;
+import dev.xlac.hlo.proto.HloProtos.HloInstructionProto;
+import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
+import dev.xlac.hlo.proto.XlaDataProtos.LiteralProto;
+import dev.xlac.hlo.proto.XlaDataProtos.PrimitiveType;
+import dev.xlac.hlo.proto.XlaDataProtos.ShapeProto;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -60,6 +69,22 @@ public final class CacheBench {
   static GraphFingerprint fp(int n) throws Exception {
     byte[] d = sha256(("bench graph " + n).getBytes(StandardCharsets.UTF_8));
     return new GraphFingerprint(GraphFingerprint.VERSION + ":" + HexFormat.of().formatHex(d));
+  }
+
+  /** {@code f(p) = p + [value]}: a small valid module whose fingerprint differs with {@code value}. */
+  static byte[] module(String name, int value) {
+    ShapeProto s = ShapeProto.newBuilder().setElementType(PrimitiveType.F32).addDimensions(1).addIsDynamicDimension(false)
+        .build();
+    byte[] v = java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putFloat(value).array();
+    HloComputationProto main = HloComputationProto.newBuilder().setId(1).setName("main").setRootId(2)
+        .addInstructions(HloInstructionProto.newBuilder().setId(0).setName("p").setOpcode("parameter").setShape(s)
+            .setParameterNumber(0))
+        .addInstructions(HloInstructionProto.newBuilder().setId(1).setName("c").setOpcode("constant").setShape(s)
+            .setLiteral(LiteralProto.newBuilder().setShape(s).setF32S(ByteString.copyFrom(v))))
+        .addInstructions(HloInstructionProto.newBuilder().setId(2).setName("add").setOpcode("add").setShape(s)
+            .addOperandIds(0).addOperandIds(1))
+        .build();
+    return HloModuleProto.newBuilder().setName(name).setEntryComputationId(1).addComputations(main).build().toByteArray();
   }
 
   static byte[] randomBytes(long seed, int size) {
@@ -189,8 +214,10 @@ public final class CacheBench {
     long payload = (long) count * each;
     try (CacheStore s = CacheStore.open(cacheDir, CacheStore.Mode.READ_WRITE, Duration.ZERO)) {
       for (int n = 0; n < count; n++) {
-        GraphFingerprint f = fp(1_000_000 + n);
-        s.putGraph(f, "jit_big_" + n, randomBytes(-n, 200), "bench");
+        byte[] module = module("jit_big_" + n, n); // a real module: import checks each graph's fingerprint
+        GraphFingerprint f = new HloModuleReader().parse(Path.of("jit_big_" + n), HloFileKind.HLO_MODULE, module,
+            module.length).fingerprint();
+        s.putGraph(f, "jit_big_" + n, module, "bench");
         byte[] a = randomBytes(n, each);
         s.putArtifact(new ArtifactKey(f, TARGET), a, CompileInfo.of(100, ""));
         Path d = files.resolve("MODULE_" + n);

@@ -7,6 +7,7 @@ import dev.xlac.cache.RocksDbStore.Cf;
 import dev.xlac.cache.RocksDbStore.Cursor;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
+import dev.xlac.core.SiblingTemporaries;
 import dev.xlac.core.XlacException;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
@@ -30,8 +31,9 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 
 /**
  * Writes a portable bundle: a POSIX tar stream compressed with zstd whose first entry is the
- * {@link BundleManifest} (which also carries the graphs' Neuron cache names), followed by
- * identities, graphs and, per artifact, its log and its bytes.
+ * {@link BundleManifest} (which also carries the graphs' Neuron cache names), then, in a signed
+ * bundle, the {@link BundleSignature}, followed by identities, graphs and, per artifact, its log
+ * and its bytes.
  * Every value is checked against its checksum as it is read; a damaged one aborts the export
  * (the cache must be repaired first) rather than shipping it. Reading and checking run on a
  * thread of their own ({@link ReadAhead}), ahead of tar, zstd and the file, so the two halves
@@ -105,12 +107,13 @@ public final class BundleExporter {
         m.neuronNames.put(e.getKey(), r.neuronNames());
       }
     }
-    return write(file, m);
+    m.signed = request.signer() != null;
+    return write(file, m, request.signer());
   }
 
-  private Result write(Path file, BundleManifest m) {
+  private Result write(Path file, BundleManifest m, BundleSigningKey signer) {
     Path abs = file.toAbsolutePath();
-    Path tmp = abs.resolveSibling("." + abs.getFileName() + ".tmp-" + ProcessHandle.current().pid());
+    Path tmp = SiblingTemporaries.of(abs);
     long payload = 0;
     long compiled = 0;
     long failed = 0;
@@ -145,7 +148,11 @@ public final class BundleExporter {
         zstd.setChecksum(true);
         tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
         tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
-        entry(tar, BundleManifest.NAME, m.format(), mtime);
+        byte[] manifest = m.format();
+        entry(tar, BundleManifest.NAME, manifest, mtime);
+        if (signer != null) {
+          entry(tar, BundleSignature.NAME, BundleSignature.sign(manifest, signer), mtime);
+        }
         try (ReadAhead<Item, Read> reads = new ReadAhead<>(items, item -> new Read(item, item.read.get()),
             r -> (long) r.data.length, READ_AHEAD_BYTES, "xlac-export-reader")) {
           while (reads.hasNext()) {

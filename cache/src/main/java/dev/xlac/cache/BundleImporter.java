@@ -23,7 +23,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.zip.CRC32C;
 import java.util.regex.Pattern;
@@ -34,11 +33,15 @@ import org.rocksdb.WriteBatch;
 
 /**
  * Merges a bundle into a cache in two passes over the file. The first validates all of it and
- * writes nothing: the format version, every entry's name (no absolute paths, no {@code ..}, only
- * the names the format defines), type (regular files only: no links, devices, directories or
- * sparse files), size (against the manifest and {@link BundleLimits}) and SHA-256, the Neuron
- * names (see {@link BundleManifest}), and that the manifest and the entries match one to one. Any
- * fault refuses the whole bundle. The second pass reads it again and writes it in atomic batches.
+ * writes nothing: the format version, the signature ({@link BundleSignature}; checked whenever
+ * there is one, and required by the cache's {@link TrustSettings} or the request's keys), every
+ * entry's name (no absolute paths, no {@code ..}, only the names the format defines), type
+ * (regular files only: no links, devices, directories or sparse files), size (against the
+ * manifest and {@link BundleLimits}) and SHA-256, the Neuron names (see {@link BundleManifest}),
+ * that the manifest and the entries match one to one, and what the bytes themselves say
+ * ({@link BundleContent}: each graph's fingerprint and name, and the raw sizes of modules and
+ * logs). The bundle is one zstd frame holding one tar archive: anything after either is refused.
+ * Any fault refuses the whole bundle. The second pass reads it again and writes it in atomic batches.
  * It does not compute the SHA-256 digests again: the first pass also took each entry's CRC32C,
  * which the second checks (an order of magnitude cheaper), so a file that changed in between is
  * still caught before a changed entry is written. (A change forged to keep the CRC32C would still
@@ -53,25 +56,52 @@ import org.rocksdb.WriteBatch;
 public final class BundleImporter {
   /** What an import did. */
   public record Result(Path file, long graphsAdded, long graphsPresent, long artifactsAdded, long artifactsPresent,
-      long failuresAdded, long neuronNamesAdded, long payloadBytes) {}
+      long failuresAdded, long neuronNamesAdded, long payloadBytes, BundleKey signer, boolean signerTrusted) {}
+
+  /**
+   * Which signers the import accepts: the cache's trusted keys and the request's; a signature is
+   * required when the cache says so or the request names keys.
+   */
+  record Trust(TrustSettings settings, ImportRequest request) {
+    static final Trust NONE = new Trust(new TrustSettings(false, List.of()), ImportRequest.defaults());
+
+    boolean required() {
+      return settings.requireSigned() || !request.trust().isEmpty();
+    }
+
+    boolean trusts(BundleKey key) {
+      return settings.find(key.id()) != null || request.trust().contains(key);
+    }
+
+    String whyRequired() {
+      return settings.requireSigned() ? "this cache accepts only signed bundles ('xlac cache config require-signed' is on)"
+          : "--trust asks for a bundle signed by a trusted key";
+    }
+  }
 
   private static final Pattern ENTRY_NAME = Pattern.compile("^(identities/[0-9a-f]{64}\\.txt"
       + "|graphs/[0-9a-f]{64}\\.hlo\\.zst|artifacts/[0-9a-f]{64}\\.[0-9a-f]{64}\\.bin"
-      + "|logs/[0-9a-f]{64}\\.[0-9a-f]{64}\\.log\\.zst)$");
+      + "|logs/[0-9a-f]{64}\\.[0-9a-f]{64}\\.log\\.zst|" + Pattern.quote(BundleSignature.NAME) + ")$");
   private static final int BATCH_ENTRIES = 1000;
 
   private final CacheStore store;
   private final BundleLimits limits;
+  private final Trust trust;
   private final Runnable betweenPasses;
 
   BundleImporter(CacheStore store, BundleLimits limits) {
-    this(store, limits, () -> { });
+    this(store, limits, Trust.NONE, () -> { });
+  }
+
+  BundleImporter(CacheStore store, BundleLimits limits, Trust trust) {
+    this(store, limits, trust, () -> { });
   }
 
   /** {@code betweenPasses}: tests change the file there. */
-  BundleImporter(CacheStore store, BundleLimits limits, Runnable betweenPasses) {
+  BundleImporter(CacheStore store, BundleLimits limits, Trust trust, Runnable betweenPasses) {
     this.store = store;
     this.limits = limits;
+    this.trust = trust;
     this.betweenPasses = betweenPasses;
   }
 
@@ -92,7 +122,7 @@ public final class BundleImporter {
       return apply(file, v);
     } catch (IOException | IllegalArgumentException e) {
       throw new XlacException(ExitCode.WORK_FAILED, "cannot import " + file + ": it changed while being imported ("
-          + e.getMessage() + "); what was imported is consistent; import it again");
+          + XlacException.reason(e) + "); what was imported is consistent; import it again");
     }
   }
 
@@ -100,9 +130,17 @@ public final class BundleImporter {
     return XlacException.badInput("cannot import " + file + ": " + why + "; nothing was imported");
   }
 
-  /** What the first pass established: the manifest (and its digest), the identities, each entry's CRC32C. */
-  private record Validated(BundleManifest manifest, byte[] manifestSha, Map<String, byte[]> identityTexts,
-      Map<String, Integer> crcs) {}
+  /**
+   * What the first pass established: the manifest (and its digest), the signature entry (null:
+   * unsigned) and its verified signer, the identities, each entry's CRC32C.
+   */
+  private record Validated(BundleManifest manifest, byte[] manifestSha, byte[] signature, BundleKey signer,
+      Map<String, byte[]> identityTexts, Map<String, Integer> crcs) {}
+
+  /** Receives the manifest (parsed, its SHA-256 and exact bytes) and the signature entry (null: none). */
+  private interface ManifestSink {
+    void accept(BundleManifest m, byte[] sha, byte[] bytes, byte[] signature);
+  }
 
   /** Receives each entry after the manifest, with its data when the pass keeps it (else null), and its CRC32C. */
   private interface EntrySink {
@@ -114,9 +152,13 @@ public final class BundleImporter {
     Map<String, Integer> crcs = new HashMap<>();
     BundleManifest[] manifest = new BundleManifest[1];
     byte[][] manifestSha = new byte[1][];
-    read(file, null, (m, sha) -> {
+    byte[][] signature = new byte[1][];
+    BundleKey[] signer = new BundleKey[1];
+    read(file, null, (m, sha, bytes, sig) -> {
       manifest[0] = m;
       manifestSha[0] = sha;
+      signature[0] = sig;
+      signer[0] = checkSignature(bytes, sig);
     }, (name, data, crc) -> {
       crcs.put(name, crc);
       if (name.startsWith("identities/")) {
@@ -132,72 +174,132 @@ public final class BundleImporter {
         identityTexts.put(digest, data);
       }
     });
-    return new Validated(manifest[0], manifestSha[0], identityTexts, crcs);
+    return new Validated(manifest[0], manifestSha[0], signature[0], signer[0], identityTexts, crcs);
+  }
+
+  /** The signer of a signed bundle, once its signature is checked; null for an unsigned one. Refuses as {@link Trust} says. */
+  private BundleKey checkSignature(byte[] manifest, byte[] signature) {
+    if (signature == null) {
+      if (trust.required()) {
+        throw new IllegalArgumentException("the bundle is not signed, and " + trust.whyRequired());
+      }
+      return null;
+    }
+    BundleKey signer = BundleSignature.verify(signature, manifest);
+    if (trust.required() && !trust.trusts(signer)) {
+      throw new IllegalArgumentException("the bundle is signed by key " + signer.id() + ", which is not trusted (trust"
+          + " its public key with 'xlac cache config trust add PUBKEY', or pass '--trust PUBKEY')");
+    }
+    return signer;
   }
 
   /**
    * Reads the bundle, checking everything. {@code first} null means the first pass: parse the
-   * manifest, check every entry's SHA-256 against it. Otherwise the second: the manifest must hash
-   * to what the first pass read, and every entry must have the CRC32C it had then.
+   * manifest, check the signature, every entry's SHA-256 against the manifest and what the bytes
+   * say ({@link BundleContent}). Otherwise the second: the manifest and the signature entry must be
+   * what the first pass read, and every entry must have the CRC32C it had then.
    */
-  private void read(Path file, Validated first, BiConsumer<BundleManifest, byte[]> onManifest, EntrySink sink)
-      throws IOException {
-    try (InputStream raw = new BufferedInputStream(Files.newInputStream(file), 1 << 20);
-        ZstdInputStream zstd = new ZstdInputStream(raw);
-        TarArchiveInputStream tar = new TarArchiveInputStream(zstd)) {
-      TarArchiveEntry head = tar.getNextEntry();
-      if (head == null) {
-        throw new IllegalArgumentException("the bundle is empty");
+  private void read(Path file, Validated first, ManifestSink onManifest, EntrySink sink) throws IOException {
+    try (InputStream raw = new BufferedInputStream(Files.newInputStream(file), 1 << 20)) {
+      ZstdFrameStream frame = new ZstdFrameStream(raw);
+      try (ZstdInputStream zstd = new ZstdInputStream(frame);
+          BundleContent.TarStream archive = new BundleContent.TarStream(zstd);
+          TarArchiveInputStream tar = new TarArchiveInputStream(archive);
+          BundleContent content = first == null ? new BundleContent(store.dir) : null) {
+        readArchive(tar, archive, first, onManifest, sink, content);
+        archive.checkEnd();
+        if (!frame.ended()) {
+          throw new IOException("the zstd stream ends inside its frame");
+        }
+        if (frame.trailingData()) {
+          throw new IllegalArgumentException("it has trailing data after its zstd frame");
+        }
       }
-      checkSafe(head, 1);
-      if (!head.getName().equals(BundleManifest.NAME)) {
-        throw new IllegalArgumentException("the first entry is '" + printable(head.getName()) + "', not the manifest "
-            + BundleManifest.NAME + " (not an xlac bundle)");
+    }
+  }
+
+  private void readArchive(TarArchiveInputStream tar, BundleContent.TarStream archive, Validated first,
+      ManifestSink onManifest, EntrySink sink, BundleContent content) throws IOException {
+    TarArchiveEntry head = next(tar, archive);
+    if (head == null) {
+      throw new IllegalArgumentException("the bundle is empty");
+    }
+    checkSafe(head, 1);
+    if (!head.getName().equals(BundleManifest.NAME)) {
+      throw new IllegalArgumentException("the first entry is '" + printable(head.getName()) + "', not the manifest "
+          + BundleManifest.NAME + " (not an xlac bundle)");
+    }
+    if (head.getSize() > limits.maxManifestBytes()) {
+      throw new IllegalArgumentException("the manifest is " + head.getSize() + " bytes, over the limit of "
+          + limits.maxManifestBytes());
+    }
+    byte[] manifestBytes = readFully(tar, head.getSize(), head.getName());
+    byte[] sha = Checksums.sha256(manifestBytes);
+    BundleManifest m;
+    if (first == null) {
+      m = BundleManifest.parse(manifestBytes, limits);
+    } else if (MessageDigest.isEqual(sha, first.manifestSha())) {
+      m = first.manifest();
+    } else {
+      throw new IllegalArgumentException("the manifest changed");
+    }
+    int index = 2;
+    TarArchiveEntry e = next(tar, archive);
+    byte[] signature = null;
+    if (e != null && e.getName().equals(BundleSignature.NAME)) {
+      checkSafe(e, index);
+      if (!m.signed) {
+        throw new IllegalArgumentException("it has a signature entry " + BundleSignature.NAME + ", but its manifest is"
+            + " of an unsigned format version (only version " + BundleManifest.SIGNED_VERSION + " bundles are signed)");
       }
-      if (head.getSize() > limits.maxManifestBytes()) {
-        throw new IllegalArgumentException("the manifest is " + head.getSize() + " bytes, over the limit of "
-            + limits.maxManifestBytes());
+      if (e.getSize() > BundleSignature.MAX_BYTES) {
+        throw new IllegalArgumentException("the signature entry is " + e.getSize() + " bytes, over the limit of "
+            + BundleSignature.MAX_BYTES);
       }
-      byte[] manifestBytes = readFully(tar, head.getSize(), head.getName());
-      byte[] sha = Checksums.sha256(manifestBytes);
-      BundleManifest m;
+      signature = readFully(tar, e.getSize(), e.getName());
+      if (first != null && !java.util.Arrays.equals(signature, first.signature())) {
+        throw new IllegalArgumentException("the signature entry changed");
+      }
+      e = next(tar, archive);
+      index++;
+    } else if (m.signed) {
+      throw new IllegalArgumentException("its manifest is of the signed format version "
+          + BundleManifest.SIGNED_VERSION + ", but the signature entry " + BundleSignature.NAME + " does not follow it");
+    }
+    onManifest.accept(m, sha, manifestBytes, signature);
+    Map<String, BundleManifest.Expected> expected = m.expectedEntries();
+    Map<String, BundleManifest.Artifact> byLogName = new HashMap<>();
+    for (BundleManifest.Artifact a : m.artifacts.values()) {
+      byLogName.put(a.logEntryName(), a);
+    }
+    BundleManifest.PendingLogs pending = new BundleManifest.PendingLogs();
+    Set<String> seen = new HashSet<>();
+    byte[] buffer = new byte[1 << 16];
+    CRC32C crc = new CRC32C();
+    for (; e != null; e = next(tar, archive), index++) {
+      checkSafe(e, index);
+      String name = e.getName();
+      BundleManifest.Expected x = expected.get(name);
+      if (x == null) {
+        throw new IllegalArgumentException("entry " + index + " ('" + name + "') is not in the manifest");
+      }
+      if (!seen.add(name)) {
+        throw new IllegalArgumentException("entry " + index + " ('" + name + "') appears twice");
+      }
+      if (e.getSize() != x.size()) {
+        throw new IllegalArgumentException("entry '" + name + "' is " + e.getSize() + " bytes; the manifest says "
+            + x.size());
+      }
+      crc.reset();
+      BundleManifest.Artifact logOf = byLogName.get(name);
+      byte[] data = null;
       if (first == null) {
-        m = BundleManifest.parse(manifestBytes, limits);
-      } else if (MessageDigest.isEqual(sha, first.manifestSha())) {
-        m = first.manifest();
-      } else {
-        throw new IllegalArgumentException("the manifest changed");
-      }
-      onManifest.accept(m, sha);
-      Map<String, BundleManifest.Expected> expected = m.expectedEntries();
-      Map<String, BundleManifest.Artifact> byLogName = new HashMap<>();
-      for (BundleManifest.Artifact a : m.artifacts.values()) {
-        byLogName.put(a.logEntryName(), a);
-      }
-      BundleManifest.PendingLogs pending = new BundleManifest.PendingLogs();
-      Set<String> seen = new HashSet<>();
-      int index = 1;
-      byte[] buffer = new byte[1 << 16];
-      CRC32C crc = new CRC32C();
-      for (TarArchiveEntry e = tar.getNextEntry(); e != null; e = tar.getNextEntry()) {
-        index++;
-        checkSafe(e, index);
-        String name = e.getName();
-        BundleManifest.Expected x = expected.get(name);
-        if (x == null) {
-          throw new IllegalArgumentException("entry " + index + " ('" + name + "') is not in the manifest");
-        }
-        if (!seen.add(name)) {
-          throw new IllegalArgumentException("entry " + index + " ('" + name + "') appears twice");
-        }
-        if (e.getSize() != x.size()) {
-          throw new IllegalArgumentException("entry '" + name + "' is " + e.getSize() + " bytes; the manifest says "
-              + x.size());
-        }
-        crc.reset();
-        byte[] data = null;
-        if (first == null) {
-          MessageDigest digest = Checksums.sha256();
+        MessageDigest digest = Checksums.sha256();
+        if (name.startsWith("graphs/")) {
+          content.checkGraph(tar, name, m.graphs.get(name.substring(7, 7 + 64)), x, digest, crc);
+        } else if (logOf != null) {
+          content.checkLog(tar, name, x, logOf.logRawBytes(), digest, crc);
+        } else {
           if (name.startsWith("identities/")) {
             data = readFully(tar, x.size(), name);
             digest.update(data);
@@ -208,33 +310,42 @@ public final class BundleImporter {
           if (!HexFormat.of().formatHex(digest.digest()).equals(x.sha())) {
             throw new IllegalArgumentException("entry '" + name + "' fails its checksum");
           }
-        } else {
-          data = readFully(tar, x.size(), name);
-          crc.update(data);
-          Integer before = first.crcs().get(name);
-          if (before == null || before != (int) crc.getValue()) {
-            throw new IllegalArgumentException("entry '" + name + "' is not what was checked");
-          }
         }
-        BundleManifest.Artifact logOf = byLogName.get(name);
-        if (logOf != null && logOf.status() == EntryStatus.COMPILED) {
-          pending.add(logOf.key(), x.size(), limits.maxPendingLogBytes());
-        } else if (name.startsWith("artifacts/")) {
-          pending.take(name.substring("artifacts/".length(), name.length() - ".bin".length()));
+      } else {
+        data = readFully(tar, x.size(), name);
+        crc.update(data);
+        Integer before = first.crcs().get(name);
+        if (before == null || before != (int) crc.getValue()) {
+          throw new IllegalArgumentException("entry '" + name + "' is not what was checked");
         }
-        sink.accept(name, data, (int) crc.getValue());
       }
-      if (seen.size() != expected.size()) {
-        List<String> missing = new ArrayList<>();
-        for (String n : expected.keySet()) {
-          if (!seen.contains(n)) {
-            missing.add(n);
-          }
-        }
-        throw new IllegalArgumentException(missing.size() + " entries of the manifest are missing (truncated bundle?), e.g. "
-            + missing.getFirst());
+      if (logOf != null && logOf.status() == EntryStatus.COMPILED) {
+        pending.add(logOf.key(), x.size(), limits.maxPendingLogBytes());
+      } else if (name.startsWith("artifacts/")) {
+        pending.take(name.substring("artifacts/".length(), name.length() - ".bin".length()));
       }
+      sink.accept(name, data, (int) crc.getValue());
     }
+    if (seen.size() != expected.size()) {
+      List<String> missing = new ArrayList<>();
+      for (String n : expected.keySet()) {
+        if (!seen.contains(n)) {
+          missing.add(n);
+        }
+      }
+      throw new IllegalArgumentException(missing.size() + " entries of the manifest are missing (truncated bundle?), e.g. "
+          + missing.getFirst());
+    }
+  }
+
+  /** The next entry; what the tar reader reads to find it is watched for data after the archive's end. */
+  private static TarArchiveEntry next(TarArchiveInputStream tar, BundleContent.TarStream archive) throws IOException {
+    archive.arm();
+    TarArchiveEntry e = tar.getNextEntry();
+    if (e != null) {
+      archive.disarm();
+    }
+    return e;
   }
 
   /** Refuses anything but a regular file with a name the format defines. */
@@ -324,7 +435,7 @@ public final class BundleImporter {
   private Result apply(Path file, Validated v, BundleManifest m, long now, Counts counts, Batcher batch)
       throws IOException {
     Map<String, byte[]> pendingLogs = new HashMap<>();
-    read(file, v, (x, sha) -> { }, (name, data, crc) -> {
+    read(file, v, (x, sha, bytes, sig) -> { }, (name, data, crc) -> {
       counts.payloadBytes += data.length;
       if (name.startsWith("graphs/")) {
         BundleManifest.Graph g = m.graphs.get(name.substring(7, 7 + 64));
@@ -350,7 +461,8 @@ public final class BundleImporter {
     batch.await();
     store.flushUnlogged();
     return new Result(file, counts.graphsAdded, counts.graphsPresent, counts.artifactsAdded, counts.artifactsPresent,
-        counts.failuresAdded, counts.neuronNamesAdded, counts.payloadBytes);
+        counts.failuresAdded, counts.neuronNamesAdded, counts.payloadBytes, v.signer(),
+        v.signer() != null && trust.trusts(v.signer()));
   }
 
   /**

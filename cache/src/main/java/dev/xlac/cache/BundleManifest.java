@@ -20,18 +20,21 @@ import java.util.regex.Pattern;
  * manifest that parses is internally consistent (every artifact's graph and compiler, and every
  * Neuron name's graph, are listed).
  *
- * <p>Version 2 added {@code neuron} records: the graphs' Neuron cache names. A bundle is written in
- * the lowest version that holds its content (version 1 when no graph has a Neuron name), so an
- * older xlac still reads every bundle it could understand, and refuses, naming both versions, one
- * that would lose names. Both versions are read.
+ * <p>Version 2 added {@code neuron} records: the graphs' Neuron cache names. Version 3 is a signed
+ * bundle: the same records, and a {@link BundleSignature} entry right after the manifest. A bundle
+ * is written in the lowest version that holds its content (version 1 when no graph has a Neuron
+ * name and it is not signed), so an older xlac still reads every bundle it could understand, and
+ * refuses, naming both versions, one that would lose names or a signature. All three are read.
  */
 final class BundleManifest {
   static final String NAME = "xlac-bundle.manifest";
   static final String MAGIC = "xlac-bundle";
   /** The newest version this xlac reads and writes. */
-  static final int FORMAT_VERSION = 2;
+  static final int FORMAT_VERSION = 3;
   /** The first version with {@code neuron} records. */
   static final int NEURON_NAMES_VERSION = 2;
+  /** The version of signed bundles: the manifest is followed by {@link BundleSignature#NAME}. */
+  static final int SIGNED_VERSION = 3;
   /** A file name on Linux (NAME_MAX): longer version or MODULE directory names are refused. */
   static final int MAX_NEURON_DIRECTORY_BYTES = 255;
   /** Neuron names of one graph (one per compiler version and flag set in practice: a handful). */
@@ -67,6 +70,8 @@ final class BundleManifest {
   }
 
   final long created;
+  /** Written by {@link #format()} as version 3 ({@link #SIGNED_VERSION}); read: the version was 3. */
+  boolean signed;
   final Map<String, Identity> identities = new LinkedHashMap<>();
   final Map<String, Graph> graphs = new LinkedHashMap<>();
   final Map<String, Artifact> artifacts = new LinkedHashMap<>();
@@ -101,7 +106,7 @@ final class BundleManifest {
 
   /** The version {@link #format()} writes: the lowest that holds this manifest's content. */
   int formatVersion() {
-    return neuronNames.isEmpty() ? 1 : NEURON_NAMES_VERSION;
+    return signed ? SIGNED_VERSION : neuronNames.isEmpty() ? 1 : NEURON_NAMES_VERSION;
   }
 
   private int neuronNameCount() {
@@ -193,6 +198,7 @@ final class BundleManifest {
     }
     String[] created = fields(lines[1], "created", 2);
     BundleManifest m = new BundleManifest(num(created[1], "created"));
+    m.signed = version >= SIGNED_VERSION;
     boolean ended = false;
     long neuronRecords = 0;
     Set<String> seenNames = new HashSet<>();
@@ -237,6 +243,10 @@ final class BundleManifest {
           Artifact a = new Artifact(hex(f[1]), hex(f[2]), status, bytesField, sha, num(f[6], "compile time"),
               num(f[7], "created"), logStored, logSha, size(f[10], limits.maxLogBytes() * 64, "log"),
               status == EntryStatus.FAILED ? unesc(f[11]) : null, status == EntryStatus.FAILED ? unesc(f[12]) : null);
+          if (logStored == 0 && a.logRawBytes() != 0) {
+            throw new IllegalArgumentException("artifact " + a.key() + " has a log of " + a.logRawBytes()
+                + " bytes but no log entry");
+          }
           unique(seenNames, a.entryName());
           if (!m.graphs.containsKey(a.fp())) {
             throw new IllegalArgumentException("artifact " + a.key() + " names a graph the bundle does not hold");

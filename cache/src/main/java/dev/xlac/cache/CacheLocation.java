@@ -1,5 +1,6 @@
 package dev.xlac.cache;
 
+import dev.xlac.core.ProcessBytes;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -10,6 +11,9 @@ public final class CacheLocation {
   private CacheLocation() {}
 
   public static Path resolve(Path option) {
+    if (option == null) {
+      ProcessBytes.requireFaithfulEnvironment(ENV); // not valid UTF-8: it would name another directory
+    }
     return resolve(option, System.getenv(), Path.of(System.getProperty("user.home")));
   }
 

@@ -51,7 +51,7 @@ final class CacheLock implements AutoCloseable {
     boolean told = false;
     try {
       while (true) {
-        FileLock l = tryLock(ch);
+        FileLock l = tryLock(ch, file);
         if (l != null) {
           writeHolder(ch);
           return new CacheLock(ch, l);
@@ -74,13 +74,13 @@ final class CacheLock implements AutoCloseable {
     }
   }
 
-  private static FileLock tryLock(FileChannel ch) {
+  private static FileLock tryLock(FileChannel ch, Path file) {
     try {
       return ch.tryLock();
     } catch (OverlappingFileLockException e) {
       return null; // this JVM already holds it: another store in this process is the writer
     } catch (IOException e) {
-      throw new XlacException(ExitCode.ENVIRONMENT, "cannot lock " + ch + ": " + e.getMessage(), e);
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot lock " + file + ": " + XlacException.reason(e), e);
     }
   }
 

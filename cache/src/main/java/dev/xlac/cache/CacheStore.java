@@ -9,6 +9,8 @@ import dev.xlac.cache.RocksDbStore.Cf;
 import dev.xlac.cache.RocksDbStore.Cursor;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
+import dev.xlac.core.SiblingTemporaries;
+import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.LoadedModule;
@@ -29,6 +31,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -86,7 +89,8 @@ public final class CacheStore implements AutoCloseable {
   final RocksDbStore db;
   final Clock clock;
   private final Consumer<String> notices;
-  private final ReentrantLock writeLock = new ReentrantLock();
+  /** Held by every batch, and by a prune from its plan to its last removal (see {@link #prune}). */
+  final ReentrantLock writeLock = new ReentrantLock();
   private volatile Totals totals;
   /** The schema version on disk (a read-only store of a version-1 cache keeps reading version 1). */
   private int schemaVersion = SCHEMA_VERSION;
@@ -98,6 +102,7 @@ public final class CacheStore implements AutoCloseable {
   private final Cache<ArtifactKey, Remembered> memory;
   private final ConcurrentHashMap<ArtifactKey, CompletableFuture<Artifact>> inFlight = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, CompilerIdentity> identities = new ConcurrentHashMap<>();
+  private final AtomicReference<RunPins> runPins = new AtomicReference<>();
   private boolean closed;
 
   private CacheStore(Path dir, Mode mode, CacheLock lock, RocksDbStore db, Clock clock, Consumer<String> notices) {
@@ -251,6 +256,7 @@ public final class CacheStore implements AutoCloseable {
       String source) {
     requireWritable();
     byte[] fp = fingerprint.digest();
+    pinGraph(fp);
     long now = clock.millis();
     if (readGraphRecord(fp) != null) { // the common case: no need to compress it
       PutOutcome seen = commit(false, txn -> markSeen(txn, fp, now));
@@ -403,6 +409,7 @@ public final class CacheStore implements AutoCloseable {
     List<ArtifactRecord> records = new ArrayList<>(artifacts.size());
     List<byte[]> logs = new ArrayList<>(artifacts.size());
     for (NewArtifact a : artifacts) {
+      pinArtifact(a.key());
       byte[] log = a.info().log().getBytes(StandardCharsets.UTF_8);
       byte[] storedLog = log.length == 0 ? null : Zstd.compress(log, ZSTD_LEVEL);
       logs.add(storedLog);
@@ -435,6 +442,7 @@ public final class CacheStore implements AutoCloseable {
     ArtifactRecord rec = new ArtifactRecord(EntryStatus.FAILED, 0, null, 0, now, now, kind == null ? "error" : kind,
         message == null ? "" : message, logBytes.length, storedLog == null ? 0 : storedLog.length,
         storedLog == null ? null : Checksums.sha256(storedLog));
+    pinArtifact(key);
     byte[] kb = key.bytes();
     boolean recorded = commit(true, txn -> {
       txn.requireGraph(key);
@@ -456,6 +464,7 @@ public final class CacheStore implements AutoCloseable {
    * Concurrent calls for one key share one load.
    */
   public Optional<Artifact> getArtifact(ArtifactKey key) {
+    pinArtifact(key);
     Artifact a = singleFlight(key, null);
     count(a);
     return Optional.ofNullable(a);
@@ -487,6 +496,7 @@ public final class CacheStore implements AutoCloseable {
    * that shared it (wrapped in a {@link CompletionException} unless it is unchecked).
    */
   public Artifact getOrCompile(ArtifactKey key, Compilation compilation) {
+    pinArtifact(key);
     return singleFlight(key, compilation);
   }
 
@@ -624,6 +634,7 @@ public final class CacheStore implements AutoCloseable {
    * a compile run only needs to know that the artifact is there.
    */
   public Optional<ArtifactInfo> lookup(ArtifactKey key) {
+    pinArtifact(key);
     Optional<ArtifactInfo> info = artifactInfo(key);
     boolean hit = info.isPresent() && info.get().status() == EntryStatus.COMPILED;
     count(hit, hit ? info.get().compileTime().toMillis() : 0);
@@ -746,12 +757,65 @@ public final class CacheStore implements AutoCloseable {
     enforceMaxSize();
   }
 
-  /** Removes entries as the request says; see {@link PruneRequest}. */
+  /**
+   * Removes entries as the request says; see {@link PruneRequest}. The prune holds the write lock
+   * from its plan to its last removal, so it removes exactly what it planned: no other thread's
+   * write (a graph gaining an artifact, another cleanup) can slip in between.
+   */
   public PruneResult prune(PruneRequest request) {
     if (!request.dryRun()) {
       requireWritable();
     }
-    return new PruneByLastAccess(this).prune(request);
+    writeLock.lock();
+    try {
+      return new PruneByLastAccess(this).prune(request);
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /**
+   * Pins what a compile run uses until the returned {@link RunPins} is closed: the automatic size
+   * limit never removes a graph this store stores or looks up, nor an artifact it stores, records a
+   * failure for or finds, meanwhile. Closing it enforces the limit at once. One run at a time.
+   */
+  public RunPins pinForRun() {
+    requireWritable();
+    RunPins pins = new RunPins(this);
+    if (!runPins.compareAndSet(null, pins)) {
+      throw new IllegalStateException("cache " + dir + " already pins the entries of a run");
+    }
+    return pins;
+  }
+
+  /** The pins of the running compile, or null. */
+  RunPins runPins() {
+    return runPins.get();
+  }
+
+  void endRun(RunPins pins) {
+    if (!runPins.compareAndSet(pins, null) || closed) {
+      return;
+    }
+    try {
+      enforceMaxSize();
+    } catch (XlacException e) {
+      notices.accept("cannot bring cache " + dir + " back within its max-size after the run: " + e.getMessage());
+    }
+  }
+
+  private void pinGraph(byte[] fp) {
+    RunPins pins = runPins.get();
+    if (pins != null) {
+      pins.pinGraph(fp);
+    }
+  }
+
+  private void pinArtifact(ArtifactKey key) {
+    RunPins pins = runPins.get();
+    if (pins != null) {
+      pins.pinArtifact(key.bytes());
+    }
   }
 
   /** Removes graphs and all their artifacts; returns the bytes freed. Unknown fingerprints are ignored. */
@@ -798,18 +862,54 @@ public final class CacheStore implements AutoCloseable {
     return r;
   }
 
-  /** Writes a bundle of the selected entries to {@code file}; see {@link BundleExporter}. */
+  /**
+   * Writes a bundle of the selected entries to {@code file}; see {@link BundleExporter}. First removes what
+   * earlier exports to {@code file} that were killed left beside it (see {@link SiblingTemporaries}).
+   */
   public BundleExporter.Result exportBundle(Path file, ExportRequest request) {
+    for (SiblingTemporaries.Removed r : SiblingTemporaries.removeStale(file)) {
+      notices.accept("removed " + r.file() + " (" + Sizes.human(r.bytes())
+          + "), left by an export that did not finish");
+    }
     return new BundleExporter(this).export(file, request);
   }
 
   /** Merges a bundle into this cache, after validating all of it; see {@link BundleImporter}. */
   public BundleImporter.Result importBundle(Path file) {
+    return importBundle(file, ImportRequest.defaults());
+  }
+
+  /** As {@link #importBundle(Path)}, with the request's trusted keys besides the cache's {@link #trustSettings()}. */
+  public BundleImporter.Result importBundle(Path file, ImportRequest request) {
     requireWritable();
-    BundleImporter.Result r = new BundleImporter(this, BundleLimits.DEFAULT).importBundle(file);
+    BundleImporter.Trust trust = new BundleImporter.Trust(trustSettings(), request);
+    BundleImporter.Result r = new BundleImporter(this, BundleLimits.DEFAULT, trust).importBundle(file);
     memory.invalidateAll();
     enforceMaxSize();
     return r;
+  }
+
+  /** Which bundle signers this cache trusts, and whether it imports only signed bundles; see {@link TrustConfig}. */
+  public TrustSettings trustSettings() {
+    return TrustConfig.read(this);
+  }
+
+  /** {@code cache config require-signed on|off}. */
+  public void setRequireSigned(boolean on) {
+    requireWritable();
+    TrustConfig.setRequireSigned(this, on);
+  }
+
+  /** {@code cache config trust add PUBKEY}; false when the key is trusted already. */
+  public boolean trustKey(BundleKey key, String label) {
+    requireWritable();
+    return TrustConfig.add(this, key, label);
+  }
+
+  /** {@code cache config trust remove KEYID}: the key with this id or unique prefix (8 or more hex digits). */
+  public TrustSettings.TrustedKey untrustKey(String keyIdOrPrefix) {
+    requireWritable();
+    return TrustConfig.remove(this, keyIdOrPrefix);
   }
 
   /** Finds the stored graph a user means: a full fingerprint or a unique prefix of at least 6 hex digits. */
@@ -895,14 +995,47 @@ public final class CacheStore implements AutoCloseable {
         + "; treated as a miss (run 'xlac cache verify --repair')");
   }
 
-  /** Trims the cache to {@link #CLEANUP_TARGET} of the configured maximum when it has grown past it. */
+  /**
+   * Trims the cache to {@link #CLEANUP_TARGET} of the configured maximum when it has grown past it,
+   * least recently used first, leaving what a running compile pinned ({@link RunPins}). When the
+   * pinned entries alone are over the limit, the cache stays over it and says so once per run.
+   */
   void enforceMaxSize() {
     OptionalLong max = maxSize;
     if (mode != Mode.READ_WRITE || max.isEmpty() || totals.storedBytes() <= max.getAsLong()) {
       return;
     }
-    long target = (long) (max.getAsLong() * CLEANUP_TARGET);
-    new PruneByLastAccess(this).prune(PruneRequest.automatic(target));
+    long limit = max.getAsLong();
+    long target = (long) (limit * CLEANUP_TARGET);
+    writeLock.lock(); // the check, the prune and what it leaves are one step for concurrent writers
+    try {
+      if (totals.storedBytes() <= limit) {
+        return; // another thread's cleanup came first
+      }
+      RunPins pins = runPins.get();
+      if (pins == null || !pins.onlyPinnedLeft()) {
+        new PruneByLastAccess(this).prune(PruneRequest.automatic(target));
+      }
+      long left = totals.storedBytes();
+      if (pins != null && left > target) {
+        pins.onlyPinnedLeft(true); // the prune removed every unpinned entry and still was over
+      }
+      if (pins != null && left > limit && pins.firstTimeOverLimit()) {
+        notices.accept("cache " + dir + " holds " + Sizes.human(left) + ", over its max-size of " + Sizes.human(limit)
+            + ", all of it in use by this run: it stays over the limit until the run ends, when the least recently"
+            + " used entries are removed (raise the limit with 'xlac cache config max-size SIZE')");
+      }
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** Every entry a batch writes: see {@link RunPins#written}. */
+  private void written(byte kind, byte[] id) {
+    RunPins pins = runPins.get();
+    if (pins != null) {
+      pins.written(kind, id);
+    }
   }
 
   void invalidateMemory() {
@@ -1036,6 +1169,7 @@ public final class CacheStore implements AutoCloseable {
 
     /** Writes a graph record (and its stored module when {@code stored} is not null). */
     void writeGraph(byte[] fp, GraphRecord rec, byte[] stored) {
+      written(Keys.KIND_GRAPH, fp);
       GraphRecord old = graph(fp);
       if (old != null) {
         db.delete(batch, Cf.ACCESS, Keys.access(old.lastAccess(), Keys.KIND_GRAPH, fp));
@@ -1064,6 +1198,7 @@ public final class CacheStore implements AutoCloseable {
      * not null. A failed record drops any stored bytes; a record without a log drops a stored log.
      */
     void writeArtifact(byte[] key, ArtifactRecord rec, byte[] bytes, byte[] storedLog) {
+      written(Keys.KIND_ARTIFACT, key);
       ArtifactRecord old = artifact(key);
       if (old != null) {
         db.delete(batch, Cf.ACCESS, Keys.access(old.lastAccess(), Keys.KIND_ARTIFACT, key));
@@ -1145,7 +1280,7 @@ public final class CacheStore implements AutoCloseable {
         commit(true, txn -> null); // write the usage counters
       }
     } catch (RuntimeException e) {
-      notices.accept("cannot save the cache's usage counters: " + e.getMessage());
+      notices.accept("cannot save the cache's usage counters: " + XlacException.reason(e));
     } finally {
       closeHandles();
     }

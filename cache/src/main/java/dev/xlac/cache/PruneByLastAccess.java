@@ -19,6 +19,12 @@ import java.util.Set;
  * Removals are committed in batches (each one atomic, totals included); a prune that is killed
  * leaves a consistent cache with part of the removals done. A prune that removed anything then
  * compacts with blob garbage collection forced, so the disk usage really shrinks.
+ *
+ * <p>Callers hold the store's write lock from the plan to the last removal, so the totals the plan
+ * starts from, the entries it walks and what its batches remove are one view: a graph planned as
+ * pending cannot gain an artifact that its removal would then take along unplanned, and two
+ * cleanups cannot both trim from the same starting size. Entries pinned by a running compile
+ * ({@link RunPins}) are never candidates.
  */
 final class PruneByLastAccess {
   private static final int BATCH = 1000;
@@ -39,11 +45,15 @@ final class PruneByLastAccess {
     Set<ByteBuffer> plannedArtifacts = new HashSet<>();
     Map<ByteBuffer, String> modules = new HashMap<>();
     long remaining = before;
+    RunPins pins = store.runPins();
     try (Cursor c = store.db.cursor(Cf.ACCESS, null)) {
       for (; c.valid(); c.next()) {
         byte[] key = c.key();
         byte kind = Keys.accessKind(key);
         byte[] id = Keys.accessId(key);
+        if (pins != null && pins.pinned(kind, id)) {
+          continue; // in use by a running compile (an unpinned graph has no pinned artifact)
+        }
         long lastAccess = Keys.accessTime(key);
         long size = Records.accessSize(c.value());
         EntryStatus status = Records.accessStatus(c.value());

@@ -50,7 +50,11 @@ public final class Quantities {
     String t = text.strip();
     if (t.toUpperCase(Locale.ROOT).startsWith("P")) {
       try {
-        return Duration.parse(t.toUpperCase(Locale.ROOT));
+        Duration d = Duration.parse(t.toUpperCase(Locale.ROOT));
+        d.toMillis();
+        return d;
+      } catch (ArithmeticException e) {
+        throw new IllegalArgumentException("duration too long: '" + text + "'");
       } catch (java.time.format.DateTimeParseException e) {
         throw new IllegalArgumentException("not a duration: '" + text + "'");
       }
@@ -62,15 +66,20 @@ public final class Quantities {
       if (m.start() != end) {
         break;
       }
-      long n = Long.parseLong(m.group(1));
-      total = total.plus(switch (m.group(2).toLowerCase(Locale.ROOT)) {
-        case "ms" -> Duration.ofMillis(n);
-        case "s" -> Duration.ofSeconds(n);
-        case "m" -> Duration.ofMinutes(n);
-        case "h" -> Duration.ofHours(n);
-        case "d" -> Duration.ofDays(n);
-        default -> Duration.ofDays(7 * n);
-      });
+      try {
+        long n = Long.parseLong(m.group(1));
+        total = total.plus(switch (m.group(2).toLowerCase(Locale.ROOT)) {
+          case "ms" -> Duration.ofMillis(n);
+          case "s" -> Duration.ofSeconds(n);
+          case "m" -> Duration.ofMinutes(n);
+          case "h" -> Duration.ofHours(n);
+          case "d" -> Duration.ofDays(n);
+          default -> Duration.ofDays(Math.multiplyExact(7, n));
+        });
+        total.toMillis(); // what every user of a duration calls; it must not overflow either
+      } catch (NumberFormatException | ArithmeticException e) {
+        throw new IllegalArgumentException("duration too long: '" + text + "'");
+      }
       end = m.end();
     }
     if (end == 0 || end != t.length()) {

@@ -509,9 +509,10 @@ final class RocksDbStore implements AutoCloseable {
     return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + ": " + what + ": " + msg, e);
   }
 
+  /** Whether {@code msg} (RocksDB's, or a {@link XlacException#reason} in lower case) reports a full disk. */
   static boolean isDiskFull(String msg) {
-    return msg != null && (msg.contains("No space left") || msg.contains("File too large")
-        || msg.contains("Disk quota exceeded"));
+    String m = msg == null ? "" : msg.toLowerCase(java.util.Locale.ROOT);
+    return m.contains("no space left") || m.contains("file too large") || m.contains("disk quota exceeded");
   }
 
   @Override

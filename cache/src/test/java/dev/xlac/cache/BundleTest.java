@@ -176,7 +176,8 @@ class BundleTest {
   /** A version-1 bundle written out by hand, field by field, as the first bundle format defined it. */
   @Test
   void aVersion1Bundle_asTheFirstFormatWroteIt_stillImports() throws Exception {
-    byte[] module = bytes(77, 300);
+    // graph 7's module under a name with a tab (names are not part of the fingerprint)
+    byte[] module = dev.xlac.hlo.TestModules.mulAdd(7).toBuilder().setName("jit\told").build().toByteArray();
     byte[] stored = com.github.luben.zstd.Zstd.compress(module);
     byte[] identity = CPU.encode().getBytes(StandardCharsets.UTF_8);
     byte[] artifact = bytes(78, 5000);
@@ -339,9 +340,9 @@ class BundleTest {
   @Test
   void anUnknownFormatVersion_isRefused() throws Exception {
     assertRefused(rewrite(e -> e.name().equals(BundleManifest.NAME)
-        ? new Entry(e.name(), new String(e.data(), StandardCharsets.UTF_8).replaceFirst("xlac-bundle\t1", "xlac-bundle\t3")
+        ? new Entry(e.name(), new String(e.data(), StandardCharsets.UTF_8).replaceFirst("xlac-bundle\t1", "xlac-bundle\t4")
             .getBytes(StandardCharsets.UTF_8), e.type(), null)
-        : e), "bundle format version 3 is not supported (this xlac reads versions 1 to 2; it was written by a newer xlac)");
+        : e), "bundle format version 4 is not supported (this xlac reads versions 1 to 3; it was written by a newer xlac)");
   }
 
   @Test
@@ -357,7 +358,7 @@ class BundleTest {
     Path original = tmp.resolve("original.tar.zst");
     Files.copy(bundle, original);
     try (CacheStore t = open(tmp.resolve("target"))) {
-      BundleImporter swapping = new BundleImporter(t, BundleLimits.DEFAULT, () -> {
+      BundleImporter swapping = new BundleImporter(t, BundleLimits.DEFAULT, BundleImporter.Trust.NONE, () -> {
         try {
           Files.copy(changed, bundle, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
@@ -373,6 +374,158 @@ class BundleTest {
       assertThat(t.importBundle(original).artifactsAdded()).isEqualTo(3);
       assertThat(t.verify(false).clean()).isTrue();
     }
+  }
+
+  // ------------------------------------------------------------------ the content decides, not the manifest
+
+  private static String graphEntry(int n) {
+    return "graphs/" + hex(n) + ".hlo.zst";
+  }
+
+  private Path forged(Map<String, byte[]> replaced, UnaryOperator<String> manifestEdit) throws IOException {
+    return Forgery.write(tmp.resolve("forged-" + System.nanoTime() + ".tar.zst"),
+        Forgery.consistent(Forgery.entries(bundle), replaced, manifestEdit));
+  }
+
+  /** Replaces field {@code field} of the manifest line that starts with {@code prefix}. */
+  private static UnaryOperator<String> field(String prefix, int field, String value) {
+    return text -> {
+      StringBuilder b = new StringBuilder();
+      for (String line : text.split("\n", -1)) {
+        if (line.startsWith(prefix)) {
+          String[] f = line.split("\t", -1);
+          f[field] = value;
+          line = String.join("\t", f);
+        }
+        b.append(line).append('\n');
+      }
+      return b.substring(0, b.length() - 1);
+    };
+  }
+
+  @Test
+  void aGraphFiledUnderAnotherFingerprint_isRefused() throws Exception {
+    List<Entry> es = Forgery.entries(bundle);
+    byte[] g0 = es.stream().filter(e -> e.name().equals(graphEntry(0))).findFirst().orElseThrow().data();
+    byte[] g1 = es.stream().filter(e -> e.name().equals(graphEntry(1))).findFirst().orElseThrow().data();
+    // Graph 1's module under graph 0's fingerprint and back, names swapped too: every checksum and size holds.
+    Path swapped = forged(Map.of(graphEntry(0), g1, graphEntry(1), g0),
+        field("graph\t" + hex(0), 8, "jit_g1").andThen(field("graph\t" + hex(1), 8, "jit_g0"))::apply);
+    assertRefused(swapped, "'" + graphEntry(0) + "' holds a module whose fingerprint is " + fp(1).value() + ", not the "
+        + fp(0).value() + " it is filed under");
+  }
+
+  @Test
+  void aGraphThatIsNotAnHloModule_isRefused() throws Exception {
+    assertRefused(forged(Map.of(graphEntry(2), com.github.luben.zstd.Zstd.compress(bytes(5, 300))), t -> t),
+        "'" + graphEntry(2) + "' is not a valid HLO module");
+  }
+
+  @Test
+  void aGraphWhoseRawSizeTheManifestMisstates_isRefused() throws Exception {
+    int raw = Fixtures.module(3).length;
+    assertRefused(forged(Map.of(), field("graph\t" + hex(3), 4, Integer.toString(raw + 1000))),
+        "'" + graphEntry(3) + "' holds a module of " + raw + " bytes; the manifest says " + (raw + 1000));
+    assertRefused(forged(Map.of(), field("graph\t" + hex(3), 4, Integer.toString(raw - 1))),
+        "'" + graphEntry(3) + "': its module is larger than the " + (raw - 1) + " bytes the manifest gives");
+  }
+
+  @Test
+  void aGraphWhoseNameTheManifestMisstates_isRefused() throws Exception {
+    assertRefused(forged(Map.of(), field("graph\t" + hex(1), 8, "jit_train_step")),
+        "is named 'jit_train_step' in the manifest, but its module is named 'jit_g1'");
+  }
+
+  @Test
+  void aLogWhoseRawSizeTheManifestMisstates_isRefused() throws Exception {
+    int raw = "compiled fine".length();
+    assertRefused(forged(Map.of(), field("artifact\t" + hex(0) + "\t" + CPU.digest(), 10, "999")),
+        "holds a log of " + raw + " bytes; the manifest says 999");
+  }
+
+  /** These two were refused before the content checks too: the tar header's size must match the manifest's. */
+  @Test
+  void storedAndArtifactSizesTheManifestMisstates_areRefused() throws Exception {
+    assertRefused(forged(Map.of(), field("graph\t" + hex(1), 2, "9")), "the manifest says 9");
+    assertRefused(forged(Map.of(), field("artifact\t" + hex(1) + "\t" + CPU.digest(), 4, "11")),
+        "is 10 bytes; the manifest says 11");
+  }
+
+  @Test
+  void aGraphEntryWithDataAfterItsZstdFrame_isRefused() throws Exception {
+    byte[] stored = com.github.luben.zstd.Zstd.compress(Fixtures.module(2));
+    byte[] padded = java.util.Arrays.copyOf(stored, stored.length + 7);
+    padded[stored.length] = 'x';
+    assertRefused(forged(Map.of(graphEntry(2), padded), t -> t), "'" + graphEntry(2) + "': it has data after its zstd frame");
+  }
+
+  @Test
+  void trailingDataAfterTheEndOfTheTarArchive_isRefused() throws Exception {
+    Path tail = Forgery.write(tmp.resolve("tail.tar.zst"), Forgery.entries(bundle),
+        "#!/bin/sh\necho owned\n".getBytes(StandardCharsets.UTF_8), new byte[0]);
+    assertRefused(tail, "trailing data after the end of the tar archive");
+    // A tar writer's zero padding is not trailing data.
+    Path padded = Forgery.write(tmp.resolve("padded.tar.zst"), Forgery.entries(bundle), new byte[20480], new byte[0]);
+    try (CacheStore t = open(tmp.resolve("padded-target"))) {
+      assertThat(t.importBundle(padded).graphsAdded()).isEqualTo(4);
+    }
+  }
+
+  @Test
+  void trailingDataAfterTheZstdFrame_isRefused() throws Exception {
+    Path junk = Forgery.write(tmp.resolve("junk-after.tar.zst"), Forgery.entries(bundle), new byte[0],
+        "appended".getBytes(StandardCharsets.UTF_8));
+    assertRefused(junk, "trailing data after its zstd frame");
+    // A second, well-formed zstd frame (here of zeros, which a decompressor would append to the tar's padding)
+    Path second = Forgery.write(tmp.resolve("second-frame.tar.zst"), Forgery.entries(bundle), new byte[0],
+        com.github.luben.zstd.Zstd.compress(new byte[4096]));
+    assertRefused(second, "trailing data after its zstd frame");
+  }
+
+  /**
+   * A module of 2 MiB is decompressed into a scratch file in the cache directory and fingerprinted
+   * from a mapping of it; a forged one is refused the same way, and no scratch file stays behind,
+   * while one left by a killed importer (its pid is gone) is removed.
+   */
+  @Test
+  void aLargeGraph_isCheckedThroughAScratchFileInTheCacheDirectory() throws Exception {
+    byte[] weights = bytes(11, 2 << 20);
+    var module = dev.xlac.hlo.TestModules.mulAdd(1).toBuilder().setName("jit_large").addComputations(
+        dev.xlac.hlo.proto.HloProtos.HloComputationProto.newBuilder().setId(99).setName("weights")
+            .addInstructions(dev.xlac.hlo.proto.HloProtos.HloInstructionProto.newBuilder().setId(98).setName("w")
+                .setOpcode("constant").setShape(dev.xlac.hlo.TestModules.f32(512 * 1024))
+                .setLiteral(dev.xlac.hlo.proto.XlaDataProtos.LiteralProto.newBuilder()
+                    .setShape(dev.xlac.hlo.TestModules.f32(512 * 1024))
+                    .setF32S(com.google.protobuf.ByteString.copyFrom(weights))))
+            .setRootId(98)).build().toByteArray();
+    dev.xlac.hlo.GraphFingerprint large = new dev.xlac.hlo.HloModuleReader().parse(Path.of("large"),
+        dev.xlac.hlo.HloFileKind.HLO_MODULE, module, module.length).fingerprint();
+    assertThat(module.length).isGreaterThan((int) BundleContent.HEAP_MODULE_BYTES);
+    Path big = tmp.resolve("big.tar.zst");
+    try (CacheStore s = open(tmp.resolve("big-source"))) {
+      s.putGraph(large, "jit_large", module, "test");
+      graph(s, 5);
+      s.exportBundle(big, ExportRequest.all());
+    }
+    Process dead = new ProcessBuilder("true").start();
+    dead.waitFor();
+    Path target = tmp.resolve("big-target");
+    Files.createDirectories(target);
+    Path stale = Files.write(target.resolve(".import-graph.tmp-" + dead.pid()), new byte[100]);
+    try (CacheStore t = open(target)) {
+      assertThat(t.importBundle(big).graphsAdded()).isEqualTo(2);
+      assertThat(t.readGraph(large).orElseThrow()).isEqualTo(module);
+    }
+    assertThat(stale).doesNotExist();
+    try (var files = Files.list(target)) {
+      assertThat(files.map(p -> p.getFileName().toString())).noneMatch(n -> n.startsWith(".import-graph"));
+    }
+    String largeHex = large.value().substring(5);
+    List<Entry> es = Forgery.entries(big);
+    byte[] bigStored = es.stream().filter(e -> e.name().contains(largeHex)).findFirst().orElseThrow().data();
+    Path swapped = Forgery.write(tmp.resolve("big-swapped.tar.zst"), Forgery.consistent(es,
+        Map.of(graphEntry(5), bigStored), field("graph\t" + hex(5), 8, "jit_large")));
+    assertRefused(swapped, "'" + graphEntry(5) + "' holds a module whose fingerprint is " + large.value());
   }
 
   private void assertRefused(Path hostile, String why) throws Exception {

@@ -2,12 +2,14 @@ package dev.xlac.cache;
 
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.hlo.HloFileKind;
+import dev.xlac.hlo.HloModuleReader;
+import dev.xlac.hlo.TestModules;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -21,9 +23,24 @@ final class Fixtures {
 
   private Fixtures() {}
 
+  private static final Map<Integer, byte[]> MODULES = new java.util.concurrent.ConcurrentHashMap<>();
+  private static final Map<Integer, GraphFingerprint> FINGERPRINTS = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * Graph {@code n}'s module: a small real HloModuleProto named {@code jit_g<n>} whose constant is
+   * {@code n}, so that a bundle of it passes import's fingerprint check.
+   */
+  static byte[] module(int n) {
+    return MODULES.computeIfAbsent(n, k -> TestModules.mulAdd(k).toBuilder().setName("jit_g" + k).build().toByteArray())
+        .clone();
+  }
+
+  /** The fingerprint of {@link #module(int)}. */
   static GraphFingerprint fp(int n) {
-    byte[] d = Checksums.sha256(("graph " + n).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-    return new GraphFingerprint("hlo1:" + HexFormat.of().formatHex(d));
+    return FINGERPRINTS.computeIfAbsent(n, k -> {
+      byte[] m = module(k);
+      return new HloModuleReader().parse(Path.of("graph-" + k), HloFileKind.HLO_MODULE, m, m.length).fingerprint();
+    });
   }
 
   static byte[] bytes(long seed, int size) {
@@ -32,9 +49,9 @@ final class Fixtures {
     return b;
   }
 
-  /** Stores graph {@code n} with a small module. */
+  /** Stores graph {@code n} with its small module. */
   static void graph(CacheStore s, int n) {
-    s.putGraph(fp(n), "jit_g" + n, bytes(n, 200 + n % 50), "test/" + n);
+    s.putGraph(fp(n), "jit_g" + n, module(n), "test/" + n);
   }
 
   /**
@@ -54,7 +71,7 @@ final class Fixtures {
       CacheStore.TxnBody<Object> body = txn -> {
         long now = s.clock.millis();
         for (int n = first; n < end; n++) {
-          byte[] module = bytes(n, 200);
+          byte[] module = module(n);
           byte[] stored = com.github.luben.zstd.Zstd.compress(module);
           txn.writeGraph(fp(n).digest(), new Records.GraphRecord("jit_g" + n, "bulk", now, now, 1, module.length,
               stored.length, Checksums.sha256(stored), now + n, List.of()), stored);

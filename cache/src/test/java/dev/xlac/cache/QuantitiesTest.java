@@ -28,6 +28,16 @@ class QuantitiesTest {
     assertThat(Quantities.human(Duration.ofSeconds(7385))).isEqualTo("2h 03m");
   }
 
+  /** Issue #10: these gave NumberFormatException and ArithmeticException, which picocli printed with their class names. */
+  @Test
+  void durationsTooLongForJava_areRefusedInWords() {
+    for (String text : new String[] {"99999999999999999999s", "999999999999999999w", "9223372036854775807s",
+        "PT9223372036854775807S"}) {
+      assertThatThrownBy(() -> Quantities.parseDuration(text)).as(text).isExactlyInstanceOf(IllegalArgumentException.class)
+          .hasMessage("duration too long: '" + text + "'");
+    }
+  }
+
   @Test
   void location_isOptionThenEnvironmentThenHome() {
     Path home = Path.of("/home/u");

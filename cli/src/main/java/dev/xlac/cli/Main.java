@@ -1,9 +1,12 @@
 package dev.xlac.cli;
 
 import dev.xlac.core.ExitCode;
+import dev.xlac.core.ProcessBytes;
 import dev.xlac.core.XlacException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Optional;
 import picocli.CommandLine;
 
 /** Entry point. The whole CLI runs in-process against the given writers, so tests need no subprocess. */
@@ -19,10 +22,26 @@ public final class Main {
   public static void main(String[] args) {
     PrintWriter out = new PrintWriter(new java.io.OutputStreamWriter(System.out, StandardCharsets.UTF_8), true);
     PrintWriter err = new PrintWriter(new java.io.OutputStreamWriter(System.err, StandardCharsets.UTF_8), true);
-    int code = new Main(out, err).run(args);
+    int code = new Main(out, err).run(ProcessBytes.lastArguments(args.length).orElse(null), args);
     out.flush();
     err.flush();
     System.exit(code);
+  }
+
+  /**
+   * As {@link #run(String...)}, but first refuses (exit 2) an argument whose string is not what the process got:
+   * {@code raw} holds the bytes of each argument as the kernel passed them (null: not known).
+   */
+  int run(List<byte[]> raw, String... args) {
+    if (raw != null) {
+      Optional<String> refusal = ArgumentCheck.refusal(args, raw);
+      if (refusal.isPresent()) {
+        err.println("xlac: " + refusal.get());
+        err.flush();
+        return ExitCode.BAD_INPUT.code();
+      }
+    }
+    return run(args);
   }
 
   public int run(String... args) {
@@ -59,11 +78,13 @@ public final class Main {
     return cmd.execute(args);
   }
 
-  private void report(Throwable e, boolean verbose) {
+  void report(Throwable e, boolean verbose) {
     if (e instanceof XlacException x) {
       err.println("xlac: " + x.getMessage());
     } else {
-      err.println("xlac: internal error: " + e + (verbose ? "" : " (rerun with --verbose for details)"));
+      // The exception's class is for --verbose, which also prints the stack trace.
+      err.println("xlac: internal error: "
+          + (verbose ? e : XlacException.reason(e) + " (rerun with --verbose for details)"));
     }
     if (verbose) {
       e.printStackTrace(err);

@@ -34,7 +34,7 @@ class CommandTreeTest {
     assertThat(subcommandNames(whole))
         .containsExactly("hash", "inspect", "dump", "cache", "parallel-compile", "help")
         .containsExactlyElementsOf(CommandTree.SUBCOMMANDS.sequencedKeySet());
-    assertThat(subcommandNames(cacheOf(whole))).hasSize(12)
+    assertThat(subcommandNames(cacheOf(whole))).hasSize(13)
         .containsExactlyElementsOf(CacheCommand.SUBCOMMANDS.sequencedKeySet());
     whole.getSubcommands().forEach((name, c) -> assertThat(c.getCommandName()).isEqualTo(name));
     cacheOf(whole).getSubcommands().forEach((name, c) -> assertThat(c.getCommandName()).isEqualTo(name));

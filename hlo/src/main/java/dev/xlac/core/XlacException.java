@@ -30,8 +30,11 @@ public class XlacException extends RuntimeException {
     return new XlacException(ExitCode.ENVIRONMENT, message);
   }
 
-  /** Why {@code e} happened, for a one-line message: its message, else (none given) its class's simple name. */
+  /**
+   * Why {@code e} happened, in words, for a one-line message: never a class name, never a bare path. The one
+   * place where reasons are worded; see {@link Reasons#of}.
+   */
   public static String reason(Throwable e) {
-    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    return Reasons.of(e);
   }
 }

@@ -93,7 +93,8 @@ public final class HloBatchReader {
       return new Outcome<>(f, null, e);
     } catch (RuntimeException | StackOverflowError e) {
       return new Outcome<>(f, null,
-          new XlacException(ExitCode.INTERNAL, "internal error while reading " + f + ": " + e, e));
+          new XlacException(ExitCode.INTERNAL, "internal error while reading " + f + ": " + XlacException.reason(e),
+              e));
     }
   }
 

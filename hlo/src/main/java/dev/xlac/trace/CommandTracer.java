@@ -77,8 +77,14 @@ public final class CommandTracer {
     }
     argv.addAll(r.command());
     ProcessBuilder pb = new ProcessBuilder(argv).inheritIO();
-    pb.environment().clear();
-    pb.environment().putAll(env.variables());
+    // Only what differs is set: a variable that is put is encoded anew from its string, and one whose
+    // bytes are not valid in the JVM's character set would reach the command changed.
+    pb.environment().keySet().retainAll(env.variables().keySet());
+    env.variables().forEach((k, v) -> {
+      if (!v.equals(pb.environment().get(k))) {
+        pb.environment().put(k, v);
+      }
+    });
 
     Process child;
     try {

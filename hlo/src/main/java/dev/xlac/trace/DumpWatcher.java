@@ -1,6 +1,7 @@
 package dev.xlac.trace;
 
 import dev.xlac.core.JsonStringList;
+import dev.xlac.core.XlacException;
 import dev.xlac.hlo.DumpFileName;
 import dev.xlac.hlo.HloFileKind;
 import dev.xlac.hlo.HloModuleReader;
@@ -260,7 +261,8 @@ public final class DumpWatcher {
         flagsJson = Files.readString(flagsFile);
         flags = JsonStringList.parse(flagsJson);
       } catch (IOException | IllegalArgumentException e) {
-        throw new HloReadException(flagsFile, e instanceof IOException ? "cannot read it (" + e + ")" : e.getMessage());
+        throw new HloReadException(flagsFile,
+            e instanceof IOException ? "cannot read it (" + XlacException.reason(e) + ")" : e.getMessage());
       }
     }
     return Optional.of(new CapturedModule.NeuronModule(moduleDir.getFileName().toString(),

@@ -42,7 +42,7 @@ public record TraceEnvironment(Map<String, String> variables, List<String> notes
    * @param support a directory xlac owns for the run, where {@code sitecustomize.py} is written
    */
   public static TraceEnvironment of(Frontend frontend, Map<String, String> user, Path staging, Path support) {
-    Map<String, String> env = new HashMap<>(user);
+    Map<String, String> env = new HashMap<>(withoutLauncherLocale(user));
     List<String> notes = new ArrayList<>();
     if (frontend == Frontend.NEURON) {
       String old = user.get(NEURON_CACHE_URL);
@@ -65,6 +65,33 @@ public record TraceEnvironment(Map<String, String> variables, List<String> notes
     String pythonPath = user.get("PYTHONPATH");
     env.put("PYTHONPATH", support + (pythonPath == null || pythonPath.isEmpty() ? "" : File.pathSeparator + pythonPath));
     return new TraceEnvironment(Map.copyOf(env), List.copyOf(notes));
+  }
+
+  /** Set by the {@code ./xlac} launcher when it ran the JVM in this locale instead of the user's non-UTF-8 one. */
+  static final String LAUNCHER_LC_ALL = "XLAC_LAUNCHER_LC_ALL";
+  /** The user's own {@code LC_ALL}, set by the launcher with {@link #LAUNCHER_LC_ALL} when the user had one. */
+  static final String USER_LC_ALL = "XLAC_USER_LC_ALL";
+
+  /**
+   * {@code env} with the user's own locale back: the launcher may have set {@code LC_ALL} so that the JVM
+   * reads UTF-8 arguments and file names; the user's command gets what the user had.
+   */
+  static Map<String, String> withoutLauncherLocale(Map<String, String> env) {
+    String set = env.get(LAUNCHER_LC_ALL);
+    if (set == null) {
+      return env;
+    }
+    Map<String, String> own = new HashMap<>(env);
+    own.remove(LAUNCHER_LC_ALL);
+    String user = own.remove(USER_LC_ALL);
+    if (set.equals(env.get("LC_ALL"))) {
+      if (user == null) {
+        own.remove("LC_ALL");
+      } else {
+        own.put("LC_ALL", user);
+      }
+    }
+    return own;
   }
 
   private static void writeSiteCustomize(Path dir) {

@@ -169,7 +169,7 @@ public final class NeuronCacheLayout {
           try {
             flagsJson = readUtf8(entry.resolve(FLAGS));
           } catch (IOException e) {
-            bad(entry, "unreadable " + FLAGS + " (" + e.getMessage() + ")");
+            bad(entry, "unreadable " + FLAGS + " (" + XlacException.reason(e) + ")");
             return;
           }
         }
@@ -236,7 +236,7 @@ public final class NeuronCacheLayout {
           pending++;
         }
       } catch (IOException e) {
-        bad(entry, "cannot be read (" + e.getMessage() + ")");
+        bad(entry, "cannot be read (" + XlacException.reason(e) + ")");
       } catch (XlacException e) {
         bad(entry, e.getMessage());
       }
@@ -276,7 +276,7 @@ public final class NeuronCacheLayout {
     try {
       Files.createDirectories(dir);
     } catch (IOException e) {
-      throw XlacException.environment("cannot create " + dir + ": " + e.getMessage());
+      throw XlacException.environment("cannot create " + dir + ": " + XlacException.reason(e));
     }
     Writer w = new Writer();
     int compiled = 0;
@@ -325,7 +325,7 @@ public final class NeuronCacheLayout {
             pending++;
           }
         } catch (IOException e) {
-          throw XlacException.environment("cannot write " + entry + ": " + e.getMessage());
+          throw XlacException.environment("cannot write " + entry + ": " + XlacException.reason(e));
         } catch (IllegalArgumentException | XlacException e) {
           damaged++;
           problems.accept("cannot write " + name.path() + ": " + e.getMessage());
@@ -367,7 +367,7 @@ public final class NeuronCacheLayout {
     try (Stream<Path> s = Files.list(dir)) {
       return s.sorted().toList();
     } catch (IOException e) {
-      throw XlacException.badInput("cannot list Neuron cache directory " + dir + ": " + e.getMessage());
+      throw XlacException.badInput("cannot list Neuron cache directory " + dir + ": " + XlacException.reason(e));
     }
   }
 

@@ -34,6 +34,7 @@ public final class CacheCommand implements Runnable {
     m.put("rm", CacheRmCommand.class);
     m.put("clear", CacheClearCommand.class);
     m.put("config", CacheConfigCommand.class);
+    m.put("keygen", CacheKeygenCommand.class);
     m.put("materialize", CacheMaterializeCommand.class);
     SUBCOMMANDS = Collections.unmodifiableSequencedMap(m);
   }

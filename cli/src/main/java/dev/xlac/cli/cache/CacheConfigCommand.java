@@ -1,9 +1,15 @@
 package dev.xlac.cli.cache;
 
+import dev.xlac.cache.BundleKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.Quantities;
+import dev.xlac.cache.TrustSettings;
 import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -11,47 +17,120 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "config", mixinStandardHelpOptions = true,
-    description = {"Show or set a cache setting. The only setting is max-size: the size the cache is trimmed to",
-        "(least recently used first) after every write, as ccache does."},
-    footer = {"%nExamples: 'xlac cache config max-size 50G', 'xlac cache config max-size none',",
-        "'xlac cache config max-size' (prints it)."})
+    description = {"Show or change a cache setting. Without a value, the setting is printed.",
+        "max-size [SIZE|none]: the size the cache is trimmed to (least recently used first) after every write, as"
+        + " ccache does.",
+        "require-signed [on|off]: when on, 'xlac cache import' refuses every bundle that is not signed by a"
+        + " trusted key.",
+        "trust [list | add PUBKEY | remove KEYID]: the public keys whose signed bundles the cache trusts. 'add'"
+        + " takes a PREFIX.pub file from 'xlac cache keygen'; 'remove' takes a key id as 'list' shows it, or its"
+        + " first 8 or more hex digits."},
+    footer = {"%nExamples: 'xlac cache config max-size 50G', 'xlac cache config max-size none', 'xlac cache config"
+        + " trust add ci.pub', 'xlac cache config require-signed on', 'xlac cache config trust list'.",
+        "%nThe settings live in the cache directory, so whoever can write that directory can change them"
+        + " (docs/cache.md, 'Trust model')."})
 final class CacheConfigCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "KEY", description = "max-size")
+  @Parameters(index = "0", paramLabel = "KEY", description = "max-size, require-signed or trust.")
   String key;
 
-  @Parameters(index = "1", arity = "0..1", paramLabel = "VALUE", description = "A size (50G, 500MiB), or none.")
-  String value;
+  @Parameters(index = "1..*", arity = "0..2", paramLabel = "VALUE",
+      description = "The new value: a size (50G, 500MiB) or none; on or off; list, add PUBKEY or remove KEYID.")
+  List<String> values = new ArrayList<>();
 
   @Mixin
   CacheOptions.Writer cache;
 
   @Override
   public Integer call() throws InterruptedException {
-    if (!key.equals("max-size")) {
-      throw XlacException.badInput("unknown cache setting '" + key + "' (known: max-size)");
+    switch (key) {
+      case "max-size" -> maxSize(value("a size (50G, 500MiB) or none"));
+      case "require-signed" -> requireSigned(value("on or off"));
+      case "trust" -> trust();
+      default -> throw XlacException.badInput("unknown cache setting '" + key + "' (known: max-size, require-signed,"
+          + " trust)");
     }
-    var out = cache.out();
+    cache.out().flush();
+    return 0;
+  }
+
+  /** The one value of a single-valued setting, or null to print it. */
+  private String value(String expected) {
+    if (values.size() > 1) {
+      throw XlacException.badInput("cache config " + key + " takes one value (" + expected + "), not "
+          + values.size());
+    }
+    return values.isEmpty() ? null : values.getFirst();
+  }
+
+  private void maxSize(String value) throws InterruptedException {
     if (value == null) {
       try (CacheStore store = cache.openReadOnly()) {
-        out.println(describe(store.maxSize()));
+        cache.out().println(describe(store.maxSize()));
       }
-    } else {
-      OptionalLong max;
-      try {
-        max = value.equals("none") ? OptionalLong.empty() : OptionalLong.of(Quantities.parseSize(value));
-      } catch (IllegalArgumentException e) {
-        throw XlacException.badInput(e.getMessage());
-      }
-      try (CacheStore store = cache.openWritable()) {
-        store.setMaxSize(max);
-      }
-      out.println("max-size " + describe(max));
+      return;
     }
-    out.flush();
-    return 0;
+    OptionalLong max;
+    try {
+      max = value.equals("none") ? OptionalLong.empty() : OptionalLong.of(Quantities.parseSize(value));
+    } catch (IllegalArgumentException e) {
+      throw XlacException.badInput(e.getMessage());
+    }
+    try (CacheStore store = cache.openWritable()) {
+      store.setMaxSize(max);
+    }
+    cache.out().println("max-size " + describe(max));
   }
 
   private static String describe(OptionalLong max) {
     return max.isEmpty() ? "none" : max.getAsLong() + " (" + Sizes.human(max.getAsLong()) + ")";
+  }
+
+  private void requireSigned(String value) throws InterruptedException {
+    if (value == null) {
+      try (CacheStore store = cache.openReadOnly()) {
+        cache.out().println("require-signed " + (store.trustSettings().requireSigned() ? "on" : "off"));
+      }
+      return;
+    }
+    if (!value.equals("on") && !value.equals("off")) {
+      throw XlacException.badInput("cache config require-signed takes on or off, not '" + value + "'");
+    }
+    try (CacheStore store = cache.openWritable()) {
+      store.setRequireSigned(value.equals("on"));
+      if (value.equals("on") && store.trustSettings().keys().isEmpty()) {
+        cache.notices().accept("no key is trusted yet, so every bundle is refused until one is ('xlac cache config"
+            + " trust add PUBKEY') or an import names one ('--trust PUBKEY')");
+      }
+    }
+    cache.out().println("require-signed " + value);
+  }
+
+  private void trust() throws InterruptedException {
+    String action = values.isEmpty() ? "list" : values.getFirst();
+    int wanted = action.equals("list") ? 1 : 2;
+    if (!List.of("list", "add", "remove").contains(action) || values.size() > wanted
+        || (wanted == 2 && values.size() < 2)) {
+      throw XlacException.badInput("cache config trust takes 'list', 'add PUBKEY' or 'remove KEYID'");
+    }
+    PrintWriter out = cache.out();
+    if (action.equals("list")) {
+      try (CacheStore store = cache.openReadOnly()) {
+        for (TrustSettings.TrustedKey k : store.trustSettings().keys()) {
+          out.printf("%s  %s  added %s UTC%n", k.key().id(), k.label(), Tables.time(k.added()));
+        }
+      }
+    } else if (action.equals("add")) {
+      Path file = Path.of(values.get(1));
+      BundleKey k = BundleKey.read(file);
+      try (CacheStore store = cache.openWritable()) {
+        boolean added = store.trustKey(k, String.valueOf(file.getFileName()));
+        out.println((added ? "Trusted key " : "Key is trusted already: ") + k.id());
+      }
+    } else {
+      try (CacheStore store = cache.openWritable()) {
+        TrustSettings.TrustedKey gone = store.untrustKey(values.get(1));
+        out.printf("Removed trusted key %s (%s)%n", gone.key().id(), gone.label());
+      }
+    }
   }
 }

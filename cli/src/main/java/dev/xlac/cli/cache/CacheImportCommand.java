@@ -1,13 +1,17 @@
 package dev.xlac.cli.cache;
 
 import dev.xlac.cache.BundleImporter;
+import dev.xlac.cache.BundleKey;
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.ImportRequest;
 import dev.xlac.cache.layout.NeuronCacheLayout;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -16,13 +20,17 @@ import picocli.CommandLine.Parameters;
 
 @Command(name = "import", mixinStandardHelpOptions = true,
     description = {"Merge a bundle made by 'xlac cache export' into the cache. The whole bundle is checked first",
-        "(format version, entry names and types, sizes, checksums); if anything is wrong nothing is imported.",
+        "(format version, signature, entry names and types, sizes, checksums, and each graph's fingerprint",
+        "against its module); if anything is wrong, nothing is imported.",
         "With --neuron-cache DIR, import an AWS Neuron compile cache instead (neuronxcc-<version>/MODULE_*/)."},
     footer = {"%nMerging is idempotent: importing the same bundle again changes nothing. Entries already in the",
         "cache are kept, except that a recorded failure gives way to a compiled artifact.",
         "%nNeuron entries come in by state: model.neff + model.done = compiled, model.log without a NEFF =",
         "failed, the graph alone = pending. Each bad entry gets one line on stderr and is skipped; the others",
-        "are imported, and the exit code is 2. Details: docs/cache.md."})
+        "are imported, and the exit code is 2.",
+        "%nA signed bundle's signature is always checked. An unsigned bundle, or one signed by a key that is not"
+        + " trusted, is refused when the cache requires signed bundles ('xlac cache config require-signed on') or"
+        + " when --trust is given. Details, and the trust model: docs/cache.md."})
 final class CacheImportCommand implements Callable<Integer> {
   @Parameters(arity = "0..1", paramLabel = "FILE", description = "The bundle.")
   Path file;
@@ -30,6 +38,11 @@ final class CacheImportCommand implements Callable<Integer> {
   @Option(names = "--neuron-cache", paramLabel = "DIR",
       description = "Import a Neuron compile cache directory (e.g. /var/tmp/neuron-compile-cache) instead of a bundle.")
   Path neuronCache;
+
+  @Option(names = "--trust", paramLabel = "PUBKEY",
+      description = "Accept bundles signed by this public key (PREFIX.pub), besides the keys the cache trusts, and"
+          + " refuse any other bundle. Can be given more than once.")
+  List<Path> trust = new ArrayList<>();
 
   @Mixin
   CacheOptions.Writer cache;
@@ -39,19 +52,30 @@ final class CacheImportCommand implements Callable<Integer> {
     if ((file == null) == (neuronCache == null)) {
       throw XlacException.badInput("cache import takes a bundle FILE or --neuron-cache DIR (exactly one)");
     }
+    if (neuronCache != null && !trust.isEmpty()) {
+      throw XlacException.badInput("--trust applies to bundles; a Neuron cache directory is not signed");
+    }
     return neuronCache != null ? importNeuron() : importBundle();
   }
 
   private int importBundle() throws InterruptedException {
+    ImportRequest request = new ImportRequest(trust.stream().map(BundleKey::read).toList());
     BundleImporter.Result r;
     try (CacheStore store = cache.openWritable()) {
-      r = store.importBundle(file);
+      r = store.importBundle(file, request);
+    }
+    if (r.signer() != null && !r.signerTrusted()) {
+      cache.notices().accept("the bundle is signed by key " + r.signer().id() + ", which this cache does not trust;"
+          + " it was imported because signatures are not required ('xlac cache config require-signed on')");
     }
     var out = cache.out();
     out.printf("Imported %s: graphs added %d (already present %d), artifacts added %d (already present %d),"
         + " failures added %d%s%n", Sizes.human(r.payloadBytes()), r.graphsAdded(), r.graphsPresent(), r.artifactsAdded(),
         r.artifactsPresent(), r.failuresAdded(),
         r.neuronNamesAdded() > 0 ? ", Neuron names added " + r.neuronNamesAdded() : "");
+    if (r.signerTrusted()) {
+      out.printf("Signed by trusted key %s%n", r.signer().id());
+    }
     out.flush();
     return 0;
   }

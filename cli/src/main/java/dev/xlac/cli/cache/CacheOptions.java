@@ -12,6 +12,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine.TypeConversionException;
 
 /**
  * The shared {@code --cache DIR} option (a picocli mixin), the command's output streams, and how
@@ -109,21 +110,38 @@ public final class CacheOptions {
   static final class WaitConverter implements ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {
-      return value.equals("forever") ? null : Quantities.parseDuration(value);
+      return value.equals("forever") ? null : DurationConverter.parse(value);
     }
   }
 
+  /**
+   * Converters throw picocli's {@link TypeConversionException}, whose message picocli prints as it is
+   * ("Invalid value for option '--since': not a duration: ..."); any other exception it prints with its
+   * class name and the Java type it wanted.
+   */
   public static final class DurationConverter implements ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {
-      return Quantities.parseDuration(value);
+      return parse(value);
+    }
+
+    static Duration parse(String value) {
+      try {
+        return Quantities.parseDuration(value);
+      } catch (IllegalArgumentException e) {
+        throw new TypeConversionException(e.getMessage());
+      }
     }
   }
 
   public static final class SizeConverter implements ITypeConverter<Long> {
     @Override
     public Long convert(String value) {
-      return Quantities.parseSize(value);
+      try {
+        return Quantities.parseSize(value);
+      } catch (IllegalArgumentException e) {
+        throw new TypeConversionException(e.getMessage());
+      }
     }
   }
 }

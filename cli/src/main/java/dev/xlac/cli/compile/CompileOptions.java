@@ -6,6 +6,8 @@ import dev.xlac.compiler.schedule.RunReport;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.Json;
+import dev.xlac.core.ProcessBytes;
+import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -43,7 +45,7 @@ final class CompileOptions {
   Integer jobs;
 
   @Option(names = "--memory-per-job", paramLabel = "SIZE", converter = CacheOptions.SizeConverter.class,
-      description = "Memory one compile may need, e.g. 4G (default: 2G for pjrt, 64G for neuronx-cc).")
+      description = "Memory one compile may need, e.g. 4G (default: 2G for pjrt, 64G for neuronx-cc; at least 256MiB).")
   Long memoryPerJob;
 
   @Option(names = "--timeout", paramLabel = "DURATION", converter = CacheOptions.DurationConverter.class,
@@ -69,6 +71,11 @@ final class CompileOptions {
     if (jobs != null && jobs < 1 || retries < 0) {
       throw XlacException.badInput("--jobs must be at least 1 and --retries at least 0");
     }
+    if (memoryPerJob != null && memoryPerJob < SchedulerSettings.MIN_MEMORY_PER_JOB) {
+      throw XlacException.badInput("--memory-per-job " + Sizes.human(memoryPerJob) + " is too small: no compile fits"
+          + " in less than " + Sizes.human(SchedulerSettings.MIN_MEMORY_PER_JOB) + " (a PJRT compile worker alone takes"
+          + " about 250 MiB); to run more compiles at once, use --jobs N");
+    }
     requireWritableParent(report, "--report");
     requireWritableParent(junit, "--junit");
     return new SchedulerSettings(
@@ -78,8 +85,11 @@ final class CompileOptions {
   /** The compiler to use; {@code probeDir} is where drivers remember what they learnt (in the cache directory). */
   DriverSelection selection(Path probeDir) {
     String env = System.getenv("XLAC_PJRT_PLUGIN");
-    Path pluginPath = plugin != null || !DriverSelection.PJRT.equals(driver) ? plugin
-        : env == null || env.isBlank() ? null : Path.of(env);
+    boolean fromEnv = plugin == null && DriverSelection.PJRT.equals(driver) && env != null && !env.isBlank();
+    if (fromEnv) {
+      ProcessBytes.requireFaithfulEnvironment("XLAC_PJRT_PLUGIN");
+    }
+    Path pluginPath = fromEnv ? Path.of(env) : plugin;
     return new DriverSelection(driver, pluginPath, target, compilerFlags, clientOptions, compileOptions,
         timeout == null ? Duration.ZERO : timeout, probeDir);
   }
@@ -112,7 +122,7 @@ final class CompileOptions {
     try {
       Files.writeString(file, text, StandardCharsets.UTF_8);
     } catch (IOException e) {
-      throw new XlacException(ExitCode.ENVIRONMENT, "cannot write " + file + ": " + e.getMessage(), e);
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot write " + file + ": " + XlacException.reason(e), e);
     }
   }
 }

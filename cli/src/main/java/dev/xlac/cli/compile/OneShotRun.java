@@ -67,7 +67,7 @@ final class OneShotRun {
           feed.start(probed());
         } catch (RuntimeException e) {
           unusable.set(e instanceof XlacException x ? x
-              : new XlacException(ExitCode.INTERNAL, "cannot start the compiler: " + e, e));
+              : new XlacException(ExitCode.INTERNAL, "cannot start the compiler: " + XlacException.reason(e), e));
           caller.interrupt(); // stops the command: its graphs could not be compiled
         }
       });

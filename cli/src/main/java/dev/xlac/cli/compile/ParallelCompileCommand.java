@@ -87,10 +87,11 @@ public final class ParallelCompileCommand implements Callable<Integer> {
     DriverSelection selection = options.selection(probeDir());
     CacheCompileRun.Outcome outcome;
     // With PATHs, compiles are almost always needed: the first worker starts now, while the cache
-    // opens and the PATHs are read. Without, a run where everything is cached starts none.
+    // opens and the PATHs are read. Without, a run where everything is cached starts none. The
+    // run's graphs and artifacts are pinned against the cache's max-size until it ends.
     try (PrestartedDrivers early = paths.isEmpty() ? PrestartedDrivers.none(selection)
             : PrestartedDrivers.start(selection);
-        CacheStore store = cache.openWritable();
+        CacheStore store = cache.openWritable(); var _ = store.pinForRun();
         DriverFactory drivers = early.open();
         ProgressPrinter progress = new ProgressPrinter(cache.err(), ProgressPrinter.terminal())) {
       outcome = new CacheCompileRun(store, drivers, cache.err()).run(paths, settings, options.retryFailed(), progress);
@@ -106,9 +107,11 @@ public final class ParallelCompileCommand implements Callable<Integer> {
     Pattern filter = trace.moduleFilter();
     OneShotRun.Outcome o;
     // Checked before the command starts (bad options are 2, a missing plugin or compiler 3); the
-    // first worker then starts while the cache opens and the command starts.
+    // first worker then starts while the cache opens and the command starts. What the run uses is
+    // pinned against the cache's max-size until it ends.
     try (PrestartedDrivers early = PrestartedDrivers.start(options.selection(probeDir()));
         StagingDirectories dirs = StagingDirectories.create(trace.keepDumps()); CacheStore store = cache.openWritable();
+        var _ = store.pinForRun();
         ProgressPrinter progress = new ProgressPrinter(err, ProgressPrinter.terminal())) {
       try {
         o = new OneShotRun(store, early, settings, options.retryFailed(), progress, err).run(

@@ -136,6 +136,29 @@ class OneShotCompileTest {
     assertThat(retried.out()).contains("dumped 1 module from 1 process").contains("1 graph: 0 compiled, 0 cached, 1 failed\n");
   }
 
+  /** Issue #10 item 2, one-shot: the automatic cleanup must not remove the graphs the command dumped before they compile. */
+  @Test
+  void maxSizeSmallerThanTheDumpedGraphs_everyGraphIsCompiled_exit0() throws Exception {
+    Path src = tmp.resolve("many");
+    StringBuilder copies = new StringBuilder();
+    for (int i = 1; i <= 12; i++) {
+      Path dump = TestModules.writeDump(src, "module_%04d.jit_step_ok.before_optimizations.hlo.pb".formatted(i),
+          TestModules.mulAdd(10f + i, 1, "_ok", 1));
+      copies.append("cp ").append(dump).append(" \"$D/\"\n");
+    }
+    Path train = script(copies.toString());
+    int config = new Main(new PrintWriter(new StringWriter(), true), new PrintWriter(new StringWriter(), true))
+        .run("cache", "config", "--cache", cache.toString(), "max-size", "500");
+
+    Run r = xlac("--plugin", testPlugin.toString(), "--jobs", "2", "--", train.toString());
+
+    assertThat(config).isZero();
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(r.out()).contains("12 graphs: 12 compiled, 0 cached, 0 failed\n");
+    assertThat(r.err()).doesNotContain("missing or damaged", "is not in cache", "not stored");
+    assertThat(r.err().lines().filter(l -> l.contains("over its max-size")).count()).isOne();
+  }
+
   @Test
   void commandThatDumpsNothing_is1_commandNotFound_is127() {
     Run nothing = xlac("--plugin", testPlugin.toString(), "--", "true");

@@ -60,6 +60,20 @@ class ParallelCompileCommandTest {
     return new Run(code, out.toString(), err.toString());
   }
 
+  int cacheCommand(String... args) {
+    List<String> all = new ArrayList<>(List.of("cache"));
+    all.addAll(List.of(args));
+    all.addAll(List.of("--cache", cache.toString()));
+    return new Main(new PrintWriter(new StringWriter(), true), new PrintWriter(new StringWriter(), true))
+        .run(all.toArray(String[]::new));
+  }
+
+  long storedBytes() throws InterruptedException {
+    try (CacheStore store = CacheStore.open(cache, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
+      return store.statistics().storedBytes();
+    }
+  }
+
   @Test
   void cacheStat_countsACompileRunsLookups_cachedGraphsAreHits() throws Exception {
     Path ok = tmp.resolve("ok");
@@ -140,6 +154,58 @@ class ParallelCompileCommandTest {
     Run none = xlac("--plugin", testPlugin.toString(), empty.toString());
     assertThat(none.code()).isEqualTo(2);
     assertThat(none.err()).startsWith("xlac: no HLO modules found in " + empty + "\n");
+  }
+
+  /**
+   * Issue #10 item 2: with a max-size below what the run stores, the automatic cleanup used to remove
+   * the run's pending graphs under it ("cannot read the graph ...: it is missing or damaged in the
+   * cache", then "graph ... is not in cache; store the graph before its artifacts").
+   */
+  @Test
+  void maxSizeSmallerThanTheRunsGraphs_everyGraphIsCompiled_exit0_andTheLimitHoldsAfterTheRun() throws Exception {
+    Path old = tmp.resolve("old");
+    Path many = tmp.resolve("many");
+    for (int i = 1; i <= 3; i++) { // in the cache before the run, not used by it: the cleanup takes these first
+      TestModules.writeDump(old, "module_%04d.jit_old_ok.before_optimizations.hlo.pb".formatted(i),
+          TestModules.mulAdd(100f + i, 1, "_ok", 1));
+    }
+    for (int i = 1; i <= 12; i++) {
+      TestModules.writeDump(many, "module_%04d.jit_step_ok.before_optimizations.hlo.pb".formatted(i),
+          TestModules.mulAdd(10f + i, 1, "_ok", 1));
+    }
+    assertThat(cacheCommand("add", old.toString())).isZero();
+    long oldBytes = storedBytes();
+    long limit = oldBytes * 2; // the run's 12 graphs and artifacts take far more
+    assertThat(cacheCommand("config", "max-size", Long.toString(limit))).isZero();
+
+    Run r = xlac("--plugin", testPlugin.toString(), "--jobs", "2", many.toString());
+
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(r.out()).startsWith("12 graphs: 12 compiled, 0 cached, 0 failed\n");
+    assertThat(r.err()).doesNotContain("missing or damaged", "is not in cache", "not stored");
+    assertThat(r.err().lines().filter(l -> l.contains("over its max-size")).toList()).singleElement().asString()
+        .startsWith("xlac: cache " + cache.toAbsolutePath().normalize() + " holds ")
+        .contains("all of it in use by this run");
+    try (CacheStore store = CacheStore.open(cache, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
+      assertThat(store.statistics().storedBytes()).isLessThanOrEqualTo(limit); // the run's end enforced it
+      assertThat(store.statistics().cleanups()).isPositive();
+      assertThat(store.graphs()).noneMatch(g -> g.moduleName().equals("jit_old_ok")); // least recently used
+    }
+  }
+
+  /** Issue #10: --memory-per-job 0, 1 and 1k were accepted. */
+  @Test
+  void memoryPerJob_belowWhatAnyCompileNeeds_isRefusedWithExit2_sayingWhy() throws Exception {
+    for (String size : new String[] {"0", "1", "1k", "255MiB"}) {
+      Run r = xlac("--plugin", testPlugin.toString(), "--memory-per-job", size, dumps.toString());
+      assertThat(r.code()).as(size).isEqualTo(2);
+      assertThat(r.err()).as(size).startsWith("xlac: --memory-per-job ").contains("is too small: no compile fits in"
+          + " less than 256.0 MiB").contains("use --jobs N");
+    }
+    Path ok = tmp.resolve("ok");
+    TestModules.writeDump(ok, "module_0001.jit_step_ok.before_optimizations.hlo.pb", TestModules.mulAdd(1f, 1, "_ok", 1));
+    Run least = xlac("--plugin", testPlugin.toString(), "--memory-per-job", "256MiB", ok.toString());
+    assertThat(least.code()).as(least.err()).isZero();
   }
 
   @Test

@@ -114,7 +114,8 @@ public final class NeuronxCcDriver implements CompilerDriver {
     try {
       Files.createDirectories(workRoot);
     } catch (IOException e) {
-      throw XlacException.environment("cannot create the neuronx-cc work directory " + workRoot + ": " + e);
+      throw XlacException.environment("cannot create the neuronx-cc work directory " + workRoot + ": "
+          + XlacException.reason(e));
     }
     return new NeuronxCcDriver(exe.toAbsolutePath(), identity, timeout, workRoot.toAbsolutePath());
   }
@@ -148,8 +149,8 @@ public final class NeuronxCcDriver implements CompilerDriver {
       work = Files.createTempDirectory(workRoot, "neuronx-cc-" + request.fingerprint().shortForm()
           .replaceAll("[^A-Za-z0-9]", "") + "-");
     } catch (IOException e) {
-      return failure(FailureKind.ENVIRONMENT, request, "cannot create a work directory under " + workRoot + ": " + e,
-          "", start);
+      return failure(FailureKind.ENVIRONMENT, request, "cannot create a work directory under " + workRoot + ": "
+          + XlacException.reason(e), "", start);
     }
     try {
       return compileIn(work, request, start);
@@ -163,7 +164,8 @@ public final class NeuronxCcDriver implements CompilerDriver {
     try {
       Files.write(work.resolve(INPUT), request.hloModule());
     } catch (IOException e) {
-      return failure(FailureKind.ENVIRONMENT, request, "cannot write " + work.resolve(INPUT) + ": " + e, "", start);
+      return failure(FailureKind.ENVIRONMENT, request,
+          "cannot write " + work.resolve(INPUT) + ": " + XlacException.reason(e), "", start);
     }
     phases.put("write", since(start));
     List<String> cmd = new ArrayList<>();
@@ -175,7 +177,8 @@ public final class NeuronxCcDriver implements CompilerDriver {
       process = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true)
           .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
     } catch (IOException e) {
-      return failure(FailureKind.ENVIRONMENT, request, "cannot start " + compiler + ": " + e.getMessage(), "", start);
+      return failure(FailureKind.ENVIRONMENT, request, "cannot start " + compiler + ": " + XlacException.reason(e), "",
+          start);
     }
     running.add(process);
     TailBuffer output = new TailBuffer(LOG_TAIL_BYTES);
@@ -226,7 +229,8 @@ public final class NeuronxCcDriver implements CompilerDriver {
         phases.put("read", since(compileStart).minus(phases.get("compile")));
         return new CompileOutcome.Success(bytes, log, since(start), phases);
       } catch (IOException e) {
-        return failure(FailureKind.ENVIRONMENT, request, "cannot read " + neff + ": " + e, log, start);
+        return failure(FailureKind.ENVIRONMENT, request, "cannot read " + neff + ": " + XlacException.reason(e), log,
+            start);
       }
     }
     if (exit == EXIT_COMPILE_ERROR) {
@@ -260,7 +264,7 @@ public final class NeuronxCcDriver implements CompilerDriver {
       p = new ProcessBuilder(exe.toString(), "--version").redirectErrorStream(true)
           .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
     } catch (IOException e) {
-      throw XlacException.environment("cannot run " + exe + " --version: " + e.getMessage());
+      throw XlacException.environment("cannot run " + exe + " --version: " + XlacException.reason(e));
     }
     TailBuffer out = new TailBuffer(LOG_TAIL_BYTES);
     Thread drain = Thread.ofVirtual().start(() -> out.drain(p.getInputStream()));
@@ -319,7 +323,7 @@ public final class NeuronxCcDriver implements CompilerDriver {
         return "\n--- " + name + (from > 0 ? " (last " + LOG_TAIL_BYTES / 1024 + " KiB)" : "") + " ---\n" + text;
       }
     } catch (IOException e) {
-      return "\n--- " + name + ": unreadable (" + e.getMessage() + ") ---\n";
+      return "\n--- " + name + ": unreadable (" + XlacException.reason(e) + ") ---\n";
     }
   }
 

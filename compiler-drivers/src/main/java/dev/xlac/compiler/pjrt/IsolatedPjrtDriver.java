@@ -188,7 +188,8 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
       cmd.addAll(command);
       process = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.PIPE).start();
     } catch (IOException e) {
-      throw new XlacException(ExitCode.ENVIRONMENT, "cannot start the PJRT worker (" + e.getMessage() + ")", e);
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot start the PJRT worker (" + XlacException.reason(e) + ")",
+          e);
     }
     started++;
     Worker w = new Worker(process);

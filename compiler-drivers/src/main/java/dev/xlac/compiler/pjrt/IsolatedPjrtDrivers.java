@@ -186,7 +186,7 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
       ctime = unix.get("ctime");
     } catch (IOException e) {
       throw new XlacException(ExitCode.ENVIRONMENT, "cannot use PJRT plugin " + plugin + ": "
-          + (e instanceof java.nio.file.NoSuchFileException ? "no such file" : e.getMessage()), e);
+          + XlacException.reason(e), e);
     }
     if (!a.isRegularFile()) {
       throw new XlacException(ExitCode.ENVIRONMENT, "cannot use PJRT plugin " + plugin + ": not a regular file");

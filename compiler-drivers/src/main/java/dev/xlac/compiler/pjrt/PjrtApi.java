@@ -174,7 +174,7 @@ final class PjrtApi {
         throw environment(path, "not a loadable shared library (no ELF header)");
       }
     } catch (IOException e) {
-      throw environment(path, "cannot read it (" + e.getMessage() + ")");
+      throw environment(path, "cannot read it (" + XlacException.reason(e) + ")");
     }
   }
 
@@ -189,7 +189,7 @@ final class PjrtApi {
         }
         fileSha256 = HexFormat.of().formatHex(sha.digest());
       } catch (IOException e) {
-        throw environment(path, "cannot read it (" + e.getMessage() + ")");
+        throw environment(path, "cannot read it (" + XlacException.reason(e) + ")");
       } catch (NoSuchAlgorithmException e) {
         throw new IllegalStateException(e);
       }

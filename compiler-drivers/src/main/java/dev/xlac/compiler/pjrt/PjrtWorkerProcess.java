@@ -132,7 +132,8 @@ public final class PjrtWorkerProcess {
         return channel;
       }
     } catch (Throwable t) {
-      System.err.println("pjrt worker: cannot protect stdout (" + t + "); native prints may corrupt frames");
+      System.err.println("pjrt worker: cannot protect stdout (" + XlacException.reason(t)
+          + "); native prints may corrupt frames");
     }
     return new FileOutputStream(FileDescriptor.out);
   }

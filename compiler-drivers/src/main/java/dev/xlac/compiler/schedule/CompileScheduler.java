@@ -67,7 +67,12 @@ public final class CompileScheduler implements AutoCloseable {
   private final Condition changed = lock.newCondition();
   private final Deque<Task> queue = new ArrayDeque<>();
   private final Map<GraphFingerprint, Task> submitted = new LinkedHashMap<>();
-  private final List<Long> runningSince = new ArrayList<>();
+  /**
+   * The admissions now running, one per compile. Each admission is its own object: a retried task
+   * can be admitted again (by another worker) before the worker that ran it has released its
+   * first admission, so a slot must never be found again through the task.
+   */
+  private final List<Admission> running = new ArrayList<>();
   private int limit;
   private boolean sealed;
   private boolean cancelled;
@@ -146,7 +151,7 @@ public final class CompileScheduler implements AutoCloseable {
       throw e;
     }
     if (fatal != null) {
-      throw new XlacException(ExitCode.ENVIRONMENT, "cannot store a result: " + fatal.getMessage(), fatal);
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot store a result: " + XlacException.reason(fatal), fatal);
     }
     lock.lock();
     try {
@@ -187,7 +192,7 @@ public final class CompileScheduler implements AutoCloseable {
     boolean finished;
     lock.lock();
     try {
-      finished = sealed && queue.isEmpty() && runningSince.isEmpty();
+      finished = sealed && queue.isEmpty() && running.isEmpty();
     } finally {
       lock.unlock();
     }
@@ -216,7 +221,8 @@ public final class CompileScheduler implements AutoCloseable {
   private void work() {
     CompilerDriver driver = null;
     try {
-      for (Task task; (task = admit()) != null; ) {
+      for (Admission admission; (admission = admit()) != null; ) {
+        Task task = admission.task();
         try {
           if (driver == null) {
             driver = openDriver();
@@ -228,7 +234,7 @@ public final class CompileScheduler implements AutoCloseable {
         } catch (Throwable t) {
           failRun(task, t);
         } finally {
-          release(task);
+          release(admission);
         }
       }
     } finally {
@@ -236,25 +242,46 @@ public final class CompileScheduler implements AutoCloseable {
     }
   }
 
+  /**
+   * One admitted compile of a task: the slot it holds until {@link #release}. A class, not a
+   * record: slots are told apart by identity, never by their fields.
+   */
+  private static final class Admission {
+    private final Task task;
+    private final long since;
+
+    Admission(Task task, long since) {
+      this.task = task;
+      this.since = since;
+    }
+
+    Task task() {
+      return task;
+    }
+
+    long since() {
+      return since;
+    }
+  }
+
   /** The next task this worker may run, or null when the run is over for it. */
-  private Task admit() {
+  private Admission admit() {
     lock.lock();
     try {
       while (true) {
         if (cancelled || fatal != null) {
           return null;
         }
-        if (!queue.isEmpty() && runningSince.size() < limit) {
-          if (runningSince.isEmpty() || hasRoomForOneMore()) {
-            Task task = queue.pollFirst();
-            task.admittedAt = System.nanoTime();
-            runningSince.add(task.admittedAt);
-            return task;
+        if (!queue.isEmpty() && running.size() < limit) {
+          if (running.isEmpty() || hasRoomForOneMore()) {
+            Admission admission = new Admission(queue.pollFirst(), System.nanoTime());
+            running.add(admission);
+            return admission;
           }
           changed.await(MEMORY_POLL_MILLIS, TimeUnit.MILLISECONDS);
           continue;
         }
-        if (queue.isEmpty() && sealed && runningSince.isEmpty()) {
+        if (queue.isEmpty() && sealed && running.isEmpty()) {
           return null;
         }
         changed.await();
@@ -268,14 +295,14 @@ public final class CompileScheduler implements AutoCloseable {
 
   private boolean hasRoomForOneMore() {
     long now = System.nanoTime();
-    long young = runningSince.stream().filter(t -> now - t < YOUNG_JOB_NANOS).count();
+    long young = running.stream().filter(a -> now - a.since() < YOUNG_JOB_NANOS).count();
     return memory.availableBytes() >= settings.memoryPerJob() * (young + 1);
   }
 
-  private void release(Task task) {
+  private void release(Admission admission) {
     lock.lock();
     try {
-      runningSince.remove(Long.valueOf(task.admittedAt));
+      running.remove(admission);
       changed.signalAll();
     } finally {
       lock.unlock();
@@ -304,7 +331,8 @@ public final class CompileScheduler implements AutoCloseable {
       module = job.module().load();
     } catch (Exception e) {
       complete(task, new GraphResult(job.fingerprint(), job.moduleName(), GraphResult.Status.NOT_RUN, Duration.ZERO,
-          task.attempts, null, "cannot read the graph " + job.describe() + ": " + CompileOutcome.oneLine(e.getMessage())));
+          task.attempts, null,
+          "cannot read the graph " + job.describe() + ": " + CompileOutcome.oneLine(XlacException.reason(e))));
       return;
     }
     task.attempts++;
@@ -355,7 +383,7 @@ public final class CompileScheduler implements AutoCloseable {
       String why;
       if (oom && !task.oomRetried) {
         task.oomRetried = true;
-        limit = Math.max(1, Math.min(limit, runningSince.size()) - 1);
+        limit = Math.max(1, Math.min(limit, running.size()) - 1);
         why = "out of memory; retrying with at most " + limit + " parallel job" + (limit == 1 ? "" : "s");
       } else if (task.retries < settings.retries()) {
         task.retries++;
@@ -419,7 +447,7 @@ public final class CompileScheduler implements AutoCloseable {
     } finally {
       lock.unlock();
     }
-    complete(task, notRun(task, "not stored: " + CompileOutcome.oneLine(String.valueOf(t.getMessage()))));
+    complete(task, notRun(task, "not stored: " + CompileOutcome.oneLine(XlacException.reason(t))));
     cancel();
   }
 
@@ -458,7 +486,6 @@ public final class CompileScheduler implements AutoCloseable {
     int attempts;
     int retries;
     boolean oomRetried;
-    long admittedAt;
     Duration compileTime = Duration.ZERO;
 
     Task(CompileJob job) {

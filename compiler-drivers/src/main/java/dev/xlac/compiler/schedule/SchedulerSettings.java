@@ -12,6 +12,12 @@ package dev.xlac.compiler.schedule;
  *     parallel job fewer.
  */
 public record SchedulerSettings(int jobs, long memoryPerJob, int retries) {
+  /**
+   * The least memory per job a user may give: no compile fits in less. A PJRT compile worker (a JVM with
+   * the plugin loaded) takes about 250 MiB before its first graph; neuronx-cc takes far more.
+   */
+  public static final long MIN_MEMORY_PER_JOB = 256L << 20;
+
   public SchedulerSettings {
     if (jobs < 1) {
       throw new IllegalArgumentException("jobs must be at least 1, not " + jobs);

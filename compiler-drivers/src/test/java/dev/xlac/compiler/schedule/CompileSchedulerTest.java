@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.CompileRequest;
+import dev.xlac.compiler.CompilerDriver;
 import dev.xlac.compiler.FailureKind;
 import dev.xlac.compiler.pjrt.GoldenModules;
 import dev.xlac.compiler.pjrt.IsolatedPjrtDriver;
@@ -319,5 +320,63 @@ class CompileSchedulerTest {
       assertThatThrownBy(s::finish).isInstanceOf(XlacException.class).hasMessage("disk full");
     }
     assertThat(tried).containsExactly("jit_1");
+  }
+
+  /**
+   * A crashed graph retried by the other worker before the worker that ran it had released its
+   * slot: the scheduler used to find the slot through the task, whose admission time the retry had
+   * just overwritten, so the wrong slot was freed, one stayed taken forever and finish() never
+   * returned (the rare ParallelCompileE2ETest hang, seen once in a full run and again on
+   * 2026-11-24 with a jstack of both workers parked in admit()).
+   */
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void retryAdmittedBeforeTheCrashedRunReleased_doesNotHangFinish() throws Exception {
+    CompilerIdentity id = new CompilerIdentity("fake", "1", "cpu", List.of(), Map.of());
+    AtomicInteger compiles = new AtomicInteger();
+    CompilerDriver crashesOnce = new CompilerDriver() {
+      @Override
+      public CompilerIdentity identity() {
+        return id;
+      }
+
+      @Override
+      public CompileOutcome compile(CompileRequest request) {
+        return compiles.incrementAndGet() == 1
+            ? new CompileOutcome.Failure(FailureKind.CRASH, "worker died", "", Duration.ofMillis(1))
+            : new CompileOutcome.Success(new byte[] {1}, "", Duration.ofMillis(1), Map.of());
+      }
+
+      @Override
+      public void close() {}
+    };
+    CountDownLatch secondAttemptStarted = new CountDownLatch(1);
+    CompileListener holdTheFirstWorker = new CompileListener() {
+      @Override
+      public void started(CompileJob job, int attempt) {
+        if (attempt == 2) {
+          secondAttemptStarted.countDown();
+        }
+      }
+
+      @Override
+      public void retrying(CompileJob job, CompileOutcome.Failure failure, String why) {
+        // The task is queued again; keep this worker from releasing its slot until the other
+        // worker has taken the retry.
+        try {
+          assertThat(secondAttemptStarted.await(20, TimeUnit.SECONDS)).as("the retry started elsewhere").isTrue();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    };
+    Stored stored = new Stored();
+    List<GraphResult> results = runAll(DriverFactory.of(id, () -> crashesOnce), new SchedulerSettings(2, 0, 1),
+        stored, holdTheFirstWorker, PLENTY, List.of(job(1, "jit_crash_once")));
+
+    assertThat(results).singleElement().satisfies(r -> {
+      assertThat(r.status()).isEqualTo(GraphResult.Status.COMPILED);
+      assertThat(r.attempts()).isEqualTo(2);
+    });
   }
 }
