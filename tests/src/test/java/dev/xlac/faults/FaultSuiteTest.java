@@ -26,14 +26,13 @@ class FaultSuiteTest {
    *       cache" (read-only opens; issue #10 item 1)
    *   <li>kill-import: the same after some kills of an import into a new directory (item 1;
    *       not every run hits it)
-   *   <li>kill-export: the killed export's {@code .NAME.tmp-PID} stays after the next export, and a
-   *       {@code xlac-cache-reader-*} directory stays in java.io.tmpdir (leftovers)
+   *   <li>kill-export: a killed export leaves a {@code xlac-cache-reader-*} directory in
+   *       java.io.tmpdir (read-only opens without secondary instances)
    *   <li>disk-full: after the disk fills, prune, clear and imports fail with "disk full" (item 5)
    *   <li>damage: damaged artifacts counted as hits, and verify --repair failing or leaving damage
    *       (items 3 and 4)
-   *   <li>hostile-bundles: trailing data, wrong fingerprints, lying sizes and graph bombs imported;
-   *       no --max-unpacked, keygen, --sign or --trust; a 2e9-byte artifact runs out of memory
-   *       (items 6, 7 and 8)
+   *   <li>hostile-bundles: no {@code import --max-unpacked}, and a consistent 2e9-byte artifact runs
+   *       the importer out of memory (item 6)
    * </ul>
    */
   static final List<String> SCENARIOS = List.of("kill-compile", "concurrent-writers");
