@@ -760,6 +760,9 @@ public final class CacheStore implements AutoCloseable {
     boolean hit = probe instanceof CheckedValue.Ok;
     count(hit, hit ? r.compileMillis() : 0);
     artifactDamage(key, probe, "are not of the recorded length", "treated as a miss, so it is compiled again");
+    if (hit) {
+      touch(key, kb, r); // a run that finds it cached uses it: least recently used order must say so
+    }
     return hit ? Optional.of(ArtifactInfo.of(key, r)) : Optional.empty();
   }
 

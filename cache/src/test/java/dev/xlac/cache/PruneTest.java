@@ -75,6 +75,22 @@ class PruneTest {
     assertThat(store.graph(fp(1))).isEmpty();
   }
 
+  /**
+   * A compile run that finds an artifact cached ({@code lookup}) is using it, as much as one that
+   * loads it: it used to keep its old last-access time, so the end-of-run trim of a size-limited
+   * cache removed exactly the artifacts the run had just found cached before older unused ones.
+   */
+  @Test
+  void aCompileRunsCacheHit_makesAnEntryRecentlyUsed() {
+    clock.advance(Duration.ofHours(1));
+    assertThat(store.lookup(key(0, CPU))).isPresent();
+    long total = store.statistics().storedBytes();
+    store.prune(request(total / 2, null, false, null, false));
+    assertThat(store.graph(fp(0))).isPresent();
+    assertThat(store.artifactInfo(key(0, CPU))).isPresent();
+    assertThat(store.graph(fp(1))).isEmpty();
+  }
+
   @Test
   void dryRun_reportsWithoutRemoving() {
     long before = store.statistics().storedBytes();
