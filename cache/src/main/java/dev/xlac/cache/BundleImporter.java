@@ -91,6 +91,8 @@ public final class BundleImporter {
   private static final long DATABASE_BYTES = 1 << 20;
   /** How much of large values the second pass writes between two flushes: half a blob family's memtable. */
   private static final long STREAM_FLUSH_BYTES = 2 * RocksDbStore.bulkBatchBytes();
+  /** The heap a manifest needs while it is parsed, per byte of it (measured: 3.6 retained, about twice that at the peak). */
+  private static final long MANIFEST_HEAP_FACTOR = 8;
 
   private final CacheStore store;
   private final BundleLimits limits;
@@ -288,7 +290,7 @@ public final class BundleImporter {
           BundleContent.TarStream archive = new BundleContent.TarStream(zstd);
           TarArchiveInputStream tar = new TarArchiveInputStream(archive);
           BundleContent content = first == null ? new BundleContent(store.dir, unpacked) : null) {
-        readArchive(tar, archive, first, onManifest, sink, content, unpacked);
+        readArchive(file, tar, archive, first, onManifest, sink, content, unpacked);
         archive.checkEnd();
         if (!frame.ended()) {
           throw new IOException("the zstd stream ends inside its frame");
@@ -300,7 +302,7 @@ public final class BundleImporter {
     }
   }
 
-  private void readArchive(TarArchiveInputStream tar, BundleContent.TarStream archive, Validated first,
+  private void readArchive(Path file, TarArchiveInputStream tar, BundleContent.TarStream archive, Validated first,
       ManifestSink onManifest, EntrySink sink, BundleContent content, ImportLimit.Counter unpacked) throws IOException {
     InputStream in = new Counted(tar, unpacked); // the current entry's bytes, counted against the limit
     TarArchiveEntry head = next(tar, archive);
@@ -315,6 +317,15 @@ public final class BundleImporter {
     if (head.getSize() > limits.maxManifestBytes()) {
       throw new IllegalArgumentException("the manifest is " + head.getSize() + " bytes, over the limit of "
           + limits.maxManifestBytes());
+    }
+    long heap = Runtime.getRuntime().maxMemory();
+    if (first == null && heap != Long.MAX_VALUE && head.getSize() > heap / MANIFEST_HEAP_FACTOR) {
+      // Parsed, a manifest takes about 4 times its size, and twice that while it is parsed.
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot import " + file + ": its manifest of "
+          + Sizes.human(head.getSize()) + " needs about " + Sizes.human(head.getSize() * MANIFEST_HEAP_FACTOR)
+          + " of memory to be checked, more than this JVM may use (" + Sizes.human(heap) + "); run xlac with a larger"
+          + " heap (XLAC_JAVA_OPTS=-Xmx" + Math.max(1, head.getSize() * MANIFEST_HEAP_FACTOR * 2 >> 30) + "g)"
+          + "; nothing was imported");
     }
     byte[] manifestBytes = readFully(in, head.getSize(), head.getName());
     byte[] sha = Checksums.sha256(manifestBytes);

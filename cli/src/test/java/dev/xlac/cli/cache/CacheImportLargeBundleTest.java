@@ -237,6 +237,42 @@ class CacheImportLargeBundleTest {
   }
 
   /**
+   * A manifest is parsed in memory, where it takes several times its size: one of 100 MB (within
+   * the 256 MiB limit on manifests) in a 256 MiB heap ran the importer out of memory, with a stack
+   * trace. Now it is refused in one line that says how much memory it needs.
+   */
+  @Test
+  void import_ofA100MBManifest_inA256MiBHeap_isRefusedInOneLine_notAnOutOfMemoryError() throws Exception {
+    Path file = tmp.resolve("manifest-bomb.tar.zst");
+    byte[] line = "created\t1\n".getBytes(StandardCharsets.US_ASCII);
+    long size = 10_000_000L * line.length;
+    try (OutputStream z = new ZstdOutputStream(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16), 3);
+        TarArchiveOutputStream tar = new TarArchiveOutputStream(z)) {
+      TarArchiveEntry e = new TarArchiveEntry("xlac-bundle.manifest");
+      e.setSize(size);
+      tar.putArchiveEntry(e);
+      tar.write("xlac-bundle\t1\n".getBytes(StandardCharsets.US_ASCII));
+      byte[] block = new byte[line.length * 100_000];
+      for (int i = 0; i < block.length; i += line.length) {
+        System.arraycopy(line, 0, block, i, line.length);
+      }
+      for (long left = size - 14; left > 0; left -= block.length) {
+        tar.write(block, 0, (int) Math.min(block.length, left));
+      }
+      tar.closeArchiveEntry();
+    }
+    Path cache = tmp.resolve("cache");
+    Run r = child(List.of(), List.of("-Xmx256m"), Duration.ofMinutes(2), "cache", "import", "--cache",
+        cache.toString(), file.toString());
+    assertOneLine(r);
+    assertThat(r.code()).as(r.err()).isEqualTo(3);
+    assertThat(r.err()).contains("cannot import " + file + ": its manifest of 95.4 MiB needs about 762.9 MiB of memory"
+        + " to be checked, more than this JVM may use").contains("run xlac with a larger heap (XLAC_JAVA_OPTS=-Xmx1g);"
+        + " nothing was imported");
+    assertNothingImported(cache);
+  }
+
+  /**
    * A cache on a 64 MiB tmpfs (a private mount namespace: {@code unshare -Urm}): the 2e9-byte
    * bundle is refused before anything is written, saying "disk full", exit code 3, and the
    * filesystem holds no more than the empty cache's files afterwards.
