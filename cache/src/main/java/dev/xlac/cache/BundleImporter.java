@@ -43,7 +43,11 @@ import org.rocksdb.WriteBatch;
  * that the manifest and the entries match one to one, and what the bytes themselves say
  * ({@link BundleContent}: each graph's fingerprint and name, and the raw sizes of modules and
  * logs). The bundle is one zstd frame holding one tar archive: anything after either is refused.
- * Any fault refuses the whole bundle. The second pass reads it again and writes it in atomic batches.
+ * Any fault refuses the whole bundle, and so does a bundle that unpacks to more than the
+ * {@link ImportLimit} or whose new values would not fit into the free space of the cache's
+ * filesystem: both are checked right after the manifest is read. The second pass reads it again
+ * and writes it in atomic batches; an entry larger than a chunk is written a piece at a time through
+ * a {@link StoredValues.ValueWriter}, so no entry is ever held whole, whatever its size.
  * It does not compute the SHA-256 digests again: the first pass also took each entry's CRC32C,
  * which the second checks (an order of magnitude cheaper), so a file that changed in between is
  * still caught before a changed entry is written. (A change forged to keep the CRC32C would still
@@ -614,15 +618,16 @@ public final class BundleImporter {
       public void accept(String name, byte[] data, StoredValues.ValueWriter streamed, int crc) throws IOException {
         long size = data != null ? data.length : expected.get(name).size();
         counts.payloadBytes += size;
-        long held = data == null ? 0 : data.length;
+        // A batch is sent once its values (held, or written in pieces before it) reach the budget: that bounds
+        // the memory it holds, and how much a crash before its record is written costs.
         if (name.startsWith("graphs/")) {
           BundleManifest.Graph g = m.graphs.get(name.substring(7, 7 + 64));
           List<NeuronName> names = m.neuronNames.getOrDefault(g.fp(), List.of());
-          out.add(held, txn -> mergeGraph(txn, g, names, data, streamed, now, counts), streamed);
+          out.add(size, txn -> mergeGraph(txn, g, names, data, streamed, now, counts), streamed);
         } else if (name.startsWith("logs/")) {
           BundleManifest.Artifact a = m.artifacts.get(name.substring(5, name.length() - ".log.zst".length()));
           if (a.status() == EntryStatus.FAILED) {
-            out.add(held, txn -> mergeArtifact(txn, a, null, null, data, streamed, v.identityTexts(), now, counts),
+            out.add(size, txn -> mergeArtifact(txn, a, null, null, data, streamed, v.identityTexts(), now, counts),
                 streamed);
           } else {
             pendingLogs.put(a.key(), new HeldLog(data, streamed));
@@ -632,7 +637,7 @@ public final class BundleImporter {
           HeldLog log = pendingLogs.remove(a.key());
           byte[] logData = log == null ? null : log.data();
           StoredValues.ValueWriter logWriter = log == null ? null : log.writer();
-          out.add(held + (logData == null ? 0 : logData.length), txn -> mergeArtifact(txn, a, data, streamed, logData,
+          out.add(size + a.logStoredBytes(), txn -> mergeArtifact(txn, a, data, streamed, logData,
               logWriter, v.identityTexts(), now, counts), streamed, logWriter);
         }
       }

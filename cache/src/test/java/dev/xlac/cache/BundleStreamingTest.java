@@ -183,6 +183,74 @@ class BundleStreamingTest {
     }
   }
 
+  /**
+   * A kill -9 while an import streams large values (1 MiB artifacts in 64 KiB chunks, memtables of
+   * 1 MiB so flushes persist chunks all along): the next writer finds whole entries only, each one's
+   * bytes intact, no chunk without its record and no pending marker; the import, repeated, completes.
+   */
+  @Test
+  void killWhileAnImportStreamsLargeValues_leavesWholeEntriesAndNoOrphanChunks() throws Exception {
+    int chunk = 64 << 10;
+    int size = 1 << 20;
+    int count = 40;
+    StoredValues.chunkBytesForTests = chunk;
+    Path source = tmp.resolve("source-large");
+    Path file = tmp.resolve("streamed.tar.zst");
+    try (CacheStore s = Fixtures.open(source)) {
+      for (int n = 0; n < count; n++) {
+        Fixtures.graph(s, n);
+        s.putArtifact(key(n, CPU), bytes(n, size), CompileInfo.of(1, text(n, 200_000))); // logs of several chunks
+      }
+      s.exportBundle(file, ExportRequest.all());
+    }
+    java.util.Random random = new java.util.Random();
+    int imported = 0;
+    for (int trial = 0; trial < 3; trial++) {
+      Path dir = tmp.resolve("killed-" + trial);
+      try (CacheStore s = Fixtures.open(dir)) {
+        Fixtures.graph(s, 1000);
+        s.putArtifact(key(1000, CPU), bytes(1000, size), CompileInfo.of(1, ""));
+      }
+      java.util.Set<String> blobs = new java.util.HashSet<>(CacheFaultTest.blobFiles(dir));
+      int wanted = blobs.size() + 6 + random.nextInt(60); // the import makes about 160 blob files
+      CacheFaultTest.Child c = new CacheFaultTest.Child(null, "import-streaming", dir.toString(), file.toString(),
+          Integer.toString(chunk));
+      c.awaitLine("started", 1);
+      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+      while (blobs.size() < wanted && c.process.isAlive() && System.nanoTime() < deadline) {
+        blobs.addAll(CacheFaultTest.blobFiles(dir));
+        Thread.sleep(2);
+      }
+      c.kill();
+      assertThat(c.lines).as("killed mid-import, not after: %s", c.lines).doesNotContain("done");
+      try (CacheStore s = Fixtures.open(dir)) { // a writer's open removes the chunks of values without a record
+        CacheFaultTest.assertNoValueWithoutRecord(s);
+        assertThat(s.verify(false).problems()).isEmpty();
+        assertThat(s.getArtifact(key(1000, CPU))).hasValueSatisfying(a -> assertThat(a.bytes())
+            .isEqualTo(bytes(1000, size)));
+        int present = 0;
+        for (int n = 0; n < count; n++) {
+          if (s.artifactInfo(key(n, CPU)).isPresent()) {
+            present++;
+            int m = n;
+            assertThat(s.getArtifact(key(n, CPU))).hasValueSatisfying(a -> assertThat(a.bytes()).isEqualTo(bytes(m, size)));
+            assertThat(s.log(key(n, CPU))).isEqualTo(text(n, 200_000));
+          }
+        }
+        imported += present;
+      }
+      CacheFaultTest.Child again = new CacheFaultTest.Child(null, "import-streaming", dir.toString(), file.toString(),
+          Integer.toString(chunk));
+      assertThat(again.await()).as("second import: %s", again.lines).isZero();
+      try (CacheStore s = Fixtures.open(dir)) {
+        assertThat(s.statistics().compiled()).isEqualTo(count + 1);
+        assertThat(s.verify(false).problems()).isEmpty();
+        CacheFaultTest.assertNoValueWithoutRecord(s);
+      }
+    }
+    assertThat(imported).as("entries the killed imports had persisted, over the trials").isPositive();
+  }
+
   @Test
   void getArtifact_ofAnArtifactOver2GiB_refusesAndSaysToStreamIt() throws Exception {
     // Values may exceed 2 GiB (chunks; a bundle imports them); one array cannot hold them.
