@@ -95,8 +95,18 @@ public final class BundleImporter {
   private static final long DATABASE_BYTES = 1 << 20;
   /** How much of large values the second pass writes between two flushes: half a blob family's memtable. */
   private static final long STREAM_FLUSH_BYTES = 2 * RocksDbStore.bulkBatchBytes();
-  /** The heap a manifest needs while it is parsed, per byte of it (measured: 3.6 retained, about twice that at the peak). */
-  private static final long MANIFEST_HEAP_FACTOR = 8;
+  /**
+   * The heap a manifest needs, per byte of it: parsed, it takes about 3.6 times its size (measured),
+   * the import's own maps of its entries more, and about twice that while it is parsed; the rest
+   * of the heap is for the batches, the pending logs and the pieces of large values (a sixteenth,
+   * a sixteenth and 24 MiB).
+   */
+  private static final long MANIFEST_HEAP_FACTOR = 10;
+
+  /** A sixteenth of the heap, but at least {@code floor}: what the batches and the pending logs may each hold. */
+  static long heapShare(long floor) {
+    return Math.max(floor, Runtime.getRuntime().maxMemory() / 16);
+  }
 
   private final CacheStore store;
   private final BundleLimits limits;
@@ -434,7 +444,8 @@ public final class BundleImporter {
         }
       }
       if (logOf != null && logOf.status() == EntryStatus.COMPILED) {
-        pending.add(logOf.key(), x.size(), limits.maxPendingLogBytes());
+        pending.add(logOf.key(), x.size(), Math.min(limits.maxPendingLogBytes(),
+            heapShare(2L * StoredValues.chunkBytes())));
       } else if (name.startsWith("artifacts/")) {
         pending.take(name.substring("artifacts/".length(), name.length() - ".bin".length()));
       }
@@ -778,9 +789,8 @@ public final class BundleImporter {
    * was not committed removes its chunks.
    */
   private final class Pipeline implements AutoCloseable {
-    /** A batch's values: a quarter of a memtable, and at most an eighth of the heap. */
-    final long budget = Math.min(RocksDbStore.bulkBatchBytes(), Math.max(4L << 20,
-        Runtime.getRuntime().maxMemory() / 8));
+    /** A batch's values: a quarter of a memtable, and at most a sixteenth of the heap. */
+    final long budget = Math.min(RocksDbStore.bulkBatchBytes(), heapShare(4L << 20));
     private final java.util.concurrent.ExecutorService thread = java.util.concurrent.Executors.newSingleThreadExecutor(
         r -> {
           Thread t = new Thread(r, "xlac-import-writer");

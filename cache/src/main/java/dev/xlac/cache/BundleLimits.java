@@ -12,7 +12,8 @@ package dev.xlac.cache;
  *     cannot exceed 2 GiB
  * @param maxPendingLogBytes logs held in memory while waiting for their artifact entry. Only logs
  *     stored whole (at most a chunk, 8 MiB, each) are held; larger ones are written to the cache as
- *     they are read, and do not count
+ *     they are read, and do not count. The importer holds at most a sixteenth of its heap (but two
+ *     chunks at least), if that is less
  * @param maxNeuronFlagsBytes one Neuron name's {@code compile_flags.json} text
  */
 public record BundleLimits(long maxManifestBytes, int maxEntries, long maxEntryBytes, long maxModuleBytes,

@@ -266,7 +266,7 @@ class CacheImportLargeBundleTest {
         cache.toString(), file.toString());
     assertOneLine(r);
     assertThat(r.code()).as(r.err()).isEqualTo(3);
-    assertThat(r.err()).contains("cannot import " + file + ": its manifest of 95.4 MiB needs about 762.9 MiB of memory"
+    assertThat(r.err()).contains("cannot import " + file + ": its manifest of 95.4 MiB needs about 953.7 MiB of memory"
         + " to be checked, more than this JVM may use").contains("run xlac with a larger heap (XLAC_JAVA_OPTS=-Xmx1g);"
         + " nothing was imported");
     assertNothingImported(cache);
