@@ -65,7 +65,7 @@ class CacheImportLargeBundleTest {
     return new Run(code, out.toString(), err.toString());
   }
 
-  /** The real CLI in a child JVM, with {@code prefix} (a heap option, a wrapper) before its arguments. */
+  /** The real CLI in a child JVM with options {@code jvm} (a heap), under {@code wrapper} (a command that runs it). */
   static Run child(List<String> wrapper, List<String> jvm, Duration limit, String... args) throws Exception {
     String java = ProcessHandle.current().info().command().orElse("java");
     String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
