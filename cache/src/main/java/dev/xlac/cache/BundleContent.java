@@ -39,10 +39,13 @@ final class BundleContent implements AutoCloseable {
   private final Path scratch;
   private final HloModuleReader reader = new HloModuleReader();
   private final byte[] buffer = new byte[1 << 16];
+  private final ImportLimit.Counter unpacked;
 
-  BundleContent(Path cacheDir) {
+  /** {@code unpacked}: counts the decompressed bytes of modules and logs against the import's limit. */
+  BundleContent(Path cacheDir, ImportLimit.Counter unpacked) {
     removeStale(cacheDir);
     scratch = cacheDir.resolve(SCRATCH_PREFIX + ProcessHandle.current().pid());
+    this.unpacked = unpacked;
   }
 
   /**
@@ -103,6 +106,7 @@ final class BundleContent implements AutoCloseable {
           problem = "its " + what + " is larger than the " + rawBytes + " bytes the manifest gives";
           break;
         }
+        unpacked.add(n);
         sink.write(buffer, 0, n);
       }
       if (problem == null && !frame.ended()) {

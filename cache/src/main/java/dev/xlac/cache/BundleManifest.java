@@ -218,7 +218,7 @@ final class BundleManifest {
         case "graph" -> {
           String[] f = fields(l, kind, 10);
           Graph g = new Graph(hex(f[1]), size(f[2], limits.maxEntryBytes(), "graph"), hex(f[3]),
-              size(f[4], limits.maxEntryBytes(), "graph"), num(f[5], "first seen"), num(f[6], "last seen"),
+              size(f[4], limits.maxModuleBytes(), "module"), num(f[5], "first seen"), num(f[6], "last seen"),
               num(f[7], "seen count"), unesc(f[8]), unesc(f[9]));
           unique(seenNames, g.entryName());
           m.graphs.put(g.fp(), g);
@@ -396,16 +396,45 @@ final class BundleManifest {
     return v;
   }
 
-  /** Pending-log accounting shared by both import passes: logs wait in memory for their artifact entry. */
+  /**
+   * What the bundle unpacks to by the manifest's figures ({@link ImportLimit}): the entries' sizes
+   * (the manifest's own {@code manifestBytes} and the signature's {@code signatureBytes} included)
+   * and the decompressed sizes of the modules and logs.
+   */
+  long unpackedBytes(long manifestBytes, long signatureBytes) {
+    try {
+      long total = Math.addExact(manifestBytes, signatureBytes);
+      for (Identity i : identities.values()) {
+        total = Math.addExact(total, i.bytes());
+      }
+      for (Graph g : graphs.values()) {
+        total = Math.addExact(total, g.storedBytes() + g.rawBytes());
+      }
+      for (Artifact a : artifacts.values()) {
+        total = Math.addExact(total, a.bytes() + a.logStoredBytes() + a.logRawBytes());
+      }
+      return total;
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE; // the limits keep it far below; over every limit regardless
+    }
+  }
+
+  /**
+   * Pending-log accounting shared by both import passes: a compiled artifact's log waits for its
+   * artifact entry, in memory when it is stored whole (at most a chunk); a larger one is written to
+   * the cache as it is read and does not count.
+   */
   static final class PendingLogs {
     private final Map<String, Long> sizes = new HashMap<>();
     private long total;
 
     void add(String key, long size, long limit) {
-      sizes.put(key, size);
-      total += size;
+      long held = StoredValues.chunked(size) ? 0 : size;
+      sizes.put(key, held);
+      total += held;
       if (total > limit) {
-        throw new IllegalArgumentException("logs precede their artifacts by more than " + limit + " bytes");
+        throw new IllegalArgumentException("logs waiting for their artifacts (which follow them) take more than "
+            + limit + " bytes");
       }
     }
 

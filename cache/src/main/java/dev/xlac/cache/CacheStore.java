@@ -1010,14 +1010,29 @@ public final class CacheStore implements AutoCloseable {
     return importBundle(file, ImportRequest.defaults());
   }
 
-  /** As {@link #importBundle(Path)}, with the request's trusted keys besides the cache's {@link #trustSettings()}. */
+  /**
+   * As {@link #importBundle(Path)}, with the request's trusted keys besides the cache's {@link #trustSettings()},
+   * and its limit on unpacked bytes, if it has one, instead of the cache's {@link #importMaxUnpacked()}.
+   */
   public BundleImporter.Result importBundle(Path file, ImportRequest request) {
     requireWritable();
     BundleImporter.Trust trust = new BundleImporter.Trust(trustSettings(), request);
-    BundleImporter.Result r = new BundleImporter(this, BundleLimits.DEFAULT, trust).importBundle(file);
+    ImportLimit limit = request.maxUnpacked() != null ? request.maxUnpacked() : importMaxUnpacked();
+    BundleImporter.Result r = new BundleImporter(this, BundleLimits.DEFAULT, trust, limit, () -> { }).importBundle(file);
     memory.invalidateAll();
     enforceMaxSize();
     return r;
+  }
+
+  /** The most bytes a bundle may unpack to on import ({@code cache config import-max-unpacked}); see {@link ImportLimit}. */
+  public ImportLimit importMaxUnpacked() {
+    return ImportLimit.read(this);
+  }
+
+  /** Sets {@link #importMaxUnpacked()}: a {@link ImportLimit#setting}, or {@link ImportLimit#defaults()} to remove it. */
+  public void setImportMaxUnpacked(ImportLimit limit) {
+    requireWritable();
+    ImportLimit.write(this, limit);
   }
 
   /** Which bundle signers this cache trusts, and whether it imports only signed bundles; see {@link TrustConfig}. */

@@ -301,7 +301,7 @@ class BundleTest {
 
   @Test
   void anOversizedEntry_isRefused() throws Exception {
-    BundleLimits small = new BundleLimits(1 << 20, 1000, 60_000, 1 << 20, 4096, 1 << 20, 4096);
+    BundleLimits small = new BundleLimits(1 << 20, 1000, 60_000, 60_000, 1 << 20, 4096, 1 << 20, 4096);
     try (CacheStore t = open(tmp.resolve("target"))) {
       assertThatThrownBy(() -> new BundleImporter(t, small).importBundle(bundle))
           .hasMessageContaining("exceeds the limit of 60000").hasMessageContaining("nothing was imported");

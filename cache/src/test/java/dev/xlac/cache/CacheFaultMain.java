@@ -17,6 +17,8 @@ import java.util.OptionalLong;
  *                         CHUNK-byte chunks; "half"; waits
  * import DIR FILE         import a bundle
  * import-flushing DIR FILE  import a bundle with tiny memtables, so flushes happen all through the import
+ * import-streaming DIR FILE CHUNK  import a bundle whose values are larger than CHUNK bytes, the chunk size, with
+ *                         1 MiB memtables: streamed a piece at a time, with flushes all through the import
  * prune DIR MAXBYTES      prune to MAXBYTES
  * unlogged-then-logged DIR  entries 0..49 in unlogged batches, then entry 100 logged and synced; "committed 100"; waits
  * hold DIR MILLIS         take the lock ("locked"), write one graph, sleep, exit
@@ -29,6 +31,10 @@ public final class CacheFaultMain {
     Path dir = Path.of(args[1]);
     if (args[0].equals("import-flushing")) {
       RocksDbStore.writeBufferBytesForTests = 256 << 10;
+    }
+    if (args[0].equals("import-streaming")) {
+      RocksDbStore.writeBufferBytesForTests = 1 << 20;
+      StoredValues.chunkBytesForTests = Integer.parseInt(args[3]);
     }
     if (args[0].equals("write") && args.length > 4) {
       StoredValues.chunkBytesForTests = Integer.parseInt(args[4]);
@@ -48,7 +54,7 @@ public final class CacheFaultMain {
             System.out.println("committed " + n); // putArtifact returned: the entry is durable
           }
         }
-        case "import", "import-flushing" -> {
+        case "import", "import-flushing", "import-streaming" -> {
           System.out.println("started");
           s.importBundle(Path.of(args[2]));
         }

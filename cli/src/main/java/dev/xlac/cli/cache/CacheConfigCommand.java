@@ -2,6 +2,7 @@ package dev.xlac.cli.cache;
 
 import dev.xlac.cache.BundleKey;
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.ImportLimit;
 import dev.xlac.cache.Quantities;
 import dev.xlac.cache.TrustSettings;
 import dev.xlac.core.Sizes;
@@ -24,13 +25,16 @@ import picocli.CommandLine.Parameters;
         + " trusted key.",
         "trust [list | add PUBKEY | remove KEYID]: the public keys whose signed bundles the cache trusts. 'add'"
         + " takes a PREFIX.pub file from 'xlac cache keygen'; 'remove' takes a key id as 'list' shows it, or its"
-        + " first 8 or more hex digits."},
+        + " first 8 or more hex digits.",
+        "import-max-unpacked [SIZE|none|default]: 'xlac cache import' refuses a bundle that unpacks to more (its"
+        + " entries plus the modules and logs decompressed to check them); default 1 TiB."},
     footer = {"%nExamples: 'xlac cache config max-size 50G', 'xlac cache config max-size none', 'xlac cache config"
-        + " trust add ci.pub', 'xlac cache config require-signed on', 'xlac cache config trust list'.",
+        + " trust add ci.pub', 'xlac cache config require-signed on', 'xlac cache config trust list', 'xlac cache"
+        + " config import-max-unpacked 200G'.",
         "%nThe settings live in the cache directory, so whoever can write that directory can change them"
         + " (docs/cache.md, 'Trust model')."})
 final class CacheConfigCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "KEY", description = "max-size, require-signed or trust.")
+  @Parameters(index = "0", paramLabel = "KEY", description = "max-size, require-signed, trust or import-max-unpacked.")
   String key;
 
   @Parameters(index = "1..*", arity = "0..2", paramLabel = "VALUE",
@@ -46,8 +50,9 @@ final class CacheConfigCommand implements Callable<Integer> {
       case "max-size" -> maxSize(value("a size (50G, 500MiB) or none"));
       case "require-signed" -> requireSigned(value("on or off"));
       case "trust" -> trust();
+      case "import-max-unpacked" -> importMaxUnpacked(value("a size (500G, 2TiB), none or default"));
       default -> throw XlacException.badInput("unknown cache setting '" + key + "' (known: max-size, require-signed,"
-          + " trust)");
+          + " trust, import-max-unpacked)");
     }
     cache.out().flush();
     return 0;
@@ -83,6 +88,35 @@ final class CacheConfigCommand implements Callable<Integer> {
 
   private static String describe(OptionalLong max) {
     return max.isEmpty() ? "none" : max.getAsLong() + " (" + Sizes.human(max.getAsLong()) + ")";
+  }
+
+  /** A size, or {@code none} (empty); {@code what} names the option or setting in the refusal. */
+  static OptionalLong sizeOrNone(String value, String what) {
+    if (value.equals("none")) {
+      return OptionalLong.empty();
+    }
+    try {
+      return OptionalLong.of(Quantities.parseSize(value));
+    } catch (IllegalArgumentException e) {
+      throw XlacException.badInput(what + " takes a size (500G, 2TiB, 1048576) or none, not '" + value + "'");
+    }
+  }
+
+  private void importMaxUnpacked(String value) throws InterruptedException {
+    ImportLimit limit;
+    if (value == null) {
+      try (CacheStore store = cache.openReadOnly()) {
+        limit = store.importMaxUnpacked();
+      }
+    } else {
+      limit = value.equals("default") ? ImportLimit.defaults()
+          : ImportLimit.setting(sizeOrNone(value, "cache config import-max-unpacked"));
+      try (CacheStore store = cache.openWritable()) {
+        store.setImportMaxUnpacked(limit);
+      }
+    }
+    cache.out().println("import-max-unpacked " + limit.describe()
+        + (limit.source() == ImportLimit.Source.DEFAULT ? ", the default" : ""));
   }
 
   private void requireSigned(String value) throws InterruptedException {

@@ -30,7 +30,10 @@ import picocli.CommandLine.Parameters;
         "are imported, and the exit code is 2.",
         "%nA signed bundle's signature is always checked. An unsigned bundle, or one signed by a key that is not"
         + " trusted, is refused when the cache requires signed bundles ('xlac cache config require-signed on') or"
-        + " when --trust is given. Details, and the trust model: docs/cache.md."})
+        + " when --trust is given. Details, and the trust model: docs/cache.md.",
+        "%nA bundle that unpacks to more than the limit (--max-unpacked, else 'xlac cache config import-max-unpacked',"
+        + " else 1 TiB), or whose new values do not fit into the free space of the cache's filesystem, is refused"
+        + " before anything is written (exit codes 2 and 3). Entries of any size are imported a piece at a time."})
 final class CacheImportCommand implements Callable<Integer> {
   @Parameters(arity = "0..1", paramLabel = "FILE", description = "The bundle.")
   Path file;
@@ -44,6 +47,11 @@ final class CacheImportCommand implements Callable<Integer> {
           + " refuse any other bundle. Can be given more than once.")
   List<Path> trust = new ArrayList<>();
 
+  @Option(names = "--max-unpacked", paramLabel = "SIZE",
+      description = "Refuse a bundle that unpacks to more than SIZE (500G, 2TiB; none: no limit): its entries plus the"
+          + " modules and logs decompressed to check them. Replaces the cache's import-max-unpacked setting.")
+  String maxUnpacked;
+
   @Mixin
   CacheOptions.Writer cache;
 
@@ -55,11 +63,17 @@ final class CacheImportCommand implements Callable<Integer> {
     if (neuronCache != null && !trust.isEmpty()) {
       throw XlacException.badInput("--trust applies to bundles; a Neuron cache directory is not signed");
     }
+    if (neuronCache != null && maxUnpacked != null) {
+      throw XlacException.badInput("--max-unpacked applies to bundles, not to a Neuron cache directory");
+    }
     return neuronCache != null ? importNeuron() : importBundle();
   }
 
   private int importBundle() throws InterruptedException {
     ImportRequest request = new ImportRequest(trust.stream().map(BundleKey::read).toList());
+    if (maxUnpacked != null) {
+      request = request.withMaxUnpacked(CacheConfigCommand.sizeOrNone(maxUnpacked, "--max-unpacked"));
+    }
     BundleImporter.Result r;
     try (CacheStore store = cache.openWritable()) {
       r = store.importBundle(file, request);
