@@ -32,8 +32,14 @@ final class DiskReserve {
   private static final String TEMP_PREFIX = "reserve.tmp-";
   static final long MAX_BYTES = 64L << 20;
   static final long MIN_BYTES = 1L << 20;
-  /** Tests only: when positive, the reserve's size whatever the file system's. */
-  static long bytesForTests = 0;
+  /**
+   * Tests only: the system property {@code xlac.test.reserveFileBytes} caps the bytes written into the
+   * file, so that a test suite making hundreds of caches does not write 64 MiB for each. The sizes
+   * derived from the reserve (memtables, headroom) stay those of the real reserve.
+   */
+  private static final long FILE_BYTES_FOR_TESTS = Long.getLong("xlac.test.reserveFileBytes", 0);
+  /** Tests only: when set, the free space of every file system, as {@link #usableSpace} reports it. */
+  static volatile java.util.function.LongSupplier usableSpaceForTests;
 
   private final Path dir;
   private final Path file;
@@ -51,9 +57,6 @@ final class DiskReserve {
 
   /** The reserve's size on a file system of {@code totalBytes} (unknown: -1). */
   static long targetBytes(long totalBytes) {
-    if (bytesForTests > 0) {
-      return bytesForTests;
-    }
     if (totalBytes <= 0) {
       return MAX_BYTES;
     }
@@ -108,7 +111,7 @@ final class DiskReserve {
     }
     Path tmp = dir.resolve(TEMP_PREFIX + ProcessHandle.current().pid());
     try {
-      write(tmp, target);
+      write(tmp, FILE_BYTES_FOR_TESTS > 0 ? Math.min(FILE_BYTES_FOR_TESTS, target) : target);
       Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       return true;
     } catch (IOException | RuntimeException e) {
@@ -188,6 +191,10 @@ final class DiskReserve {
 
   /** Bytes free for this user on the file system of {@code dir} (or of its nearest existing parent); -1: unknown. */
   static long usableSpace(Path dir) {
+    java.util.function.LongSupplier forTests = usableSpaceForTests;
+    if (forTests != null) {
+      return forTests.getAsLong();
+    }
     FileStore store = fileStore(dir);
     try {
       return store == null ? -1 : store.getUsableSpace();

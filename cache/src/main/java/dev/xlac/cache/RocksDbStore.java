@@ -872,11 +872,12 @@ final class RocksDbStore implements AutoCloseable {
           live = liveBlobBytes(db, h);
         }
         if (roomFor(live)) {
-          db.setOptions(h, MutableColumnFamilyOptions.builder().setBlobGarbageCollectionAgeCutoff(1.0).build());
+          db.setOptions(h, MutableColumnFamilyOptions.builder().setEnableBlobGarbageCollection(true)
+              .setBlobGarbageCollectionAgeCutoff(1.0).build());
           try {
             db.compactRange(h, null, null, compact);
           } finally {
-            db.setOptions(h, MutableColumnFamilyOptions.builder()
+            db.setOptions(h, MutableColumnFamilyOptions.builder().setEnableBlobGarbageCollection(blobCollection)
                 .setBlobGarbageCollectionAgeCutoff(BLOB_GC_AGE_CUTOFF).build());
           }
         }
