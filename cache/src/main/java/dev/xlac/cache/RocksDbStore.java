@@ -607,7 +607,11 @@ final class RocksDbStore implements AutoCloseable {
     throw writeFailure("cannot write", failed);
   }
 
-  /** Flushes every family's memtables in one atomic flush and waits for it: the data is then in synced files. */
+  /**
+   * Flushes every family's memtables in one atomic flush and waits for it: the data is then in synced
+   * files. Flushes never wait for a write stall to end first ({@code allow_write_stall}): waiting in
+   * RocksDB is what {@link #writeThrough} avoids.
+   */
   void flushAll() {
     checkOpen();
     if (!writable) {
@@ -616,7 +620,7 @@ final class RocksDbStore implements AutoCloseable {
     checkWritable();
     RocksDBException failed;
     users.enter();
-    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true).setAllowWriteStall(true)) {
       View v = primary();
       v.db().flush(flush, v.allHandles());
       unflushed = false;
@@ -852,7 +856,7 @@ final class RocksDbStore implements AutoCloseable {
     checkWritable();
     RocksDBException failed;
     users.enter();
-    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true);
+    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true).setAllowWriteStall(true);
         CompactRangeOptions compact = new CompactRangeOptions().setExclusiveManualCompaction(true)
             .setBottommostLevelCompaction(CompactRangeOptions.BottommostLevelCompaction.kForceOptimized)) {
       View v = primary();
@@ -1080,7 +1084,8 @@ final class RocksDbStore implements AutoCloseable {
     String free = usable < 0 ? "" : "; " + dev.xlac.core.Sizes.human(usable) + " free";
     return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + ": disk full (" + detail + free + ")"
         + (released > 0 ? "; released the cache's disk reserve of " + dev.xlac.core.Sizes.human(released) : "")
-        + "; 'xlac cache prune' and 'xlac cache clear' work on a full disk, or free space on it");
+        + "; free space on its file system, or make room with 'xlac cache prune' or 'xlac cache clear', which work"
+        + " on a full disk");
   }
 
   /**
@@ -1198,7 +1203,7 @@ final class RocksDbStore implements AutoCloseable {
         b.put(v.handles().get(Cf.META), e.getKey(), e.getValue());
       }
       v.db().write(syncWrites, b);
-      try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+      try (FlushOptions flush = new FlushOptions().setWaitForFlush(true).setAllowWriteStall(true)) {
         v.db().flush(flush, v.allHandles());
       }
     } finally {
@@ -1405,7 +1410,7 @@ final class RocksDbStore implements AutoCloseable {
       if (writable) {
         // RocksDB does not flush at close what its write-ahead log holds; every later open (each
         // reader's too) would replay it. Flush, so the next command opens quickly.
-        try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+        try (FlushOptions flush = new FlushOptions().setWaitForFlush(true).setAllowWriteStall(true)) {
           db.flush(flush, v.allHandles());
         } catch (RocksDBException e) {
           // the log still holds what was logged, and the next open replays it; unlogged writes

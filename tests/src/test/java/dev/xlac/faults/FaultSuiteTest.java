@@ -28,14 +28,13 @@ class FaultSuiteTest {
    *       not every run hits it)
    *   <li>kill-export: a killed export leaves a {@code xlac-cache-reader-*} directory in
    *       java.io.tmpdir (read-only opens without secondary instances)
-   *   <li>disk-full: after the disk fills, prune, clear and imports fail with "disk full" (item 5)
    *   <li>damage: damaged artifacts counted as hits, and verify --repair failing or leaving damage
    *       (items 3 and 4)
    *   <li>hostile-bundles: no {@code import --max-unpacked}, and a consistent 2e9-byte artifact runs
    *       the importer out of memory (item 6)
    * </ul>
    */
-  static final List<String> SCENARIOS = List.of("kill-compile", "concurrent-writers");
+  static final List<String> SCENARIOS = List.of("kill-compile", "concurrent-writers", "disk-full");
 
   @TempDir
   Path dir;
