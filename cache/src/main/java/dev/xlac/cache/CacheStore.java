@@ -986,6 +986,7 @@ public final class CacheStore implements AutoCloseable {
     }
     db.syncWal();
     memory.invalidateAll();
+    db.ensureReserve(notices);
     return freed;
   }
 

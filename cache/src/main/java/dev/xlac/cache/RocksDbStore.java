@@ -1234,7 +1234,8 @@ final class RocksDbStore implements AutoCloseable {
   }
 
   private static void syncDirectory(Path dir) throws IOException {
-    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(dir, java.nio.file.StandardOpenOption.READ)) {
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(dir,
+        java.nio.file.StandardOpenOption.READ)) {
       ch.force(true);
     } catch (IOException e) {
       // some file systems cannot sync a directory; the renames are still atomic

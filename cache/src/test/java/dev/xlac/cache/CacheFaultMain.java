@@ -24,7 +24,8 @@ import java.util.OptionalLong;
  *                         each failure with a sync and a write of another kind; "failed: MESSAGE" for each
  * settings DIR            set max-size, require-signed, a trusted key, and count a hit and a miss
  * show DIR                print the settings, counters and contents ("max-size N", ...) read-only
- * check DIR COUNT BYTES   "missing N" / "wrong N" for each entry 0..COUNT-1 that write stored and is not intact, read-only
+ * check DIR COUNT BYTES   read-only: "missing N" / "wrong N" for each entry 0..COUNT-1 (as write stores them)
+ *                         that is not there with its bytes
  * clear DIR               clear the cache
  * repair DIR              verify --repair, then "problems N" from a verify after it
  * </pre>

@@ -68,7 +68,8 @@ class DiskFullTest {
     List<Integer> committed = filler.committed();
     Child check = run("check", cache.toString(), Integer.toString(committed.size()), Integer.toString(ENTRY_BYTES));
     assertThat(exit(check)).as("check said %s", check.lines).isZero();
-    assertThat(check.lines).as("entries missing or wrong").noneMatch(l -> l.startsWith("missing ") || l.startsWith("wrong "));
+    assertThat(check.lines).as("entries missing or wrong")
+        .noneMatch(l -> l.startsWith("missing ") || l.startsWith("wrong "));
   }
 
   @Test
@@ -96,7 +97,8 @@ class DiskFullTest {
     assertThat(fs.freeBytes()).as("free bytes after the clear").isGreaterThan(TMPFS_BYTES / 2);
     List<String> after = run("show", cache.toString()).lines;
     assertThat(after).as("settings and counters after the clear")
-        .contains("require-signed true", "trusted 1", "hits 1 misses 1", "max-size " + (100L << 30), "graphs 0 artifacts 0");
+        .contains("require-signed true", "trusted 1", "hits 1 misses 1", "max-size " + (100L << 30),
+            "graphs 0 artifacts 0");
     Child write = run("write", cache.toString(), "3", "1000");
     assertThat(exit(write)).as("a write after the clear; it said %s", write.lines).isZero();
   }
