@@ -77,6 +77,7 @@ final class CacheListing {
   }
 
   static CacheStatistics statistics(CacheStore store, Totals t) {
+    DiskReserve.State reserve = (store.db.reserve() != null ? store.db.reserve() : new DiskReserve(store.dir)).state();
     long pending = 0;
     try (Cursor g = store.db.cursor(Cf.GRAPH_META, null); Cursor a = store.db.cursor(Cf.ARTIFACT_META, null)) {
       byte[] ak = a.valid() ? a.key() : null;
@@ -94,6 +95,6 @@ final class CacheListing {
     return new CacheStatistics(store.dir, store.schemaVersion(), t.graphs, pending, t.compiled, t.failed,
         t.graphRawBytes, t.graphStoredBytes, t.artifactBytes, t.storedBytes(), t.rawBytes(), store.db.diskUsage(),
         store.maxSize(), t.hits, t.misses, Duration.ofMillis(t.savedMillis), t.cleanups, t.damagedReads,
-        Instant.ofEpochMilli(t.countersSince));
+        Instant.ofEpochMilli(t.countersSince), reserve.bytes(), reserve.whyNone());
   }
 }

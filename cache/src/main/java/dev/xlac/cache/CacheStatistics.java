@@ -15,8 +15,10 @@ import java.util.OptionalLong;
  * @param diskBytes what the database directory occupies on disk (includes not yet collected garbage)
  * @param timeSaved the recorded compile time of every hit
  * @param countersSince when the usage counters were last zeroed
+ * @param diskReserveBytes the size of the cache's disk reserve ({@code DIR/reserve}, see docs/cache.md "Safety");
+ *     0 when there is none, and then {@code diskReserveNote} says why
  */
 public record CacheStatistics(Path directory, int schemaVersion, long graphs, long pendingGraphs, long compiled,
     long failed, long hloRawBytes, long hloStoredBytes, long artifactBytes, long storedBytes, long rawBytes,
     long diskBytes, OptionalLong maxSize, long hits, long misses, Duration timeSaved, long cleanups,
-    long damagedReads, Instant countersSince) {}
+    long damagedReads, Instant countersSince, long diskReserveBytes, String diskReserveNote) {}

@@ -77,6 +77,8 @@ public final class CacheStore implements AutoCloseable {
   static final byte[] SCHEMA_KEY = "schema_version".getBytes(StandardCharsets.US_ASCII);
   static final byte[] TOTALS_KEY = "totals".getBytes(StandardCharsets.US_ASCII);
   static final byte[] MAX_SIZE_KEY = "config/max_size".getBytes(StandardCharsets.US_ASCII);
+  /** Every setting of the cache lives under this prefix of the meta family; {@link #clear} keeps them. */
+  static final byte[] CONFIG_PREFIX = "config/".getBytes(StandardCharsets.US_ASCII);
   /** Last-access times are rewritten at most this often per entry (ccache-style approximate LRU). */
   static final long TOUCH_INTERVAL_MILLIS = 60_000;
   /** An automatic cleanup trims to this fraction of the configured maximum, so it does not run on every write. */
@@ -163,7 +165,9 @@ public final class CacheStore implements AutoCloseable {
     try {
       s.checkSchema();
       if (s.mode == Mode.READ_WRITE) {
+        s.db.onReopen(s::reread);
         s.values.removeLeftovers(); // chunks of values whose writer was killed
+        s.db.ensureReserve(s.notices);
       }
       return s;
     } catch (RuntimeException e) {
@@ -224,6 +228,28 @@ public final class CacheStore implements AutoCloseable {
     totals = t == null ? new Totals() : Records.decodeTotals(t);
     byte[] m = db.get(Cf.META, MAX_SIZE_KEY);
     maxSize = m == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(new String(m, StandardCharsets.US_ASCII)));
+  }
+
+  /**
+   * After the database was reopened (a full disk) or replaced ({@link #clear}): what this store
+   * remembers of it is read again. Unlogged batches that were not flushed are gone with the old
+   * instance, so the totals they wrote are too.
+   */
+  private void reread() {
+    writeLock.lock();
+    try {
+      byte[] t = db.get(Cf.META, TOTALS_KEY);
+      totals = t == null ? new Totals() : Records.decodeTotals(t);
+      byte[] m = db.get(Cf.META, MAX_SIZE_KEY);
+      maxSize = m == null ? OptionalLong.empty()
+          : OptionalLong.of(Long.parseLong(new String(m, StandardCharsets.US_ASCII)));
+    } catch (RuntimeException e) {
+      // keep what we had: the next write fails the same way, and says why
+    } finally {
+      writeLock.unlock();
+    }
+    memory.invalidateAll();
+    identities.clear();
   }
 
   private boolean anyKey(Cf cf) {
@@ -902,6 +928,9 @@ public final class CacheStore implements AutoCloseable {
       return new PruneByLastAccess(this).prune(request);
     } finally {
       writeLock.unlock();
+      if (!request.dryRun()) {
+        db.ensureReserve(notices); // released for a prune on a full disk: back when there is room
+      }
     }
   }
 
@@ -952,6 +981,7 @@ public final class CacheStore implements AutoCloseable {
   /** Removes graphs and all their artifacts; returns the bytes freed. Unknown fingerprints are ignored. */
   public long remove(List<GraphFingerprint> fingerprints) {
     requireWritable();
+    db.makeRoom();
     long freed = 0;
     for (GraphFingerprint f : fingerprints) {
       byte[] fp = f.digest();
@@ -959,36 +989,67 @@ public final class CacheStore implements AutoCloseable {
     }
     db.syncWal();
     memory.invalidateAll();
+    db.ensureReserve(notices);
     return freed;
   }
 
-  /** Removes every graph and artifact (keeping the configuration and counters) and compacts; returns bytes freed. */
+  /**
+   * Removes every graph and artifact, keeping the settings (every {@code config/} record: max-size,
+   * require-signed, trusted keys) and the usage counters; returns the stored bytes removed. It swaps
+   * in a fresh database rather than deleting records ({@link RocksDbStore#replaceWithFresh}), so it
+   * needs no free space to speak of and works on a full disk; a crash leaves the old cache or the
+   * cleared one.
+   */
   public long clear() {
     requireWritable();
-    long freed = commit(true, txn -> {
-      long before = txn.totals.storedBytes();
-      for (Cf cf : List.of(Cf.GRAPHS, Cf.GRAPH_META, Cf.ARTIFACTS, Cf.ARTIFACT_META, Cf.LOGS, Cf.IDENTITIES, Cf.ACCESS)) {
-        db.deleteAll(txn.batch, cf);
+    writeLock.lock();
+    try {
+      java.util.Map<byte[], byte[]> keep = new java.util.LinkedHashMap<>();
+      keep.put(SCHEMA_KEY, Integer.toString(SCHEMA_VERSION).getBytes(StandardCharsets.US_ASCII));
+      try (Cursor c = db.cursor(Cf.META, CONFIG_PREFIX)) {
+        for (; c.valid() && Keys.startsWith(c.key(), CONFIG_PREFIX); c.next()) {
+          keep.put(c.key(), c.value());
+        }
       }
-      Totals zero = new Totals();
-      zero.copyCountersFrom(txn.totals);
-      txn.totals = zero;
-      return before;
-    });
-    memory.invalidateAll();
-    identities.clear();
-    db.compactAll();
-    return freed;
+      long removed = totals.storedBytes();
+      long h = pendingHits.getAndSet(0);
+      long m = pendingMisses.getAndSet(0);
+      long sv = pendingSavedMillis.getAndSet(0);
+      long d = pendingDamaged.getAndSet(0);
+      Totals counters = new Totals();
+      counters.copyCountersFrom(totals);
+      counters.hits += h;
+      counters.misses += m;
+      counters.savedMillis += sv;
+      counters.damagedReads += d;
+      keep.put(TOTALS_KEY, Records.encode(counters));
+      db.makeRoom();
+      try {
+        db.replaceWithFresh(keep); // rereads the totals and settings (see reread)
+      } catch (RuntimeException e) {
+        pendingHits.addAndGet(h);
+        pendingMisses.addAndGet(m);
+        pendingSavedMillis.addAndGet(sv);
+        pendingDamaged.addAndGet(d);
+        throw e;
+      }
+      return removed;
+    } finally {
+      writeLock.unlock();
+      db.ensureReserve(notices);
+    }
   }
 
   /** Checks every checksum and index record; with {@code repair}, drops what is damaged. */
   public VerifyReport verify(boolean repair) {
     if (repair) {
       requireWritable();
+      db.makeRoom(); // a repair on a full disk writes a little
     }
     VerifyReport r = new CacheVerifier(this).verify(repair);
     if (repair) {
       memory.invalidateAll();
+      db.ensureReserve(notices);
     }
     return r;
   }

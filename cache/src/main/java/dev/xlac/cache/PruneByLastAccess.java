@@ -17,8 +17,11 @@ import java.util.Set;
  * Least-recently-used pruning. The access index lists every graph and artifact by last access,
  * oldest first, with its size, status and compiler, so choosing what to remove reads nothing else.
  * Removals are committed in batches (each one atomic, totals included); a prune that is killed
- * leaves a consistent cache with part of the removals done. A prune that removed anything then
- * compacts with blob garbage collection forced, so the disk usage really shrinks.
+ * leaves a consistent cache with part of the removals done. A prune that removed anything (or finds
+ * deleted data still on disk) then compacts with blob garbage collection forced, so the disk usage
+ * really shrinks; on a disk without room for that, it compacts without rewriting blob files and says
+ * what it could not reclaim yet ({@link RocksDbStore#compactAll}). A manual prune works on a full disk:
+ * its deletes are small, and it first releases the disk reserve when the disk has no room left.
  *
  * <p>Callers hold the store's write lock from the plan to the last removal, so the totals the plan
  * starts from, the entries it walks and what its batches remove are one view: a graph planned as
@@ -97,7 +100,10 @@ final class PruneByLastAccess {
     List<PruneResult.Removed> removed = plan.stream().map(Planned::removed).toList();
     long planned = before - remaining;
     if (r.dryRun()) {
-      return new PruneResult(removed, planned, before, remaining, diskBefore, -1, true);
+      return new PruneResult(removed, planned, before, remaining, diskBefore, -1, 0, 0, true);
+    }
+    if (!r.automatic()) {
+      store.db.makeRoom();
     }
     long freed = 0;
     for (int i = 0; i < plan.size(); i += BATCH) {
@@ -116,15 +122,16 @@ final class PruneByLastAccess {
     }
     store.invalidateMemory();
     long diskAfter = -1;
+    RocksDbStore.Compaction left = RocksDbStore.Compaction.COMPLETE;
     if (!plan.isEmpty()) {
       store.db.syncWal();
-      if (!r.automatic()) {
-        store.db.compactAll();
-        diskAfter = store.db.diskUsage();
-      }
+    }
+    if (!r.automatic() && (!plan.isEmpty() || store.db.blobGarbageBytes() > 0)) {
+      left = store.db.compactAll();
+      diskAfter = store.db.diskUsage();
     }
     return new PruneResult(removed, freed, before, store.currentTotals().storedBytes(), diskBefore,
-        diskAfter < 0 ? diskBefore : diskAfter, false);
+        diskAfter < 0 ? diskBefore : diskAfter, left.garbageBytes(), left.neededBytes(), false);
   }
 
   private long unplannedArtifactBytes(byte[] fp, Set<ByteBuffer> plannedArtifacts) {

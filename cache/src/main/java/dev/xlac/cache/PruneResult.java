@@ -9,9 +9,11 @@ import java.util.List;
  *
  * @param bytesBefore stored bytes before; {@code bytesAfter} after (dry: as it would be)
  * @param diskBefore database bytes on disk before; {@code diskAfter} after compaction (dry: -1)
+ * @param diskUnreclaimed bytes of removed data still on disk after the compaction: they share blob files
+ *     with entries that stay, and the disk had no room to rewrite those ({@code roomNeeded} free bytes)
  */
 public record PruneResult(List<Removed> removed, long bytesFreed, long bytesBefore, long bytesAfter, long diskBefore,
-    long diskAfter, boolean dryRun) {
+    long diskAfter, long diskUnreclaimed, long roomNeeded, boolean dryRun) {
 
   /**
    * One removed entry: a graph (with any artifacts it still had) or one artifact.

@@ -45,6 +45,15 @@ import org.rocksdb.WriteOptions;
  * close is an error rather than a crash. Every {@link RocksDBException} leaves this class as an
  * {@link XlacException} naming the cache directory, with "disk full" recognised.
  *
+ * <p>A full disk never jams a writer (see {@link DiskReserve}): opening never flushes
+ * ({@code avoid_flush_during_recovery}), so it needs almost no space; the data not yet flushed is
+ * kept below the size of the disk reserve ({@link Buffers}), so one flush always fits into a
+ * released reserve; and a write, flush or open that finds the disk full releases the reserve, reopens
+ * the database (RocksDB stops writing after such an error, and its Java API cannot resume it) and
+ * reports "disk full", whatever words RocksDB used. {@link #replaceWithFresh} swaps in an empty
+ * database through renames ({@code cache clear}), and {@link #compactAll} compacts without rewriting
+ * blob files when there is no room for their live data.
+ *
  * <p>A writable store opens the database as RocksDB's primary; a read-only one with RocksDB's
  * {@code openReadOnly}, which writes nothing, works while a writer holds the primary, and sees what
  * that writer had committed when it was opened (its flushed files and its write-ahead log). A
@@ -83,14 +92,43 @@ final class RocksDbStore implements AutoCloseable {
   }
 
   static final String DB_DIR = "db";
+  /** A fresh database being built to replace {@link #DB_DIR} ({@link #replaceWithFresh}). */
+  static final String FRESH_DIR = "db.clearing";
+  /** The replaced database, while it is being deleted. */
+  static final String REPLACED_DIR = "db.cleared";
   /** Values of at least this size go to blob files, so compaction does not rewrite artifacts. */
   static final long MIN_BLOB_BYTES = 16 << 10;
   private static final double BLOB_GC_AGE_CUTOFF = 0.25;
   /**
    * Tests only (fault tests in child JVMs): when positive, every family's memtable size, so that
-   * flushes happen every few entries rather than every few hundred MB.
+   * flushes happen every few entries rather than every few MB.
    */
   static long writeBufferBytesForTests = 0;
+
+  /**
+   * How much data the database keeps unflushed, from the size of the disk reserve R: all of it, in
+   * the memtables being filled and those being flushed, and in the write-ahead log, stays below R/2
+   * (plus the batch being written), so that after a full disk one flush fits into the released
+   * reserve with room to spare for the new MANIFEST, OPTIONS and log files of the reopen. With the
+   * 64 MiB reserve of any file system over 1.25 GiB: 16 MiB of memtables in all (RocksDB's write
+   * buffer manager flushes when they reach it), as much again while they are flushed, a 16 MiB
+   * write-ahead log.
+   *
+   * @param total {@code db_write_buffer_size}: every family's memtables together
+   * @param blobFamily the memtable size of a family whose values go to blob files
+   * @param smallFamily the memtable size of a family of small records
+   * @param wal {@code max_total_wal_size}
+   */
+  record Buffers(long total, long blobFamily, long smallFamily, long wal) {
+    static Buffers forReserve(long reserveBytes) {
+      long unflushed = reserveBytes / 2;
+      long half = unflushed / 2;
+      long blob = writeBufferBytesForTests > 0 ? writeBufferBytesForTests : half;
+      long small = writeBufferBytesForTests > 0 ? writeBufferBytesForTests
+          : Math.max(64L << 10, Math.min(16L << 20, unflushed / 8));
+      return new Buffers(half, blob, small, half);
+    }
+  }
 
   static {
     loadNativeLibrary();
@@ -155,6 +193,22 @@ final class RocksDbStore implements AutoCloseable {
 
   private final Path cacheDir;
   private final boolean writable;
+  /** The writer's disk reserve; null for a reader, which never writes. */
+  private final DiskReserve reserve;
+  /** Uses of the writer's database, which {@link #reopen} and {@link #replaceWithFresh} wait out. */
+  private final Users users = new Users();
+  /**
+   * RocksDB's words for the full disk this database instance met (null: none yet). RocksDB stops
+   * writing after it, and later errors of the same instance may only say "Writer has previous error"
+   * or name a background error: they are the same full disk.
+   */
+  private volatile String diskFull;
+  /** The full disk a {@link #reopen} has not yet got past (others were using the database); null: none. */
+  private volatile XlacException reopenPending;
+  /** Whether automatic blob garbage collection is on: see {@link #adjustBlobCollection}. */
+  private volatile boolean blobCollection = true;
+  /** Told after {@link #reopen} or {@link #replaceWithFresh}: whatever was read before may be stale. */
+  private volatile Runnable reopened = () -> { };
   private final List<AutoCloseable> options = new ArrayList<>();
   private final DBOptions dbOptions;
   private final ColumnFamilyOptions smallFamilies;
@@ -190,22 +244,32 @@ final class RocksDbStore implements AutoCloseable {
   private RocksDbStore(Path cacheDir, boolean writable) {
     this.cacheDir = cacheDir;
     this.writable = writable;
+    this.reserve = writable ? new DiskReserve(cacheDir) : null;
     Path dbDir = cacheDir.resolve(DB_DIR);
+    Buffers buffers = Buffers.forReserve(reserve == null ? DiskReserve.MAX_BYTES : reserve.target());
     try {
       LRUCache blockCache = own(new LRUCache(64L << 20));
       BloomFilter bloom = own(new BloomFilter(10));
       BlockBasedTableConfig table = new BlockBasedTableConfig().setBlockCache(blockCache).setFilterPolicy(bloom)
           .setCacheIndexAndFilterBlocks(false);
       smallFamilies = own(new ColumnFamilyOptions().setTableFormatConfig(table)
-          .setWriteBufferSize(writeBuffer(16L << 20)).setCompressionType(CompressionType.LZ4_COMPRESSION));
+          .setWriteBufferSize(buffers.smallFamily()).setMaxWriteBufferNumber(2)
+          .setCompressionType(CompressionType.LZ4_COMPRESSION));
       blobFamilies = own(new ColumnFamilyOptions().setTableFormatConfig(table)
-          .setWriteBufferSize(writeBuffer(256L << 20)).setMaxWriteBufferNumber(3)
+          .setWriteBufferSize(buffers.blobFamily()).setMaxWriteBufferNumber(2)
           .setEnableBlobFiles(true).setMinBlobSize(MIN_BLOB_BYTES).setBlobFileSize(256L << 20)
           .setBlobCompressionType(CompressionType.NO_COMPRESSION)
           .setEnableBlobGarbageCollection(true).setBlobGarbageCollectionAgeCutoff(BLOB_GC_AGE_CUTOFF));
       dbOptions = own(new DBOptions().setCreateIfMissing(writable).setCreateMissingColumnFamilies(writable)
           .setMaxBackgroundJobs(2).setKeepLogFileNum(2).setInfoLogLevel(InfoLogLevel.WARN_LEVEL)
-          .setMaxTotalWalSize(256L << 20)
+          .setDbWriteBufferSize(buffers.total()).setMaxTotalWalSize(buffers.wal())
+          // Each open preallocates a new MANIFEST (4 MiB by default): keep it a small part of the reserve.
+          .setManifestPreallocationSize(Math.min(4L << 20, Math.max(64L << 10, buffers.total() / 4)))
+          // Opening replays the write-ahead log into memory and writes no table or blob file, so a
+          // writer opens on a full disk (with the space a released reserve gives).
+          .setAvoidFlushDuringRecovery(true)
+          // close() flushes what should last; a database given up after a full disk writes nothing more.
+          .setAvoidFlushDuringShutdown(true)
           // Bulk writes (imports) skip the write-ahead log. Flushing every family together, at the
           // same point of the write sequence, keeps what a crash leaves consistent across families.
           .setAtomicFlush(true));
@@ -213,15 +277,18 @@ final class RocksDbStore implements AutoCloseable {
         // Every table file is opened now: a writer that deletes one later (compaction) does not hurt this reader.
         dbOptions.setMaxOpenFiles(-1);
       }
-      syncWrites = own(new WriteOptions().setSync(true));
-      plainWrites = own(new WriteOptions());
-      unloggedWrites = own(new WriteOptions().setDisableWAL(true));
+      // No write waits inside RocksDB for a stall to end (see writeThrough): this class waits instead.
+      syncWrites = own(new WriteOptions().setSync(true).setNoSlowdown(true));
+      plainWrites = own(new WriteOptions().setNoSlowdown(true));
+      unloggedWrites = own(new WriteOptions().setDisableWAL(true).setNoSlowdown(true));
       reads = own(new ReadOptions().setVerifyChecksums(true));
       // Whole-family scans (ls, stat, verify, prune): read ahead, and do not evict lookups' blocks.
       scans = own(new ReadOptions().setVerifyChecksums(true).setReadaheadSize(2L << 20).setFillCache(false));
       if (writable) {
+        finishReplacement(cacheDir);
         Files.createDirectories(dbDir);
-        view = openView(dbDir);
+        view = openWriterView(dbDir);
+        adjustBlobCollection(view);
       } else if (!Files.exists(cacheDir) || Files.isDirectory(cacheDir)) {
         view = openReadOnlyView(dbDir);
       } else {
@@ -229,6 +296,9 @@ final class RocksDbStore implements AutoCloseable {
       }
     } catch (RocksDBException e) {
       closeOptions();
+      if (writable && meansDiskFull(e)) {
+        throw diskFullException(diskFull != null ? diskFull : "cannot open the database: " + message(e), 0);
+      }
       throw failure(cacheDir, "cannot open the database", e);
     } catch (IOException e) {
       closeOptions();
@@ -291,6 +361,43 @@ final class RocksDbStore implements AutoCloseable {
           + names + ")");
     }
     return v;
+  }
+
+  /**
+   * A writer's open. Opening flushes nothing, but it writes a new MANIFEST, OPTIONS file and log: on a
+   * disk without that much room, the reserve is released and the open tried again.
+   */
+  private View openWriterView(Path dbDir) throws RocksDBException {
+    // Compactions start as soon as the database opens: decide on blob collection before (the blob
+    // files' size stands for their live data until the open tells; adjustBlobCollection refines it).
+    blobCollection = roomFor(filesBytes(dbDir, ".blob") / 4);
+    blobFamilies.setEnableBlobGarbageCollection(blobCollection);
+    try {
+      return openView(dbDir);
+    } catch (RocksDBException e) {
+      if (!meansDiskFull(e) || reserve.release() == 0) {
+        throw e;
+      }
+      diskFull = null;
+      return openView(dbDir);
+    }
+  }
+
+  /** Bytes of the files in {@code dir} whose names end with {@code suffix}. */
+  private static long filesBytes(Path dir, String suffix) {
+    long total = 0;
+    try (java.nio.file.DirectoryStream<Path> s = Files.newDirectoryStream(dir, "*" + suffix)) {
+      for (Path p : s) {
+        try {
+          total += Files.size(p);
+        } catch (IOException e) {
+          // deleted meanwhile
+        }
+      }
+    } catch (IOException e) {
+      // no directory yet
+    }
+    return total;
   }
 
   /**
@@ -364,11 +471,7 @@ final class RocksDbStore implements AutoCloseable {
    * batches fill one and flushes keep pace with the writer.
    */
   static long bulkBatchBytes() {
-    return writeBuffer(256L << 20) / 4;
-  }
-
-  private static long writeBuffer(long bytes) {
-    return writeBufferBytesForTests > 0 ? writeBufferBytesForTests : bytes;
+    return Buffers.forReserve(DiskReserve.MAX_BYTES).blobFamily() / 4;
   }
 
   static RocksDbStore open(Path cacheDir, boolean writable) {
@@ -386,9 +489,27 @@ final class RocksDbStore implements AutoCloseable {
     }
   }
 
-  /** The writer's database (a writable store always has one). */
+  /**
+   * The writer's database. A writable store has one, except after a full disk that even a reopen
+   * could not get past: then every use says so.
+   */
   private View primary() {
-    return view;
+    View v = view;
+    if (v == null) {
+      XlacException pending = reopenPending;
+      throw pending != null ? pending : new IllegalStateException("cache " + cacheDir + " has no open database");
+    }
+    return v;
+  }
+
+  /** The writer's disk reserve (null for a reader). */
+  DiskReserve reserve() {
+    return reserve;
+  }
+
+  /** Tells {@code r} after the database was reopened or replaced: records read before may be stale. */
+  void onReopen(Runnable r) {
+    reopened = r;
   }
 
   /**
@@ -397,15 +518,18 @@ final class RocksDbStore implements AutoCloseable {
    */
   byte[] get(Cf cf, byte[] key) {
     checkOpen();
-    View v = view;
-    ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
-    if (h == null) {
-      return null;
-    }
+    users.enter();
     try {
+      View v = writable ? primary() : view;
+      ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
+      if (h == null) {
+        return null;
+      }
       return v.db().get(h, reads, key);
     } catch (RocksDBException e) {
       throw readFailure(cf, e);
+    } finally {
+      users.exit();
     }
   }
 
@@ -416,16 +540,19 @@ final class RocksDbStore implements AutoCloseable {
    */
   int get(Cf cf, ByteBuffer key, ByteBuffer value) {
     checkOpen();
-    View v = view;
-    ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
-    if (h == null) {
-      return -1;
-    }
+    users.enter();
     try {
+      View v = writable ? primary() : view;
+      ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
+      if (h == null) {
+        return -1;
+      }
       int n = v.db().get(h, reads, key, value);
       return n == RocksDB.NOT_FOUND ? -1 : n;
     } catch (RocksDBException e) {
       throw readFailure(cf, e);
+    } finally {
+      users.exit();
     }
   }
 
@@ -440,17 +567,23 @@ final class RocksDbStore implements AutoCloseable {
   }
 
   void write(WriteBatch batch, boolean sync) {
-    checkOpen();
+    checkWritable();
     if (unflushed) {
       // Recovery replays the log on top of what was flushed: a logged batch must not reach the log
       // while unlogged batches written before it exist only in memory.
       flushAll();
     }
+    RocksDBException failed;
+    users.enter();
     try {
-      primary().db().write(sync ? syncWrites : plainWrites, batch);
+      writeThrough(sync ? syncWrites : plainWrites, batch);
+      return;
     } catch (RocksDBException e) {
-      throw failure(cacheDir, "cannot write", e);
+      failed = e;
+    } finally {
+      users.exit();
     }
+    throw writeFailure("cannot write", failed);
   }
 
   /**
@@ -459,65 +592,144 @@ final class RocksDbStore implements AutoCloseable {
    * and the unlogged batches after it, never part of a batch: flushes are atomic across families.
    */
   void writeUnlogged(WriteBatch batch) {
-    checkOpen();
-    unflushed = true;
+    checkWritable();
+    RocksDBException failed;
+    users.enter();
     try {
-      primary().db().write(unloggedWrites, batch);
+      unflushed = true;
+      writeThrough(unloggedWrites, batch);
+      return;
     } catch (RocksDBException e) {
-      throw failure(cacheDir, "cannot write", e);
+      failed = e;
+    } finally {
+      users.exit();
     }
+    throw writeFailure("cannot write", failed);
   }
 
-  /** Flushes every family's memtables in one atomic flush and waits for it: the data is then in synced files. */
+  /**
+   * Flushes every family's memtables in one atomic flush and waits for it: the data is then in synced
+   * files. Flushes never wait for a write stall to end first ({@code allow_write_stall}): waiting in
+   * RocksDB is what {@link #writeThrough} avoids.
+   */
   void flushAll() {
     checkOpen();
     if (!writable) {
       return;
     }
-    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
-      primary().db().flush(flush, primary().allHandles());
+    checkWritable();
+    RocksDBException failed;
+    users.enter();
+    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true).setAllowWriteStall(true)) {
+      View v = primary();
+      v.db().flush(flush, v.allHandles());
       unflushed = false;
+      return;
     } catch (RocksDBException e) {
-      throw failure(cacheDir, "cannot flush", e);
+      failed = e;
+    } finally {
+      users.exit();
+    }
+    throw writeFailure("cannot flush", failed);
+  }
+
+  /**
+   * Writes a batch, waiting here, not inside RocksDB, while writes are stalled (memtables waiting for a
+   * flush). After a flush that found the disk full, RocksDB stops writes and starts its own recovery,
+   * which flushes once the disk has a little room; a writer waiting inside RocksDB for the stall to
+   * end holds the write queue that flush needs, and both wait for ever (seen with RocksDB 11.8 on a
+   * full tmpfs). So writes say "no slowdown", and a stall is waited out here, in short sleeps,
+   * unless a background error has happened and the disk is full: then it is reported as that.
+   */
+  private void writeThrough(WriteOptions options, WriteBatch batch) throws RocksDBException {
+    long waitedNanos = 0;
+    for (int attempt = 0; ; attempt++) {
+      try {
+        primary().db().write(options, batch);
+        return;
+      } catch (RocksDBException e) {
+        Status s = e.getStatus();
+        if (s == null || s.getCode() != Status.Code.Incomplete) {
+          throw e;
+        }
+        boolean errors = backgroundErrors() > 0;
+        if (errors && (diskFull != null || lowOnSpace()) || errors && waitedNanos > STALLED_WITH_ERRORS_NANOS) {
+          throw e;
+        }
+        long millis = Math.min(20, 1L << Math.min(attempt, 5));
+        try {
+          Thread.sleep(millis);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+        waitedNanos += millis * 1_000_000L;
+      }
     }
   }
 
+  /** How long a write waits out a stall after a background error before it reports it. */
+  private static final long STALLED_WITH_ERRORS_NANOS = 30_000_000_000L;
+
+  /** RocksDB's count of background errors (failed flushes and compactions) since the database opened. */
+  private long backgroundErrors() {
+    try {
+      return primary().db().getLongProperty("rocksdb.background-errors");
+    } catch (RocksDBException e) {
+      return 0;
+    }
+  }
+
+  /** Whether the disk has less free space than the reserve's headroom. */
+  private boolean lowOnSpace() {
+    long usable = DiskReserve.usableSpace(cacheDir);
+    return usable >= 0 && usable < DiskReserve.headroomBytes(reserve.target());
+  }
+
   void put(WriteBatch b, Cf cf, byte[] key, byte[] value) {
+    users.enter();
     try {
       b.put(handle(cf), key, value);
     } catch (RocksDBException e) {
       throw failure(cacheDir, "cannot build a write batch", e);
+    } finally {
+      users.exit();
     }
   }
 
   void delete(WriteBatch b, Cf cf, byte[] key) {
+    users.enter();
     try {
       b.delete(handle(cf), key);
     } catch (RocksDBException e) {
       throw failure(cacheDir, "cannot build a write batch", e);
+    } finally {
+      users.exit();
     }
   }
 
   void deleteAll(WriteBatch b, Cf cf) {
-    try {
-      byte[] end = new byte[128]; // longer than any key, all 0xff: above every key of ours
-      java.util.Arrays.fill(end, (byte) 0xff);
-      b.deleteRange(handle(cf), new byte[0], end);
-    } catch (RocksDBException e) {
-      throw failure(cacheDir, "cannot build a write batch", e);
-    }
+    byte[] end = new byte[128]; // longer than any key, all 0xff: above every key of ours
+    java.util.Arrays.fill(end, (byte) 0xff);
+    deleteRange(b, cf, new byte[0], end);
   }
 
   /** Deletes the keys from {@code from} (included) to {@code to} (excluded). */
   void deleteRange(WriteBatch b, Cf cf, byte[] from, byte[] to) {
+    users.enter();
     try {
       b.deleteRange(handle(cf), from, to);
     } catch (RocksDBException e) {
       throw failure(cacheDir, "cannot build a write batch", e);
+    } finally {
+      users.exit();
     }
   }
 
-  /** A writer's handle of {@code cf}, for building write batches. */
+  /**
+   * A writer's handle of {@code cf}, for building write batches. A batch refers to a family by its
+   * number, which a reopened database keeps, so batches built before a reopen stay good.
+   */
   private ColumnFamilyHandle handle(Cf cf) {
     if (!writable) {
       throw new IllegalStateException("cache " + cacheDir + " is open read-only");
@@ -530,34 +742,51 @@ final class RocksDbStore implements AutoCloseable {
     if (!writable) {
       return;
     }
+    checkWritable();
+    RocksDBException failed;
+    users.enter();
     try {
       primary().db().syncWal();
+      return;
     } catch (RocksDBException e) {
-      throw failure(cacheDir, "cannot sync the write-ahead log", e);
+      failed = e;
+    } finally {
+      users.exit();
     }
+    throw writeFailure("cannot sync the write-ahead log", failed);
   }
 
   /** A tracked iterator positioned at {@code from} (null: the first key). */
   Cursor cursor(Cf cf, byte[] from) {
     checkOpen();
-    View v = view;
-    ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
-    if (h == null) {
-      return new Cursor(null); // no database, or a family its writer has not created yet: empty
+    users.enter(); // until the cursor is closed: its iterator must not outlive its database
+    boolean handedOut = false;
+    try {
+      View v = writable ? primary() : view;
+      ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
+      if (h == null) {
+        return new Cursor(null); // no database, or a family its writer has not created yet: empty
+      }
+      Cursor c = new Cursor(v.db().newIterator(h, from == null ? scans : reads));
+      handedOut = true;
+      cursors.add(c);
+      if (from == null) {
+        c.it.seekToFirst();
+      } else {
+        c.it.seek(from);
+      }
+      return c;
+    } finally {
+      if (!handedOut) {
+        users.exit();
+      }
     }
-    Cursor c = new Cursor(v.db().newIterator(h, from == null ? scans : reads));
-    cursors.add(c);
-    if (from == null) {
-      c.it.seekToFirst();
-    } else {
-      c.it.seek(from);
-    }
-    return c;
   }
 
   /** Iterator over a column family; {@link #close()} it (try-with-resources). */
   final class Cursor implements AutoCloseable {
     private final RocksIterator it;
+    private final Thread owner = Thread.currentThread();
 
     private Cursor(RocksIterator it) {
       this.it = it;
@@ -597,37 +826,181 @@ final class RocksDbStore implements AutoCloseable {
     public void close() {
       if (it != null && cursors.remove(this)) {
         it.close();
+        users.exit(owner);
       }
     }
   }
 
-  /** Flushes and compacts every family, with blob garbage collection forced, so deleted data leaves the disk. */
-  void compactAll() {
+  /**
+   * What {@link #compactAll} could not give back to the disk yet.
+   *
+   * @param garbageBytes bytes of deleted values still in blob files, beside values that stay
+   * @param neededBytes the free space that rewriting those blob files needs (0 when nothing is left)
+   */
+  record Compaction(long garbageBytes, long neededBytes) {
+    static final Compaction COMPLETE = new Compaction(0, 0);
+  }
+
+  /**
+   * Flushes and compacts every family, so deleted data leaves the disk. A blob family is compacted
+   * with its garbage collection forced, which rewrites the live values of every blob file holding
+   * deleted ones (so a file is gone once nothing in it is live), when the disk has room for those
+   * values; else without garbage collection, which needs almost no space and still deletes the blob
+   * files that hold nothing live, and then with it if that made room. What is left is returned.
+   */
+  Compaction compactAll() {
     checkOpen();
     if (!writable) {
-      return;
+      return Compaction.COMPLETE;
     }
-    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true);
+    checkWritable();
+    RocksDBException failed;
+    users.enter();
+    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true).setAllowWriteStall(true);
         CompactRangeOptions compact = new CompactRangeOptions().setExclusiveManualCompaction(true)
             .setBottommostLevelCompaction(CompactRangeOptions.BottommostLevelCompaction.kForceOptimized)) {
-      RocksDB db = primary().db();
-      db.flush(flush, primary().allHandles());
+      View v = primary();
+      RocksDB db = v.db();
+      db.flush(flush, v.allHandles());
+      long garbage = 0;
+      long needed = 0;
       for (Cf cf : Cf.values()) {
-        ColumnFamilyHandle h = primary().handles().get(cf);
-        if (cf.blobs) {
-          db.setOptions(h, MutableColumnFamilyOptions.builder().setBlobGarbageCollectionAgeCutoff(1.0).build());
-        }
-        try {
+        ColumnFamilyHandle h = v.handles().get(cf);
+        if (!cf.blobs) {
           db.compactRange(h, null, null, compact);
-        } finally {
-          if (cf.blobs) {
-            db.setOptions(h, MutableColumnFamilyOptions.builder()
+          continue;
+        }
+        long live = liveBlobBytes(db, h);
+        if (!roomFor(live)) {
+          compactWithoutBlobCollection(db, h, compact);
+          live = liveBlobBytes(db, h);
+        }
+        if (roomFor(live)) {
+          db.setOptions(h, MutableColumnFamilyOptions.builder().setEnableBlobGarbageCollection(true)
+              .setBlobGarbageCollectionAgeCutoff(1.0).build());
+          try {
+            db.compactRange(h, null, null, compact);
+          } finally {
+            db.setOptions(h, MutableColumnFamilyOptions.builder().setEnableBlobGarbageCollection(blobCollection)
                 .setBlobGarbageCollectionAgeCutoff(BLOB_GC_AGE_CUTOFF).build());
           }
         }
+        long left = db.getLongProperty(h, "rocksdb.live-blob-file-garbage-size");
+        if (left > 0) {
+          garbage += left;
+          needed = Math.max(needed, liveBlobBytes(db, h) + DiskReserve.headroomBytes(reserve.target()));
+        }
+      }
+      return new Compaction(garbage, needed);
+    } catch (RocksDBException e) {
+      failed = e;
+    } finally {
+      users.exit();
+    }
+    throw writeFailure("cannot compact", failed);
+  }
+
+  /** Bytes of deleted values still in blob files (what a compaction with garbage collection would free). */
+  long blobGarbageBytes() {
+    checkOpen();
+    users.enter();
+    try {
+      View v = writable ? primary() : view;
+      long garbage = 0;
+      for (Cf cf : Cf.values()) {
+        ColumnFamilyHandle h = v == null || !cf.blobs ? null : v.handles().get(cf);
+        if (h != null) {
+          garbage += v.db().getLongProperty(h, "rocksdb.live-blob-file-garbage-size");
+        }
+      }
+      return garbage;
+    } catch (RocksDBException e) {
+      return 0;
+    } finally {
+      users.exit();
+    }
+  }
+
+  /** Bytes of live values in the family's blob files: what forced garbage collection would rewrite. */
+  private static long liveBlobBytes(RocksDB db, ColumnFamilyHandle h) throws RocksDBException {
+    return Math.max(0, db.getLongProperty(h, "rocksdb.live-blob-file-size")
+        - db.getLongProperty(h, "rocksdb.live-blob-file-garbage-size"));
+  }
+
+  /** Whether the disk has room to rewrite {@code bytes} and still keep the reserve's headroom free. */
+  private boolean roomFor(long bytes) {
+    long usable = DiskReserve.usableSpace(cacheDir);
+    return usable < 0 || usable >= bytes + DiskReserve.headroomBytes(reserve.target());
+  }
+
+  private void compactWithoutBlobCollection(RocksDB db, ColumnFamilyHandle h, CompactRangeOptions compact)
+      throws RocksDBException {
+    db.setOptions(h, MutableColumnFamilyOptions.builder().setEnableBlobGarbageCollection(false).build());
+    try {
+      db.compactRange(h, null, null, compact);
+    } finally {
+      db.setOptions(h, MutableColumnFamilyOptions.builder().setEnableBlobGarbageCollection(blobCollection).build());
+    }
+  }
+
+  /**
+   * Writes the disk reserve if there is none and the disk has room ({@link DiskReserve#ensure}), and
+   * turns automatic blob garbage collection on or off for the space there is now. A writer's open
+   * calls it, and so does every operation that frees space.
+   */
+  void ensureReserve(java.util.function.Consumer<String> notices) {
+    if (!writable) {
+      return;
+    }
+    reserve.ensure(notices);
+    users.enter();
+    try {
+      View v = view;
+      if (v != null) {
+        adjustBlobCollection(v);
+      }
+    } finally {
+      users.exit();
+    }
+  }
+
+  /**
+   * Automatic blob garbage collection rewrites, during background compactions, the live values of the
+   * oldest quarter of the blob files. On a disk without room for them those writes would fill it,
+   * and take the space a released reserve gave back; so it runs only while the disk has room for a
+   * quarter of the live blob data besides the reserve's headroom.
+   */
+  private void adjustBlobCollection(View v) {
+    try {
+      long live = 0;
+      for (Cf cf : Cf.values()) {
+        if (cf.blobs) {
+          live += liveBlobBytes(v.db(), v.handles().get(cf));
+        }
+      }
+      boolean on = roomFor(live / 4);
+      if (on != blobCollection || !on) {
+        for (Cf cf : Cf.values()) {
+          if (cf.blobs) {
+            v.db().setOptions(v.handles().get(cf),
+                MutableColumnFamilyOptions.builder().setEnableBlobGarbageCollection(on).build());
+          }
+        }
+        blobCollection = on;
       }
     } catch (RocksDBException e) {
-      throw failure(cacheDir, "cannot compact", e);
+      // keep it as it is: a full disk then shows as one
+    }
+  }
+
+  /**
+   * Releases the disk reserve when the disk is (nearly) full, so that what comes next (a prune, a
+   * repair, a clear) can write the little it needs. The reserve is written again by {@link
+   * DiskReserve#ensure} once there is room.
+   */
+  void makeRoom() {
+    if (writable && !roomFor(0)) {
+      reserve.release();
     }
   }
 
@@ -654,6 +1027,327 @@ final class RocksDbStore implements AutoCloseable {
       return -1;
     }
     return total[0];
+  }
+
+  // ---------------------------------------------------------------- a full disk
+
+  /**
+   * Before a write: a database given up after a full disk is reopened first; when that still cannot
+   * be done, the write fails as the full disk did.
+   */
+  private void checkWritable() {
+    checkOpen();
+    XlacException pending = reopenPending;
+    if (pending != null && !reopen()) {
+      throw pending;
+    }
+  }
+
+  /**
+   * Whether a failed write, flush or open met a full disk: RocksDB says so; or this database met
+   * one before, and RocksDB now repeats it in other words ("Writer has previous error", a
+   * background error); or, unless the database reports damage, the disk has less free space than
+   * the reserve's headroom.
+   */
+  private boolean meansDiskFull(RocksDBException e) {
+    String msg = message(e);
+    if (isDiskFull(msg)) {
+      if (diskFull == null) {
+        diskFull = msg;
+      }
+      return true;
+    }
+    if (isCorruption(e) || isMissingFile(e) || !writable) {
+      return false;
+    }
+    return diskFull != null || lowOnSpace();
+  }
+
+  /**
+   * The exception for a failed write, flush or compaction. A full disk also releases the reserve and
+   * reopens the database, so that this store (and the next command) can go on once there is room.
+   */
+  private XlacException writeFailure(String what, RocksDBException e) {
+    if (!meansDiskFull(e)) {
+      return failure(cacheDir, what, e);
+    }
+    String first = diskFull != null ? diskFull : what + ": " + message(e);
+    long released = reserve.release();
+    XlacException full = diskFullException(first, released);
+    reopenPending = full;
+    reopen();
+    return full;
+  }
+
+  private XlacException diskFullException(String detail, long released) {
+    long usable = DiskReserve.usableSpace(cacheDir);
+    String free = usable < 0 ? "" : "; " + dev.xlac.core.Sizes.human(usable) + " free";
+    return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + ": disk full (" + detail + free + ")"
+        + (released > 0 ? "; released the cache's disk reserve of " + dev.xlac.core.Sizes.human(released) : "")
+        + "; free space on its file system, or make room with 'xlac cache prune' or 'xlac cache clear', which work"
+        + " on a full disk");
+  }
+
+  /**
+   * Replaces the writer's database instance with a fresh one, when nobody is using it (else later,
+   * at the next write: {@link #checkWritable}). Returns whether the database is open and writable.
+   */
+  private boolean reopen() {
+    if (!users.tryExclusive(2_000)) {
+      return false;
+    }
+    boolean ok = false;
+    try {
+      View old = view;
+      view = null;
+      if (old != null) {
+        old.close();
+      }
+      view = openWriterView(cacheDir.resolve(DB_DIR));
+      adjustBlobCollection(view);
+      unflushed = false; // unlogged batches not flushed before are gone with the old instance
+      diskFull = null;
+      reopenPending = null;
+      ok = true;
+    } catch (RocksDBException | RuntimeException e) {
+      // still no room: the next write tries again, and fails as the full disk did
+    } finally {
+      users.endExclusive();
+    }
+    if (ok) {
+      reopened.run();
+    }
+    return ok;
+  }
+
+  /**
+   * Replaces the database with a fresh one that holds only {@code meta} (records of the meta family):
+   * what {@code cache clear} does, in a way that needs no free space beyond a new, nearly empty
+   * database. The fresh database is built beside the old one ({@link #FRESH_DIR}), then the old one is
+   * renamed to {@link #REPLACED_DIR}, the fresh one to {@link #DB_DIR}, and the old one deleted; the
+   * directory is synced between the steps, so a crash at any point leaves either the old database or
+   * the fresh one, and the next writer's open finishes the job ({@link #finishReplacement}). A reader
+   * that opens in between sees no database, that is an empty cache, as it will after the clear.
+   *
+   * @return the bytes the old database occupied on disk
+   */
+  long replaceWithFresh(Map<byte[], byte[]> meta) {
+    checkOpen();
+    if (!writable) {
+      throw new IllegalStateException("cache " + cacheDir + " is open read-only");
+    }
+    if (!users.tryExclusive(10_000)) {
+      throw new IllegalStateException("cache " + cacheDir + " is in use by another thread of this process");
+    }
+    Path dbDir = cacheDir.resolve(DB_DIR);
+    Path fresh = cacheDir.resolve(FRESH_DIR);
+    Path replaced = cacheDir.resolve(REPLACED_DIR);
+    long before = diskUsage();
+    try {
+      View old = view;
+      view = null;
+      if (old != null) {
+        old.close();
+      }
+      try {
+        deleteTree(fresh);
+        buildFresh(fresh, meta);
+      } catch (RocksDBException e) {
+        deleteQuietly(fresh);
+        if (!meansDiskFull(e) || reserve.release() == 0) {
+          throw e;
+        }
+        diskFull = null;
+        buildFresh(fresh, meta); // with the space the reserve gave back
+      }
+      syncDirectory(cacheDir);
+      Files.move(dbDir, replaced, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      syncDirectory(cacheDir);
+      Files.move(fresh, dbDir, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      syncDirectory(cacheDir);
+      deleteTree(replaced);
+      view = openWriterView(dbDir);
+      adjustBlobCollection(view);
+      unflushed = false;
+      diskFull = null;
+      reopenPending = null;
+    } catch (RocksDBException e) {
+      throw reopenAfter(failure(cacheDir, "cannot replace the database", e));
+    } catch (IOException e) {
+      throw reopenAfter(ioFailure(cacheDir, "cannot replace the database", e));
+    } finally {
+      users.endExclusive();
+    }
+    reopened.run();
+    return before;
+  }
+
+  /** After a failed replacement: the database as the replacement left it (old or fresh), open again. */
+  private XlacException reopenAfter(XlacException e) {
+    if (view == null) {
+      try {
+        finishReplacement(cacheDir);
+        view = openWriterView(cacheDir.resolve(DB_DIR));
+      } catch (RocksDBException | IOException | RuntimeException again) {
+        reopenPending = e;
+      }
+    }
+    return e;
+  }
+
+  private void buildFresh(Path dir, Map<byte[], byte[]> meta) throws RocksDBException, IOException {
+    Files.createDirectories(dir);
+    View v = openView(dir);
+    try (WriteBatch b = new WriteBatch()) {
+      for (Map.Entry<byte[], byte[]> e : meta.entrySet()) {
+        b.put(v.handles().get(Cf.META), e.getKey(), e.getValue());
+      }
+      v.db().write(syncWrites, b);
+      try (FlushOptions flush = new FlushOptions().setWaitForFlush(true).setAllowWriteStall(true)) {
+        v.db().flush(flush, v.allHandles());
+      }
+    } finally {
+      v.close();
+    }
+  }
+
+  /**
+   * A writer's open finishes what a killed {@link #replaceWithFresh} left: a fresh database not yet
+   * in place is either moved there (the old one was already moved aside) or deleted (it was not),
+   * and a replaced database is deleted.
+   */
+  static void finishReplacement(Path cacheDir) throws IOException {
+    Path dbDir = cacheDir.resolve(DB_DIR);
+    Path fresh = cacheDir.resolve(FRESH_DIR);
+    Path replaced = cacheDir.resolve(REPLACED_DIR);
+    if (!Files.exists(fresh) && !Files.exists(replaced)) {
+      return;
+    }
+    if (!Files.exists(dbDir)) {
+      // The old database was moved aside; the fresh one was complete by then.
+      Path take = Files.exists(fresh) ? fresh : replaced;
+      Files.move(take, dbDir, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      syncDirectory(cacheDir);
+    }
+    deleteTree(fresh); // still beside the database: the replacement had not started moving
+    deleteTree(replaced);
+  }
+
+  private static void syncDirectory(Path dir) throws IOException {
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(dir,
+        java.nio.file.StandardOpenOption.READ)) {
+      ch.force(true);
+    } catch (IOException e) {
+      // some file systems cannot sync a directory; the renames are still atomic
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+      @Override
+      public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+        Files.delete(file);
+        return FileVisitResult.CONTINUE;
+      }
+
+      @Override
+      public FileVisitResult postVisitDirectory(Path d, IOException exc) throws IOException {
+        if (exc != null) {
+          throw exc;
+        }
+        Files.delete(d);
+        return FileVisitResult.CONTINUE;
+      }
+    });
+  }
+
+  private static void deleteQuietly(Path dir) {
+    try {
+      deleteTree(dir);
+    } catch (IOException e) {
+      // the next writer's open deletes it
+    }
+  }
+
+  private static String message(RocksDBException e) {
+    return e.getMessage() == null ? String.valueOf(e.getStatus()) : e.getMessage();
+  }
+
+  /**
+   * Uses of the writer's database. {@link #reopen} and {@link #replaceWithFresh} close it, which
+   * would crash a read or an iterator still using it, so they wait, a little, until there are none,
+   * and keep new ones out meanwhile. A use never waits for a replacement that is only wanted, so a
+   * thread holding a cursor can read again without a deadlock; a thread that holds one itself never
+   * replaces the database (it would wait for itself) and leaves that to the next write.
+   */
+  private static final class Users {
+    private final java.util.concurrent.atomic.AtomicInteger count = new java.util.concurrent.atomic.AtomicInteger();
+    private final ThreadLocal<int[]> mine = ThreadLocal.withInitial(() -> new int[1]);
+
+    void enter() {
+      while (true) {
+        int c = count.get();
+        if (c >= 0) {
+          if (count.compareAndSet(c, c + 1)) {
+            mine.get()[0]++;
+            return;
+          }
+        } else {
+          synchronized (this) {
+            boolean interrupted = false;
+            while (count.get() < 0) {
+              try {
+                wait();
+              } catch (InterruptedException e) {
+                interrupted = true;
+              }
+            }
+            if (interrupted) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        }
+      }
+    }
+
+    void exit() {
+      exit(Thread.currentThread());
+    }
+
+    /** Ends a use entered by {@code owner} (a cursor may be closed by another thread at shutdown). */
+    void exit(Thread owner) {
+      count.decrementAndGet();
+      if (owner == Thread.currentThread()) {
+        mine.get()[0]--;
+      }
+    }
+
+    boolean tryExclusive(long waitMillis) {
+      if (mine.get()[0] > 0) {
+        return false;
+      }
+      long deadline = System.nanoTime() + waitMillis * 1_000_000L;
+      while (!count.compareAndSet(0, -1)) {
+        if (System.nanoTime() > deadline) {
+          return false;
+        }
+        try {
+          Thread.sleep(1);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
+      }
+      return true;
+    }
+
+    synchronized void endExclusive() {
+      count.set(0);
+      notifyAll();
+    }
   }
 
   static boolean isCorruption(RocksDBException e) {
@@ -717,7 +1411,7 @@ final class RocksDbStore implements AutoCloseable {
       if (writable) {
         // RocksDB does not flush at close what its write-ahead log holds; every later open (each
         // reader's too) would replay it. Flush, so the next command opens quickly.
-        try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+        try (FlushOptions flush = new FlushOptions().setWaitForFlush(true).setAllowWriteStall(true)) {
           db.flush(flush, v.allHandles());
         } catch (RocksDBException e) {
           // the log still holds what was logged, and the next open replays it; unlogged writes

@@ -22,6 +22,14 @@ import java.util.OptionalLong;
  * prune DIR MAXBYTES      prune to MAXBYTES
  * unlogged-then-logged DIR  entries 0..49 in unlogged batches, then entry 100 logged and synced; "committed 100"; waits
  * hold DIR MILLIS         take the lock ("locked"), write one graph, sleep, exit
+ * keep-writing DIR BYTES  write entries of BYTES (graph, artifact, sync) until ten writes failed, going on after
+ *                         each failure with a sync and a write of another kind; "failed: MESSAGE" for each
+ * settings DIR            set max-size, require-signed, a trusted key, and count a hit and a miss
+ * show DIR                print the settings, counters and contents ("max-size N", ...) read-only
+ * check DIR COUNT BYTES   read-only: "missing N" / "wrong N" for each entry 0..COUNT-1 (as write stores them)
+ *                         that is not there with its bytes
+ * clear DIR               clear the cache
+ * repair DIR              verify --repair, then "problems N" from a verify after it
  * </pre>
  */
 public final class CacheFaultMain {
@@ -42,6 +50,10 @@ public final class CacheFaultMain {
     if (args[0].equals("half-a-value")) {
       StoredValues.chunkBytesForTests = Integer.parseInt(args[3]);
     }
+    if (args[0].equals("show") || args[0].equals("check")) {
+      readOnly(args);
+      return;
+    }
     try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> { })) {
       switch (args[0]) {
         case "write" -> {
@@ -60,7 +72,26 @@ public final class CacheFaultMain {
         }
         case "prune" -> {
           System.out.println("started");
-          s.prune(new PruneRequest(OptionalLong.of(Long.parseLong(args[2])), null, false, null, null, false, false));
+          PruneResult r = s.prune(new PruneRequest(OptionalLong.of(Long.parseLong(args[2])), null, false, null, null,
+              false, false));
+          System.out.println("pruned " + r.bytesFreed() + " disk " + r.diskAfter());
+        }
+        case "keep-writing" -> keepWriting(s, Integer.parseInt(args[2]));
+        case "settings" -> {
+          s.setMaxSize(OptionalLong.of(100L << 30));
+          s.setRequireSigned(true);
+          java.security.KeyPair pair = java.security.KeyPairGenerator.getInstance("Ed25519").generateKeyPair();
+          s.trustKey(BundleKey.of(pair.getPublic()), "fault test");
+          Fixtures.graph(s, 900);
+          s.putArtifact(Fixtures.key(900, Fixtures.CPU), Fixtures.bytes(900, 100), CompileInfo.of(1, ""));
+          s.lookup(Fixtures.key(900, Fixtures.CPU)); // a hit
+          s.lookup(Fixtures.key(900, Fixtures.TRN1)); // a miss
+        }
+        case "clear" -> System.out.println("cleared " + s.clear());
+        case "repair" -> {
+          VerifyReport r = s.verify(true);
+          System.out.println("repaired " + r.problems().size());
+          System.out.println("problems " + s.verify(false).problems().size());
         }
         case "unlogged-then-logged" -> {
           System.out.println("started");
@@ -93,5 +124,68 @@ public final class CacheFaultMain {
       System.out.flush();
       System.exit(e.exitCode().code());
     }
+  }
+
+  private static void readOnly(String[] args) throws Exception {
+    try (CacheStore s = CacheStore.open(Path.of(args[1]), CacheStore.Mode.READ_ONLY, Duration.ZERO, m -> { })) {
+      if (args[0].equals("show")) {
+        CacheStatistics st = s.statistics();
+        TrustSettings trust = s.trustSettings();
+        System.out.println("max-size " + s.maxSize().orElse(-1));
+        System.out.println("require-signed " + trust.requireSigned());
+        System.out.println("trusted " + trust.keys().size());
+        System.out.println("hits " + st.hits() + " misses " + st.misses());
+        System.out.println("graphs " + st.graphs() + " artifacts " + st.compiled());
+        return;
+      }
+      int count = Integer.parseInt(args[2]);
+      int size = Integer.parseInt(args[3]);
+      for (int n = 0; n < count; n++) {
+        java.util.Optional<Artifact> a = s.getArtifact(Fixtures.key(n, Fixtures.CPU));
+        if (a.isEmpty()) {
+          System.out.println("missing " + n);
+        } else if (!java.util.Arrays.equals(a.get().bytes(), Fixtures.bytes(n, size))) {
+          System.out.println("wrong " + n);
+        }
+      }
+      System.out.println("checked " + count);
+    } catch (XlacException e) {
+      System.err.println("xlac: " + e.getMessage());
+      System.exit(e.exitCode().code());
+    }
+  }
+
+  /** Writes on after failures, each time in another way, as a long compile run would. */
+  private static void keepWriting(CacheStore s, int size) {
+    int failures = 0;
+    for (int n = 0; failures < 10 && n < 10_000; n++) {
+      try {
+        switch (failures % 4) {
+          case 0, 1 -> {
+            Fixtures.graph(s, n);
+            s.putArtifact(Fixtures.key(n, Fixtures.CPU), Fixtures.bytes(n, size), CompileInfo.of(n, "log " + n));
+          }
+          case 2 -> {
+            Fixtures.graph(s, n);
+            s.sync();
+          }
+          default -> {
+            Fixtures.graph(s, n);
+            s.putArtifacts(java.util.List.of(new CacheStore.NewArtifact(Fixtures.key(n, Fixtures.TRN1),
+                Fixtures.bytes(n, size), CompileInfo.of(n, ""))));
+          }
+        }
+        System.out.println("committed " + n);
+      } catch (XlacException e) {
+        failures++;
+        System.out.println("failed: " + e.getMessage());
+        try {
+          s.sync(); // what a command does at its end, whatever failed before
+        } catch (XlacException again) {
+          System.out.println("failed: " + again.getMessage());
+        }
+      }
+    }
+    System.out.println("failures " + failures);
   }
 }

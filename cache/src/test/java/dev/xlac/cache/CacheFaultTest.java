@@ -41,9 +41,19 @@ class CacheFaultTest {
 
     /** {@code libraryDir}: where RocksDB's native library already lies, so the child need not unpack it to /tmp. */
     Child(String shellPrefix, Path libraryDir, String... args) throws IOException {
+      this(shellPrefix, List.of(), libraryDir, args);
+    }
+
+    /** A child started through {@code wrapper} (a command that runs its arguments: nsenter into a namespace). */
+    static Child through(List<String> wrapper, String... args) throws IOException {
+      return new Child(null, wrapper, null, args);
+    }
+
+    private Child(String shellPrefix, List<String> wrapper, Path libraryDir, String... args) throws IOException {
       String java = ProcessHandle.current().info().command().orElse("java");
       String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-      List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx512m",
+      List<String> cmd = new ArrayList<>(wrapper);
+      cmd.addAll(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx512m",
           "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp));
       if (libraryDir != null) {
         cmd.add("-Djava.library.path=" + libraryDir);

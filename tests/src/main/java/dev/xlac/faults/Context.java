@@ -303,6 +303,9 @@ final class Context implements AutoCloseable {
 
       @Override
       public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+        if (from.relativize(file).toString().equals("reserve")) {
+          return FileVisitResult.CONTINUE; // the disk reserve (64 MiB of nothing): the copy's writer makes its own
+        }
         Files.copy(file, to.resolve(from.relativize(file).toString()), StandardCopyOption.COPY_ATTRIBUTES,
             LinkOption.NOFOLLOW_LINKS);
         return FileVisitResult.CONTINUE;

@@ -28,14 +28,15 @@ class FaultSuiteTest {
    *       not every run hits it)
    *   <li>kill-export: a killed export leaves a {@code xlac-cache-reader-*} directory in
    *       java.io.tmpdir (read-only opens without secondary instances)
-   *   <li>disk-full: after the disk fills, prune, clear and imports fail with "disk full" (item 5)
    *   <li>damage: damaged artifacts counted as hits, and verify --repair failing or leaving damage
    *       (items 3 and 4)
    * </ul>
    * Added as their fixes landed: hostile-bundles (item 6: {@code import --max-unpacked}, and a
-   * consistent 2e9-byte artifact imported a piece at a time; one trial, which runs every case).
+   * consistent 2e9-byte artifact imported a piece at a time; one trial, which runs every case) and
+   * disk-full (item 5: the disk reserve; prune, clear and imports work on a full disk).
    */
-  static final List<String> SCENARIOS = List.of("kill-compile", "concurrent-writers", "hostile-bundles");
+  static final List<String> SCENARIOS =
+      List.of("kill-compile", "concurrent-writers", "hostile-bundles", "disk-full");
 
   @TempDir
   Path dir;

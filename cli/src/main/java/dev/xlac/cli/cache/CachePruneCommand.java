@@ -25,7 +25,9 @@ import picocli.CommandLine.Option;
         "then stay. With filters and no bound, every matching entry is removed. Removing a graph removes its",
         "artifacts. With --json, one object with the keys dry_run, removed (array of objects with fingerprint,",
         "module, compiler (null for a graph), status, bytes, last_access), bytes_freed, bytes_before,",
-        "bytes_after, disk_bytes_before and disk_bytes_after."})
+        "bytes_after, disk_bytes_before, disk_bytes_after and disk_bytes_unreclaimed (removed data still on disk",
+        "because the disk had no room to rewrite the files it shares with entries that stay). It works on a full",
+        "disk: the deletes are small, and what it cannot reclaim yet a later prune does."})
 final class CachePruneCommand implements Callable<Integer> {
   @Option(names = "--max-size", paramLabel = "SIZE", converter = CacheOptions.SizeConverter.class,
       description = "Remove until the cache holds at most SIZE (e.g. 50G, 500MiB).")
@@ -89,6 +91,11 @@ final class CachePruneCommand implements Callable<Integer> {
           r.dryRun() ? "freeing" : "freed", Sizes.human(r.bytesFreed()), Sizes.human(r.bytesBefore()),
           Sizes.human(r.bytesAfter()), r.dryRun() || r.diskAfter() < 0 ? ""
               : "; on disk " + Sizes.human(r.diskBefore()) + " -> " + Sizes.human(r.diskAfter()));
+      if (!r.dryRun() && r.diskUnreclaimed() > 0) {
+        out.printf("%s of removed data is still on disk, in files shared with entries that stay: rewriting them"
+            + " needs %s free, and a prune run again then reclaims it%n",
+            Sizes.human(r.diskUnreclaimed()), Sizes.human(r.roomNeeded()));
+      }
     }
     out.flush();
     return 0;
@@ -112,6 +119,7 @@ final class CachePruneCommand implements Callable<Integer> {
     m.put("bytes_after", r.bytesAfter());
     m.put("disk_bytes_before", r.diskBefore());
     m.put("disk_bytes_after", r.dryRun() ? null : r.diskAfter());
+    m.put("disk_bytes_unreclaimed", r.dryRun() ? null : r.diskUnreclaimed());
     return m;
   }
 }

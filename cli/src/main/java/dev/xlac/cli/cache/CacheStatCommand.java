@@ -18,8 +18,10 @@ import picocli.CommandLine.Option;
     description = "Show the cache's statistics, as 'ccache -s' does: contents, sizes, hits and misses, time saved.",
     footer = {"%nWith --json, one object with the keys directory, schema_version, graphs, pending_graphs, compiled,",
         "failed, stored_bytes, raw_bytes, hlo_raw_bytes, hlo_stored_bytes, artifact_bytes, disk_bytes,",
-        "max_size_bytes (null if none), hits, misses, compile_seconds_saved, cleanups, damaged_reads and",
-        "counters_since (ISO-8601). Hits and misses are counted by processes that write to the cache."})
+        "max_size_bytes (null if none), hits, misses, compile_seconds_saved, cleanups, damaged_reads,",
+        "counters_since (ISO-8601), disk_reserve_bytes (0 if none) and disk_reserve_note (why there is none,",
+        "else null). Hits and misses are counted by processes that write to the cache. The disk reserve is space",
+        "the cache keeps so that it can be pruned or cleared on a full disk."})
 final class CacheStatCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print a JSON object.")
   boolean json;
@@ -66,6 +68,8 @@ final class CacheStatCommand implements Callable<Integer> {
       row(out, "Cleanups", Long.toString(s.cleanups()));
       row(out, "Damaged reads", Long.toString(s.damagedReads()));
       row(out, "Counters since", Tables.time(s.countersSince()) + " UTC");
+      row(out, "Disk reserve", s.diskReserveBytes() > 0 ? Sizes.human(s.diskReserveBytes())
+          : "none (" + s.diskReserveNote() + ")");
     }
     out.flush();
     return 0;
@@ -96,6 +100,8 @@ final class CacheStatCommand implements Callable<Integer> {
     m.put("cleanups", s.cleanups());
     m.put("damaged_reads", s.damagedReads());
     m.put("counters_since", Tables.iso(s.countersSince()));
+    m.put("disk_reserve_bytes", s.diskReserveBytes());
+    m.put("disk_reserve_note", s.diskReserveBytes() > 0 ? null : s.diskReserveNote());
     return m;
   }
 }

@@ -129,6 +129,17 @@ class CacheCommandsTest {
   }
 
   @Test
+  void stat_showsTheDiskReserve() throws Exception {
+    Run none = xlac("cache", "stat");
+    assertThat(none.out()).contains("Disk reserve:        none (no cache yet)");
+    xlac("cache", "add", dumps.toString());
+    long size = java.nio.file.Files.size(cache.resolve("reserve"));
+    assertThat(xlac("cache", "stat").out()).contains("Disk reserve:        " + dev.xlac.core.Sizes.human(size) + "\n");
+    assertThat(xlac("cache", "stat", "--json").out()).contains("\"disk_reserve_bytes\": " + size,
+        "\"disk_reserve_note\": null");
+  }
+
+  @Test
   void exportThenImport_intoAnotherCache_andAgainChangesNothing() {
     xlac("cache", "add", dumps.toString());
     Path bundle = tmp.resolve("warm.tar.zst");
