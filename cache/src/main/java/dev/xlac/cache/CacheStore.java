@@ -151,12 +151,18 @@ public final class CacheStore implements AutoCloseable {
     CacheLock lock = CacheLock.acquire(abs, lockWait, notices);
     RocksDbStore db;
     try {
+      DatabaseSwap.recover(abs, notices); // a repair a crash interrupted: finished or undone
       db = RocksDbStore.open(abs, true);
     } catch (RuntimeException e) {
       lock.close();
       throw e;
     }
     return init(new CacheStore(abs, mode, lock, db, clock, notices));
+  }
+
+  /** For {@link CacheRepair}: opens {@code abs} for writing under the writer lock the caller holds (and keeps). */
+  static CacheStore openLocked(Path abs, Consumer<String> notices, Clock clock) {
+    return init(new CacheStore(abs, Mode.READ_WRITE, null, RocksDbStore.open(abs, true), clock, notices));
   }
 
   private static CacheStore init(CacheStore s) {

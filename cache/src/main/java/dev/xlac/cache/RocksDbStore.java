@@ -148,12 +148,18 @@ final class RocksDbStore implements AutoCloseable {
     }
   }
 
+  /** Loads RocksDB's native library (this class's initialisation does), for code that calls it directly. */
+  static void loadNative() {
+    // the static initialiser has run
+  }
+
   /** How often a read-only open that failed in a way a writer's file replacement explains is tried again. */
   private static final int READ_ONLY_OPEN_RETRIES = 5;
   /** A reader's view younger than this counts as fresh: {@link #refresh} keeps it. */
   private static final long FRESH_NANOS = 200_000_000L;
 
   private final Path cacheDir;
+  private final Path dbDir;
   private final boolean writable;
   private final List<AutoCloseable> options = new ArrayList<>();
   private final DBOptions dbOptions;
@@ -190,7 +196,10 @@ final class RocksDbStore implements AutoCloseable {
   private RocksDbStore(Path cacheDir, boolean writable) {
     this.cacheDir = cacheDir;
     this.writable = writable;
-    Path dbDir = cacheDir.resolve(DB_DIR);
+    // A reader of a cache whose repair was interrupted between its two renames reads the rebuilt
+    // database until the next writer finishes the swap (DatabaseSwap).
+    Path dbDir = writable ? cacheDir.resolve(DB_DIR) : DatabaseSwap.readableDatabase(cacheDir);
+    this.dbDir = dbDir;
     try {
       LRUCache blockCache = own(new LRUCache(64L << 20));
       BloomFilter bloom = own(new BloomFilter(10));
@@ -221,6 +230,7 @@ final class RocksDbStore implements AutoCloseable {
       scans = own(new ReadOptions().setVerifyChecksums(true).setReadaheadSize(2L << 20).setFillCache(false));
       if (writable) {
         Files.createDirectories(dbDir);
+        requireCurrentFile(dbDir);
         view = openView(dbDir);
       } else if (!Files.exists(cacheDir) || Files.isDirectory(cacheDir)) {
         view = openReadOnlyView(dbDir);
@@ -229,7 +239,7 @@ final class RocksDbStore implements AutoCloseable {
       }
     } catch (RocksDBException e) {
       closeOptions();
-      throw failure(cacheDir, "cannot open the database", e);
+      throw openFailure(cacheDir, e);
     } catch (IOException e) {
       closeOptions();
       throw ioFailure(cacheDir, "cannot open the database", e);
@@ -246,7 +256,15 @@ final class RocksDbStore implements AutoCloseable {
    */
   private View openView(Path dbDir) throws RocksDBException {
     if (!writable && !Files.exists(dbDir.resolve("CURRENT"))) {
+      if (holdsData(dbDir)) {
+        throw new RocksDBException("its CURRENT file is missing", new Status(Status.Code.NotFound, Status.SubCode.None,
+            "its CURRENT file is missing"));
+      }
       return null;
+    }
+    String cut = ManifestTail.problem(dbDir);
+    if (cut != null) { // RocksDB would open an older state silently, and a writer delete the newer files
+      throw new RocksDBException(cut, new Status(Status.Code.Corruption, Status.SubCode.None, cut));
     }
     String dbPath = dbDir.toString();
     List<String> names = new ArrayList<>(List.of("default"));
@@ -291,6 +309,34 @@ final class RocksDbStore implements AutoCloseable {
           + names + ")");
     }
     return v;
+  }
+
+  /**
+   * A writer's check before opening: a database directory with table, blob or log files but no
+   * CURRENT file is damaged, not new. RocksDB would create a new, empty database there (and then
+   * delete every file of the old one as obsolete), or refuse because of the logs; neither must happen.
+   */
+  private void requireCurrentFile(Path dbDir) {
+    if (!Files.exists(dbDir.resolve("CURRENT")) && holdsData(dbDir)) {
+      throw new DamagedCacheException(cacheDir, "cannot open the database: its CURRENT file is missing", null);
+    }
+  }
+
+  /** Whether a database directory holds files with data: tables, blob files, or a write-ahead log with something in it. */
+  static boolean holdsData(Path dbDir) {
+    try (var s = Files.list(dbDir)) {
+      return s.anyMatch(p -> {
+        String n = p.getFileName().toString();
+        try {
+          // A MANIFEST alone is a database whose creation was cut short: it held nothing yet.
+          return n.endsWith(".sst") || n.endsWith(".blob") || (n.endsWith(".log") && Files.size(p) > 0);
+        } catch (IOException e) {
+          return true; // there, if unreadable
+        }
+      });
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   /**
@@ -339,7 +385,7 @@ final class RocksDbStore implements AutoCloseable {
     }
     View fresh;
     try {
-      fresh = openReadOnlyView(cacheDir.resolve(DB_DIR));
+      fresh = openReadOnlyView(dbDir);
     } catch (RocksDBException | RuntimeException e) {
       return false;
     }
@@ -631,6 +677,79 @@ final class RocksDbStore implements AutoCloseable {
     }
   }
 
+  /** The database directory this store opened. */
+  Path databaseDir() {
+    return dbDir;
+  }
+
+  /**
+   * The id of a family's column family: what RocksDB writes into the header of each of its blob
+   * files. -1 when the database has no such family.
+   */
+  int familyId(Cf cf) {
+    View v = view;
+    ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
+    return h == null ? -1 : h.getID();
+  }
+
+  /**
+   * Reads every block of every table file and checks its checksum (blob files are not read). A
+   * damaged block is a {@link DamagedValueException} naming the file.
+   */
+  void verifyTables() {
+    checkOpen();
+    View v = view;
+    if (v == null) {
+      return;
+    }
+    try {
+      v.db().verifyChecksum();
+    } catch (RocksDBException e) {
+      if (isCorruption(e) || isMissingFile(e)) {
+        throw new DamagedValueException(e.getMessage(), isMissingFile(e));
+      }
+      throw failure(cacheDir, "cannot check the table files", e);
+    }
+  }
+
+  /** The names of the files the database uses now (tables, blob files, MANIFEST, ...), as RocksDB lists them. */
+  List<String> liveFiles() {
+    checkOpen();
+    View v = view;
+    if (v == null) {
+      return List.of();
+    }
+    try {
+      return v.db().getLiveFiles(false).files.stream().map(n -> n.startsWith("/") ? n.substring(1) : n).toList();
+    } catch (RocksDBException e) {
+      throw failure(cacheDir, "cannot list the database's files", e);
+    }
+  }
+
+  /**
+   * Flushes and compacts every family down to its last level, without forcing blob garbage
+   * collection: what is deleted or overwritten leaves the tables, and a blob file none of whose
+   * values is referenced any more is deleted, but no live value is moved. A damaged block in a
+   * table met on the way fails it (RocksDB then reports corruption).
+   */
+  void compactTables() {
+    checkOpen();
+    if (!writable) {
+      return;
+    }
+    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true);
+        CompactRangeOptions compact = new CompactRangeOptions().setExclusiveManualCompaction(true)
+            .setBottommostLevelCompaction(CompactRangeOptions.BottommostLevelCompaction.kForceOptimized)) {
+      RocksDB db = primary().db();
+      db.flush(flush, primary().allHandles());
+      for (Cf cf : Cf.values()) {
+        db.compactRange(primary().handles().get(cf), null, null, compact);
+      }
+    } catch (RocksDBException e) {
+      throw failure(cacheDir, "cannot compact", e);
+    }
+  }
+
   /** Bytes the database occupies on disk. */
   long diskUsage() {
     if (!Files.isDirectory(cacheDir.resolve(DB_DIR))) {
@@ -654,6 +773,25 @@ final class RocksDbStore implements AutoCloseable {
       return -1;
     }
     return total[0];
+  }
+
+  /**
+   * Why the database cannot be opened. Damage to its files (RocksDB reports corruption, a file it
+   * lists is gone, CURRENT or the MANIFEST is unreadable) is a {@link DamagedCacheException}, which
+   * {@code verify --repair} fixes; anything else (a full disk, permissions, a lock) is not.
+   */
+  static XlacException openFailure(Path cacheDir, RocksDBException e) {
+    String msg = e.getMessage() == null ? String.valueOf(e.getStatus()) : e.getMessage();
+    Status s = e.getStatus();
+    Status.Code code = s == null ? null : s.getCode();
+    boolean damage = !isDiskFull(msg) && (code == Status.Code.Corruption || code == Status.Code.NotFound || isMissingFile(e)
+        || (code == Status.Code.InvalidArgument && msg.contains("existing log file")));
+    if (!damage) {
+      return failure(cacheDir, "cannot open the database", e);
+    }
+    // RocksDB's own advice ("The file ... may be corrupted.") would be a second one; ours is verify --repair.
+    String reason = msg.replaceAll("\\s+The file \\S+ may be corrupted\\.?", "").strip();
+    return new DamagedCacheException(cacheDir, "cannot open the database: " + reason, e);
   }
 
   static boolean isCorruption(RocksDBException e) {

@@ -20,6 +20,8 @@ import java.util.OptionalLong;
  * prune DIR MAXBYTES      prune to MAXBYTES
  * unlogged-then-logged DIR  entries 0..49 in unlogged batches, then entry 100 logged and synced; "committed 100"; waits
  * hold DIR MILLIS         take the lock ("locked"), write one graph, sleep, exit
+ * repair DIR [STEP]       verify --repair ({@link CacheRepair#repair}); "step S" at each step of a rebuild, and
+ *                         at STEP it waits (to be killed there)
  * </pre>
  */
 public final class CacheFaultMain {
@@ -35,6 +37,23 @@ public final class CacheFaultMain {
     }
     if (args[0].equals("half-a-value")) {
       StoredValues.chunkBytesForTests = Integer.parseInt(args[3]);
+    }
+    if (args[0].equals("repair")) {
+      String pauseAt = args.length > 2 ? args[2] : null;
+      CacheRepair.stepsForTests = step -> {
+        System.out.println("step " + step);
+        if (step.equals(pauseAt)) {
+          try {
+            Thread.sleep(60_000); // killed here
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      };
+      System.out.println("started");
+      RepairReport r = CacheRepair.repair(dir, Duration.ZERO, m -> { });
+      System.out.println(r.clean() ? "done" : "not clean: " + r);
+      return;
     }
     try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> { })) {
       switch (args[0]) {
