@@ -68,8 +68,10 @@ class DamagedDatabaseRepairTest {
         Set<Path> before = blobFiles();
         for (int i = 0; i < PER_GROUP; i++) {
           int n = g * PER_GROUP + i;
-          Fixtures.graph(s, n);
-          modules.put(n, module(n));
+          // The last graph of each group has a module large enough for a blob file (and two chunks).
+          byte[] m = i == PER_GROUP - 1 ? bigModule(n) : module(n);
+          s.putGraph(fp(n), "jit_g" + n, m, "test/" + n);
+          modules.put(n, m);
           byte[] a = bytes(n, switch (n % 3) {
             case 0 -> SMALL;
             case 1 -> LARGE;
@@ -93,6 +95,19 @@ class DamagedDatabaseRepairTest {
     }
   }
 
+  /** Graph {@code n}'s module with 40,000 random letters of source metadata: the same fingerprint, stored in a blob file. */
+  static byte[] bigModule(int n) throws Exception {
+    var m = dev.xlac.hlo.proto.HloProtos.HloModuleProto.parseFrom(module(n)).toBuilder();
+    var instruction = m.getComputationsBuilder(0).getInstructionsBuilder(0);
+    Random r = new Random(n);
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < 40_000; i++) {
+      b.append((char) ('a' + r.nextInt(26)));
+    }
+    instruction.setMetadata(instruction.getMetadata().toBuilder().setSourceFile(b.toString()));
+    return m.build().toByteArray();
+  }
+
   @AfterEach
   void resetChunkSize() {
     StoredValues.chunkBytesForTests = 0;
@@ -102,16 +117,35 @@ class DamagedDatabaseRepairTest {
   // ---------------------------------------------------------------- blob files
 
   @Test
-  void repair_afterADeletedBlobFile_dropsOnlyItsEntries_reportsThem_andAPruneThatCompactsWorks() throws Exception {
-    Path victim = artifactBlobFile(1);
-    Set<ArtifactKey> inIt = artifactsIn(victim);
-    assertThat(inIt).isNotEmpty();
-    Files.delete(victim);
+  void repair_afterDeletedBlobFiles_dropsOnlyTheirEntries_reportsThem_andAPruneThatCompactsWorks() throws Exception {
+    // Every blob file of the middle flush: artifacts, a graph's module, compile logs.
+    Set<ArtifactKey> lose = new HashSet<>();
+    Set<Integer> graphsLost = new HashSet<>();
+    for (Path blob : blobFilesOfGroup.get(1)) {
+      BlobFiles.FileScan scan = BlobFiles.scan(blob);
+      if (scan.columnFamilyId() == RocksDbStore.Cf.ARTIFACTS.ordinal() + 1) {
+        lose.addAll(artifactsIn(blob));
+      } else if (scan.columnFamilyId() == RocksDbStore.Cf.GRAPHS.ordinal() + 1) {
+        for (BlobFiles.Location l : scan.records()) {
+          int n = graphNumber(Keys.hex(l.key()).substring(0, 12));
+          graphsLost.add(n);
+          lose.add(key(n, CPU));
+        }
+      }
+      Files.delete(blob);
+    }
+    assertThat(graphsLost).as("a module was in a blob file").isNotEmpty();
 
     Outcome o = repair();
 
-    assertRepaired(o, inIt);
-    assertThat(o.lostArtifacts()).containsExactlyInAnyOrderElementsOf(inIt);
+    try (CacheStore s = Fixtures.open(dir)) {
+      assertThat(s.getArtifact(key(6, CPU))).as("an artifact whose log alone was lost is kept, without it")
+          .hasValueSatisfying(a -> assertThat(a.bytes()).isEqualTo(artifacts.get(key(6, CPU))));
+      assertThat(s.log(key(6, CPU))).isEmpty();
+    }
+    assertRepaired(o, lose);
+    assertThat(o.lostArtifacts()).containsExactlyInAnyOrderElementsOf(lose);
+    assertThat(o.lostGraphs()).containsExactlyInAnyOrderElementsOf(graphsLost);
   }
 
   @Test
