@@ -87,6 +87,7 @@ final class CacheVerifier {
   /** Checks, then repairs in place what can be (the caller holds the writer lock: the store is writable). */
   InPlace repairInPlace() {
     long[] counts = scan();
+    damagedBlobFiles.forEach((f, why) -> problem("blob file " + f, why, true));
     if (problems.isEmpty()) {
       return new InPlace(new VerifyReport(counts[0], counts[1], counts[2], List.of(), false), List.of(), null);
     }
@@ -227,7 +228,7 @@ final class CacheVerifier {
    * The files themselves: every table block's checksum (RocksDB's own check), and every blob file
    * in use: there, with its header and its footer (RocksDB reads the footer before any value, so a
    * truncated blob file makes all its values unreadable, and a compaction that has to move one of
-   * them fails).
+   * them fails). A damaged blob file is a problem of the repair's only (see {@link #repairInPlace}).
    */
   private void checkFiles() {
     try {
@@ -253,8 +254,9 @@ final class CacheVerifier {
         }
       }
       if (why != null) {
+        // Only a problem if a value in use is in it, which the values' own checks find; else it
+        // holds nothing but garbage the next compaction drops. A repair compacts and makes sure.
         damagedBlobFiles.put(f, why);
-        problem("blob file " + f, why, true);
       }
     }
   }
