@@ -235,6 +235,7 @@ final class CacheSalvage {
       });
       accessComplete |= complete;
     }
+    identitiesFromProbes();
     Set<ByteBuffer> graphKeys = new HashSet<>();
     Set<ByteBuffer> artifactKeys = new HashSet<>();
     for (RocksDbStore s : sources) {
@@ -252,6 +253,33 @@ final class CacheSalvage {
       if (r != null) {
         artifactRecords.put(k, r);
       }
+    }
+  }
+
+  /**
+   * Compile runs keep each PJRT plugin's identity in {@code DIR/probes/*.identity}, in the same text
+   * form as the identity records: where a record is lost, such a file whose text hashes to the
+   * artifact's compiler digest gives it back.
+   */
+  private void identitiesFromProbes() {
+    Path probes = cacheDir.resolve("probes");
+    if (!Files.isDirectory(probes)) {
+      return;
+    }
+    try (var s = Files.list(probes)) {
+      for (Path p : s.filter(f -> f.getFileName().toString().endsWith(".identity")).toList()) {
+        try {
+          if (Files.size(p) > 1 << 20) {
+            continue;
+          }
+          CompilerIdentity id = CompilerIdentity.decode(Files.readString(p, StandardCharsets.UTF_8));
+          identities.putIfAbsent(id.digest(), id.encode().getBytes(StandardCharsets.UTF_8));
+        } catch (IOException | IllegalArgumentException e) {
+          // not an identity file: skipped
+        }
+      }
+    } catch (IOException e) {
+      // no identities from there
     }
   }
 

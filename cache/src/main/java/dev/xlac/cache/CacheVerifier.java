@@ -117,6 +117,8 @@ final class CacheVerifier {
       }
     } catch (DamagedValueException e) {
       rebuild = "RocksDB reports damage: " + e.getMessage();
+    } catch (DamagedCacheException e) {
+      rebuild = e.damage();
     } catch (XlacException e) {
       if (!e.getMessage().contains("is damaged")) {
         throw e;
@@ -211,8 +213,8 @@ final class CacheVerifier {
       if (accessEntries != expectedAccess.size()) {
         indexesOutOfStep = true;
       }
-    } catch (DamagedValueException e) {
-      tableDamaged("a scan of the records meets a damaged block (" + e.getMessage() + ")");
+    } catch (DamagedValueException | DamagedCacheException e) {
+      tableDamaged(e instanceof DamagedCacheException d ? d.damage() : e.getMessage());
       return new long[] {graphCount, artifactCount, recomputed.storedBytes()};
     }
     if (indexesOutOfStep) {

@@ -451,7 +451,7 @@ final class RocksDbStore implements AutoCloseable {
     try {
       return v.db().get(h, reads, key);
     } catch (RocksDBException e) {
-      throw readFailure(cf, e);
+      throw cf.blobs ? readFailure(cf, e) : recordFailure(cf, e);
     }
   }
 
@@ -473,6 +473,17 @@ final class RocksDbStore implements AutoCloseable {
     } catch (RocksDBException e) {
       throw readFailure(cf, e);
     }
+  }
+
+  /**
+   * A record (not a value) that cannot be read because a table block is damaged: the cache is
+   * damaged as a whole, as for a failed open ({@code verify --repair} rebuilds it).
+   */
+  private RuntimeException recordFailure(Cf cf, RocksDBException e) {
+    if (isCorruption(e) || isMissingFile(e)) {
+      return new DamagedCacheException(cacheDir, "a damaged block in its " + cf.cfName + " records: " + e.getMessage(), e);
+    }
+    return failure(cacheDir, "cannot read from " + cf.cfName, e);
   }
 
   private RuntimeException readFailure(Cf cf, RocksDBException e) {
@@ -589,9 +600,9 @@ final class RocksDbStore implements AutoCloseable {
     View v = view;
     ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
     if (h == null) {
-      return new Cursor(null); // no database, or a family its writer has not created yet: empty
+      return new Cursor(null, cf.cfName); // no database, or a family its writer has not created yet: empty
     }
-    Cursor c = new Cursor(v.db().newIterator(h, from == null ? scans : reads));
+    Cursor c = new Cursor(v.db().newIterator(h, from == null ? scans : reads), cf.cfName);
     cursors.add(c);
     if (from == null) {
       c.it.seekToFirst();
@@ -604,9 +615,11 @@ final class RocksDbStore implements AutoCloseable {
   /** Iterator over a column family; {@link #close()} it (try-with-resources). */
   final class Cursor implements AutoCloseable {
     private final RocksIterator it;
+    private final String family;
 
-    private Cursor(RocksIterator it) {
+    private Cursor(RocksIterator it, String family) {
       this.it = it;
+      this.family = family;
     }
 
     boolean valid() {
@@ -619,8 +632,9 @@ final class RocksDbStore implements AutoCloseable {
       try {
         it.status();
       } catch (RocksDBException e) {
-        if (isCorruption(e)) {
-          throw new DamagedValueException(e.getMessage(), false);
+        if (isCorruption(e) || isMissingFile(e)) {
+          throw new DamagedCacheException(cacheDir, "a scan of its " + family + " meets a damaged block: "
+              + e.getMessage(), e);
         }
         throw failure(cacheDir, "cannot iterate", e);
       }
