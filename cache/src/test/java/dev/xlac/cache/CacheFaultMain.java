@@ -52,6 +52,9 @@ public final class CacheFaultMain {
       };
       System.out.println("started");
       RepairReport r = CacheRepair.repair(dir, Duration.ZERO, m -> { });
+      if (r.emptyReason() != null) {
+        System.out.println("started empty: " + r.emptyReason() + "; the damaged database is in " + r.brokenDatabase());
+      }
       System.out.println(r.clean() ? "done" : "not clean: " + r);
       return;
     }

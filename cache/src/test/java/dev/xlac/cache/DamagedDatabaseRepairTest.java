@@ -321,6 +321,36 @@ class DamagedDatabaseRepairTest {
     }
   }
 
+  /**
+   * When even the rebuild fails (here: the files it writes may not grow past 100 KiB, as on a full
+   * disk), the damaged database is moved aside all the same, the cache starts empty, and the repair
+   * says so.
+   */
+  @Test
+  void repair_whenTheRebuildFails_movesTheDatabaseAside_startsEmpty_andSaysSo() throws Exception {
+    Path manifest = only("MANIFEST-");
+    truncate(manifest, Files.size(manifest) - 3);
+    Path lib = Files.createDirectories(tmp.resolve("lib"));
+    try (var in = org.rocksdb.RocksDB.class.getResourceAsStream("/librocksdbjni-linux64.so")) {
+      org.junit.jupiter.api.Assumptions.assumeTrue(in != null, "RocksDB ships no linux64 library for this platform");
+      Files.copy(in, lib.resolve("librocksdbjni-linux64.so"));
+    }
+    CacheFaultTest.Child child = new CacheFaultTest.Child("trap '' XFSZ; ulimit -f 100;", lib, "repair", dir.toString());
+    assertThat(child.await()).as("exit code; output %s", child.lines).isZero();
+
+    assertThat(child.lines).as("it says so").anySatisfy(l -> assertThat(l).startsWith("started empty: ")
+        .contains("; the damaged database is in " + dir + "/db.broken-"));
+    assertThat(child.lines).contains("done");
+    try (CacheStore s = Fixtures.open(dir)) {
+      assertThat(s.graphs()).isEmpty();
+      assertThat(s.verify(false).clean()).isTrue();
+    }
+    try (var files = Files.list(dir)) {
+      List<Path> broken = files.filter(p -> p.getFileName().toString().startsWith("db.broken-")).toList();
+      assertThat(broken).singleElement().satisfies(b -> assertThat(b.resolve(manifest.getFileName())).exists());
+    }
+  }
+
   static void copyTree(Path from, Path to) throws IOException {
     try (var s = Files.walk(from)) {
       for (Path p : s.toList()) {
