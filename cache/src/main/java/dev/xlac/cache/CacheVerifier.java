@@ -119,11 +119,6 @@ final class CacheVerifier {
       rebuild = "RocksDB reports damage: " + e.getMessage();
     } catch (DamagedCacheException e) {
       rebuild = e.damage();
-    } catch (XlacException e) {
-      if (!e.getMessage().contains("is damaged")) {
-        throw e;
-      }
-      rebuild = XlacException.reason(e);
     }
     List<VerifyReport.Problem> done = rebuild != null ? List.copyOf(problems) : problems.stream().map(p ->
         p.action() != null ? p

@@ -823,8 +823,7 @@ final class RocksDbStore implements AutoCloseable {
           + ")", e);
     }
     if (isCorruption(e)) {
-      return new XlacException(ExitCode.WORK_FAILED, "cache " + cacheDir + " is damaged: " + what + ": " + msg
-          + "; run 'xlac cache verify --repair'", e);
+      return new DamagedCacheException(cacheDir, what + ": " + msg, e);
     }
     return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + ": " + what + ": " + msg, e);
   }
