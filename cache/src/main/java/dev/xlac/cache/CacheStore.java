@@ -838,7 +838,7 @@ public final class CacheStore implements AutoCloseable {
     } catch (RuntimeException e) {
       // damaged or undecodable: the text below says so
     }
-    return "(the log is damaged; run 'xlac cache verify')";
+    return "(the log is damaged; run 'xlac cache verify --repair')";
   }
 
   // ---------------------------------------------------------------- maintenance
@@ -1040,7 +1040,10 @@ public final class CacheStore implements AutoCloseable {
     return TrustConfig.add(this, key, label);
   }
 
-  /** {@code cache config trust remove KEYID}: the key with this id or unique prefix (8 or more hex digits). */
+  /**
+   * {@code cache config trust remove KEYID}: the key with this id or unique prefix (8 or more hex
+   * digits). Null when its record was damaged (it is removed all the same).
+   */
   public TrustSettings.TrustedKey untrustKey(String keyIdOrPrefix) {
     requireWritable();
     return TrustConfig.remove(this, keyIdOrPrefix);

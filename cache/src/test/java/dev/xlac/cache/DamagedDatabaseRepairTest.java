@@ -270,6 +270,23 @@ class DamagedDatabaseRepairTest {
     }
   }
 
+  /** A message that advises a command names one that works: a damaged trusted-key record can be removed as advised. */
+  @Test
+  void trustRemove_ofADamagedTrustedKeyRecord_worksAsTheMessageAdvises() throws Exception {
+    String id = "ab".repeat(32);
+    try (CacheStore s = Fixtures.open(dir)) {
+      s.commit(true, txn -> {
+        s.db.put(txn.batch, RocksDbStore.Cf.META, (TrustConfig.TRUSTED_PREFIX + id).getBytes(), "garbage".getBytes());
+        return null;
+      });
+      assertThatThrownBy(s::trustSettings).hasMessageContaining("remove it with 'xlac cache config trust remove " + id + "'");
+
+      assertThat(s.untrustKey(id)).as("removed; there was no key to return").isNull();
+
+      assertThat(s.trustSettings().keys()).isEmpty();
+    }
+  }
+
   // ---------------------------------------------------------------- kill -9 during a rebuild
 
   /**
