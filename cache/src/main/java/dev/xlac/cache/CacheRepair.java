@@ -51,6 +51,7 @@ public final class CacheRepair {
       VerifyReport found = null;
       List<RepairReport.LostEntry> lost = new ArrayList<>();
       String rebuild;
+      VerifyReport after = null;
       boolean opens = false;
       try (CacheStore store = CacheStore.openLocked(abs, notices, clock)) {
         opens = true;
@@ -58,11 +59,12 @@ public final class CacheRepair {
         found = r.found();
         lost.addAll(r.lost());
         rebuild = r.rebuildReason();
+        after = r.after();
       } catch (DamagedCacheException e) {
         rebuild = e.damage();
       }
       if (rebuild == null) {
-        return new RepairReport(found, null, null, lost, null, 0, null, checkAfter(abs, notices, clock));
+        return new RepairReport(found, null, null, lost, null, 0, null, after);
       }
       notices.accept("cache " + abs + ": rebuilding its database from what can still be read (" + rebuild + ")");
       RepairReport.Salvage salvage = null;

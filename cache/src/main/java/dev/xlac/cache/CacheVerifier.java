@@ -61,7 +61,7 @@ final class CacheVerifier {
    * What a repair in place did: {@code found} (each problem with what was done about it), the
    * entries it gave up, and why the database must still be rebuilt (null: it need not be).
    */
-  record InPlace(VerifyReport found, List<RepairReport.LostEntry> lost, String rebuildReason) {}
+  record InPlace(VerifyReport found, List<RepairReport.LostEntry> lost, String rebuildReason, VerifyReport after) {}
 
   /** Checks; with {@code repair}, repairs what can be repaired in place (see the class comment). */
   VerifyReport verify(boolean repair) {
@@ -89,14 +89,16 @@ final class CacheVerifier {
     long[] counts = scan();
     damagedBlobFiles.forEach((f, why) -> problem("blob file " + f, why, true));
     if (problems.isEmpty()) {
-      return new InPlace(new VerifyReport(counts[0], counts[1], counts[2], List.of(), false), List.of(), null);
+      VerifyReport clean = new VerifyReport(counts[0], counts[1], counts[2], List.of(), false);
+      return new InPlace(clean, List.of(), null, clean);
     }
     if (tableDamage != null) {
       return new InPlace(new VerifyReport(counts[0], counts[1], counts[2], List.copyOf(problems), false), List.of(),
-          "a table file has a damaged block: " + tableDamage);
+          "a table file has a damaged block: " + tableDamage, null);
     }
     List<RepairReport.LostEntry> lost = new ArrayList<>();
     String rebuild = null;
+    VerifyReport after = null;
     try {
       recoverValues();
       lost.addAll(dropDamaged());
@@ -108,8 +110,7 @@ final class CacheVerifier {
         rebuild = damagedBlobFileStillInUse();
       }
       if (rebuild == null) {
-        CacheVerifier again = new CacheVerifier(store);
-        VerifyReport after = again.check();
+        after = new CacheVerifier(store).check();
         if (!after.clean()) {
           rebuild = "after repairing in place: " + after.problems().getFirst().entry() + ": "
               + after.problems().getFirst().description();
@@ -126,7 +127,7 @@ final class CacheVerifier {
                 + "; no longer in use", true, "repaired")
             : p.withAction(p.damage() ? "dropped" : "rebuilt")).toList();
     return new InPlace(new VerifyReport(counts[0], counts[1], counts[2], done, rebuild == null), List.copyOf(lost),
-        rebuild);
+        rebuild, rebuild == null ? after : null);
   }
 
   /** Reads everything; returns graphs, artifacts and bytes checked. */
