@@ -153,12 +153,18 @@ public final class CacheStore implements AutoCloseable {
     CacheLock lock = CacheLock.acquire(abs, lockWait, notices);
     RocksDbStore db;
     try {
+      DatabaseSwap.recover(abs, notices); // a repair a crash interrupted: finished or undone
       db = RocksDbStore.open(abs, true);
     } catch (RuntimeException e) {
       lock.close();
       throw e;
     }
     return init(new CacheStore(abs, mode, lock, db, clock, notices));
+  }
+
+  /** For {@link CacheRepair}: opens {@code abs} for writing under the writer lock the caller holds (and keeps). */
+  static CacheStore openLocked(Path abs, Consumer<String> notices, Clock clock) {
+    return init(new CacheStore(abs, Mode.READ_WRITE, null, RocksDbStore.open(abs, true), clock, notices));
   }
 
   private static CacheStore init(CacheStore s) {
@@ -861,7 +867,7 @@ public final class CacheStore implements AutoCloseable {
     } catch (RuntimeException e) {
       // damaged or undecodable: the text below says so
     }
-    return "(the log is damaged; run 'xlac cache verify')";
+    return "(the log is damaged; run 'xlac cache verify --repair')";
   }
 
   // ---------------------------------------------------------------- maintenance
@@ -1113,7 +1119,10 @@ public final class CacheStore implements AutoCloseable {
     return TrustConfig.add(this, key, label);
   }
 
-  /** {@code cache config trust remove KEYID}: the key with this id or unique prefix (8 or more hex digits). */
+  /**
+   * {@code cache config trust remove KEYID}: the key with this id or unique prefix (8 or more hex
+   * digits). Null when its record was damaged (it is removed all the same).
+   */
   public TrustSettings.TrustedKey untrustKey(String keyIdOrPrefix) {
     requireWritable();
     return TrustConfig.remove(this, keyIdOrPrefix);

@@ -183,7 +183,7 @@ sealed interface CheckedValue {
     Recorded now;
     try {
       now = recorded(values.db(), cf, key);
-    } catch (IllegalArgumentException | DamagedValueException e) {
+    } catch (IllegalArgumentException | DamagedValueException | DamagedCacheException e) {
       return first; // the record itself is damaged now: report what the value read showed
     }
     if (now == null || (expectedSize != ANY_SIZE && now.size() != expectedSize)

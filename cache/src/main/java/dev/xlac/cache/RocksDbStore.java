@@ -92,10 +92,6 @@ final class RocksDbStore implements AutoCloseable {
   }
 
   static final String DB_DIR = "db";
-  /** A fresh database being built to replace {@link #DB_DIR} ({@link #replaceWithFresh}). */
-  static final String FRESH_DIR = "db.clearing";
-  /** The replaced database, while it is being deleted. */
-  static final String REPLACED_DIR = "db.cleared";
   /** Values of at least this size go to blob files, so compaction does not rewrite artifacts. */
   static final long MIN_BLOB_BYTES = 16 << 10;
   private static final double BLOB_GC_AGE_CUTOFF = 0.25;
@@ -186,12 +182,18 @@ final class RocksDbStore implements AutoCloseable {
     }
   }
 
+  /** Loads RocksDB's native library (this class's initialisation does), for code that calls it directly. */
+  static void loadNative() {
+    // the static initialiser has run
+  }
+
   /** How often a read-only open that failed in a way a writer's file replacement explains is tried again. */
   private static final int READ_ONLY_OPEN_RETRIES = 5;
   /** A reader's view younger than this counts as fresh: {@link #refresh} keeps it. */
   private static final long FRESH_NANOS = 200_000_000L;
 
   private final Path cacheDir;
+  private final Path dbDir;
   private final boolean writable;
   /** The writer's disk reserve; null for a reader, which never writes. */
   private final DiskReserve reserve;
@@ -245,7 +247,10 @@ final class RocksDbStore implements AutoCloseable {
     this.cacheDir = cacheDir;
     this.writable = writable;
     this.reserve = writable ? new DiskReserve(cacheDir) : null;
-    Path dbDir = cacheDir.resolve(DB_DIR);
+    // A reader of a cache whose repair or clear was interrupted between its two renames reads the
+    // rebuilt database until the next writer finishes the swap (DatabaseSwap).
+    Path dbDir = writable ? cacheDir.resolve(DB_DIR) : DatabaseSwap.readableDatabase(cacheDir);
+    this.dbDir = dbDir;
     Buffers buffers = Buffers.forReserve(reserve == null ? DiskReserve.MAX_BYTES : reserve.target());
     try {
       LRUCache blockCache = own(new LRUCache(64L << 20));
@@ -285,8 +290,9 @@ final class RocksDbStore implements AutoCloseable {
       // Whole-family scans (ls, stat, verify, prune): read ahead, and do not evict lookups' blocks.
       scans = own(new ReadOptions().setVerifyChecksums(true).setReadaheadSize(2L << 20).setFillCache(false));
       if (writable) {
-        finishReplacement(cacheDir);
+        // (CacheStore has finished or undone, under the lock, a replacement a crash interrupted: DatabaseSwap.recover.)
         Files.createDirectories(dbDir);
+        requireCurrentFile(dbDir);
         view = openWriterView(dbDir);
         adjustBlobCollection(view);
       } else if (!Files.exists(cacheDir) || Files.isDirectory(cacheDir)) {
@@ -299,7 +305,7 @@ final class RocksDbStore implements AutoCloseable {
       if (writable && meansDiskFull(e)) {
         throw diskFullException(diskFull != null ? diskFull : "cannot open the database: " + message(e), 0);
       }
-      throw failure(cacheDir, "cannot open the database", e);
+      throw openFailure(cacheDir, e);
     } catch (IOException e) {
       closeOptions();
       throw ioFailure(cacheDir, "cannot open the database", e);
@@ -316,7 +322,15 @@ final class RocksDbStore implements AutoCloseable {
    */
   private View openView(Path dbDir) throws RocksDBException {
     if (!writable && !Files.exists(dbDir.resolve("CURRENT"))) {
+      if (holdsData(dbDir)) {
+        throw new RocksDBException("its CURRENT file is missing", new Status(Status.Code.NotFound, Status.SubCode.None,
+            "its CURRENT file is missing"));
+      }
       return null;
+    }
+    String cut = ManifestTail.problem(dbDir);
+    if (cut != null) { // RocksDB would open an older state silently, and a writer delete the newer files
+      throw new RocksDBException(cut, new Status(Status.Code.Corruption, Status.SubCode.None, cut));
     }
     String dbPath = dbDir.toString();
     List<String> names = new ArrayList<>(List.of("default"));
@@ -401,6 +415,34 @@ final class RocksDbStore implements AutoCloseable {
   }
 
   /**
+   * A writer's check before opening: a database directory with table, blob or log files but no
+   * CURRENT file is damaged, not new. RocksDB would create a new, empty database there (and then
+   * delete every file of the old one as obsolete), or refuse because of the logs; neither must happen.
+   */
+  private void requireCurrentFile(Path dbDir) {
+    if (!Files.exists(dbDir.resolve("CURRENT")) && holdsData(dbDir)) {
+      throw new DamagedCacheException(cacheDir, "cannot open the database: its CURRENT file is missing", null);
+    }
+  }
+
+  /** Whether a database directory holds files with data: tables, blob files, or a write-ahead log with something in it. */
+  static boolean holdsData(Path dbDir) {
+    try (var s = Files.list(dbDir)) {
+      return s.anyMatch(p -> {
+        String n = p.getFileName().toString();
+        try {
+          // A MANIFEST alone is a database whose creation was cut short: it held nothing yet.
+          return n.endsWith(".sst") || n.endsWith(".blob") || (n.endsWith(".log") && Files.size(p) > 0);
+        } catch (IOException e) {
+          return true; // there, if unreadable
+        }
+      });
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /**
    * A reader's open. A writer replaces its MANIFEST and write-ahead log files as it goes, so a read
    * of them can fail for a moment; such a failure is tried again a few times before it is reported.
    */
@@ -446,7 +488,7 @@ final class RocksDbStore implements AutoCloseable {
     }
     View fresh;
     try {
-      fresh = openReadOnlyView(cacheDir.resolve(DB_DIR));
+      fresh = openReadOnlyView(dbDir);
     } catch (RocksDBException | RuntimeException e) {
       return false;
     }
@@ -527,7 +569,7 @@ final class RocksDbStore implements AutoCloseable {
       }
       return v.db().get(h, reads, key);
     } catch (RocksDBException e) {
-      throw readFailure(cf, e);
+      throw cf.blobs ? readFailure(cf, e) : recordFailure(cf, e);
     } finally {
       users.exit();
     }
@@ -554,6 +596,17 @@ final class RocksDbStore implements AutoCloseable {
     } finally {
       users.exit();
     }
+  }
+
+  /**
+   * A record (not a value) that cannot be read because a table block is damaged: the cache is
+   * damaged as a whole, as for a failed open ({@code verify --repair} rebuilds it).
+   */
+  private RuntimeException recordFailure(Cf cf, RocksDBException e) {
+    if (isCorruption(e) || isMissingFile(e)) {
+      return new DamagedCacheException(cacheDir, "a damaged block in its " + cf.cfName + " records: " + e.getMessage(), e);
+    }
+    return failure(cacheDir, "cannot read from " + cf.cfName, e);
   }
 
   private RuntimeException readFailure(Cf cf, RocksDBException e) {
@@ -765,9 +818,9 @@ final class RocksDbStore implements AutoCloseable {
       View v = writable ? primary() : view;
       ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
       if (h == null) {
-        return new Cursor(null); // no database, or a family its writer has not created yet: empty
+        return new Cursor(null, cf.cfName); // no database, or a family its writer has not created yet: empty
       }
-      Cursor c = new Cursor(v.db().newIterator(h, from == null ? scans : reads));
+      Cursor c = new Cursor(v.db().newIterator(h, from == null ? scans : reads), cf.cfName);
       handedOut = true;
       cursors.add(c);
       if (from == null) {
@@ -787,9 +840,11 @@ final class RocksDbStore implements AutoCloseable {
   final class Cursor implements AutoCloseable {
     private final RocksIterator it;
     private final Thread owner = Thread.currentThread();
+    private final String family;
 
-    private Cursor(RocksIterator it) {
+    private Cursor(RocksIterator it, String family) {
       this.it = it;
+      this.family = family;
     }
 
     boolean valid() {
@@ -802,8 +857,9 @@ final class RocksDbStore implements AutoCloseable {
       try {
         it.status();
       } catch (RocksDBException e) {
-        if (isCorruption(e)) {
-          throw new DamagedValueException(e.getMessage(), false);
+        if (isCorruption(e) || isMissingFile(e)) {
+          throw new DamagedCacheException(cacheDir, "a scan of its " + family + " meets a damaged block: "
+              + e.getMessage(), e);
         }
         throw failure(cacheDir, "cannot iterate", e);
       }
@@ -1004,6 +1060,79 @@ final class RocksDbStore implements AutoCloseable {
     }
   }
 
+  /** The database directory this store opened. */
+  Path databaseDir() {
+    return dbDir;
+  }
+
+  /**
+   * The id of a family's column family: what RocksDB writes into the header of each of its blob
+   * files. -1 when the database has no such family.
+   */
+  int familyId(Cf cf) {
+    View v = view;
+    ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
+    return h == null ? -1 : h.getID();
+  }
+
+  /**
+   * Reads every block of every table file and checks its checksum (blob files are not read). A
+   * damaged block is a {@link DamagedValueException} naming the file.
+   */
+  void verifyTables() {
+    checkOpen();
+    View v = view;
+    if (v == null) {
+      return;
+    }
+    try {
+      v.db().verifyChecksum();
+    } catch (RocksDBException e) {
+      if (isCorruption(e) || isMissingFile(e)) {
+        throw new DamagedValueException(e.getMessage(), isMissingFile(e));
+      }
+      throw failure(cacheDir, "cannot check the table files", e);
+    }
+  }
+
+  /** The names of the files the database uses now (tables, blob files, MANIFEST, ...), as RocksDB lists them. */
+  List<String> liveFiles() {
+    checkOpen();
+    View v = view;
+    if (v == null) {
+      return List.of();
+    }
+    try {
+      return v.db().getLiveFiles(false).files.stream().map(n -> n.startsWith("/") ? n.substring(1) : n).toList();
+    } catch (RocksDBException e) {
+      throw failure(cacheDir, "cannot list the database's files", e);
+    }
+  }
+
+  /**
+   * Flushes and compacts every family down to its last level, without forcing blob garbage
+   * collection: what is deleted or overwritten leaves the tables, and a blob file none of whose
+   * values is referenced any more is deleted, but no live value is moved. A damaged block in a
+   * table met on the way fails it (RocksDB then reports corruption).
+   */
+  void compactTables() {
+    checkOpen();
+    if (!writable) {
+      return;
+    }
+    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true);
+        CompactRangeOptions compact = new CompactRangeOptions().setExclusiveManualCompaction(true)
+            .setBottommostLevelCompaction(CompactRangeOptions.BottommostLevelCompaction.kForceOptimized)) {
+      RocksDB db = primary().db();
+      db.flush(flush, primary().allHandles());
+      for (Cf cf : Cf.values()) {
+        db.compactRange(primary().handles().get(cf), null, null, compact);
+      }
+    } catch (RocksDBException e) {
+      throw failure(cacheDir, "cannot compact", e);
+    }
+  }
+
   /** Bytes the database occupies on disk. */
   long diskUsage() {
     if (!Files.isDirectory(cacheDir.resolve(DB_DIR))) {
@@ -1123,11 +1252,10 @@ final class RocksDbStore implements AutoCloseable {
   /**
    * Replaces the database with a fresh one that holds only {@code meta} (records of the meta family):
    * what {@code cache clear} does, in a way that needs no free space beyond a new, nearly empty
-   * database. The fresh database is built beside the old one ({@link #FRESH_DIR}), then the old one is
-   * renamed to {@link #REPLACED_DIR}, the fresh one to {@link #DB_DIR}, and the old one deleted; the
-   * directory is synced between the steps, so a crash at any point leaves either the old database or
-   * the fresh one, and the next writer's open finishes the job ({@link #finishReplacement}). A reader
-   * that opens in between sees no database, that is an empty cache, as it will after the clear.
+   * database. The fresh database is built and marked complete in a rebuild directory, then swapped
+   * in place of the old one, which is deleted ({@link DatabaseSwap}, as a repair's rebuild is): a
+   * crash at any point leaves either the old database or the fresh one, and the next writer finishes
+   * or undoes the swap. A reader that opens in between reads the fresh one once it is complete.
    *
    * @return the bytes the old database occupied on disk
    */
@@ -1140,8 +1268,6 @@ final class RocksDbStore implements AutoCloseable {
       throw new IllegalStateException("cache " + cacheDir + " is in use by another thread of this process");
     }
     Path dbDir = cacheDir.resolve(DB_DIR);
-    Path fresh = cacheDir.resolve(FRESH_DIR);
-    Path replaced = cacheDir.resolve(REPLACED_DIR);
     long before = diskUsage();
     try {
       View old = view;
@@ -1149,23 +1275,20 @@ final class RocksDbStore implements AutoCloseable {
       if (old != null) {
         old.close();
       }
+      Path rebuild = DatabaseSwap.newRebuildDirectory(cacheDir); // reopenAfter's recover removes it unfinished
+      Path fresh = rebuild.resolve(DB_DIR);
       try {
-        deleteTree(fresh);
         buildFresh(fresh, meta);
       } catch (RocksDBException e) {
-        deleteQuietly(fresh);
+        DatabaseSwap.deleteTree(fresh);
         if (!meansDiskFull(e) || reserve.release() == 0) {
           throw e;
         }
         diskFull = null;
         buildFresh(fresh, meta); // with the space the reserve gave back
       }
-      syncDirectory(cacheDir);
-      Files.move(dbDir, replaced, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-      syncDirectory(cacheDir);
-      Files.move(fresh, dbDir, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-      syncDirectory(cacheDir);
-      deleteTree(replaced);
+      DatabaseSwap.markComplete(rebuild, false);
+      DatabaseSwap.swap(cacheDir, rebuild, java.time.Instant.now());
       view = openWriterView(dbDir);
       adjustBlobCollection(view);
       unflushed = false;
@@ -1182,13 +1305,16 @@ final class RocksDbStore implements AutoCloseable {
     return before;
   }
 
-  /** After a failed replacement: the database as the replacement left it (old or fresh), open again. */
+  /**
+   * After a failed replacement: the database as the replacement left it (the old one, or the fresh
+   * one once it was complete), open again.
+   */
   private XlacException reopenAfter(XlacException e) {
     if (view == null) {
       try {
-        finishReplacement(cacheDir);
+        DatabaseSwap.recover(cacheDir, m -> { });
         view = openWriterView(cacheDir.resolve(DB_DIR));
-      } catch (RocksDBException | IOException | RuntimeException again) {
+      } catch (RocksDBException | RuntimeException again) {
         reopenPending = e;
       }
     }
@@ -1208,67 +1334,6 @@ final class RocksDbStore implements AutoCloseable {
       }
     } finally {
       v.close();
-    }
-  }
-
-  /**
-   * A writer's open finishes what a killed {@link #replaceWithFresh} left: a fresh database not yet
-   * in place is either moved there (the old one was already moved aside) or deleted (it was not),
-   * and a replaced database is deleted.
-   */
-  static void finishReplacement(Path cacheDir) throws IOException {
-    Path dbDir = cacheDir.resolve(DB_DIR);
-    Path fresh = cacheDir.resolve(FRESH_DIR);
-    Path replaced = cacheDir.resolve(REPLACED_DIR);
-    if (!Files.exists(fresh) && !Files.exists(replaced)) {
-      return;
-    }
-    if (!Files.exists(dbDir)) {
-      // The old database was moved aside; the fresh one was complete by then.
-      Path take = Files.exists(fresh) ? fresh : replaced;
-      Files.move(take, dbDir, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-      syncDirectory(cacheDir);
-    }
-    deleteTree(fresh); // still beside the database: the replacement had not started moving
-    deleteTree(replaced);
-  }
-
-  private static void syncDirectory(Path dir) throws IOException {
-    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(dir,
-        java.nio.file.StandardOpenOption.READ)) {
-      ch.force(true);
-    } catch (IOException e) {
-      // some file systems cannot sync a directory; the renames are still atomic
-    }
-  }
-
-  private static void deleteTree(Path dir) throws IOException {
-    if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-      return;
-    }
-    Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-      @Override
-      public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-        Files.delete(file);
-        return FileVisitResult.CONTINUE;
-      }
-
-      @Override
-      public FileVisitResult postVisitDirectory(Path d, IOException exc) throws IOException {
-        if (exc != null) {
-          throw exc;
-        }
-        Files.delete(d);
-        return FileVisitResult.CONTINUE;
-      }
-    });
-  }
-
-  private static void deleteQuietly(Path dir) {
-    try {
-      deleteTree(dir);
-    } catch (IOException e) {
-      // the next writer's open deletes it
     }
   }
 
@@ -1350,6 +1415,25 @@ final class RocksDbStore implements AutoCloseable {
     }
   }
 
+  /**
+   * Why the database cannot be opened. Damage to its files (RocksDB reports corruption, a file it
+   * lists is gone, CURRENT or the MANIFEST is unreadable) is a {@link DamagedCacheException}, which
+   * {@code verify --repair} fixes; anything else (a full disk, permissions, a lock) is not.
+   */
+  static XlacException openFailure(Path cacheDir, RocksDBException e) {
+    String msg = e.getMessage() == null ? String.valueOf(e.getStatus()) : e.getMessage();
+    Status s = e.getStatus();
+    Status.Code code = s == null ? null : s.getCode();
+    boolean damage = !isDiskFull(msg) && (code == Status.Code.Corruption || code == Status.Code.NotFound || isMissingFile(e)
+        || (code == Status.Code.InvalidArgument && msg.contains("existing log file")));
+    if (!damage) {
+      return failure(cacheDir, "cannot open the database", e);
+    }
+    // RocksDB's own advice ("The file ... may be corrupted.") would be a second one; ours is verify --repair.
+    String reason = msg.replaceAll("\\s+The file \\S+ may be corrupted\\.?", "").strip();
+    return new DamagedCacheException(cacheDir, "cannot open the database: " + reason, e);
+  }
+
   static boolean isCorruption(RocksDBException e) {
     Status s = e.getStatus();
     return s != null && s.getCode() == Status.Code.Corruption;
@@ -1365,8 +1449,7 @@ final class RocksDbStore implements AutoCloseable {
           + ")", e);
     }
     if (isCorruption(e)) {
-      return new XlacException(ExitCode.WORK_FAILED, "cache " + cacheDir + " is damaged: " + what + ": " + msg
-          + "; run 'xlac cache verify --repair'", e);
+      return new DamagedCacheException(cacheDir, what + ": " + msg, e);
     }
     return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + ": " + what + ": " + msg, e);
   }

@@ -75,14 +75,29 @@ final class TrustConfig {
     return true;
   }
 
-  /** Removes the key with this id, or the one whose id starts with it (at least 8 hex digits). */
+  /**
+   * Removes the key with this id, or the one whose id starts with it (at least 8 hex digits);
+   * returns it, or null when its record was damaged (it is removed all the same).
+   */
   static TrustSettings.TrustedKey remove(CacheStore store, String idOrPrefix) {
     String p = idOrPrefix.strip().toLowerCase(java.util.Locale.ROOT);
     if (!p.matches("[0-9a-f]{8,64}")) {
       throw XlacException.badInput("not a key id: '" + BundleManifest.printable(idOrPrefix)
           + "' (give the 64 hex digits 'xlac cache config trust list' shows, or at least 8 of them)");
     }
-    List<TrustSettings.TrustedKey> matches = read(store).keys().stream().filter(k -> k.key().id().startsWith(p)).toList();
+    // Matched by the records' keys, not their values: a damaged record (which read() refuses, advising
+    // this command) must be removable too.
+    List<String> matches = new ArrayList<>();
+    List<byte[]> values = new ArrayList<>();
+    try (Cursor c = store.db.cursor(Cf.META, TRUSTED)) {
+      for (; c.valid() && Keys.startsWith(c.key(), TRUSTED); c.next()) {
+        String id = new String(c.key(), StandardCharsets.US_ASCII).substring(TRUSTED_PREFIX.length());
+        if (id.startsWith(p)) {
+          matches.add(id);
+          values.add(c.value());
+        }
+      }
+    }
     if (matches.isEmpty()) {
       throw XlacException.badInput("no trusted key has id " + p + " (see 'xlac cache config trust list')");
     }
@@ -90,9 +105,15 @@ final class TrustConfig {
       throw XlacException.badInput("key id " + p + " is ambiguous: " + matches.size() + " trusted keys start with it;"
           + " give more digits");
     }
-    TrustSettings.TrustedKey gone = matches.getFirst();
+    String id = matches.getFirst();
+    TrustSettings.TrustedKey gone;
+    try {
+      gone = decode(store, id, values.getFirst());
+    } catch (XlacException e) {
+      gone = null; // damaged: removed all the same
+    }
     store.commit(true, txn -> {
-      store.db.delete(txn.batch, Cf.META, recordKey(gone.key().id()));
+      store.db.delete(txn.batch, Cf.META, recordKey(id));
       return null;
     });
     return gone;

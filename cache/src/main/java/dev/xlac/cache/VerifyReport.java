@@ -5,8 +5,8 @@ import java.util.List;
 /**
  * What {@code cache verify} found.
  *
- * @param problems every damaged entry and index inconsistency found (before any repair)
- * @param repaired whether the problems were repaired (damaged entries dropped, indexes rebuilt)
+ * @param problems every damaged entry or file and index inconsistency found (before any repair)
+ * @param repaired whether the problems were repaired (damaged entries recovered or dropped, indexes rebuilt)
  */
 public record VerifyReport(long graphsChecked, long artifactsChecked, long bytesChecked, List<Problem> problems,
     boolean repaired) {
@@ -14,10 +14,21 @@ public record VerifyReport(long graphsChecked, long artifactsChecked, long bytes
   /**
    * One problem.
    *
-   * @param entry what it concerns, e.g. {@code graph 1a2b3c4d5e6f (jit_step)} or {@code artifact 1a2b.../pjrt:cpu}
-   * @param damage whether an entry is damaged (and repair drops it) rather than an index being out of step
+   * @param entry what it concerns, e.g. {@code graph 1a2b3c4d5e6f (jit_step)}, {@code artifact 1a2b.../pjrt:cpu}
+   *     or {@code blob file 000030.blob}
+   * @param damage whether an entry or file is damaged rather than an index being out of step
+   * @param action what a repair did about it ({@code recovered}, {@code dropped}, {@code repaired},
+   *     {@code rebuilt}); null when nothing was done
    */
-  public record Problem(String entry, String description, boolean damage) {}
+  public record Problem(String entry, String description, boolean damage, String action) {
+    public Problem(String entry, String description, boolean damage) {
+      this(entry, description, damage, null);
+    }
+
+    Problem withAction(String a) {
+      return new Problem(entry, description, damage, a);
+    }
+  }
 
   public boolean clean() {
     return problems.isEmpty();

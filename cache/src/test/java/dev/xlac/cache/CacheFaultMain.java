@@ -29,7 +29,10 @@ import java.util.OptionalLong;
  * check DIR COUNT BYTES   read-only: "missing N" / "wrong N" for each entry 0..COUNT-1 (as write stores them)
  *                         that is not there with its bytes
  * clear DIR               clear the cache
- * repair DIR              verify --repair, then "problems N" from a verify after it
+ * verify-repair DIR       verify --repair as the CLI runs it; "repaired N" (problems found), then "problems N"
+ *                         (left after it)
+ * repair DIR [STEP]       verify --repair ({@link CacheRepair#repair}); "step S" at each step of a rebuild, and
+ *                         at STEP it waits (to be killed there)
  * </pre>
  */
 public final class CacheFaultMain {
@@ -52,6 +55,37 @@ public final class CacheFaultMain {
     }
     if (args[0].equals("show") || args[0].equals("check")) {
       readOnly(args);
+      return;
+    }
+    if (args[0].equals("verify-repair")) {
+      try {
+        RepairReport r = CacheRepair.repair(dir, Duration.ZERO, m -> { });
+        System.out.println("repaired " + (r.found() == null ? -1 : r.found().problems().size()));
+        System.out.println("problems " + (r.after() == null ? -1 : r.after().problems().size()));
+      } catch (XlacException e) {
+        System.err.println("xlac: " + e.getMessage());
+        System.exit(e.exitCode().code());
+      }
+      return;
+    }
+    if (args[0].equals("repair")) {
+      String pauseAt = args.length > 2 ? args[2] : null;
+      CacheRepair.stepsForTests = step -> {
+        System.out.println("step " + step);
+        if (step.equals(pauseAt)) {
+          try {
+            Thread.sleep(60_000); // killed here
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      };
+      System.out.println("started");
+      RepairReport r = CacheRepair.repair(dir, Duration.ZERO, m -> { });
+      if (r.emptyReason() != null) {
+        System.out.println("started empty: " + r.emptyReason() + "; the damaged database is in " + r.brokenDatabase());
+      }
+      System.out.println(r.clean() ? "done" : "not clean: " + r);
       return;
     }
     try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> { })) {
@@ -88,11 +122,6 @@ public final class CacheFaultMain {
           s.lookup(Fixtures.key(900, Fixtures.TRN1)); // a miss
         }
         case "clear" -> System.out.println("cleared " + s.clear());
-        case "repair" -> {
-          VerifyReport r = s.verify(true);
-          System.out.println("repaired " + r.problems().size());
-          System.out.println("problems " + s.verify(false).problems().size());
-        }
         case "unlogged-then-logged" -> {
           System.out.println("started");
           Fixtures.bulk(s, 0, 50, 2000, false);

@@ -81,7 +81,7 @@ class DiskFullTest {
     assertThat(fs.freeBytes()).as("free bytes after the prune").isGreaterThan(TMPFS_BYTES / 2);
     Child show = run("show", cache.toString());
     assertThat(show.lines).anySatisfy(l -> assertThat(l).startsWith("graphs ").doesNotStartWith("graphs 0 "));
-    Child repair = run("repair", cache.toString());
+    Child repair = run("verify-repair", cache.toString());
     assertThat(repair.lines).as("verify after the prune").contains("repaired 0", "problems 0");
   }
 
@@ -110,7 +110,7 @@ class DiskFullTest {
     Child next = run("write", cache.toString(), "3", "1000");
     assertThat(exit(next)).as("the next command; it said %s", next.lines).isZero();
     assertThat(next.lines).contains("done");
-    Child repair = run("repair", cache.toString());
+    Child repair = run("verify-repair", cache.toString());
     assertThat(repair.lines).as("verify after the next command").contains("problems 0");
     // entries 0..2 were rewritten with 1000 bytes: check the rest of what the filler committed
     List<Integer> rest = filler.committed().stream().filter(n -> n >= 3).toList();
@@ -137,7 +137,7 @@ class DiskFullTest {
   @Test
   void verifyRepairOnAFullDisk_works() throws Exception {
     Child filler = fill();
-    Child repair = run("repair", cache.toString());
+    Child repair = run("verify-repair", cache.toString());
     assertThat(exit(repair)).as("verify --repair on the full disk; it said %s", repair.lines).isZero();
     assertThat(repair.lines).contains("repaired 0", "problems 0");
     assertIntact(filler);

@@ -144,8 +144,10 @@ class DiskReserveTest {
       assertThat(s.trustSettings().keys()).singleElement().satisfies(k -> assertThat(k.label()).isEqualTo("ci"));
       assertThat(s.verify(false).clean()).isTrue();
     }
-    assertThat(dir.resolve(RocksDbStore.FRESH_DIR)).doesNotExist();
-    assertThat(dir.resolve(RocksDbStore.REPLACED_DIR)).doesNotExist();
+    try (Stream<Path> left = Files.list(dir)) {
+      assertThat(left.map(p -> p.getFileName().toString())).as("what the clear left in the cache directory")
+          .noneMatch(n -> n.startsWith(DatabaseSwap.REBUILD_PREFIX) || n.startsWith(DatabaseSwap.CLEARED_PREFIX));
+    }
   }
 
   private static void assertFull(Path dir) throws Exception {
@@ -180,7 +182,7 @@ class DiskReserveTest {
     }
   }
 
-  /** {@code full}: a populated cache; {@code cleared}: the same, cleared (what a clear builds in db.clearing). */
+  /** {@code full}: a populated cache; {@code cleared}: the same, cleared (what a clear builds in its rebuild directory). */
   private Path[] caches() throws Exception {
     Path full = tmp.resolve("full");
     populate(full);
@@ -193,24 +195,51 @@ class DiskReserveTest {
     return new Path[] {full, cleared};
   }
 
+  /** What a clear of {@code c[0]} killed with its fresh database built (and, if {@code complete}, marked complete) leaves. */
+  private static Path killedClear(Path[] c, boolean complete) throws Exception {
+    Path rebuild = c[0].resolve(DatabaseSwap.REBUILD_PREFIX + "4242");
+    Files.createDirectories(rebuild);
+    copy(c[1].resolve(RocksDbStore.DB_DIR), rebuild.resolve(RocksDbStore.DB_DIR));
+    if (complete) {
+      DatabaseSwap.markComplete(rebuild, false);
+    }
+    return rebuild;
+  }
+
   @Test
   void clearKilledWhileBuildingTheFreshDatabase_leavesTheCacheAsItWas() throws Exception {
     Path[] c = caches();
-    copy(c[1].resolve(RocksDbStore.DB_DIR), c[0].resolve(RocksDbStore.FRESH_DIR));
+    Path rebuild = killedClear(c, false);
+    try (CacheStore r = reader(c[0])) {
+      assertThat(r.statistics().graphs()).as("a reader meanwhile: the clear has not happened").isEqualTo(30);
+    }
     try (CacheStore s = Fixtures.open(c[0])) {
       assertThat(s.statistics().graphs()).isEqualTo(30);
     }
-    assertThat(c[0].resolve(RocksDbStore.FRESH_DIR)).doesNotExist();
+    assertThat(rebuild).doesNotExist();
     assertFull(c[0]);
+  }
+
+  @Test
+  void clearKilledWithTheFreshDatabaseComplete_isFinishedByTheNextWriter() throws Exception {
+    Path[] c = caches();
+    killedClear(c, true);
+    try (CacheStore r = reader(c[0])) {
+      assertThat(r.statistics().graphs()).as("a reader meanwhile: the cache is cleared").isZero();
+    }
+    try (CacheStore s = Fixtures.open(c[0])) {
+      assertThat(s.statistics().graphs()).isZero();
+    }
+    assertCleared(c[0]);
   }
 
   @Test
   void clearKilledBetweenItsRenames_isFinishedByTheNextWriter() throws Exception {
     Path[] c = caches();
-    Files.move(c[0].resolve(RocksDbStore.DB_DIR), c[0].resolve(RocksDbStore.REPLACED_DIR));
-    copy(c[1].resolve(RocksDbStore.DB_DIR), c[0].resolve(RocksDbStore.FRESH_DIR));
+    killedClear(c, true);
+    Files.move(c[0].resolve(RocksDbStore.DB_DIR), c[0].resolve(DatabaseSwap.CLEARED_PREFIX + "4242"));
     try (CacheStore r = reader(c[0])) {
-      assertThat(r.statistics().graphs()).as("a reader meanwhile: the cache is being cleared").isZero();
+      assertThat(r.statistics().graphs()).as("a reader meanwhile: the cache is cleared").isZero();
     }
     try (CacheStore s = Fixtures.open(c[0])) {
       assertThat(s.statistics().graphs()).isZero();
@@ -221,7 +250,7 @@ class DiskReserveTest {
   @Test
   void clearKilledBeforeDeletingTheOldDatabase_isFinishedByTheNextWriter() throws Exception {
     Path[] c = caches();
-    Files.move(c[0].resolve(RocksDbStore.DB_DIR), c[0].resolve(RocksDbStore.REPLACED_DIR));
+    Files.move(c[0].resolve(RocksDbStore.DB_DIR), c[0].resolve(DatabaseSwap.CLEARED_PREFIX + "4242"));
     copy(c[1].resolve(RocksDbStore.DB_DIR), c[0].resolve(RocksDbStore.DB_DIR));
     try (CacheStore s = Fixtures.open(c[0])) {
       assertThat(s.statistics().graphs()).isZero();

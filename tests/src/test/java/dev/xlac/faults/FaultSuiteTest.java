@@ -14,29 +14,18 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Runs the fault suite (scripts/fault-suite) with a few trials per scenario, as part of
- * ./scripts/test. Only the scenarios in {@link #SCENARIOS} run: those that pass on main today.
- * The fixes of issue #10 make the others pass; add each to the list as its fix lands.
+ * ./scripts/test: every scenario, each with a new seed (printed with the report).
  */
 class FaultSuiteTest {
   /**
-   * The scenarios this test runs: those that pass on main before issue #10's fixes. Add each of
-   * the others as its fix lands (what fails on that main, and the fix that makes it pass):
-   * <ul>
-   *   <li>kill-prune: after {@code prune --max-size 0}, read commands call the cache "not an xlac
-   *       cache" (read-only opens; issue #10 item 1)
-   *   <li>kill-import: the same after some kills of an import into a new directory (item 1;
-   *       not every run hits it)
-   *   <li>kill-export: a killed export leaves a {@code xlac-cache-reader-*} directory in
-   *       java.io.tmpdir (read-only opens without secondary instances)
-   *   <li>damage: damaged artifacts counted as hits, and verify --repair failing or leaving damage
-   *       (items 3 and 4)
-   * </ul>
-   * Added as their fixes landed: hostile-bundles (item 6: {@code import --max-unpacked}, and a
-   * consistent 2e9-byte artifact imported a piece at a time; one trial, which runs every case) and
-   * disk-full (item 5: the disk reserve; prune, clear and imports work on a full disk).
+   * The scenarios this test runs: all of them. Six failed on main before issue #10's fixes, and each
+   * joined the list as its fix landed: kill-prune, kill-import and kill-export once readers opened
+   * read-only (item 1 and the leftovers); damage once damaged artifacts were misses (item 3) and
+   * verify --repair recovered or rebuilt (item 4); disk-full with the disk reserve (item 5);
+   * hostile-bundles once imports streamed (item 6).
    */
-  static final List<String> SCENARIOS =
-      List.of("kill-compile", "concurrent-writers", "hostile-bundles", "disk-full");
+  static final List<String> SCENARIOS = List.of("kill-compile", "kill-prune", "kill-import", "kill-export", "damage",
+      "concurrent-writers", "disk-full", "hostile-bundles");
 
   @TempDir
   Path dir;

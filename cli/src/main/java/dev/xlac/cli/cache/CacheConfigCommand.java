@@ -163,7 +163,11 @@ final class CacheConfigCommand implements Callable<Integer> {
     } else {
       try (CacheStore store = cache.openWritable()) {
         TrustSettings.TrustedKey gone = store.untrustKey(values.get(1));
-        out.printf("Removed trusted key %s (%s)%n", gone.key().id(), gone.label());
+        if (gone == null) {
+          out.printf("Removed the damaged record of trusted key %s%n", values.get(1).strip());
+        } else {
+          out.printf("Removed trusted key %s (%s)%n", gone.key().id(), gone.label());
+        }
       }
     }
   }

@@ -78,6 +78,11 @@ public final class CacheOptions {
       return cache.openReadOnly();
     }
 
+    /** How long to wait for another writer, as {@code --wait} says (null: as long as it takes). */
+    java.time.Duration waitDuration() {
+      return wait.duration();
+    }
+
     /** Opens the cache for writing, waiting for another writer as {@code --wait} says. */
     public CacheStore openWritable() throws InterruptedException {
       return cache.openWritable(wait.duration());

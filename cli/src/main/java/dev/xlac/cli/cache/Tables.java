@@ -63,4 +63,8 @@ final class Tables {
   static String plural(long n, String word) {
     return n + " " + word + (n == 1 ? "" : "s");
   }
+
+  static String plural(long n, String word, String words) {
+    return n + " " + (n == 1 ? word : words);
+  }
 }

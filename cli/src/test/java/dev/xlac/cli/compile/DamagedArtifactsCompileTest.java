@@ -102,6 +102,14 @@ class DamagedArtifactsCompileTest {
     Run third = xlac("parallel-compile", "--cache", cache.toString(), "--plugin", testPlugin.toString(), dumps.toString());
     assertThat(third.out()).startsWith(GRAPHS + " graphs: 0 compiled, " + GRAPHS + " cached, 0 failed");
     Run verify = xlac("cache", "verify", "--cache", cache.toString());
+    if (damage == Damage.FLIPPED_BYTE_IN_AN_SST_FILE) {
+      // The damaged block is still in the table file (a compaction would trip over it): only a repair clears it.
+      assertThat(verify.code()).as(verify.out() + verify.err()).isEqualTo(1);
+      assertThat(verify.out()).contains("damaged table block");
+      Run repair = xlac("cache", "verify", "--repair", "--cache", cache.toString());
+      assertThat(repair.code()).as(repair.out() + repair.err()).isZero();
+      verify = xlac("cache", "verify", "--cache", cache.toString());
+    }
     assertThat(verify.code()).as(verify.out() + verify.err()).isZero();
     Run stat = xlac("cache", "stat", "--json", "--cache", cache.toString());
     assertThat(stat.out()).contains("\"damaged_reads\": " + damaged);
