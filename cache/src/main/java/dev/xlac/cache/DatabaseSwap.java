@@ -1,16 +1,14 @@
 package dev.xlac.cache;
 
+import dev.xlac.core.FileTrees;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -197,43 +195,11 @@ final class DatabaseSwap {
   }
 
   static void deleteTree(Path p) throws IOException {
-    if (!Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-      return;
-    }
-    Files.walkFileTree(p, new SimpleFileVisitor<>() {
-      @Override
-      public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-        Files.deleteIfExists(file);
-        return FileVisitResult.CONTINUE;
-      }
-
-      @Override
-      public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
-        Files.deleteIfExists(dir);
-        return FileVisitResult.CONTINUE;
-      }
-    });
+    FileTrees.deleteTree(p);
   }
 
   static long treeBytes(Path p) {
-    long[] total = {0};
-    try {
-      Files.walkFileTree(p, new SimpleFileVisitor<>() {
-        @Override
-        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-          total[0] += attrs.size();
-          return FileVisitResult.CONTINUE;
-        }
-
-        @Override
-        public FileVisitResult visitFileFailed(Path file, IOException exc) {
-          return FileVisitResult.CONTINUE;
-        }
-      });
-    } catch (IOException e) {
-      return -1;
-    }
-    return total[0];
+    return FileTrees.treeBytes(p);
   }
 
   /** fsync of a file or (on Linux) a directory; a file system that refuses a directory's fsync is left alone. */

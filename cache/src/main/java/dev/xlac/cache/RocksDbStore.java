@@ -5,11 +5,8 @@ import dev.xlac.core.XlacException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -1133,29 +1130,9 @@ final class RocksDbStore implements AutoCloseable {
     }
   }
 
-  /** Bytes the database occupies on disk. */
+  /** Bytes the database occupies on disk (-1 when that cannot be read). */
   long diskUsage() {
-    if (!Files.isDirectory(cacheDir.resolve(DB_DIR))) {
-      return 0;
-    }
-    long[] total = {0};
-    try {
-      Files.walkFileTree(cacheDir.resolve(DB_DIR), new SimpleFileVisitor<>() {
-        @Override
-        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-          total[0] += attrs.size();
-          return FileVisitResult.CONTINUE;
-        }
-
-        @Override
-        public FileVisitResult visitFileFailed(Path file, IOException exc) {
-          return FileVisitResult.CONTINUE; // deleted by compaction while we walked
-        }
-      });
-    } catch (IOException e) {
-      return -1;
-    }
-    return total[0];
+    return dev.xlac.core.FileTrees.treeBytes(cacheDir.resolve(DB_DIR));
   }
 
   // ---------------------------------------------------------------- a full disk

@@ -7,7 +7,7 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 
-/** Removing a directory tree: staging directories, compiler work directories, RocksDB secondaries. */
+/** Directory trees: removing them (staging and compiler work directories, replaced databases) and their size. */
 public final class FileTrees {
   private FileTrees() {}
 
@@ -32,5 +32,33 @@ public final class FileTrees {
         return FileVisitResult.CONTINUE;
       }
     });
+  }
+
+  /**
+   * Bytes of the files below {@code root} (0 when it does not exist); files that vanish while it
+   * walks (a database compacting) are skipped. -1 when the tree cannot be read.
+   */
+  public static long treeBytes(Path root) {
+    if (!Files.exists(root, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      return 0;
+    }
+    long[] total = {0};
+    try {
+      Files.walkFileTree(root, new SimpleFileVisitor<>() {
+        @Override
+        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+          total[0] += attrs.size();
+          return FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public FileVisitResult visitFileFailed(Path file, IOException e) {
+          return FileVisitResult.CONTINUE;
+        }
+      });
+    } catch (IOException e) {
+      return -1;
+    }
+    return total[0];
   }
 }
