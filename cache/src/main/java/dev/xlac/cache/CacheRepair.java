@@ -31,8 +31,8 @@ import java.util.function.Consumer;
  */
 public final class CacheRepair {
   /**
-   * Tests only (kill -9 at each step of a rebuild): told {@code rebuilt} once the fresh database is
-   * closed, {@code complete} once it is marked complete, {@code moved} between the swap's two renames.
+   * Tests only (kill -9 at each step of a rebuild, or a failure injected): told {@code rebuilding}
+   * before the rebuild starts, {@code rebuilt} once the fresh database is closed, {@code complete} once it is marked complete, {@code moved} between the swap's two renames.
    */
   static volatile Consumer<String> stepsForTests = step -> { };
 
@@ -55,6 +55,7 @@ public final class CacheRepair {
       boolean opens = false;
       try (CacheStore store = CacheStore.openLocked(abs, notices, clock)) {
         opens = true;
+        store.db.makeRoom(); // on a full disk, the reserve goes first: a repair writes
         CacheVerifier.InPlace r = new CacheVerifier(store).repairInPlace();
         found = r.found();
         lost.addAll(r.lost());
@@ -71,11 +72,22 @@ public final class CacheRepair {
       String emptyReason = null;
       DatabaseSwap.Swapped swapped;
       try {
+        // The rebuild writes a copy of everything it keeps: the reserve's space is for that too
+        // (the next writer's open makes the reserve again).
+        new DiskReserve(abs).release();
         Path rebuildDir = DatabaseSwap.newRebuildDirectory(abs);
         try {
+          stepsForTests.accept("rebuilding");
           CacheSalvage.Result r = rebuildInto(abs, rebuildDir, opens, true, clock, notices);
           salvage = r.salvage();
           lost.addAll(r.lost());
+        } catch (DiskFullException e) {
+          // Not the damage's fault: the damaged database stays as it is, for a repair with more room.
+          DatabaseSwap.deleteTree(rebuildDir);
+          throw new XlacException(dev.xlac.core.ExitCode.ENVIRONMENT, "cache " + abs + ": disk full while rebuilding"
+              + " its database from what can still be read; the damaged database is unchanged: free about "
+              + dev.xlac.core.Sizes.human(Math.max(0, DatabaseSwap.treeBytes(abs.resolve(RocksDbStore.DB_DIR))))
+              + " (its size) on its file system and run 'xlac cache verify --repair' again", e);
         } catch (IOException | RuntimeException e) {
           emptyReason = XlacException.reason(e);
           DatabaseSwap.deleteTree(rebuildDir);
@@ -108,7 +120,9 @@ public final class CacheRepair {
       try {
         Path rebuildDir = DatabaseSwap.newRebuildDirectory(abs);
         try {
-          settings = rebuildInto(abs, rebuildDir, false, false, clock, notices).salvage().settingsKept();
+          // The settings (require-signed, trusted keys) are read from the database itself where a
+          // read-only open still works, else from RocksDB's repair of a copy.
+          settings = rebuildInto(abs, rebuildDir, true, false, clock, notices).salvage().settingsKept();
         } catch (IOException | RuntimeException e) {
           DatabaseSwap.deleteTree(rebuildDir);
           Files.createDirectories(rebuildDir);
@@ -147,6 +161,10 @@ public final class CacheRepair {
   private static VerifyReport checkAfter(Path abs, Consumer<String> notices, Clock clock) {
     try (CacheStore store = CacheStore.openLocked(abs, notices, clock)) {
       return store.verify(false);
+    } catch (DamagedCacheException e) {
+      // Not "run verify --repair": that is what just ran.
+      throw new XlacException(dev.xlac.core.ExitCode.WORK_FAILED, "cache " + abs + " is still damaged after its repair ("
+          + e.damage() + "); its old database is kept beside it as db.broken-TIME where one was made", e);
     }
   }
 

@@ -19,7 +19,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -118,7 +117,7 @@ final class CacheSalvage {
       }
       readRecords(entries);
       ValueSalvage values = new ValueSalvage(sources, blobs, familyIds());
-      try (CacheStore fresh = CacheStore.open(rebuildDir, CacheStore.Mode.READ_WRITE, Duration.ZERO, notices, clock)) {
+      try (CacheStore fresh = CacheStore.openRebuild(rebuildDir, notices, clock)) {
         Writer w = new Writer(fresh, values, blobs);
         w.settings();
         if (entries) {

@@ -167,13 +167,28 @@ public final class CacheStore implements AutoCloseable {
     return init(new CacheStore(abs, Mode.READ_WRITE, null, RocksDbStore.open(abs, true), clock, notices));
   }
 
+  /**
+   * For {@link CacheSalvage}: a new cache in a repair's private rebuild directory, written under the
+   * real cache's lock, and without a disk reserve of its own (the rebuild needs that space).
+   */
+  static CacheStore openRebuild(Path rebuildDir, Consumer<String> notices, Clock clock) {
+    Path abs = rebuildDir.toAbsolutePath().normalize();
+    return init(new CacheStore(abs, Mode.READ_WRITE, null, RocksDbStore.open(abs, true), clock, notices), false);
+  }
+
   private static CacheStore init(CacheStore s) {
+    return init(s, true);
+  }
+
+  private static CacheStore init(CacheStore s, boolean reserve) {
     try {
       s.checkSchema();
       if (s.mode == Mode.READ_WRITE) {
         s.db.onReopen(s::reread);
         s.values.removeLeftovers(); // chunks of values whose writer was killed
-        s.db.ensureReserve(s.notices);
+        if (reserve) {
+          s.db.ensureReserve(s.notices);
+        }
       }
       return s;
     } catch (RuntimeException e) {

@@ -1185,10 +1185,10 @@ final class RocksDbStore implements AutoCloseable {
     return full;
   }
 
-  private XlacException diskFullException(String detail, long released) {
+  private DiskFullException diskFullException(String detail, long released) {
     long usable = DiskReserve.usableSpace(cacheDir);
     String free = usable < 0 ? "" : "; " + dev.xlac.core.Sizes.human(usable) + " free";
-    return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + ": disk full (" + detail + free + ")"
+    return new DiskFullException("cache " + cacheDir + ": disk full (" + detail + free + ")"
         + (released > 0 ? "; released the cache's disk reserve of " + dev.xlac.core.Sizes.human(released) : "")
         + "; free space on its file system, or make room with 'xlac cache prune' or 'xlac cache clear', which work"
         + " on a full disk");
@@ -1209,6 +1209,9 @@ final class RocksDbStore implements AutoCloseable {
       if (old != null) {
         old.close();
       }
+      // A clear's swap that failed half-way is finished or undone first (this writer holds the lock).
+      DatabaseSwap.recover(cacheDir, m -> { });
+      requireCurrentFile(cacheDir.resolve(DB_DIR));
       view = openWriterView(cacheDir.resolve(DB_DIR));
       adjustBlobCollection(view);
       unflushed = false; // unlogged batches not flushed before are gone with the old instance

@@ -1,6 +1,7 @@
 package dev.xlac.cache;
 
 import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.core.XlacException;
 import java.io.IOException;
 import java.security.MessageDigest;
 import java.util.ArrayList;
@@ -137,6 +138,13 @@ final class ValueSalvage {
       Boolean fromBlobs = body.run(w, d);
       ok = fromBlobs != null && MessageDigest.isEqual(d.digest(), sha);
       return ok ? new Copy(w, fromBlobs) : null;
+    } catch (XlacException e) {
+      if (!(e instanceof DamagedCacheException)) {
+        // Reads of the sources never get here (candidates() takes their failures): this is a write
+        // of the copy that failed (a full disk), and the rebuild must stop rather than lose it.
+        throw e;
+      }
+      return null;
     } catch (IOException | RuntimeException e) {
       return null; // unreadable after all: the next way, or lost
     } finally {

@@ -81,11 +81,18 @@ public final class CacheFaultMain {
         }
       };
       System.out.println("started");
-      RepairReport r = CacheRepair.repair(dir, Duration.ZERO, m -> { });
-      if (r.emptyReason() != null) {
-        System.out.println("started empty: " + r.emptyReason() + "; the damaged database is in " + r.brokenDatabase());
+      try {
+        RepairReport r = CacheRepair.repair(dir, Duration.ZERO, m -> { });
+        if (r.emptyReason() != null) {
+          System.out.println("started empty: " + r.emptyReason() + "; the damaged database is in "
+              + r.brokenDatabase());
+        }
+        System.out.println(r.clean() ? "done" : "not clean: " + r);
+      } catch (XlacException e) {
+        System.out.println("xlac: " + e.getMessage());
+        System.out.flush();
+        System.exit(e.exitCode().code());
       }
-      System.out.println(r.clean() ? "done" : "not clean: " + r);
       return;
     }
     try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> { })) {

@@ -339,25 +339,65 @@ class DamagedDatabaseRepairTest {
   }
 
   /**
-   * When even the rebuild fails (here: the files it writes may not grow past 100 KiB, as on a full
-   * disk), the damaged database is moved aside all the same, the cache starts empty, and the repair
-   * says so.
+   * A rebuild that cannot write what it keeps (here: the files it writes may not grow past 100 KiB,
+   * which RocksDB reports as on a full disk) stops and changes nothing: it used to go on without the
+   * values it could not write, or to move the database aside and start empty, though nothing was
+   * wrong with what it read.
    */
   @Test
-  void repair_whenTheRebuildFails_movesTheDatabaseAside_startsEmpty_andSaysSo() throws Exception {
+  void repair_whenTheRebuildMeetsAFileSizeLimit_changesNothing_andSaysDiskFull() throws Exception {
     Path manifest = only("MANIFEST-");
     truncate(manifest, Files.size(manifest) - 3);
+    List<String> before = databaseFiles();
     Path lib = Files.createDirectories(tmp.resolve("lib"));
     try (var in = org.rocksdb.RocksDB.class.getResourceAsStream("/librocksdbjni-linux64.so")) {
       org.junit.jupiter.api.Assumptions.assumeTrue(in != null, "RocksDB ships no linux64 library for this platform");
       Files.copy(in, lib.resolve("librocksdbjni-linux64.so"));
     }
     CacheFaultTest.Child child = new CacheFaultTest.Child("trap '' XFSZ; ulimit -f 100;", lib, "repair", dir.toString());
-    assertThat(child.await()).as("exit code; output %s", child.lines).isZero();
+    assertThat(child.await()).as("exit code; output %s", child.lines).isEqualTo(3);
+    assertThat(child.lines).as("it says why, in one line").anySatisfy(l -> assertThat(l)
+        .startsWith("xlac: cache " + dir + ": disk full while rebuilding its database")
+        .contains("the damaged database is unchanged"));
+    assertThat(databaseFiles()).as("the damaged database's files").isEqualTo(before);
+    try (var files = Files.list(dir)) {
+      assertThat(files.map(p -> p.getFileName().toString())).as("what the failed repair left")
+          .noneMatch(n -> n.startsWith("db.broken-") || n.startsWith(".rebuild-") || n.startsWith(".salvage-"));
+    }
+    RepairReport r = CacheRepair.repair(dir, Duration.ZERO, m -> { }); // without the limit
+    assertThat(r.clean()).as("the repair without the limit: %s", r).isTrue();
+    assertThat(r.emptyReason()).isNull();
+    try (CacheStore s = Fixtures.open(dir)) {
+      assertThat(s.graphs()).isNotEmpty();
+    }
+  }
 
-    assertThat(child.lines).as("it says so").anySatisfy(l -> assertThat(l).startsWith("started empty: ")
-        .contains("; the damaged database is in " + dir + "/db.broken-"));
-    assertThat(child.lines).contains("done");
+  /** The database's file names (without RocksDB's info logs). */
+  private List<String> databaseFiles() throws IOException {
+    try (var files = Files.list(dir.resolve(RocksDbStore.DB_DIR))) {
+      return files.map(p -> p.getFileName().toString()).filter(n -> !n.startsWith("LOG")).sorted().toList();
+    }
+  }
+
+  /**
+   * When even the rebuild fails for a reason that is not a full disk (here: a failure injected as it
+   * starts, standing for one nobody foresaw), the damaged database is moved aside all the same, the
+   * cache starts empty, and the repair says so.
+   */
+  @Test
+  void repair_whenTheRebuildFails_movesTheDatabaseAside_startsEmpty_andSaysSo() throws Exception {
+    Path manifest = only("MANIFEST-");
+    truncate(manifest, Files.size(manifest) - 3);
+    CacheRepair.stepsForTests = step -> {
+      if (step.equals("rebuilding")) {
+        throw new IllegalStateException("injected");
+      }
+    };
+    RepairReport r = CacheRepair.repair(dir, Duration.ZERO, m -> { });
+    assertThat(r.emptyReason()).as("why it started empty").contains("injected");
+    assertThat(r.brokenDatabase()).isNotNull();
+    assertThat(r.brokenDatabase().getFileName().toString()).startsWith("db.broken-");
+    assertThat(r.clean()).isTrue();
     try (CacheStore s = Fixtures.open(dir)) {
       assertThat(s.graphs()).isEmpty();
       assertThat(s.verify(false).clean()).isTrue();

@@ -142,4 +142,45 @@ class DiskFullTest {
     assertThat(repair.lines).contains("repaired 0", "problems 0");
     assertIntact(filler);
   }
+
+  /** Runs a shell command inside the namespace where the tmpfs is; returns its output. */
+  private String shell(String command) throws Exception {
+    List<String> cmd = new java.util.ArrayList<>(fs.wrapper());
+    cmd.addAll(List.of("bash", "-c", command));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(p.waitFor()).as("%s said %s", command, out).isZero();
+    return out;
+  }
+
+  @Test
+  void repairRebuildOnAFullDisk_leavesTheDamagedDatabaseUnchanged_andSaysDiskFull() throws Exception {
+    // A cache whose database cannot be opened (CURRENT emptied) on a full disk: the rebuild, which
+    // writes a copy of every entry, meets the full disk. It used to go on without the entries it
+    // could not write, or to move the database aside and start empty; it must stop and change nothing.
+    Child filler = fill();
+    shell("truncate -s 0 '" + cache.resolve("db/CURRENT") + "'");
+    String before = shell("cd '" + cache + "/db' && ls | grep -v '^LOG' | sort");
+    Child repair = run("verify-repair", cache.toString());
+    assertThat(exit(repair)).as("verify --repair on the full disk; it said %s", repair.lines).isEqualTo(3);
+    assertThat(errors(repair)).singleElement().satisfies(l -> assertThat(l)
+        .contains("disk full while rebuilding its database", "the damaged database is unchanged")
+        .doesNotContain("Exception"));
+    assertThat(shell("ls -A '" + cache + "'")).as("the cache directory after the failed repair")
+        .doesNotContain("db.broken-", ".rebuild-", ".salvage-");
+    assertThat(shell("cd '" + cache + "/db' && ls | grep -v '^LOG' | sort")).as("the database's files").isEqualTo(before);
+    // With room (a copy of the cache on a larger disk), the same repair keeps every committed entry.
+    Path copy = tmp.resolve("copy");
+    shell("cp -a '" + cache + "' '" + copy + "' && rm -f '" + copy + "/reserve'");
+    Child roomy = Child.through(List.of(), "verify-repair", copy.toString());
+    roomy.await();
+    assertThat(roomy.process.waitFor()).as("verify --repair with room; it said %s", roomy.lines).isZero();
+    assertThat(roomy.lines).contains("problems 0");
+    List<Integer> committed = filler.committed();
+    Child check = Child.through(List.of(), "check", copy.toString(), Integer.toString(committed.size()),
+        Integer.toString(ENTRY_BYTES));
+    check.await();
+    assertThat(check.lines).as("entries the filler committed, after the repair with room")
+        .noneMatch(l -> l.startsWith("missing ") || l.startsWith("wrong "));
+  }
 }

@@ -1,0 +1,17 @@
+package dev.xlac.cache;
+
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+
+/**
+ * A write, flush, compaction or open of the cache's database met a full disk. Exit code 3 (the
+ * environment), with the message {@code cache DIR: disk full (...)} and what helps. A separate type
+ * so that work which must not go on after a lost write (a repair's rebuild) can tell it from damage.
+ */
+public final class DiskFullException extends XlacException {
+  private static final long serialVersionUID = 1L;
+
+  DiskFullException(String message) {
+    super(ExitCode.ENVIRONMENT, message);
+  }
+}
