@@ -28,6 +28,7 @@ final class CommandTree {
     m.put("dump", DumpCommand.class);
     m.put("cache", CacheCommand.class);
     m.put("parallel-compile", ParallelCompileCommand.class);
+    m.put("completion", CompletionCommand.class);
     m.put("help", HelpCommand.class);
     SUBCOMMANDS = Collections.unmodifiableSequencedMap(m);
   }

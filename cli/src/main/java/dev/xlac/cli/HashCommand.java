@@ -17,11 +17,11 @@ import picocli.CommandLine.Parameters;
 
 @Command(name = "hash", mixinStandardHelpOptions = true,
     description = {"Print the canonical fingerprint of each HLO module in the given files or dump directories.",
-        "Directories are searched recursively for compiler inputs (XLA *.before_optimizations.hlo.pb[.gz],",
-        "*.hlo_snapshot.pb, Neuron *.hlo_module.pb); other dump files are skipped."},
-    footer = {"%nOutput: one line per module, '<fingerprint>  <module name>  <file>'. With --json, an array of",
-        "objects with the keys file, module, fingerprint and kind (hlo_proto, hlo_module, hlo_snapshot).",
-        "Unreadable files are reported on stderr; the others are still printed, and the exit code is 2."})
+        "Directories are searched recursively for compiler inputs (XLA *.before_optimizations.hlo.pb[.gz],"
+            + " *.hlo_snapshot.pb, Neuron *.hlo_module.pb); other dump files are skipped."},
+    footer = "%nOutput: one line per module, '<fingerprint>  <module name>  <file>'. With --json, an array of"
+        + " objects with the keys file, module, fingerprint and kind (hlo_proto, hlo_module, hlo_snapshot)."
+        + " Unreadable files are reported on stderr; the others are still printed, and the exit code is 2.")
 final class HashCommand implements Callable<Integer> {
   @Parameters(arity = "1..*", paramLabel = "PATH", description = "Dump files or directories.")
   List<Path> paths;

@@ -15,8 +15,8 @@ import picocli.CommandLine.Parameters;
 @Command(name = "inspect", mixinStandardHelpOptions = true,
     description = "Summarise one HLO module file: name, entry parameters and result, instruction counts by opcode, "
         + "computations, constant bytes and fingerprint.",
-    footer = {"%nWith --json, one object with the keys file, kind, module, fingerprint, parameters, result,",
-        "computations, instructions, opcodes (opcode -> count), constants and constant_bytes."})
+    footer = "%nWith --json, one object with the keys file, kind, module, fingerprint, parameters, result,"
+        + " computations, instructions, opcodes (opcode -> count), constants and constant_bytes.")
 final class InspectCommand implements Callable<Integer> {
   @Parameters(paramLabel = "FILE", description = "An *.hlo.pb[.gz], *.hlo_snapshot.pb or *.hlo_module.pb file.")
   Path file;

@@ -32,7 +32,7 @@ class CommandTreeTest {
   void wholeTree_namesEverySubcommandAsItsAnnotationDoes_inTheListedOrder() {
     CommandLine whole = CommandTree.whole(new XlacCommand());
     assertThat(subcommandNames(whole))
-        .containsExactly("hash", "inspect", "dump", "cache", "parallel-compile", "help")
+        .containsExactly("hash", "inspect", "dump", "cache", "parallel-compile", "completion", "help")
         .containsExactlyElementsOf(CommandTree.SUBCOMMANDS.sequencedKeySet());
     assertThat(subcommandNames(cacheOf(whole))).hasSize(13)
         .containsExactlyElementsOf(CacheCommand.SUBCOMMANDS.sequencedKeySet());
@@ -100,7 +100,8 @@ class CommandTreeTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"hash --nosuch", "hash", "inspect", "inspect --jsn x", "dump --nosuchopt",
-      "cache lss", "cache stat --nosuch", "cache ls --limit x", "parallel-compile --nosuch"})
+      "cache lss", "cache stat --nosuch", "cache ls --limit x", "parallel-compile --nosuch", "completion",
+      "completion bash zsh"})
   void usageErrors_areTheSameFromTheBranchAsFromTheWholeTree(String line) {
     CliRunner r = sameAsWholeTree(line.split(" "));
     assertThat(r.exitCode()).isEqualTo(2);
@@ -114,7 +115,7 @@ class CommandTreeTest {
     List<String> names = r.out().lines().dropWhile(l -> !l.equals("Commands:")).skip(1)
         .takeWhile(l -> l.startsWith("  ")).filter(l -> !l.startsWith("   ")).map(l -> l.strip().split(" ")[0])
         .toList();
-    assertThat(names).containsExactly("hash", "inspect", "dump", "cache", "parallel-compile", "help");
+    assertThat(names).containsExactly("hash", "inspect", "dump", "cache", "parallel-compile", "completion", "help");
     assertThat(r.out()).contains("  hash              Print the canonical fingerprint of each HLO module")
         .contains("  help              Display help information about the specified command.");
     assertThat(CliRunner.run()).isEqualTo(r);  // no arguments: the root's usage

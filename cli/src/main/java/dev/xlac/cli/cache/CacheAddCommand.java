@@ -12,10 +12,11 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "add", mixinStandardHelpOptions = true,
-    description = {"Add the HLO modules in dump files or directories to the cache as pending graphs,",
-        "deduplicated by fingerprint. Directories are searched for compiler inputs as 'xlac hash' does."},
-    footer = {"%nPrints one line: added, already present and skipped counts. Unreadable files are reported on",
-        "stderr; the others are still added, and the exit code is 2."})
+    description = {"Add the HLO modules in dump files or directories to the cache as pending graphs, deduplicated"
+        + " by fingerprint.",
+        "Directories are searched for compiler inputs as 'xlac hash' does."},
+    footer = "%nPrints one line: added, already present and skipped counts. Unreadable files are reported on"
+        + " stderr; the others are still added, and the exit code is 2.")
 final class CacheAddCommand implements Callable<Integer> {
   @Parameters(arity = "1..*", paramLabel = "PATH", description = "Dump files or directories.")
   List<Path> paths;

@@ -9,9 +9,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 @Command(name = "clear", mixinStandardHelpOptions = true,
-    description = "Remove every graph and artifact. The configuration (max-size, trust) and the usage counters stay.",
-    footer = {"%nA cache whose database is too damaged to open is replaced by an empty one, keeping whatever",
-        "settings and counters can still be read."})
+    description = "Remove every graph and artifact, keeping the configuration (max-size, trust) and the usage"
+        + " counters.",
+    footer = "%nA cache whose database is too damaged to open is replaced by an empty one, keeping whatever"
+        + " settings and counters can still be read.")
 final class CacheClearCommand implements Callable<Integer> {
   @Mixin
   CacheOptions.Writer cache;

@@ -18,7 +18,8 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "config", mixinStandardHelpOptions = true,
-    description = {"Show or change a cache setting. Without a value, the setting is printed.",
+    description = {"Show or change a cache setting; without a value, the setting is printed.",
+        "%nSettings:",
         "max-size [SIZE|none]: the size the cache is trimmed to (least recently used first) after every write, as"
         + " ccache does.",
         "require-signed [on|off]: when on, 'xlac cache import' refuses every bundle that is not signed by a"

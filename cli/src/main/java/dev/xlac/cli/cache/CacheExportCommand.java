@@ -15,10 +15,11 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "export", mixinStandardHelpOptions = true,
-    description = {"Write a portable bundle (tar + zstd) of graphs, artifacts and their metadata, with checksums,",
-        "for 'xlac cache import' on another machine. Works while another process writes to the cache."},
-    footer = {"%nWith --compiler, the bundle holds that compiler's artifacts and the graphs they came from; without,",
-        "every graph (pending ones too) and artifact. A damaged entry stops the export: repair the cache first.",
+    description = {"Write a portable bundle (tar + zstd) of graphs, artifacts and their metadata, with checksums,"
+        + " for 'xlac cache import' on another machine.",
+        "Works while another process writes to the cache."},
+    footer = {"%nWith --compiler, the bundle holds that compiler's artifacts and the graphs they came from; without,"
+        + " every graph (pending ones too) and artifact. A damaged entry stops the export: repair the cache first.",
         "%nWith --sign, the bundle is signed with a private key that 'xlac cache keygen' made. A machine that trusts"
         + " the matching public key then knows that the bundle holds exactly what this export wrote."})
 final class CacheExportCommand implements Callable<Integer> {

@@ -19,15 +19,15 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "import", mixinStandardHelpOptions = true,
-    description = {"Merge a bundle made by 'xlac cache export' into the cache. The whole bundle is checked first",
-        "(format version, signature, entry names and types, sizes, checksums, and each graph's fingerprint",
-        "against its module); if anything is wrong, nothing is imported.",
+    description = {"Merge a bundle made by 'xlac cache export', or an AWS Neuron compile cache, into the cache.",
+        "The whole bundle is checked first (format version, signature, entry names and types, sizes, checksums,"
+            + " and each graph's fingerprint against its module); if anything is wrong, nothing is imported.",
         "With --neuron-cache DIR, import an AWS Neuron compile cache instead (neuronxcc-<version>/MODULE_*/)."},
-    footer = {"%nMerging is idempotent: importing the same bundle again changes nothing. Entries already in the",
-        "cache are kept, except that a recorded failure gives way to a compiled artifact.",
-        "%nNeuron entries come in by state: model.neff + model.done = compiled, model.log without a NEFF =",
-        "failed, the graph alone = pending. Each bad entry gets one line on stderr and is skipped; the others",
-        "are imported, and the exit code is 2.",
+    footer = {"%nMerging is idempotent: importing the same bundle again changes nothing. Entries already in the"
+        + " cache are kept, except that a recorded failure gives way to a compiled artifact.",
+        "%nNeuron entries come in by state: model.neff + model.done = compiled, model.log without a NEFF ="
+            + " failed, the graph alone = pending. Each bad entry gets one line on stderr and is skipped; the others"
+            + " are imported, and the exit code is 2.",
         "%nA signed bundle's signature is always checked. An unsigned bundle, or one signed by a key that is not"
         + " trusted, is refused when the cache requires signed bundles ('xlac cache config require-signed on') or"
         + " when --trust is given. Details, and the trust model: docs/cache.md.",

@@ -17,12 +17,12 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "ls", mixinStandardHelpOptions = true,
-    description = {"List the cache: one row per graph and compiler it was compiled with; a graph compiled by",
-        "nothing is one 'pending' row."},
-    footer = {"%nColumns: short fingerprint, module, status, compiler (driver:target), artifact size, compile time,",
-        "last access (UTC). With --json, one array of objects with the keys fingerprint, module, status,",
-        "compiler, artifact_bytes, hlo_bytes, compile_seconds and last_access (ISO-8601); compiler,",
-        "artifact_bytes and compile_seconds are null on pending rows."})
+    description = "List the cache: one row per graph and compiler it was compiled with; a graph compiled by"
+        + " nothing is one 'pending' row.",
+    footer = "%nColumns: short fingerprint, module, status, compiler (driver:target), artifact size, compile time,"
+        + " last access (UTC). With --json, one array of objects with the keys fingerprint, module, status,"
+        + " compiler, artifact_bytes, hlo_bytes, compile_seconds and last_access (ISO-8601); compiler,"
+        + " artifact_bytes and compile_seconds are null on pending rows.")
 final class CacheLsCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print a JSON array.")
   boolean json;

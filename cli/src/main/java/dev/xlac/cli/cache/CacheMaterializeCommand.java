@@ -12,14 +12,15 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "materialize", mixinStandardHelpOptions = true,
-    description = {"Write the cache's entries into a directory in a runtime's own cache layout, so that the runtime",
-        "finds them. --layout neuron writes neuronxcc-<version>/MODULE_<hash>+<flags hash>/ directories with the",
-        "MODULE names the graphs were imported under (Neuron's hash is unpublished, so names are never invented)."},
-    footer = {"%nCompiled entries get model.neff and model.done, failed ones model.log, all of them",
-        "model.hlo_module.pb and compile_flags.json. Files are written atomically (temporary file, then rename);",
-        "files that already hold the same bytes are left alone, so running it again changes nothing. No lock",
-        "files are made. Graphs without a Neuron name are skipped and counted. Point NEURON_COMPILE_CACHE_URL",
-        "at DIR. Works while another xlac process writes to the cache."})
+    description = {"Write the cache's entries into a directory in a runtime's own cache layout, so that the runtime"
+        + " finds them.",
+        "--layout neuron writes neuronxcc-<version>/MODULE_<hash>+<flags hash>/ directories with the MODULE names"
+            + " the graphs were imported under (Neuron's hash is unpublished, so names are never invented)."},
+    footer = "%nCompiled entries get model.neff and model.done, failed ones model.log, all of them"
+        + " model.hlo_module.pb and compile_flags.json. Files are written atomically (temporary file, then rename);"
+        + " files that already hold the same bytes are left alone, so running it again changes nothing. No lock"
+        + " files are made. Graphs without a Neuron name are skipped and counted. Point NEURON_COMPILE_CACHE_URL"
+        + " at DIR. Works while another xlac process writes to the cache.")
 final class CacheMaterializeCommand implements Callable<Integer> {
   enum Layout { neuron }
 

@@ -19,15 +19,17 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "prune", mixinStandardHelpOptions = true,
-    description = {"Remove entries, least recently used first, down to a bound, then compact so the disk usage",
-        "shrinks. Without --max-size, --older-than or a filter, prunes to the configured max-size."},
-    footer = {"%nFilters (--failed, --compiler, --not-compiler) limit the candidates to matching artifacts; graphs",
-        "then stay. With filters and no bound, every matching entry is removed. Removing a graph removes its",
-        "artifacts. With --json, one object with the keys dry_run, removed (array of objects with fingerprint,",
-        "module, compiler (null for a graph), status, bytes, last_access), bytes_freed, bytes_before,",
-        "bytes_after, disk_bytes_before, disk_bytes_after and disk_bytes_unreclaimed (removed data still on disk",
-        "because the disk had no room to rewrite the files it shares with entries that stay). It works on a full",
-        "disk: the deletes are small, and what it cannot reclaim yet a later prune does."})
+    description = {"Remove entries, least recently used first, down to a bound, then compact so the disk usage"
+        + " shrinks.",
+        "Without --max-size, --older-than or a filter, prunes to the configured max-size."},
+    footer = {"%nFilters (--failed, --compiler, --not-compiler) limit the candidates to matching artifacts; graphs"
+        + " then stay. With filters and no bound, every matching entry is removed. Removing a graph removes its"
+        + " artifacts.",
+        "%nWith --json, one object with the keys dry_run, removed (array of objects with fingerprint, module,"
+            + " compiler (null for a graph), status, bytes, last_access), bytes_freed, bytes_before, bytes_after,"
+            + " disk_bytes_before, disk_bytes_after and disk_bytes_unreclaimed (removed data still on disk because"
+            + " the disk had no room to rewrite the files it shares with entries that stay).",
+        "%nPrune works on a full disk: the deletes are small, and what it cannot reclaim yet a later prune does."})
 final class CachePruneCommand implements Callable<Integer> {
   @Option(names = "--max-size", paramLabel = "SIZE", converter = CacheOptions.SizeConverter.class,
       description = "Remove until the cache holds at most SIZE (e.g. 50G, 500MiB).")

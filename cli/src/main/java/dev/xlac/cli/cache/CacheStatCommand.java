@@ -16,12 +16,13 @@ import picocli.CommandLine.Option;
 
 @Command(name = "stat", mixinStandardHelpOptions = true,
     description = "Show the cache's statistics, as 'ccache -s' does: contents, sizes, hits and misses, time saved.",
-    footer = {"%nWith --json, one object with the keys directory, schema_version, graphs, pending_graphs, compiled,",
-        "failed, stored_bytes, raw_bytes, hlo_raw_bytes, hlo_stored_bytes, artifact_bytes, disk_bytes,",
-        "max_size_bytes (null if none), hits, misses, compile_seconds_saved, cleanups, damaged_reads,",
-        "counters_since (ISO-8601), disk_reserve_bytes (0 if none) and disk_reserve_note (why there is none,",
-        "else null). Hits and misses are counted by processes that write to the cache. The disk reserve is space",
-        "the cache keeps so that it can be pruned or cleared on a full disk."})
+    footer = {"%nHits and misses are counted by processes that write to the cache. The disk reserve is space the"
+        + " cache keeps so that it can be pruned or cleared on a full disk.",
+        "%nWith --json, one object with the keys directory, schema_version, graphs, pending_graphs, compiled,"
+            + " failed, stored_bytes, raw_bytes, hlo_raw_bytes, hlo_stored_bytes, artifact_bytes, disk_bytes,"
+            + " max_size_bytes (null if none), hits, misses, compile_seconds_saved, cleanups, damaged_reads,"
+            + " counters_since (ISO-8601), disk_reserve_bytes (0 if none) and disk_reserve_note (why there is none,"
+            + " else null)."})
 final class CacheStatCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print a JSON object.")
   boolean json;

@@ -15,11 +15,11 @@ import picocli.CommandLine.Option;
 @Command(name = "verify", mixinStandardHelpOptions = true,
     description = "Check every stored graph, artifact and log against its checksum, the database's files, and the"
         + " indexes against the records.",
-    footer = {"%nExit code 1 when problems were found and not repaired. With --repair (which needs the write lock),",
-        "values RocksDB cannot read are recovered from the blob files where possible, damaged entries are dropped",
-        "(a damaged graph with its artifacts) and the indexes rebuilt; a database that cannot be opened, or whose",
-        "files are damaged beyond that, is rebuilt from what can be read, and the damaged one is kept beside it.",
-        "What was lost is listed. Exit code 0 when the cache verifies clean afterwards."})
+    footer = "%nExit code 1 when problems were found and not repaired. With --repair (which needs the write lock),"
+        + " values RocksDB cannot read are recovered from the blob files where possible, damaged entries are dropped"
+        + " (a damaged graph with its artifacts) and the indexes rebuilt; a database that cannot be opened, or whose"
+        + " files are damaged beyond that, is rebuilt from what can be read, and the damaged one is kept beside it."
+        + " What was lost is listed. Exit code 0 when the cache verifies clean afterwards.")
 final class CacheVerifyCommand implements Callable<Integer> {
   @Option(names = "--repair", description = "Repair: recover or drop damaged entries, rebuild the indexes, or rebuild"
       + " the database from what can be read.")

@@ -26,25 +26,28 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 @Command(name = "parallel-compile", mixinStandardHelpOptions = true, sortOptions = false,
-    description = {"Compile every graph in the cache that lacks an artifact for this compiler, in parallel, storing",
-        "each artifact or failure in the cache as soon as it is done. With PATHs (dump files or directories),",
-        "their graphs are added to the cache first and only they are considered. Graphs already compiled are",
-        "cache hits; graphs whose compile failed before are skipped unless --retry-failed.",
-        "%nOne-shot: with '-- COMMAND...' (instead of PATHs) the command runs as under 'xlac dump', and each graph",
-        "it dumps is compiled as it arrives, while the command still runs; only its graphs are considered."},
-    footer = {"%nTransient failures (crash, timeout, out of memory) are retried --retries times; compile errors",
-        "never are. An out-of-memory failure lowers the number of parallel jobs by one and is retried once.",
-        "Progress goes to stderr (a live bar on a terminal, plain lines otherwise); the summary to stdout.",
+    description = {"Compile every graph in the cache that lacks an artifact for this compiler, in parallel, storing"
+        + " each artifact or failure in the cache as soon as it is done.",
+        "With PATHs (dump files or directories), their graphs are added to the cache first and only they are"
+            + " considered. Graphs already compiled are cache hits; graphs whose compile failed before are skipped"
+            + " unless --retry-failed.",
+        "%nOne-shot: with '-- COMMAND...' (instead of PATHs) the command runs as under 'xlac dump', and each graph"
+            + " it dumps is compiled as it arrives, while the command still runs; only its graphs are considered."},
+    footer = {"%nTransient failures (crash, timeout, out of memory) are retried --retries times; compile errors"
+        + " never are. An out-of-memory failure lowers the number of parallel jobs by one and is retried once."
+        + " Progress goes to stderr (a live bar on a terminal, plain lines otherwise); the summary to stdout.",
         "%nExit codes:",
         "  0  every graph compiled or was cached",
-        "  1  some graph failed to compile (in this run, or in an earlier one and not retried)",
+        "  1  some graph failed to compile (in this run, or in an earlier one and not",
+        "     retried)",
         "  2  usage error or unreadable input",
-        "  3  environment: plugin missing or not loadable, compiler not found, cache locked",
-        "With -- COMMAND, a failed command's exit status (128+N for signal N) comes first, unless",
-        "--ignore-script-errors and it dumped graphs; its graphs are compiled and stored either way. A signal",
-        "is forwarded to the command's process group and stops the compiles still running. 127/126: the",
-        "command was not found or cannot run; 1: it dumped no graph. The plugin or compiler is checked before",
-        "the command starts (3); if it cannot start while the command runs, xlac stops the command (3)."})
+        "  3  environment: plugin missing or not loadable, compiler not found, cache",
+        "     locked",
+        "%nWith -- COMMAND, a failed command's exit status (128+N for signal N) comes first, unless"
+            + " --ignore-script-errors and it dumped graphs; its graphs are compiled and stored either way. A signal"
+            + " is forwarded to the command's process group and stops the compiles still running. 127/126: the"
+            + " command was not found or cannot run; 1: it dumped no graph. The plugin or compiler is checked before"
+            + " the command starts (3); if it cannot start while the command runs, xlac stops the command (3)."})
 public final class ParallelCompileCommand implements Callable<Integer> {
   @Mixin
   CompileOptions options;

@@ -17,8 +17,9 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "dump", mixinStandardHelpOptions = true,
-    description = "Run a training command with XLA (or Neuron) dumping every graph it compiles, and put the graphs"
-        + " into the cache while it runs. COMMAND is anything you run: python, torchrun, a shell script.",
+    description = {"Run a training command with XLA (or Neuron) dumping every graph it compiles, and put the graphs"
+        + " into the cache while it runs.",
+        "COMMAND is anything you run: python, torchrun, a shell script."},
     footer = {"%nThe command's output passes through; Ctrl-C, SIGTERM and SIGHUP are forwarded to its whole process"
         + " group. xlac exits with the command's exit status (128+N if signal N ended it); what it dumped before it"
         + " ended is ingested either way. Otherwise: 127 the command was not found, 126 it cannot be run, 1 it"
