@@ -1,4 +1,4 @@
-package dev.xlac.trace;
+package dev.xlac.capture;
 
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;

@@ -1,6 +1,7 @@
-package dev.xlac.trace;
+package dev.xlac.capture;
 
 import dev.xlac.core.XlacException;
+import dev.xlac.core.os.SignalForwarding;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -112,12 +113,12 @@ public final class CommandTracer {
       }
     });
     String signal;
-    try (ChildSignals signals = ChildSignals.forwardTo(child.pid())) {
+    try (SignalForwarding signals = SignalForwarding.forwardTo(child.pid())) {
       int status;
       try {
         status = child.waitFor();
       } catch (InterruptedException e) {
-        ChildSignals.send(child.pid(), 15);
+        SignalForwarding.send(child.pid(), 15);
         child.waitFor(10, TimeUnit.SECONDS);
         throw e;
       }

@@ -1,4 +1,4 @@
-package dev.xlac.trace;
+package dev.xlac.capture;
 
 import dev.xlac.core.JsonStringList;
 import dev.xlac.core.XlacException;

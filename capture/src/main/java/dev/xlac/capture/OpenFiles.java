@@ -1,4 +1,4 @@
-package dev.xlac.trace;
+package dev.xlac.capture;
 
 import java.io.IOException;
 import java.nio.file.DirectoryIteratorException;

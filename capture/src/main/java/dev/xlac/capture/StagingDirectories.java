@@ -1,7 +1,7 @@
-package dev.xlac.trace;
+package dev.xlac.capture;
 
-import dev.xlac.core.FileTrees;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.FileTrees;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;

@@ -1,4 +1,4 @@
-package dev.xlac.trace;
+package dev.xlac.capture;
 
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package dev.xlac.trace;
+package dev.xlac.capture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.xlac.compiler;
+package dev.xlac.core;
 
 import dev.xlac.core.ExitCode;
 

@@ -1,4 +1,4 @@
-package dev.xlac.core;
+package dev.xlac.core.io;
 
 import java.io.IOException;
 import java.nio.file.FileVisitResult;

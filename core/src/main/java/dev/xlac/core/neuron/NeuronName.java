@@ -1,4 +1,4 @@
-package dev.xlac.cache;
+package dev.xlac.core.neuron;
 
 import dev.xlac.core.JsonStringList;
 import java.util.List;
@@ -41,7 +41,7 @@ public record NeuronName(String versionDirectory, String moduleDirectory, String
   }
 
   /** Both names, so they can be compared as a location. */
-  boolean sameLocation(NeuronName other) {
+  public boolean sameLocation(NeuronName other) {
     return versionDirectory.equals(other.versionDirectory) && moduleDirectory.equals(other.moduleDirectory);
   }
 

@@ -1,5 +1,7 @@
-package dev.xlac.core;
+package dev.xlac.core.neuron;
 
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.core.XlacException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

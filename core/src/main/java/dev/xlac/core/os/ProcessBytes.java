@@ -1,5 +1,6 @@
-package dev.xlac.core;
+package dev.xlac.core.os;
 
+import dev.xlac.core.XlacException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;

@@ -1,4 +1,4 @@
-package dev.xlac.compiler;
+package dev.xlac.core.os;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;

@@ -1,4 +1,4 @@
-package dev.xlac.trace;
+package dev.xlac.core.os;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -19,7 +19,7 @@ import sun.misc.SignalHandler;
  * one. The JDK has no call that signals a process group, so libc's {@code kill(-pgid, sig)} is
  * called through the FFM API.
  */
-final class ChildSignals implements AutoCloseable {
+public final class SignalForwarding implements AutoCloseable {
   private static final String[] FORWARDED = {"INT", "TERM", "HUP"};
   private static volatile MethodHandle kill;
 
@@ -28,13 +28,13 @@ final class ChildSignals implements AutoCloseable {
   private final List<SignalHandler> previous = new ArrayList<>();
   private volatile String received;
 
-  private ChildSignals(long pgid) {
+  private SignalForwarding(long pgid) {
     this.pgid = pgid;
   }
 
   /** Starts forwarding to process group {@code pgid} (the child's pid, as it leads its own group). */
-  static ChildSignals forwardTo(long pgid) {
-    ChildSignals s = new ChildSignals(pgid);
+  public static SignalForwarding forwardTo(long pgid) {
+    SignalForwarding s = new SignalForwarding(pgid);
     for (String name : FORWARDED) {
       try {
         Signal sig = new Signal(name);
@@ -48,7 +48,7 @@ final class ChildSignals implements AutoCloseable {
   }
 
   /** The last signal forwarded, e.g. {@code TERM}; null if none. */
-  String received() {
+  public String received() {
     return received;
   }
 
@@ -58,7 +58,7 @@ final class ChildSignals implements AutoCloseable {
   }
 
   /** Sends {@code signal} to process group {@code pgid}, or to process {@code pgid} if there is no such group yet. */
-  static void send(long pgid, int signal) {
+  public static void send(long pgid, int signal) {
     try {
       int rc = (int) killHandle().invokeExact(-(int) pgid, signal);
       if (rc != 0) {

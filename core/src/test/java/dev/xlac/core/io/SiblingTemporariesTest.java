@@ -1,4 +1,4 @@
-package dev.xlac.core;
+package dev.xlac.core.io;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,8 +1,11 @@
-package dev.xlac.core;
+package dev.xlac.core.neuron;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
