@@ -1,12 +1,12 @@
 package dev.xlac.bench;
 
+import dev.xlac.capture.CaptureListener;
+import dev.xlac.capture.CapturedModule;
+import dev.xlac.capture.CommandProcesses;
+import dev.xlac.capture.CommandTracer;
+import dev.xlac.capture.DumpWatcher;
+import dev.xlac.capture.Frontend;
 import dev.xlac.hlo.HloReadException;
-import dev.xlac.trace.CaptureListener;
-import dev.xlac.trace.CapturedModule;
-import dev.xlac.trace.CommandProcesses;
-import dev.xlac.trace.CommandTracer;
-import dev.xlac.trace.DumpWatcher;
-import dev.xlac.trace.Frontend;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;

@@ -1,7 +1,8 @@
 package dev.xlac.cache;
 
-import dev.xlac.core.NeuronxCcIdentity;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.neuron.NeuronName;
+import dev.xlac.core.neuron.NeuronxCcIdentity;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,6 +1,6 @@
 package dev.xlac.cache;
 
-import dev.xlac.core.ProcessBytes;
+import dev.xlac.core.os.ProcessBytes;
 import java.nio.file.Path;
 import java.util.Map;
 

@@ -1,6 +1,6 @@
 package dev.xlac.cache;
 
-import dev.xlac.core.FileTrees;
+import dev.xlac.core.io.FileTrees;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;

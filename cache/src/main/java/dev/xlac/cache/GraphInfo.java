@@ -1,5 +1,6 @@
 package dev.xlac.cache;
 
+import dev.xlac.core.neuron.NeuronName;
 import dev.xlac.hlo.GraphFingerprint;
 import java.time.Instant;
 import java.util.List;

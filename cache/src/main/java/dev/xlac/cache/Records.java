@@ -1,5 +1,6 @@
 package dev.xlac.cache;
 
+import dev.xlac.core.neuron.NeuronName;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 

@@ -1132,7 +1132,7 @@ final class RocksDbStore implements AutoCloseable {
 
   /** Bytes the database occupies on disk (-1 when that cannot be read). */
   long diskUsage() {
-    return dev.xlac.core.FileTrees.treeBytes(cacheDir.resolve(DB_DIR));
+    return dev.xlac.core.io.FileTrees.treeBytes(cacheDir.resolve(DB_DIR));
   }
 
   // ---------------------------------------------------------------- a full disk

@@ -14,6 +14,7 @@ import com.google.protobuf.ByteString;
 import dev.xlac.cache.RocksDbStore.Cf;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.neuron.NeuronName;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
 import dev.xlac.hlo.proto.HloProtos.HloComputationProto;

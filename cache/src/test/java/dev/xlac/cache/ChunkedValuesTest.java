@@ -7,6 +7,7 @@ import static dev.xlac.cache.Fixtures.key;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.core.neuron.NeuronName;
 import java.io.ByteArrayOutputStream;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -239,7 +240,7 @@ class ChunkedValuesTest {
   @Test
   void materialize_streamsAChunkedNeff_andLeavesAFileWithTheSameBytesAlone() throws Exception {
     NeuronName name = new NeuronName("neuronxcc-2.15.128.0+56dc5a86", "MODULE_1+abcdef01", "[\"--target=trn1\"]");
-    ArtifactKey key = new ArtifactKey(fp(1), dev.xlac.core.NeuronxCcIdentity.forCacheEntry(name.versionDirectory(),
+    ArtifactKey key = new ArtifactKey(fp(1), dev.xlac.core.neuron.NeuronxCcIdentity.forCacheEntry(name.versionDirectory(),
         name.compileFlags()));
     byte[] neff = bytes(12, 9_999);
     Path out = tmp.resolve("neuron");

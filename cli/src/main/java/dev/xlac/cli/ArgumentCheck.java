@@ -1,6 +1,6 @@
 package dev.xlac.cli;
 
-import dev.xlac.core.ProcessBytes;
+import dev.xlac.core.os.ProcessBytes;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;

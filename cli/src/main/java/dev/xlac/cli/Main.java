@@ -1,8 +1,8 @@
 package dev.xlac.cli;
 
 import dev.xlac.core.ExitCode;
-import dev.xlac.core.ProcessBytes;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.os.ProcessBytes;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.List;

@@ -3,7 +3,7 @@ package dev.xlac.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.xlac.core.ProcessBytes;
+import dev.xlac.core.os.ProcessBytes;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;

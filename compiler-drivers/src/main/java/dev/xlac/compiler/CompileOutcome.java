@@ -1,5 +1,6 @@
 package dev.xlac.compiler;
 
+import dev.xlac.core.FailureKind;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;

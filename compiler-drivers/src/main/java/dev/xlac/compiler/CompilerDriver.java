@@ -1,6 +1,7 @@
 package dev.xlac.compiler;
 
 import dev.xlac.core.CompilerIdentity;
+import dev.xlac.core.FailureKind;
 
 /**
  * A compiler that turns one HLO module into one artifact. Implementations: the in-process PJRT

@@ -1,14 +1,14 @@
 package dev.xlac.cli.compile;
 
-import dev.xlac.compiler.ProcessGroups;
 import dev.xlac.compiler.neuron.NeuronxCcDriver;
 import dev.xlac.compiler.pjrt.IsolatedPjrtDrivers;
 import dev.xlac.compiler.pjrt.PjrtCompileOptions;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
-import dev.xlac.core.NeuronxCcIdentity;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.neuron.NeuronxCcIdentity;
+import dev.xlac.core.os.ProcessGroups;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

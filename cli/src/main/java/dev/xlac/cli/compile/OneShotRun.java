@@ -1,6 +1,9 @@
 package dev.xlac.cli.compile;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.capture.CaptureListener;
+import dev.xlac.capture.CapturedModule;
+import dev.xlac.capture.CommandTracer;
 import dev.xlac.cli.dump.DumpIngest;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
@@ -9,9 +12,6 @@ import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.HloReadException;
-import dev.xlac.trace.CaptureListener;
-import dev.xlac.trace.CapturedModule;
-import dev.xlac.trace.CommandTracer;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,6 +1,10 @@
 package dev.xlac.cli.compile;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.capture.CommandNotRunnableException;
+import dev.xlac.capture.CommandTracer;
+import dev.xlac.capture.Frontend;
+import dev.xlac.capture.StagingDirectories;
 import dev.xlac.cli.cache.CacheOptions;
 import dev.xlac.cli.dump.CommandEnding;
 import dev.xlac.cli.dump.TraceOptions;
@@ -9,10 +13,6 @@ import dev.xlac.compiler.schedule.RunReport;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
-import dev.xlac.trace.CommandNotRunnableException;
-import dev.xlac.trace.CommandTracer;
-import dev.xlac.trace.Frontend;
-import dev.xlac.trace.StagingDirectories;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;

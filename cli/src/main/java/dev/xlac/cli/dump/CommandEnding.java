@@ -1,6 +1,6 @@
 package dev.xlac.cli.dump;
 
-import dev.xlac.trace.CommandTracer;
+import dev.xlac.capture.CommandTracer;
 import java.io.PrintWriter;
 import java.util.List;
 

@@ -1,13 +1,13 @@
 package dev.xlac.cli.dump;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.capture.CommandNotRunnableException;
+import dev.xlac.capture.CommandTracer;
+import dev.xlac.capture.Frontend;
+import dev.xlac.capture.StagingDirectories;
 import dev.xlac.cli.cache.CacheOptions;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
-import dev.xlac.trace.CommandNotRunnableException;
-import dev.xlac.trace.CommandTracer;
-import dev.xlac.trace.Frontend;
-import dev.xlac.trace.StagingDirectories;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.concurrent.Callable;

@@ -1,7 +1,7 @@
 package dev.xlac.cli.dump;
 
+import dev.xlac.capture.Frontend;
 import dev.xlac.core.XlacException;
-import dev.xlac.trace.Frontend;
 import java.nio.file.Path;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;

@@ -2,7 +2,7 @@ package dev.xlac.compiler.pjrt;
 
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.CompileRequest;
-import dev.xlac.compiler.FailureKind;
+import dev.xlac.core.FailureKind;
 import dev.xlac.hlo.GraphFingerprint;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;

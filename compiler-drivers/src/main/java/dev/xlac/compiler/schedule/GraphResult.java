@@ -1,7 +1,7 @@
 package dev.xlac.compiler.schedule;
 
 import dev.xlac.compiler.CompileOutcome;
-import dev.xlac.compiler.FailureKind;
+import dev.xlac.core.FailureKind;
 import dev.xlac.hlo.GraphFingerprint;
 import java.time.Duration;
 import java.util.Locale;

@@ -1,7 +1,7 @@
 package dev.xlac.compiler.schedule;
 
 import dev.xlac.core.ExitCode;
-import dev.xlac.compiler.FailureKind;
+import dev.xlac.core.FailureKind;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -5,11 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.CompileRequest;
-import dev.xlac.compiler.FailureKind;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
-import dev.xlac.core.NeuronxCcIdentity;
+import dev.xlac.core.FailureKind;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.neuron.NeuronxCcIdentity;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.CompileRequest;
-import dev.xlac.compiler.FailureKind;
 import dev.xlac.core.ExitCode;
+import dev.xlac.core.FailureKind;
 import dev.xlac.hlo.LoadedModule;
 import dev.xlac.hlo.proto.HloProtos.HloComputationProto;
 import dev.xlac.hlo.proto.HloProtos.HloModuleProto;

@@ -2,7 +2,7 @@ package dev.xlac.compiler.schedule;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.xlac.compiler.FailureKind;
+import dev.xlac.core.FailureKind;
 import dev.xlac.core.Json;
 import dev.xlac.hlo.GraphFingerprint;
 import java.io.ByteArrayInputStream;
