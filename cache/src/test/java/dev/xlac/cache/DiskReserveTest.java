@@ -87,6 +87,24 @@ class DiskReserveTest {
     }
   }
 
+  /**
+   * The CLI's {@code verify --repair} ({@link CacheRepair}) on a disk with less than the headroom
+   * free gives the reserve up before it repairs, as the docs say; it kept it, so a repair that had to
+   * write met the full disk first.
+   */
+  @Test
+  void verifyRepairOnAFullDisk_releasesTheReserveFirst() throws Exception {
+    Path dir = tmp.resolve("cache");
+    try (CacheStore s = Fixtures.open(dir)) {
+      Fixtures.bulk(s, 0, 20, 20_000);
+    }
+    assertThat(dir.resolve(DiskReserve.FILE)).isRegularFile();
+    DiskReserve.usableSpaceForTests = () -> 0;
+    RepairReport r = CacheRepair.repair(dir, Duration.ZERO, m -> { });
+    assertThat(r.clean()).isTrue();
+    assertThat(dir.resolve(DiskReserve.FILE)).as("released for the repair, not written again").doesNotExist();
+  }
+
   @Test
   void pruneWithoutRoomToRewriteBlobFiles_compactsWithoutIt_andSaysWhatIsLeft() throws Exception {
     Path dir = tmp.resolve("cache");
