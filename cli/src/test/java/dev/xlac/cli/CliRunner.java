@@ -3,9 +3,9 @@ package dev.xlac.cli;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 
-/** Runs the whole CLI in-process and captures what it prints. */
-record CliRunner(int exitCode, String out, String err) {
-  static CliRunner run(String... args) {
+/** Runs the whole CLI in-process and captures what it prints (for the tests of every cli package). */
+public record CliRunner(int exitCode, String out, String err) {
+  public static CliRunner run(String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     int code = new Main(new PrintWriter(out, true), new PrintWriter(err, true)).run(args);

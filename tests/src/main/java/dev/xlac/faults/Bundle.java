@@ -167,10 +167,6 @@ final class Bundle {
       lines.add(fields);
     }
 
-    int version() {
-      return Integer.parseInt(lines.getFirst()[1]);
-    }
-
     List<String[]> lines(String kind) {
       return lines.stream().filter(l -> l[0].equals(kind)).toList();
     }

@@ -39,7 +39,7 @@ final class Context implements AutoCloseable {
   private Fixture bulk;
 
   /** A cache the scenarios copy, with what it holds and how long building it took. */
-  record Fixture(Path cache, Content content, Path bundle, Duration built) {}
+  record Fixture(Path cache, Content content, Path bundle) {}
 
   Context(FaultSuite.Options options, Path work, PrintStream out) throws IOException {
     this.options = options;
@@ -110,10 +110,9 @@ final class Context implements AutoCloseable {
       Path cache = work.resolve("fixtures/pending");
       List<String> args = new ArrayList<>(List.of("cache", "add", "--cache", cache.toString()));
       args.addAll(goldenDirs());
-      long t0 = System.nanoTime();
       Xlac.Result r = xlac.run(COMMAND, args);
       require(r);
-      pending = new Fixture(cache, null, null, Duration.ofNanos(System.nanoTime() - t0));
+      pending = new Fixture(cache, null, null);
     }
     return pending;
   }
@@ -126,7 +125,6 @@ final class Context implements AutoCloseable {
     if (compiled == null) {
       Path cache = work.resolve("fixtures/compiled");
       copyTree(pending().cache(), cache);
-      long t0 = System.nanoTime();
       if (hasPlugin()) {
         require(xlac.run(COMPILE, compileArgs(cache, false)));
       } else {
@@ -136,10 +134,9 @@ final class Context implements AutoCloseable {
             new Random(options.seed)).write(b);
         require(xlac.run(COMMAND, "cache", "import", "--cache", cache.toString(), b.toString()));
       }
-      Duration built = Duration.ofNanos(System.nanoTime() - t0);
       Path bundle = work.resolve("fixtures/compiled.tar.zst");
       Content content = contentOf(exportBundle(cache, bundle));
-      compiled = new Fixture(cache, content, bundle, built);
+      compiled = new Fixture(cache, content, bundle);
     }
     return compiled;
   }
@@ -151,15 +148,13 @@ final class Context implements AutoCloseable {
       copyTree(compiled().cache(), cache);
       Bundle source = Bundle.read(compiled().bundle());
       List<String> fps = source.manifest().lines("graph").stream().map(l -> l[1]).toList();
-      long t0 = System.nanoTime();
       for (int i = 1; i <= 2; i++) {
         Path b = work.resolve("fixtures/bulk-" + i + ".tar.zst");
         Bundle.synthetic(source, fps, "bulk-" + i, 192 << 10, new Random(options.seed + i)).write(b);
         require(xlac.run(COMMAND, "cache", "import", "--cache", cache.toString(), b.toString()));
       }
-      Duration built = Duration.ofNanos(System.nanoTime() - t0);
       Path bundle = work.resolve("fixtures/bulk.tar.zst");
-      bulk = new Fixture(cache, contentOf(exportBundle(cache, bundle)), bundle, built);
+      bulk = new Fixture(cache, contentOf(exportBundle(cache, bundle)), bundle);
     }
     return bulk;
   }

@@ -108,7 +108,7 @@ final class Xlac {
     return r.await(timeout);
   }
 
-  /** Runs and SIGKILLs the process as soon as its stderr so far satisfies {@code when} (polled every 20 ms). */
+  /** Runs and SIGKILLs the process as soon as its stderr so far satisfies {@code when} (polled every 10 ms). */
   Result runKilledWhen(Predicate<String> when, Duration timeout, List<String> args)
       throws IOException, InterruptedException {
     return runKilledWhen(when, Duration.ZERO, timeout, args);

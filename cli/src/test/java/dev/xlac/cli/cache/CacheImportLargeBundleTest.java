@@ -7,6 +7,7 @@ import com.github.luben.zstd.ZstdInputStream;
 import com.github.luben.zstd.ZstdOutputStream;
 import dev.xlac.cache.ArtifactKey;
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cli.CliRunner;
 import dev.xlac.cli.Main;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.hlo.GraphFingerprint;
@@ -14,8 +15,6 @@ import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -56,17 +55,12 @@ class CacheImportLargeBundleTest {
   @TempDir
   Path tmp;
 
-  record Run(int code, String out, String err) {}
-
-  static Run xlac(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int code = new Main(new PrintWriter(out), new PrintWriter(err)).run(args);
-    return new Run(code, out.toString(), err.toString());
+  static CliRunner xlac(String... args) {
+    return CliRunner.run(args);
   }
 
   /** The real CLI in a child JVM with options {@code jvm} (a heap), under {@code wrapper} (a command that runs it). */
-  static Run child(List<String> wrapper, List<String> jvm, Duration limit, String... args) throws Exception {
+  static CliRunner child(List<String> wrapper, List<String> jvm, Duration limit, String... args) throws Exception {
     String java = ProcessHandle.current().info().command().orElse("java");
     String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
     List<String> cmd = new ArrayList<>(wrapper);
@@ -82,7 +76,7 @@ class CacheImportLargeBundleTest {
       p.destroyForcibly();
       throw new AssertionError("not done within " + limit + ": " + Files.readString(err));
     }
-    return new Run(p.exitValue(), Files.readString(out), Files.readString(err));
+    return new CliRunner(p.exitValue(), Files.readString(out), Files.readString(err));
   }
 
   /**
@@ -94,8 +88,8 @@ class CacheImportLargeBundleTest {
     Path dumps = Path.of(CacheImportLargeBundleTest.class.getResource("/dumps").toURI());
     Path source = shared.resolve("source");
     Path graphs = shared.resolve("graphs.tar.zst");
-    assertThat(xlac("cache", "add", "--cache", source.toString(), dumps.toString()).code()).isZero();
-    assertThat(xlac("cache", "export", "--cache", source.toString(), graphs.toString()).code()).isZero();
+    assertThat(xlac("cache", "add", "--cache", source.toString(), dumps.toString()).exitCode()).isZero();
+    assertThat(xlac("cache", "export", "--cache", source.toString(), graphs.toString()).exitCode()).isZero();
     Map<String, byte[]> entries = new LinkedHashMap<>();
     try (InputStream in = new ZstdInputStream(Files.newInputStream(graphs));
         TarArchiveInputStream tar = new TarArchiveInputStream(in)) {
@@ -154,15 +148,15 @@ class CacheImportLargeBundleTest {
     return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
   }
 
-  private static void assertOneLine(Run r) {
+  private static void assertOneLine(CliRunner r) {
     assertThat(r.err()).startsWith("xlac: ").doesNotContain("Exception").doesNotContain("OutOfMemoryError")
         .doesNotContain("\tat ");
     assertThat(r.err().lines().filter(l -> !l.isBlank())).as(r.err()).hasSize(1);
   }
 
   private static void assertNothingImported(Path cache) {
-    Run ls = xlac("cache", "ls", "--json", "--cache", cache.toString());
-    assertThat(ls.code()).as(ls.err()).isZero();
+    CliRunner ls = xlac("cache", "ls", "--json", "--cache", cache.toString());
+    assertThat(ls.exitCode()).as(ls.err()).isZero();
     assertThat(ls.out()).doesNotContain("\"fingerprint\"");
   }
 
@@ -170,15 +164,13 @@ class CacheImportLargeBundleTest {
   void import_ofA2e9ByteArtifact_streamsItInA256MiBHeap_withoutAStackTrace_andItReadsBackByteIdentical()
       throws Exception {
     Path cache = tmp.resolve("cache");
-    long start = System.nanoTime();
-    Run r = child(List.of(), List.of("-Xmx256m"), Duration.ofMinutes(5), "cache", "import", "--cache",
+    // (The child is stopped after 5 minutes, so a hang fails the test; its speed is bench/'s business.)
+    CliRunner r = child(List.of(), List.of("-Xmx256m"), Duration.ofMinutes(5), "cache", "import", "--cache",
         cache.toString(), bundle.toString());
-    Duration took = Duration.ofNanos(System.nanoTime() - start);
     assertThat(r.err()).as("no stack trace, no OutOfMemoryError").doesNotContain("Exception")
         .doesNotContain("OutOfMemoryError").doesNotContain("\tat ");
-    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(r.exitCode()).as(r.err()).isZero();
     assertThat(r.out()).contains("artifacts added 1");
-    assertThat(took).as("bounded time").isLessThan(Duration.ofMinutes(4));
     // Streamed back a chunk at a time: the SHA-256 of what comes out is that of 2e9 zeros.
     try (CacheStore s = CacheStore.open(cache, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
       MessageDigest out = MessageDigest.getInstance("SHA-256");
@@ -203,29 +195,29 @@ class CacheImportLargeBundleTest {
   @Test
   void import_withMaxUnpacked1G_refusesThe2e9ByteBundleInOneLine() {
     Path cache = tmp.resolve("cache");
-    Run r = xlac("cache", "import", "--cache", cache.toString(), "--max-unpacked", "1G", bundle.toString());
-    assertThat(r.code()).as(r.err()).isEqualTo(2);
+    CliRunner r = xlac("cache", "import", "--cache", cache.toString(), "--max-unpacked", "1G", bundle.toString());
+    assertThat(r.exitCode()).as(r.err()).isEqualTo(2);
     assertOneLine(r);
     assertThat(r.err()).contains("cannot import " + bundle + ": it unpacks to 1.9 GiB")
         .contains("over the limit on unpacked bytes of 953.7 MiB (given with --max-unpacked)")
         .endsWith("; nothing was imported\n");
     assertNothingImported(cache);
-    Run bad = xlac("cache", "import", "--cache", cache.toString(), "--max-unpacked", "lots", bundle.toString());
-    assertThat(bad.code()).isEqualTo(2);
+    CliRunner bad = xlac("cache", "import", "--cache", cache.toString(), "--max-unpacked", "lots", bundle.toString());
+    assertThat(bad.exitCode()).isEqualTo(2);
     assertThat(bad.err()).isEqualTo("xlac: --max-unpacked takes a size (500G, 2TiB, 1048576) or none, not 'lots'\n");
   }
 
   @Test
   void import_overTheCachesImportMaxUnpackedSetting_refusesThe2e9ByteBundleInOneLine() {
     Path cache = tmp.resolve("cache");
-    Run show = xlac("cache", "config", "--cache", cache.toString(), "import-max-unpacked");
+    CliRunner show = xlac("cache", "config", "--cache", cache.toString(), "import-max-unpacked");
     assertThat(show.out()).isEqualTo("import-max-unpacked 1099511627776 (1.0 TiB), the default\n");
-    Run set = xlac("cache", "config", "--cache", cache.toString(), "import-max-unpacked", "1G");
-    assertThat(set.code()).as(set.err()).isZero();
+    CliRunner set = xlac("cache", "config", "--cache", cache.toString(), "import-max-unpacked", "1G");
+    assertThat(set.exitCode()).as(set.err()).isZero();
     assertThat(set.out()).isEqualTo("import-max-unpacked 1000000000 (953.7 MiB)\n");
     assertThat(xlac("cache", "config", "--cache", cache.toString(), "import-max-unpacked").out()).isEqualTo(set.out());
-    Run r = xlac("cache", "import", "--cache", cache.toString(), bundle.toString());
-    assertThat(r.code()).as(r.err()).isEqualTo(2);
+    CliRunner r = xlac("cache", "import", "--cache", cache.toString(), bundle.toString());
+    assertThat(r.exitCode()).as(r.err()).isEqualTo(2);
     assertOneLine(r);
     assertThat(r.err()).contains("over the limit on unpacked bytes of 953.7 MiB (the cache's import-max-unpacked"
         + " setting; pass --max-unpacked SIZE to import it anyway); nothing was imported");
@@ -262,10 +254,10 @@ class CacheImportLargeBundleTest {
       tar.closeArchiveEntry();
     }
     Path cache = tmp.resolve("cache");
-    Run r = child(List.of(), List.of("-Xmx256m"), Duration.ofMinutes(2), "cache", "import", "--cache",
+    CliRunner r = child(List.of(), List.of("-Xmx256m"), Duration.ofMinutes(2), "cache", "import", "--cache",
         cache.toString(), file.toString());
     assertOneLine(r);
-    assertThat(r.code()).as(r.err()).isEqualTo(3);
+    assertThat(r.exitCode()).as(r.err()).isEqualTo(3);
     assertThat(r.err()).contains("cannot import " + file + ": its manifest of 95.4 MiB needs about 953.7 MiB of memory"
         + " to be checked, more than this JVM may use").contains("run xlac with a larger heap (XLAC_JAVA_OPTS=-Xmx1g);"
         + " nothing was imported");
@@ -281,7 +273,7 @@ class CacheImportLargeBundleTest {
   void import_largerThanTheFreeSpace_isRefusedBeforeWriting_asDiskFull() throws Exception {
     Path mount = Files.createDirectories(tmp.resolve("small-fs"));
     Path cache = mount.resolve("cache");
-    Run probe;
+    CliRunner probe;
     try {
       probe = child(List.of(), List.of(), Duration.ofSeconds(30), "--version"); // the JVM runs at all
       Process p = new ProcessBuilder("unshare", "-Urm", "sh", "-c", "mount -t tmpfs -o size=64m xlac-test \"$0\"",
@@ -293,14 +285,14 @@ class CacheImportLargeBundleTest {
       assumeTrue(false, "no unshare here: " + e.getMessage());
       return;
     }
-    assertThat(probe.code()).isZero();
+    assertThat(probe.exitCode()).isZero();
     // In the namespace: mount, import, then report how much of the filesystem the cache took.
     String script = "mount -t tmpfs -o size=64m xlac-test \"$0\" || exit 97; \"$@\"; code=$?;"
         + " echo \"used-kib $(du -sk \"$0\" | cut -f1)\"; exit $code";
     List<String> wrapper = List.of("unshare", "-Urm", "sh", "-c", script, mount.toString());
-    Run r = child(wrapper, List.of("-Xmx256m"), Duration.ofMinutes(3), "cache", "import", "--cache", cache.toString(),
+    CliRunner r = child(wrapper, List.of("-Xmx256m"), Duration.ofMinutes(3), "cache", "import", "--cache", cache.toString(),
         bundle.toString());
-    assertThat(r.code()).as(r.err()).isEqualTo(3);
+    assertThat(r.exitCode()).as(r.err()).isEqualTo(3);
     assertOneLine(r);
     assertThat(r.err()).contains("cannot import " + bundle + ": disk full: importing it needs 1.9 GiB").contains(
         "nothing was imported");

@@ -6,11 +6,9 @@ import dev.xlac.cache.ArtifactKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.CompileInfo;
 import dev.xlac.cache.GraphInfo;
-import dev.xlac.cli.Main;
+import dev.xlac.cli.CliRunner;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.hlo.TestModules;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -37,13 +35,8 @@ class DamagedCacheCommandsTest {
   Path cache;
   Path dumps;
 
-  record Run(int code, String out, String err) {}
-
-  static Run xlac(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int code = new Main(new PrintWriter(out, true), new PrintWriter(err, true)).run(args);
-    return new Run(code, out.toString(), err.toString());
+  static CliRunner xlac(String... args) {
+    return CliRunner.run(args);
   }
 
   @BeforeEach
@@ -54,7 +47,7 @@ class DamagedCacheCommandsTest {
       TestModules.writeDump(dumps, "module_000" + i + ".jit_step.before_optimizations.hlo.pb",
           TestModules.mulAdd(i, 1, "", i));
     }
-    assertThat(xlac("cache", "add", "--cache", cache.toString(), dumps.toString()).code()).isZero();
+    assertThat(xlac("cache", "add", "--cache", cache.toString(), dumps.toString()).exitCode()).isZero();
     try (CacheStore s = CacheStore.open(cache, CacheStore.Mode.READ_WRITE, Duration.ZERO)) {
       int n = 0;
       for (GraphInfo g : s.graphs()) {
@@ -74,8 +67,8 @@ class DamagedCacheCommandsTest {
         {"cache", "verify", "--cache", c}, {"cache", "prune", "--max-size", "1", "--cache", c},
         {"cache", "add", "--cache", c, dumps.toString()}, {"cache", "export", "--cache", c, tmp.resolve("b").toString()},
         {"cache", "config", "max-size", "--cache", c}}) {
-      Run r = xlac(command);
-      assertThat(r.code()).as(String.join(" ", command) + ": " + r.err()).isEqualTo(1);
+      CliRunner r = xlac(command);
+      assertThat(r.exitCode()).as(String.join(" ", command) + ": " + r.err()).isEqualTo(1);
       assertThat(r.err().lines().toList()).as(String.join(" ", command)).singleElement().satisfies(l -> {
         assertThat(l).startsWith("xlac: cache " + c + " is damaged (cannot open the database: ")
             .endsWith("; run 'xlac cache verify --repair'");
@@ -84,15 +77,15 @@ class DamagedCacheCommandsTest {
       });
     }
 
-    Run repair = xlac("cache", "verify", "--repair", "--cache", c);
+    CliRunner repair = xlac("cache", "verify", "--repair", "--cache", c);
 
-    assertThat(repair.code()).as(repair.out() + repair.err()).isZero();
+    assertThat(repair.exitCode()).as(repair.out() + repair.err()).isZero();
     assertThat(repair.out()).contains("Rebuilt the database from what could still be read (cannot open the database: ",
         "Salvaged " + GRAPHS + " graphs and " + GRAPHS + " artifacts", "settings kept", "The damaged database is in "
             + c + "/db.broken-");
     assertThat(repair.out().lines().toList().getLast()).isEqualTo("Checked " + GRAPHS + " graphs and " + GRAPHS
         + " artifacts (" + repair.out().split("artifacts \\(")[1].split("\\)")[0] + "): rebuilt; the cache verifies clean");
-    Run verify = xlac("cache", "verify", "--cache", c);
+    CliRunner verify = xlac("cache", "verify", "--cache", c);
     assertThat(verify.out()).as(verify.err()).endsWith("all good\n");
     assertThat(xlac("cache", "ls", "--cache", c).out().lines().skip(1)).hasSize(GRAPHS);
     assertThat(xlac("cache", "config", "max-size", "--cache", c).out()).startsWith("123000000 ");
@@ -111,9 +104,9 @@ class DamagedCacheCommandsTest {
     }
     String c = cache.toString();
 
-    Run clear = xlac("cache", "clear", "--cache", c);
+    CliRunner clear = xlac("cache", "clear", "--cache", c);
 
-    assertThat(clear.code()).as(clear.err()).isZero();
+    assertThat(clear.exitCode()).as(clear.err()).isZero();
     assertThat(clear.out()).startsWith("Cleared the cache, freed ");
     assertThat(clear.err().lines().toList()).singleElement().satisfies(l -> assertThat(l)
         .startsWith("xlac: cache " + c + " is damaged (cannot open the database: ")
@@ -135,17 +128,17 @@ class DamagedCacheCommandsTest {
       }
     }
     String c = cache.toString();
-    Run before = xlac("cache", "verify", "--cache", c);
-    assertThat(before.code()).isEqualTo(1);
+    CliRunner before = xlac("cache", "verify", "--cache", c);
+    assertThat(before.exitCode()).isEqualTo(1);
     assertThat(before.out()).contains("damaged artifact ", " (jit_step) for pjrt:cpu: its bytes are missing");
 
-    Run repair = xlac("cache", "verify", "--repair", "--cache", c);
+    CliRunner repair = xlac("cache", "verify", "--repair", "--cache", c);
 
-    assertThat(repair.code()).as(repair.out() + repair.err()).isZero();
+    assertThat(repair.exitCode()).as(repair.out() + repair.err()).isZero();
     assertThat(repair.out().lines().filter(l -> l.startsWith("dropped artifact ")).toList()).hasSize(GRAPHS / 2)
         .allSatisfy(l -> assertThat(l).contains(" (jit_step) for pjrt:cpu: its bytes are missing"));
     assertThat(repair.out().lines().toList().getLast()).endsWith(", repaired; 2 entries lost; the cache verifies clean");
     assertThat(xlac("cache", "verify", "--cache", c).out()).endsWith("all good\n");
-    assertThat(xlac("cache", "prune", "--max-size", "1", "--cache", c).code()).isZero();
+    assertThat(xlac("cache", "prune", "--max-size", "1", "--cache", c).exitCode()).isZero();
   }
 }

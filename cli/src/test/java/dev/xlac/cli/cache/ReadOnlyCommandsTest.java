@@ -2,9 +2,7 @@ package dev.xlac.cli.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.xlac.cli.Main;
-import java.io.PrintWriter;
-import java.io.StringWriter;
+import dev.xlac.cli.CliRunner;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
@@ -16,13 +14,8 @@ class ReadOnlyCommandsTest {
   @TempDir
   Path tmp;
 
-  record Run(int code, String out, String err) {}
-
-  static Run xlac(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int code = new Main(new PrintWriter(out, true), new PrintWriter(err, true)).run(args);
-    return new Run(code, out.toString(), err.toString());
+  static CliRunner xlac(String... args) {
+    return CliRunner.run(args);
   }
 
   @Test
@@ -30,15 +23,15 @@ class ReadOnlyCommandsTest {
     Path empty = Files.createDirectories(tmp.resolve("empty"));
     Path missing = tmp.resolve("missing");
     for (Path dir : new Path[] {empty, missing}) {
-      Run ls = xlac("cache", "ls", "--cache", dir.toString());
-      assertThat(ls.code()).as(ls.err()).isZero();
+      CliRunner ls = xlac("cache", "ls", "--cache", dir.toString());
+      assertThat(ls.exitCode()).as(ls.err()).isZero();
       assertThat(ls.out().lines().skip(1)).as("no rows").isEmpty();
-      Run stat = xlac("cache", "stat", "--cache", dir.toString());
-      assertThat(stat.code()).as(stat.err()).isZero();
+      CliRunner stat = xlac("cache", "stat", "--cache", dir.toString());
+      assertThat(stat.exitCode()).as(stat.err()).isZero();
       assertThat(stat.out()).contains("Schema version:      none (no cache yet)", "Graphs:              0 (0 pending)");
-      Run json = xlac("cache", "stat", "--json", "--cache", dir.toString());
+      CliRunner json = xlac("cache", "stat", "--json", "--cache", dir.toString());
       assertThat(json.out()).contains("\"schema_version\": null", "\"graphs\": 0");
-      assertThat(xlac("cache", "verify", "--cache", dir.toString()).code()).isZero();
+      assertThat(xlac("cache", "verify", "--cache", dir.toString()).exitCode()).isZero();
     }
     assertThat(missing).doesNotExist();
     try (Stream<Path> files = Files.list(empty)) {

@@ -2,9 +2,8 @@ package dev.xlac.cli.cache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.xlac.cli.CliRunner;
 import dev.xlac.cli.Main;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -34,10 +33,8 @@ class SignedBundleCommandsTest {
   }
 
   Run xlac(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int code = new Main(new PrintWriter(out), new PrintWriter(err)).run(args);
-    return new Run(code, out.toString(), err.toString());
+    CliRunner r = CliRunner.run(args);
+    return new Run(r.exitCode(), r.out(), r.err());
   }
 
   @BeforeEach

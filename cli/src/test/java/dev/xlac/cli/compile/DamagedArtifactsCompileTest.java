@@ -6,11 +6,9 @@ import dev.xlac.cache.ArtifactInfo;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.CompileInfo;
 import dev.xlac.cache.GraphInfo;
-import dev.xlac.cli.Main;
+import dev.xlac.cli.CliRunner;
 import dev.xlac.hlo.TestModules;
-import java.io.PrintWriter;
 import java.io.RandomAccessFile;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -36,18 +34,13 @@ class DamagedArtifactsCompileTest {
   @TempDir
   Path tmp;
 
-  record Run(int code, String out, String err) {}
-
   @BeforeAll
   static void buildTestPlugin(@TempDir Path dir) throws Exception {
     testPlugin = TestPlugin.build(dir);
   }
 
-  Run xlac(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int code = new Main(new PrintWriter(out, true), new PrintWriter(err, true)).run(args);
-    return new Run(code, out.toString(), err.toString());
+  CliRunner xlac(String... args) {
+    return CliRunner.run(args);
   }
 
   enum Damage {
@@ -74,8 +67,8 @@ class DamagedArtifactsCompileTest {
       TestModules.writeDump(dumps, "module_000" + i + ".jit_step_ok.before_optimizations.hlo.pb",
           TestModules.mulAdd(i, 1, "_ok", i));
     }
-    Run first = xlac("parallel-compile", "--cache", cache.toString(), "--plugin", testPlugin.toString(), dumps.toString());
-    assertThat(first.code()).as(first.err()).isZero();
+    CliRunner first = xlac("parallel-compile", "--cache", cache.toString(), "--plugin", testPlugin.toString(), dumps.toString());
+    assertThat(first.exitCode()).as(first.err()).isZero();
     // The test plugin's executables are a few bytes; give the entries artifacts of a realistic size.
     List<byte[]> artifacts = new ArrayList<>();
     try (CacheStore s = CacheStore.open(cache, CacheStore.Mode.READ_WRITE, Duration.ZERO)) {
@@ -92,26 +85,26 @@ class DamagedArtifactsCompileTest {
 
     int damaged = damage(cache.resolve("db"), damage, artifacts);
 
-    Run again = xlac("parallel-compile", "--cache", cache.toString(), "--plugin", testPlugin.toString(), dumps.toString());
-    assertThat(again.code()).as(again.err()).isZero();
+    CliRunner again = xlac("parallel-compile", "--cache", cache.toString(), "--plugin", testPlugin.toString(), dumps.toString());
+    assertThat(again.exitCode()).as(again.err()).isZero();
     assertThat(again.out()).startsWith(GRAPHS + " graphs: " + damaged + " compiled, " + (GRAPHS - damaged) + " cached, 0 failed");
     assertThat(again.err().lines().filter(l -> l.contains(" is damaged: ")).toList()).as(again.err())
         .hasSize(damaged)
         .allSatisfy(l -> assertThat(l).startsWith("xlac: cache ").contains("compiled again"));
 
-    Run third = xlac("parallel-compile", "--cache", cache.toString(), "--plugin", testPlugin.toString(), dumps.toString());
+    CliRunner third = xlac("parallel-compile", "--cache", cache.toString(), "--plugin", testPlugin.toString(), dumps.toString());
     assertThat(third.out()).startsWith(GRAPHS + " graphs: 0 compiled, " + GRAPHS + " cached, 0 failed");
-    Run verify = xlac("cache", "verify", "--cache", cache.toString());
+    CliRunner verify = xlac("cache", "verify", "--cache", cache.toString());
     if (damage == Damage.FLIPPED_BYTE_IN_AN_SST_FILE) {
       // The damaged block is still in the table file (a compaction would trip over it): only a repair clears it.
-      assertThat(verify.code()).as(verify.out() + verify.err()).isEqualTo(1);
+      assertThat(verify.exitCode()).as(verify.out() + verify.err()).isEqualTo(1);
       assertThat(verify.out()).contains("damaged table block");
-      Run repair = xlac("cache", "verify", "--repair", "--cache", cache.toString());
-      assertThat(repair.code()).as(repair.out() + repair.err()).isZero();
+      CliRunner repair = xlac("cache", "verify", "--repair", "--cache", cache.toString());
+      assertThat(repair.exitCode()).as(repair.out() + repair.err()).isZero();
       verify = xlac("cache", "verify", "--cache", cache.toString());
     }
-    assertThat(verify.code()).as(verify.out() + verify.err()).isZero();
-    Run stat = xlac("cache", "stat", "--json", "--cache", cache.toString());
+    assertThat(verify.exitCode()).as(verify.out() + verify.err()).isZero();
+    CliRunner stat = xlac("cache", "stat", "--json", "--cache", cache.toString());
     assertThat(stat.out()).contains("\"damaged_reads\": " + damaged);
   }
 
