@@ -4,6 +4,7 @@ import static dev.xlac.cache.BundleManifest.printable;
 
 import com.github.luben.zstd.ZstdInputStream;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.SiblingTemporaries;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloFileKind;
 import dev.xlac.hlo.HloModuleReader;
@@ -14,12 +15,10 @@ import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.HexFormat;
-import java.util.Optional;
 import java.util.zip.CRC32C;
 
 /**
@@ -34,7 +33,6 @@ import java.util.zip.CRC32C;
 final class BundleContent implements AutoCloseable {
   /** Smaller modules are checked on the heap (the hlo reader maps files from this size on). */
   static final long HEAP_MODULE_BYTES = 1 << 20;
-  private static final String SCRATCH_PREFIX = ".import-graph.tmp-";
 
   private final Path scratch;
   private final HloModuleReader reader = new HloModuleReader();
@@ -43,8 +41,10 @@ final class BundleContent implements AutoCloseable {
 
   /** {@code unpacked}: counts the decompressed bytes of modules and logs against the import's limit. */
   BundleContent(Path cacheDir, ImportLimit.Counter unpacked) {
-    removeStale(cacheDir);
-    scratch = cacheDir.resolve(SCRATCH_PREFIX + ProcessHandle.current().pid());
+    // .import-graph.tmp-PID; those of importers that died (kill -9) are removed
+    Path name = cacheDir.resolve("import-graph");
+    SiblingTemporaries.removeStale(name);
+    scratch = SiblingTemporaries.of(name);
     this.unpacked = unpacked;
   }
 
@@ -139,26 +139,6 @@ final class BundleContent implements AutoCloseable {
       Files.deleteIfExists(scratch);
     } catch (IOException e) {
       // best effort; the next import removes it
-    }
-  }
-
-  /** Scratch files of importers that died (kill -9): their pid is gone. */
-  private static void removeStale(Path cacheDir) {
-    try (DirectoryStream<Path> files = Files.newDirectoryStream(cacheDir, SCRATCH_PREFIX + "*")) {
-      for (Path f : files) {
-        String pid = f.getFileName().toString().substring(SCRATCH_PREFIX.length());
-        Optional<ProcessHandle> owner;
-        try {
-          owner = ProcessHandle.of(Long.parseLong(pid));
-        } catch (NumberFormatException e) {
-          continue;
-        }
-        if (owner.isEmpty() || !owner.get().isAlive()) {
-          Files.deleteIfExists(f);
-        }
-      }
-    } catch (IOException e) {
-      // best effort
     }
   }
 
@@ -302,16 +282,7 @@ final class BundleContent implements AutoCloseable {
 
     @Override
     public long skip(long n) throws IOException {
-      byte[] b = new byte[(int) Math.min(n, 8192)];
-      long skipped = 0;
-      while (skipped < n) {
-        int r = read(b, 0, (int) Math.min(b.length, n - skipped));
-        if (r < 0) {
-          break;
-        }
-        skipped += r;
-      }
-      return skipped;
+      return ZstdFrameStream.skipByReading(this, n);
     }
 
     /** After the tar reader met the end of the archive: only zero padding may have followed the last entry. */

@@ -119,10 +119,6 @@ public final class BundleImporter {
     this(store, limits, Trust.NONE, () -> { });
   }
 
-  BundleImporter(CacheStore store, BundleLimits limits, Trust trust) {
-    this(store, limits, trust, () -> { });
-  }
-
   /** {@code betweenPasses}: tests change the file there. */
   BundleImporter(CacheStore store, BundleLimits limits, Trust trust, Runnable betweenPasses) {
     this(store, limits, trust, ImportLimit.request(java.util.OptionalLong.empty()), betweenPasses);

@@ -1,6 +1,7 @@
 package dev.xlac.cache;
 
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.FileTrees;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -83,14 +84,14 @@ public final class CacheRepair {
           lost.addAll(r.lost());
         } catch (DiskFullException e) {
           // Not the damage's fault: the damaged database stays as it is, for a repair with more room.
-          DatabaseSwap.deleteTree(rebuildDir);
+          FileTrees.deleteTree(rebuildDir);
           throw new XlacException(dev.xlac.core.ExitCode.ENVIRONMENT, "cache " + abs + ": disk full while rebuilding"
               + " its database from what can still be read; the damaged database is unchanged: free about "
-              + dev.xlac.core.Sizes.human(Math.max(0, DatabaseSwap.treeBytes(abs.resolve(RocksDbStore.DB_DIR))))
+              + dev.xlac.core.Sizes.human(Math.max(0, FileTrees.treeBytes(abs.resolve(RocksDbStore.DB_DIR))))
               + " (its size) on its file system and run 'xlac cache verify --repair' again", e);
         } catch (IOException | RuntimeException e) {
           emptyReason = XlacException.reason(e);
-          DatabaseSwap.deleteTree(rebuildDir);
+          FileTrees.deleteTree(rebuildDir);
           Files.createDirectories(rebuildDir); // no database in it: the swap moves the old one aside, and the next open starts empty
         }
         stepsForTests.accept("rebuilt");
@@ -115,7 +116,7 @@ public final class CacheRepair {
     Clock clock = Clock.systemUTC();
     try (CacheLock lock = CacheLock.acquire(abs, lockWait, notices)) {
       DatabaseSwap.recover(abs, notices);
-      long before = DatabaseSwap.treeBytes(abs.resolve(RocksDbStore.DB_DIR));
+      long before = FileTrees.treeBytes(abs.resolve(RocksDbStore.DB_DIR));
       boolean settings = false;
       try {
         Path rebuildDir = DatabaseSwap.newRebuildDirectory(abs);
@@ -124,7 +125,7 @@ public final class CacheRepair {
           // read-only open still works, else from RocksDB's repair of a copy.
           settings = rebuildInto(abs, rebuildDir, true, false, clock, notices).salvage().settingsKept();
         } catch (IOException | RuntimeException e) {
-          DatabaseSwap.deleteTree(rebuildDir);
+          FileTrees.deleteTree(rebuildDir);
           Files.createDirectories(rebuildDir);
         }
         DatabaseSwap.markComplete(rebuildDir, false);

@@ -7,6 +7,7 @@ import dev.xlac.cache.RocksDbStore.Cf;
 import dev.xlac.cache.RocksDbStore.Cursor;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.FileTrees;
 import dev.xlac.hlo.HloFileKind;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
@@ -58,7 +59,6 @@ final class CacheSalvage {
   /** Values without a record are read into memory to be checked; larger ones are given up. */
   private static final long MAX_RESTORED_BYTES = 256L << 20;
   private static final String RESTORED_SOURCE = "restored by 'xlac cache verify --repair'";
-  private static final byte[] CONFIG_PREFIX = "config/".getBytes(StandardCharsets.US_ASCII);
 
   private final Path cacheDir;
   private final Clock clock;
@@ -132,7 +132,7 @@ final class CacheSalvage {
       if (repaired != null) {
         repaired.close();
       }
-      DatabaseSwap.deleteTree(salvageDir);
+      FileTrees.deleteTree(salvageDir);
     }
   }
 
@@ -195,7 +195,7 @@ final class CacheSalvage {
     for (RocksDbStore s : sources) {
       Map<String, byte[]> found = new LinkedHashMap<>();
       boolean complete = scan(s, Cf.META, (k, v) -> {
-        if (Keys.startsWith(k, CONFIG_PREFIX)) {
+        if (Keys.startsWith(k, CacheStore.CONFIG_PREFIX)) {
           found.put(new String(k, StandardCharsets.US_ASCII), v);
         }
       });

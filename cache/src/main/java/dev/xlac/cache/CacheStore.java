@@ -797,8 +797,8 @@ public final class CacheStore implements AutoCloseable {
    * absent one, counted as a damaged read and reported on one line: the compile run compiles it again.
    */
   public Optional<ArtifactInfo> lookup(ArtifactKey key) {
-    pinArtifact(key);
     byte[] kb = key.bytes();
+    pinArtifact(kb);
     ArtifactRecord r = readArtifactRecord(kb);
     if (r == null || r.status() != EntryStatus.COMPILED) {
       count(false, 0);
@@ -994,9 +994,15 @@ public final class CacheStore implements AutoCloseable {
   }
 
   private void pinArtifact(ArtifactKey key) {
+    if (runPins.get() != null) {
+      pinArtifact(key.bytes());
+    }
+  }
+
+  private void pinArtifact(byte[] key) {
     RunPins pins = runPins.get();
     if (pins != null) {
-      pins.pinArtifact(key.bytes());
+      pins.pinArtifact(key);
     }
   }
 

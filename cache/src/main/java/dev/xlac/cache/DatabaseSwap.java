@@ -52,16 +52,17 @@ final class DatabaseSwap {
 
   /** A new, empty directory for this process's rebuild: {@code DIR/.rebuild-PID}. */
   static Path newRebuildDirectory(Path cacheDir) throws IOException {
-    Path d = cacheDir.resolve(REBUILD_PREFIX + ProcessHandle.current().pid());
-    deleteTree(d);
-    Files.createDirectories(d);
-    return d;
+    return newPrivateDirectory(cacheDir, REBUILD_PREFIX);
   }
 
   /** A new, empty directory for this process's salvage copy: {@code DIR/.salvage-PID}. */
   static Path newSalvageDirectory(Path cacheDir) throws IOException {
-    Path d = cacheDir.resolve(SALVAGE_PREFIX + ProcessHandle.current().pid());
-    deleteTree(d);
+    return newPrivateDirectory(cacheDir, SALVAGE_PREFIX);
+  }
+
+  private static Path newPrivateDirectory(Path cacheDir, String prefix) throws IOException {
+    Path d = cacheDir.resolve(prefix + ProcessHandle.current().pid());
+    FileTrees.deleteTree(d);
     Files.createDirectories(d);
     return d;
   }
@@ -95,7 +96,7 @@ final class DatabaseSwap {
       old = keep ? unusedBrokenName(cacheDir, now)
           : cacheDir.resolve(CLEARED_PREFIX + ProcessHandle.current().pid());
       if (!keep) {
-        deleteTree(old);
+        FileTrees.deleteTree(old);
       }
       Files.move(db, old, StandardCopyOption.ATOMIC_MOVE);
       CacheRepair.stepsForTests.accept("moved");
@@ -104,12 +105,12 @@ final class DatabaseSwap {
       Files.move(fresh, db, StandardCopyOption.ATOMIC_MOVE);
     }
     sync(cacheDir);
-    deleteTree(rebuildDir);
+    FileTrees.deleteTree(rebuildDir);
     if (old != null && !keep) {
-      deleteTree(old);
+      FileTrees.deleteTree(old);
       return new Swapped(null, 0);
     }
-    return new Swapped(old, old == null ? 0 : treeBytes(old));
+    return new Swapped(old, old == null ? 0 : FileTrees.treeBytes(old));
   }
 
   /** Whether the complete rebuild in {@code rebuildDir} keeps the database it replaces (a repair) or deletes it (a clear). */
@@ -154,13 +155,13 @@ final class DatabaseSwap {
             Path kept = s.kept() != null ? s.kept() : newestBroken(cacheDir);
             notices.accept("cache " + cacheDir + ": finished replacing its database with the one an interrupted"
                 + " 'xlac cache verify --repair' had rebuilt" + (kept == null ? ""
-                    : "; the damaged database is in " + kept + " (" + dev.xlac.core.Sizes.human(treeBytes(kept))
+                    : "; the damaged database is in " + kept + " (" + dev.xlac.core.Sizes.human(FileTrees.treeBytes(kept))
                     + "): delete it when you no longer need it"));
           } else {
-            deleteTree(c);
+            FileTrees.deleteTree(c);
           }
         } else if (n.startsWith(SALVAGE_PREFIX) || n.startsWith(CLEARED_PREFIX)) {
-          deleteTree(c);
+          FileTrees.deleteTree(c);
         }
       }
     } catch (IOException e) {
@@ -192,14 +193,6 @@ final class DatabaseSwap {
     } catch (IOException e) {
       return db;
     }
-  }
-
-  static void deleteTree(Path p) throws IOException {
-    FileTrees.deleteTree(p);
-  }
-
-  static long treeBytes(Path p) {
-    return FileTrees.treeBytes(p);
   }
 
   /** fsync of a file or (on Linux) a directory; a file system that refuses a directory's fsync is left alone. */

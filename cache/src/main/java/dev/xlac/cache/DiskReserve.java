@@ -2,11 +2,11 @@ package dev.xlac.cache;
 
 import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.SiblingTemporaries;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -29,7 +29,6 @@ import java.util.function.Consumer;
  */
 final class DiskReserve {
   static final String FILE = "reserve";
-  private static final String TEMP_PREFIX = "reserve.tmp-";
   static final long MAX_BYTES = 64L << 20;
   static final long MIN_BYTES = 1L << 20;
   /**
@@ -101,7 +100,7 @@ final class DiskReserve {
    * stat} says why). Returns whether a reserve is there afterwards.
    */
   boolean ensure(Consumer<String> notices) {
-    removeTemporaries();
+    SiblingTemporaries.removeStale(file); // what a writer killed while writing the reserve left
     if (present()) {
       return true;
     }
@@ -109,7 +108,7 @@ final class DiskReserve {
     if (usable >= 0 && usable < target + headroomBytes(target)) {
       return false;
     }
-    Path tmp = dir.resolve(TEMP_PREFIX + ProcessHandle.current().pid());
+    Path tmp = SiblingTemporaries.of(file);
     try {
       write(tmp, FILE_BYTES_FOR_TESTS > 0 ? Math.min(FILE_BYTES_FOR_TESTS, target) : target);
       Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -146,25 +145,6 @@ final class DiskReserve {
         }
       }
       ch.force(true); // the blocks are allocated now, not at some later write-back
-    }
-  }
-
-  private void removeTemporaries() {
-    try (DirectoryStream<Path> s = Files.newDirectoryStream(dir, TEMP_PREFIX + "*")) {
-      for (Path p : s) {
-        String pid = p.getFileName().toString().substring(TEMP_PREFIX.length());
-        boolean alive;
-        try {
-          alive = ProcessHandle.of(Long.parseLong(pid)).map(ProcessHandle::isAlive).orElse(false);
-        } catch (NumberFormatException e) {
-          alive = false;
-        }
-        if (!alive || pid.equals(Long.toString(ProcessHandle.current().pid()))) {
-          Files.deleteIfExists(p);
-        }
-      }
-    } catch (IOException e) {
-      // nothing to remove, or nothing we can remove
     }
   }
 

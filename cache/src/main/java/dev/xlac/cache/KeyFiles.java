@@ -1,6 +1,7 @@
 package dev.xlac.cache;
 
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.SiblingTemporaries;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.channels.FileChannel;
@@ -148,8 +149,7 @@ final class KeyFiles {
 
   /** Writes through a temporary file beside {@code target}, created with the final permissions, then renames it. */
   private static void write(Path target, String text, boolean secret) {
-    Path dir = target.toAbsolutePath().getParent();
-    Path tmp = dir.resolve("." + target.getFileName() + ".tmp-" + ProcessHandle.current().pid());
+    Path tmp = SiblingTemporaries.of(target);
     try {
       Files.deleteIfExists(tmp);
       try {
@@ -234,27 +234,28 @@ final class KeyFiles {
   }
 
   private static String describePrivate(byte[] der) {
-    for (String alg : List.of("Ed448", "RSA", "EC", "XDH", "DSA")) {
-      try {
-        KeyFactory.getInstance(alg).generatePrivate(new PKCS8EncodedKeySpec(der));
-        return article(name(alg)) + " private key";
-      } catch (GeneralSecurityException e) {
-        // not this one
-      }
-    }
-    return "a private key that cannot be decoded";
+    return describe("private", f -> f.generatePrivate(new PKCS8EncodedKeySpec(der)));
   }
 
   private static String describePublic(byte[] der) {
+    return describe("public", f -> f.generatePublic(new X509EncodedKeySpec(der)));
+  }
+
+  private interface Decode {
+    void with(KeyFactory factory) throws GeneralSecurityException;
+  }
+
+  /** What kind of key (other than Ed25519) the bytes hold: "an RSA private key", ... */
+  private static String describe(String kind, Decode decode) {
     for (String alg : List.of("Ed448", "RSA", "EC", "XDH", "DSA")) {
       try {
-        KeyFactory.getInstance(alg).generatePublic(new X509EncodedKeySpec(der));
-        return article(name(alg)) + " public key";
+        decode.with(KeyFactory.getInstance(alg));
+        return article(name(alg)) + " " + kind + " key";
       } catch (GeneralSecurityException e) {
         // not this one
       }
     }
-    return "a public key that cannot be decoded";
+    return "a " + kind + " key that cannot be decoded";
   }
 
   private static String name(String alg) {

@@ -80,11 +80,6 @@ final class RocksDbRepair {
     return lookup.find(name).orElseThrow(() -> new IllegalStateException("no symbol " + name));
   }
 
-  /** Null when RepairDB can be called, else why not. */
-  static String unavailable() {
-    return UNAVAILABLE;
-  }
-
   /**
    * Runs RepairDB on the database directory {@code dbDir}, which it changes: run it on a copy.
    *

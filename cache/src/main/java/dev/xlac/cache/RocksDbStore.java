@@ -2,6 +2,7 @@ package dev.xlac.cache;
 
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.FileTrees;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -1132,7 +1133,7 @@ final class RocksDbStore implements AutoCloseable {
 
   /** Bytes the database occupies on disk (-1 when that cannot be read). */
   long diskUsage() {
-    return dev.xlac.core.io.FileTrees.treeBytes(cacheDir.resolve(DB_DIR));
+    return FileTrees.treeBytes(cacheDir.resolve(DB_DIR));
   }
 
   // ---------------------------------------------------------------- a full disk
@@ -1260,7 +1261,7 @@ final class RocksDbStore implements AutoCloseable {
       try {
         buildFresh(fresh, meta);
       } catch (RocksDBException e) {
-        DatabaseSwap.deleteTree(fresh);
+        FileTrees.deleteTree(fresh);
         if (!meansDiskFull(e) || reserve.release() == 0) {
           throw e;
         }

@@ -81,10 +81,15 @@ final class ZstdFrameStream extends FilterInputStream {
 
   @Override
   public long skip(long n) throws IOException {
+    return skipByReading(this, n);
+  }
+
+  /** Skips by reading through {@code in}'s own {@code read}, so that a stream that checks what it reads checks these bytes too. */
+  static long skipByReading(java.io.InputStream in, long n) throws IOException {
     byte[] buffer = new byte[(int) Math.min(n, 8192)];
     long skipped = 0;
     while (skipped < n) {
-      int r = read(buffer, 0, (int) Math.min(buffer.length, n - skipped));
+      int r = in.read(buffer, 0, (int) Math.min(buffer.length, n - skipped));
       if (r < 0) {
         break;
       }

@@ -306,7 +306,7 @@ class DamagedDatabaseRepairTest {
       kills.add("after " + random.nextInt(1_500) + " ms");
     }
     for (String kill : kills) {
-      DatabaseSwap.deleteTree(dir);
+      dev.xlac.core.io.FileTrees.deleteTree(dir);
       copyTree(template, dir);
       CacheFaultTest.Child child = kill.startsWith("after ") ? new CacheFaultTest.Child(null, "repair", dir.toString())
           : new CacheFaultTest.Child(null, "repair", dir.toString(), kill);

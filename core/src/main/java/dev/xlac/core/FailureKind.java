@@ -1,7 +1,5 @@
 package dev.xlac.core;
 
-import dev.xlac.core.ExitCode;
-
 /** Why a compile produced no artifact. Schedulers retry, report and cache failures by kind. */
 public enum FailureKind {
   /** The compiler rejected the graph (invalid or unsupported HLO, a compiler bug it reported). */

@@ -24,7 +24,7 @@ final class CacheClearCommand implements Callable<Integer> {
       freed = store.clear();
     } catch (DamagedCacheException e) {
       CacheRepair.Cleared c = CacheRepair.clearDamaged(cache.directory(), cache.waitDuration(), cache.notices());
-      cache.err().println("xlac: " + e.getMessage().replaceFirst("; run 'xlac cache verify --repair'$", "")
+      cache.err().println("xlac: " + e.summary()
           + ": replaced it with an empty database" + (c.settingsKept() ? ", keeping its settings"
               : "; its settings (max-size, trust) could not be read and are unset"));
       cache.err().flush();
