@@ -327,7 +327,7 @@ final class BundleManifest {
       throw new IllegalArgumentException(where + "'" + printable(versionDir) + "' is not a Neuron cache version directory"
           + " (neuronxcc-<version>)");
     }
-    if (!moduleDir.startsWith(NeuronName.MODULE_PREFIX)) {
+    if (!moduleDir.startsWith(dev.xlac.core.neuron.NeuronFiles.MODULE_PREFIX)) {
       throw new IllegalArgumentException(where + "'" + printable(moduleDir) + "' is not a Neuron cache MODULE directory");
     }
     if (flagsJson != null) {

@@ -8,6 +8,7 @@ import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.GraphInfo;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.neuron.NeuronFiles;
 import dev.xlac.core.neuron.NeuronName;
 import dev.xlac.core.neuron.NeuronxCcIdentity;
 import dev.xlac.hlo.HloFileKind;
@@ -97,7 +98,7 @@ public final class NeuronCacheLayout {
     Ingest in = new Ingest(store, problems);
     for (Path version : sortedChildren(dir)) {
       String name = version.getFileName().toString();
-      if (!Files.isDirectory(version) || !name.startsWith(NeuronxCcIdentity.VERSION_DIR_PREFIX)) {
+      if (!Files.isDirectory(version) || !name.startsWith(NeuronFiles.VERSION_DIR_PREFIX)) {
         continue; // not part of the layout (Neuron keeps nothing else at the top; users may)
       }
       if (NeuronxCcIdentity.versionOfDirectory(name).isEmpty()) {
@@ -112,7 +113,7 @@ public final class NeuronCacheLayout {
         continue;
       }
       for (Path entry : entries) {
-        if (Files.isDirectory(entry) && entry.getFileName().toString().startsWith(NeuronName.MODULE_PREFIX)) {
+        if (Files.isDirectory(entry) && entry.getFileName().toString().startsWith(NeuronFiles.MODULE_PREFIX)) {
           in.entry(name, entry);
         }
       }

@@ -12,7 +12,8 @@ import java.util.Optional;
 
 /**
  * Temporary files written beside their target and then renamed over it: {@code .NAME.tmp-PID}, named after the
- * process that writes them. A writer killed before the rename (kill -9, a crash, a power cut) leaves its
+ * process that writes them, or {@code .NAME.tmp-PID.N} when one process may write the same target from several
+ * threads at once ({@link #unique}). A writer killed before the rename (kill -9, a crash, a power cut) leaves its
  * temporary behind; the next writer of the same target removes those whose process is gone.
  * <p>A temporary is stale when no process has its PID, or when the process that has it now is not xlac (the PID
  * was reused). One of a live xlac process is left alone: it may be writing it. Only regular files that match
@@ -34,6 +35,17 @@ public final class SiblingTemporaries {
   public static Path of(Path target) {
     Path abs = target.toAbsolutePath();
     return abs.resolveSibling(prefix(abs) + ProcessHandle.current().pid());
+  }
+
+  private static final java.util.concurrent.atomic.AtomicLong SEQUENCE = new java.util.concurrent.atomic.AtomicLong();
+
+  /**
+   * A temporary for {@code target} that no other write of this process uses: {@code .NAME.tmp-PID.N}. Stale ones
+   * are found and removed by {@link #removeStale} like the others.
+   */
+  public static Path unique(Path target) {
+    Path abs = target.toAbsolutePath();
+    return abs.resolveSibling(prefix(abs) + ProcessHandle.current().pid() + "." + SEQUENCE.incrementAndGet());
   }
 
   /** Removes the stale temporaries of {@code target}; what could not be listed or removed is left as it is. */
@@ -71,13 +83,21 @@ public final class SiblingTemporaries {
     return "." + abs.getFileName() + ".tmp-";
   }
 
-  /** The PID in {@code .NAME.tmp-PID}, or -1 when {@code p} is not named so. */
+  /** The PID in {@code .NAME.tmp-PID} or {@code .NAME.tmp-PID.N}, or -1 when {@code p} is not named so. */
   static long pidOf(Path p, String prefix) {
     String name = p.getFileName().toString();
     if (!name.startsWith(prefix)) {
       return -1;
     }
     String digits = name.substring(prefix.length());
+    int dot = digits.indexOf('.');
+    if (dot >= 0) {
+      String sequence = digits.substring(dot + 1);
+      if (sequence.isEmpty() || sequence.length() > 18 || !sequence.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        return -1;
+      }
+      digits = digits.substring(0, dot);
+    }
     if (digits.isEmpty() || digits.length() > 18 || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
       return -1;
     }
@@ -85,7 +105,7 @@ public final class SiblingTemporaries {
   }
 
   /** No process has {@code pid}, or the one that has it is not xlac. Unknown (the system does not say): not stale. */
-  static boolean isStale(long pid) {
+  public static boolean isStale(long pid) {
     Optional<ProcessHandle> h = ProcessHandle.of(pid);
     if (h.isEmpty() || !h.get().isAlive()) {
       return true;

@@ -14,9 +14,6 @@ import java.util.Objects;
  *     back byte for byte), or null when the entry had none
  */
 public record NeuronName(String versionDirectory, String moduleDirectory, String compileFlagsJson) {
-  /** How every MODULE directory's name starts. */
-  public static final String MODULE_PREFIX = "MODULE_";
-
   public NeuronName {
     requireSimpleName(versionDirectory, "version directory");
     requireSimpleName(moduleDirectory, "MODULE directory");

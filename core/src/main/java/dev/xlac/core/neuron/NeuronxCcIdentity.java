@@ -42,8 +42,6 @@ public final class NeuronxCcIdentity {
   public static final String DEFAULT_TARGET = "trn1";
   /** The targets neuronx-cc accepts. */
   public static final Set<String> TARGETS = Set.of("trn1", "trn1n", "trn2", "inf2");
-  /** The prefix of a Neuron cache's version directories: {@code neuronxcc-2.15.128.0+56dc5a86}. */
-  public static final String VERSION_DIR_PREFIX = "neuronxcc-";
   /** The environment variable torch-neuronx and neuron_parallel_compile read the flags from. */
   public static final String FLAGS_ENV = "NEURON_CC_FLAGS";
 
@@ -121,16 +119,16 @@ public final class NeuronxCcIdentity {
 
   /** {@code neuronxcc-2.15.128.0+56dc5a86} → {@code 2.15.128.0+56dc5a86}; empty for any other name. */
   public static Optional<String> versionOfDirectory(String name) {
-    if (!name.startsWith(VERSION_DIR_PREFIX)) {
+    if (!name.startsWith(NeuronFiles.VERSION_DIR_PREFIX)) {
       return Optional.empty();
     }
-    String v = name.substring(VERSION_DIR_PREFIX.length());
+    String v = name.substring(NeuronFiles.VERSION_DIR_PREFIX.length());
     return VERSION.matcher(v).matches() ? Optional.of(v) : Optional.empty();
   }
 
   /** The Neuron cache directory of a compiler version: {@code neuronxcc-<version>}. */
   public static String versionDirectory(String version) {
-    return VERSION_DIR_PREFIX + version;
+    return NeuronFiles.VERSION_DIR_PREFIX + version;
   }
 
   /**

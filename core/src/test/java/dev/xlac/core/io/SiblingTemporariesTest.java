@@ -34,6 +34,19 @@ class SiblingTemporariesTest {
   }
 
   @Test
+  void unique_givesEachWriteItsOwnName_andItsStaleOnesAreRemovedToo() throws Exception {
+    Path target = tmp.resolve("probe.json");
+    Path a = SiblingTemporaries.unique(target);
+    Path b = SiblingTemporaries.unique(target);
+    assertThat(a).isNotEqualTo(b);
+    assertThat(a.getFileName().toString()).startsWith(".probe.json.tmp-" + ProcessHandle.current().pid() + ".");
+    Process dead = new ProcessBuilder("true").start();
+    dead.waitFor();
+    Path stale = Files.write(tmp.resolve(".probe.json.tmp-" + dead.pid() + ".3"), new byte[4]);
+    assertThat(SiblingTemporaries.removeStale(target)).containsExactly(new SiblingTemporaries.Removed(stale, 4));
+  }
+
+  @Test
   void removeStale_ofATargetInAMissingDirectory_removesNothing() {
     assertThat(SiblingTemporaries.removeStale(tmp.resolve("no/such/b.tar.zst"))).isEmpty();
   }
@@ -46,5 +59,8 @@ class SiblingTemporariesTest {
     assertThat(SiblingTemporaries.pidOf(Path.of(".b.tar.zst.tmp-12x"), prefix)).isEqualTo(-1);
     assertThat(SiblingTemporaries.pidOf(Path.of(".b.tar.zst.tmp-1234567890123456789"), prefix)).isEqualTo(-1);
     assertThat(SiblingTemporaries.pidOf(Path.of("b.tar.zst.tmp-123"), prefix)).isEqualTo(-1);
+    assertThat(SiblingTemporaries.pidOf(Path.of(".b.tar.zst.tmp-123.7"), prefix)).isEqualTo(123);
+    assertThat(SiblingTemporaries.pidOf(Path.of(".b.tar.zst.tmp-123."), prefix)).isEqualTo(-1);
+    assertThat(SiblingTemporaries.pidOf(Path.of(".b.tar.zst.tmp-123.x"), prefix)).isEqualTo(-1);
   }
 }
