@@ -28,12 +28,14 @@ import java.util.Map;
  * where its fields are (a few ints in reused arrays) and sorts them only when they are out of order.
  */
 final class CanonicalWireEncoder {
-  private static final int END = 0;
-  private static final int UNKNOWN_VARINT = 1;
-  private static final int UNKNOWN_FIXED32 = 2;
-  private static final int UNKNOWN_FIXED64 = 3;
-  private static final int UNKNOWN_BYTES = 4;
-  private static final int UNKNOWN_GROUP = 5;
+  /** Ends every message. */
+  static final int END = 0;
+  // The value kind written after an unknown field's number, per wire type.
+  static final int UNKNOWN_VARINT = 1;
+  static final int UNKNOWN_FIXED32 = 2;
+  static final int UNKNOWN_FIXED64 = 3;
+  static final int UNKNOWN_BYTES = 4;
+  static final int UNKNOWN_GROUP = 5;
   /** The order of UnknownFieldSet.Field's lists: varint, fixed32, fixed64, length-delimited, group. */
   private static final int[] UNKNOWN_WIRE_TYPES = {WT_VARINT, WT_FIXED32, WT_FIXED64, WT_LEN, WT_START_GROUP};
   private static final int[] UNKNOWN_CODES = {UNKNOWN_VARINT, UNKNOWN_FIXED32, UNKNOWN_FIXED64, UNKNOWN_BYTES, UNKNOWN_GROUP};

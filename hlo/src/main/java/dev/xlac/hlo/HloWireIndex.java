@@ -14,8 +14,9 @@ import java.util.Arrays;
 /**
  * Pass 1 of the streaming fingerprint: reads a module straight from its wire bytes into primitive
  * arrays (a few numbers per computation and instruction, no per-instruction objects), checks the
- * whole file the way protobuf-java would parse it, then validates and orders the graph exactly as
- * {@link HloGraph} does, with the same messages.
+ * whole file the way protobuf-java would parse it, then validates the graph and puts it in canonical
+ * order (hlo/README.md). This is the one validation walk of production code; the tests keep an
+ * object-model oracle ({@code HloGraph}) that must agree with it, message for message.
  *
  * <p>What it keeps: each computation's and instruction's byte range, id, root id, and the
  * instruction's operand, control-predecessor and called-computation references (turned into
@@ -479,7 +480,7 @@ final class HloWireIndex {
     }
   }
 
-  // ---- Graph validation and canonical order (the same checks, order and messages as HloGraph) ----
+  // ---- Graph validation and canonical order (the tests' HloGraph oracle must agree, message for message) ----
 
   /** Validates the graph and computes the canonical orders; a defect is an {@link IllegalArgumentException}. */
   void validate() {
@@ -770,8 +771,35 @@ final class HloWireIndex {
     return (name.isEmpty() ? "#" + instrId[g] : name) + " (" + lastString(instrStart[g], instrEnd[g], 2) + ")";
   }
 
+  // ---- What a validated index tells about the graph (positions are file positions) ----
+
+  int computationCount() {
+    return compCount;
+  }
+
+  /** Instructions in the whole module. */
+  int instructionCount() {
+    return instrCount;
+  }
+
+  /** Instructions in computation {@code p}. */
   int instructionCount(int p) {
     return firstInstr[p + 1] - firstInstr[p];
+  }
+
+  /** The entry computation's position. */
+  int entryPosition() {
+    return entryPos;
+  }
+
+  /** The position, within computation {@code p}, of its root instruction. */
+  int rootPosition(int p) {
+    return rootPos[p];
+  }
+
+  /** The position, within computation {@code p}, of its {@code j}-th instruction in canonical order. */
+  int canonicalInstruction(int p, int j) {
+    return order[firstInstr[p] + j];
   }
 
   /**
