@@ -76,14 +76,14 @@ final class CanonicalHloEncoder {
   private static final int INSTR_ALL_REDUCE_ID = 45;
   private static final int INSTR_STATISTICS_VIZ = 82;
   private static final int INSTR_ORIGINAL_VALUE = 88;
-  // Shapes and layouts:
-  private static final int SHAPE_LAYOUT = 5;
-  private static final int SHAPE_IS_DYNAMIC_DIMENSION = 6;
-  private static final int LAYOUT_MINOR_TO_MAJOR = 1;
-  private static final int LAYOUT_DIM_LEVEL_TYPES = 9;
-  private static final int LAYOUT_DIM_UNIQUE = 13;
-  private static final int LAYOUT_DIM_ORDERED = 14;
-  private static final int LAYOUT_TAIL_PADDING_ALIGNMENT = 16;
+  // Shapes and layouts, from the generated classes (the streaming encoder keeps its own numbers):
+  private static final int SHAPE_LAYOUT = ShapeProto.LAYOUT_FIELD_NUMBER;
+  private static final int SHAPE_IS_DYNAMIC_DIMENSION = ShapeProto.IS_DYNAMIC_DIMENSION_FIELD_NUMBER;
+  private static final int LAYOUT_MINOR_TO_MAJOR = LayoutProto.MINOR_TO_MAJOR_FIELD_NUMBER;
+  private static final int LAYOUT_DIM_LEVEL_TYPES = LayoutProto.DIM_LEVEL_TYPES_FIELD_NUMBER;
+  private static final int LAYOUT_DIM_UNIQUE = LayoutProto.DIM_UNIQUE_FIELD_NUMBER;
+  private static final int LAYOUT_DIM_ORDERED = LayoutProto.DIM_ORDERED_FIELD_NUMBER;
+  private static final int LAYOUT_TAIL_PADDING_ALIGNMENT = LayoutProto.TAIL_PADDING_ALIGNMENT_IN_ELEMENTS_FIELD_NUMBER;
   private static final int PROGRAM_SHAPE_PARAMETER_NAMES = 3;
   private static final int OP_SHARDING_METADATA = 7;
   private static final int NAMED_SHARDING_METADATA = 6;
