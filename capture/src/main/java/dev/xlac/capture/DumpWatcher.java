@@ -237,9 +237,7 @@ public final class DumpWatcher {
     }
     // Only XLA's before_optimizations protos: snapshots (if the user asked for them) hold the
     // optimised module, a second copy of a graph already captured.
-    DumpFileName d = DumpFileName.of(name);
-    return d.role() == DumpFileName.Role.COMPILER_INPUT && d.kind().orElse(null) == HloFileKind.HLO_PROTO
-        && name.contains(".before_optimizations.");
+    return DumpFileName.of(name).isBeforeOptimizationsProto();
   }
 
   private String processOf(Path file) {

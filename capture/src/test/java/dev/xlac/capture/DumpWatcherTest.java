@@ -2,7 +2,7 @@ package dev.xlac.capture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.hlo.GraphOracle;
 import dev.xlac.hlo.HloReadException;
 import dev.xlac.hlo.TestModules;
 import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
@@ -65,7 +65,7 @@ class DumpWatcherTest {
     assertThat(captured).singleElement().satisfies(m -> {
       assertThat(m.moduleName()).isEqualTo("jit_step");
       assertThat(m.process()).isEqualTo("pid-41");
-      assertThat(m.fingerprint()).isEqualTo(GraphFingerprint.of(m.module().graph()));
+      assertThat(m.fingerprint()).isEqualTo(GraphOracle.fingerprint(GraphOracle.graph(m.module())));
       assertThat(m.neuron()).isEmpty();
     });
     w.poll(true); // never handed over twice

@@ -1,6 +1,5 @@
 package dev.xlac.hlo;
 
-import static dev.xlac.hlo.WireSchema.WT_END_GROUP;
 import static dev.xlac.hlo.WireSchema.WT_FIXED32;
 import static dev.xlac.hlo.WireSchema.WT_FIXED64;
 import static dev.xlac.hlo.WireSchema.WT_LEN;
@@ -28,12 +27,14 @@ import java.util.Map;
  * where its fields are (a few ints in reused arrays) and sorts them only when they are out of order.
  */
 final class CanonicalWireEncoder {
-  private static final int END = 0;
-  private static final int UNKNOWN_VARINT = 1;
-  private static final int UNKNOWN_FIXED32 = 2;
-  private static final int UNKNOWN_FIXED64 = 3;
-  private static final int UNKNOWN_BYTES = 4;
-  private static final int UNKNOWN_GROUP = 5;
+  /** Ends every message. */
+  static final int END = 0;
+  // The value kind written after an unknown field's number, per wire type.
+  static final int UNKNOWN_VARINT = 1;
+  static final int UNKNOWN_FIXED32 = 2;
+  static final int UNKNOWN_FIXED64 = 3;
+  static final int UNKNOWN_BYTES = 4;
+  static final int UNKNOWN_GROUP = 5;
   /** The order of UnknownFieldSet.Field's lists: varint, fixed32, fixed64, length-delimited, group. */
   private static final int[] UNKNOWN_WIRE_TYPES = {WT_VARINT, WT_FIXED32, WT_FIXED64, WT_LEN, WT_START_GROUP};
   private static final int[] UNKNOWN_CODES = {UNKNOWN_VARINT, UNKNOWN_FIXED32, UNKNOWN_FIXED64, UNKNOWN_BYTES, UNKNOWN_GROUP};
@@ -288,35 +289,18 @@ final class CanonicalWireEncoder {
           int tag = c.tag(end);
           int number = tag >>> 3;
           int wt = tag & 7;
-          int from;
+          int from = c.pos;
           int to;
-          switch (wt) {
-            case WT_VARINT -> {
-              from = c.pos;
-              c.varint64(end);
-              to = c.pos;
-            }
-            case WT_FIXED64 -> {
-              from = c.pos;
-              c.skip(8, end);
-              to = c.pos;
-            }
-            case WT_LEN -> {
-              int len = c.bytesLength(end);
-              from = c.pos;
-              to = from + len;
-              c.pos = to;
-            }
-            case WT_FIXED32 -> {
-              from = c.pos;
-              c.skip(4, end);
-              to = c.pos;
-            }
-            case WT_START_GROUP -> {
-              from = c.pos;
-              to = groupEnd(number, end);
-            }
-            default -> throw new IllegalStateException("unexpected wire type " + wt + " in checked bytes");
+          if (wt == WT_LEN) {
+            int len = c.bytesLength(end);
+            from = c.pos;
+            to = from + len;
+            c.pos = to;
+          } else if (wt == WT_START_GROUP) {
+            to = c.groupEnd(number, end, 0);
+          } else {
+            c.skipField(tag, end, 0);
+            to = c.pos;
           }
           int i = s.indexOf(number);
           int key = i >= 0 && s.accepts(i, wt) ? i : known + number;
@@ -332,29 +316,6 @@ final class CanonicalWireEncoder {
     }
     if (!sorted) {
       sortFrame(f);
-    }
-  }
-
-  /** Skips a group's content; returns where its end-group tag starts, the cursor ends after that tag. */
-  private int groupEnd(int number, int limit) throws InvalidProtocolBufferException {
-    while (true) {
-      int at = c.pos;
-      int tag = c.tag(limit);
-      int wt = tag & 7;
-      if (tag == 0 || wt == WT_END_GROUP) {
-        if (tag == 0 || tag >>> 3 != number) {
-          throw WireCursor.invalidEndTag();
-        }
-        return at;
-      }
-      switch (wt) {
-        case WT_VARINT -> c.varint64(limit);
-        case WT_FIXED64 -> c.skip(8, limit);
-        case WT_LEN -> c.skip(c.bytesLength(limit), limit);
-        case WT_FIXED32 -> c.skip(4, limit);
-        case WT_START_GROUP -> groupEnd(tag >>> 3, limit);
-        default -> throw WireCursor.invalidWireType();
-      }
     }
   }
 

@@ -97,7 +97,7 @@ public final class DumpDirectoryReader {
     int found = inputs.size();
     Set<String> beforeOpt = new HashSet<>();
     for (Path f : inputs) {
-      if (f.getFileName().toString().contains(".before_optimizations.")) {
+      if (DumpFileName.of(f.getFileName().toString()).isBeforeOptimizationsProto()) {
         dumpKey(f).ifPresent(beforeOpt::add);
       }
     }

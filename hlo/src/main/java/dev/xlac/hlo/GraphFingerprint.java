@@ -17,17 +17,13 @@ import java.util.regex.Pattern;
 public record GraphFingerprint(String value) implements Comparable<GraphFingerprint> {
   public static final String VERSION = "hlo1";
   private static final Pattern FORMAT = Pattern.compile("^hlo1:[0-9a-f]{64}$");
-  private static final byte[] DOMAIN = "xlac canonical HLO module, version 1\0".getBytes(StandardCharsets.US_ASCII);
+  /** What the canonical form is prefixed with in the digest (hlo/README.md). */
+  static final byte[] DOMAIN = "xlac canonical HLO module, version 1\0".getBytes(StandardCharsets.US_ASCII);
 
   public GraphFingerprint {
     if (!FORMAT.matcher(value).matches()) {
       throw new IllegalArgumentException("not an xlac graph fingerprint: " + value);
     }
-  }
-
-  /** Fingerprints an indexed module; the same as {@link #of(HloModuleProto)} of its module. */
-  public static GraphFingerprint of(HloGraph graph) {
-    return of(graph.module());
   }
 
   /** Fingerprints a module; a structurally broken module is an {@link IllegalArgumentException}. */

@@ -1,10 +1,8 @@
 package dev.xlac.hlo;
 
-import static dev.xlac.hlo.WireSchema.WT_END_GROUP;
 import static dev.xlac.hlo.WireSchema.WT_FIXED32;
 import static dev.xlac.hlo.WireSchema.WT_FIXED64;
 import static dev.xlac.hlo.WireSchema.WT_LEN;
-import static dev.xlac.hlo.WireSchema.WT_START_GROUP;
 import static dev.xlac.hlo.WireSchema.WT_VARINT;
 
 import com.google.protobuf.InvalidProtocolBufferException;
@@ -14,8 +12,9 @@ import java.util.Arrays;
 /**
  * Pass 1 of the streaming fingerprint: reads a module straight from its wire bytes into primitive
  * arrays (a few numbers per computation and instruction, no per-instruction objects), checks the
- * whole file the way protobuf-java would parse it, then validates and orders the graph exactly as
- * {@link HloGraph} does, with the same messages.
+ * whole file the way protobuf-java would parse it, then validates the graph and puts it in canonical
+ * order (hlo/README.md). This is the one validation walk of production code; the tests keep an
+ * object-model oracle ({@code HloGraph}) that must agree with it, message for message.
  *
  * <p>What it keeps: each computation's and instruction's byte range, id, root id, and the
  * instruction's operand, control-predecessor and called-computation references (turned into
@@ -156,10 +155,10 @@ final class HloWireIndex {
             if (t == (2 << 3 | WT_LEN)) {
               n++;
             }
-            skipField(c, t, compEnd);
+            c.skipField(t, compEnd, 0);
           }
         } else {
-          skipField(c, tag, end);
+          c.skipField(tag, end, 0);
         }
       }
       return n;
@@ -178,19 +177,9 @@ final class HloWireIndex {
         range[1] = c.pos + len;
         return true;
       }
-      skipField(c, tag, range[1]);
+      c.skipField(tag, range[1], 0);
     }
     return false;
-  }
-
-  private static void skipField(WireCursor c, int tag, int limit) throws InvalidProtocolBufferException {
-    switch (tag & 7) {
-      case WT_VARINT -> c.varint64(limit);
-      case WT_FIXED64 -> c.skip(8, limit);
-      case WT_LEN -> c.skip(c.bytesLength(limit), limit);
-      case WT_FIXED32 -> c.skip(4, limit);
-      default -> throw WireCursor.invalidWireType();
-    }
   }
 
   // ---- Pass 1: the wire walk ----
@@ -348,7 +337,7 @@ final class HloWireIndex {
     int len = c.bytesLength(limit);
     int from = c.pos;
     if (!c.isValidUtf8(from, from + len)) {
-      throw WireCursor.invalidUtf8();
+      throw WireCursor.invalid(WireCursor.INVALID_UTF8);
     }
     c.pos = from + len;
     return from;
@@ -357,17 +346,9 @@ final class HloWireIndex {
   /** Checks the nesting depth and the declared length of an embedded message; returns its first byte. */
   private int enterMessage(int len, int limit, int depth) throws InvalidProtocolBufferException {
     if (depth >= LIMIT) {
-      throw WireCursor.tooDeep();
+      throw WireCursor.invalid(WireCursor.TOO_DEEP);
     }
-    if (len < 0) {
-      throw WireCursor.negativeSize();
-    }
-    if (c.pos + len < 0) {
-      throw WireCursor.tooLarge();
-    }
-    if (len > limit - c.pos) {
-      throw WireCursor.truncated();
-    }
+    c.messageLength(len, limit);
     return c.pos;
   }
 
@@ -377,7 +358,8 @@ final class HloWireIndex {
     int wt = tag & 7;
     int i = s.indexOf(number);
     if (i < 0 || !s.accepts(i, wt)) {
-      unknown(tag, limit, depth);
+      // A field the schema does not know (or with another wire type): kept as protobuf-java keeps it.
+      c.skipField(tag, limit, depth);
       return;
     }
     byte kind = s.kinds[i];
@@ -414,13 +396,13 @@ final class HloWireIndex {
     switch (WireSchema.wireTypeOf(kind)) {
       case WT_FIXED32 -> {
         if (len % 4 != 0) {
-          throw WireCursor.truncated();
+          throw WireCursor.invalid(WireCursor.TRUNCATED);
         }
         c.pos = to;
       }
       case WT_FIXED64 -> {
         if (len % 8 != 0) {
-          throw WireCursor.truncated();
+          throw WireCursor.invalid(WireCursor.TRUNCATED);
         }
         c.pos = to;
       }
@@ -444,42 +426,7 @@ final class HloWireIndex {
     }
   }
 
-  /** A field that the schema does not know (or that came with another wire type): kept as protobuf-java keeps it. */
-  private void unknown(int tag, int limit, int depth) throws InvalidProtocolBufferException {
-    switch (tag & 7) {
-      case WT_VARINT -> c.varint64(limit);
-      case WT_FIXED64 -> c.skip(8, limit);
-      case WT_LEN -> c.skip(c.bytesLength(limit), limit);
-      case WT_FIXED32 -> c.skip(4, limit);
-      case WT_START_GROUP -> {
-        if (depth >= LIMIT) {
-          throw WireCursor.tooDeep();
-        }
-        group(tag >>> 3, limit, depth + 1);
-      }
-      case WT_END_GROUP -> throw WireCursor.invalidEndTag();
-      default -> throw WireCursor.invalidWireType();
-    }
-  }
-
-  /** The content of an unknown group: fields until the matching end-group tag. */
-  private void group(int number, int limit, int depth) throws InvalidProtocolBufferException {
-    while (true) {
-      int tag = c.tag(limit);
-      if (tag == 0) {
-        throw WireCursor.invalidEndTag();
-      }
-      if ((tag & 7) == WT_END_GROUP) {
-        if (tag >>> 3 != number) {
-          throw WireCursor.invalidEndTag();
-        }
-        return;
-      }
-      unknown(tag, limit, depth);
-    }
-  }
-
-  // ---- Graph validation and canonical order (the same checks, order and messages as HloGraph) ----
+  // ---- Graph validation and canonical order (the tests' HloGraph oracle must agree, message for message) ----
 
   /** Validates the graph and computes the canonical orders; a defect is an {@link IllegalArgumentException}. */
   void validate() {
@@ -727,33 +674,14 @@ final class HloWireIndex {
           int len = r.bytesLength(end);
           value = r.utf8(r.pos, r.pos + len);
           r.pos += len;
-        } else if ((tag & 7) == WT_START_GROUP) {
-          skipGroup(r, tag >>> 3, end);
         } else {
-          skipField(r, tag, end);
+          r.skipField(tag, end, 0);
         }
       }
     } catch (InvalidProtocolBufferException e) {
       throw new IllegalStateException("checked bytes failed to read", e);
     }
     return value;
-  }
-
-  static void skipGroup(WireCursor r, int number, int end) throws InvalidProtocolBufferException {
-    while (true) {
-      int tag = r.tag(end);
-      if (tag == 0 || (tag & 7) == WT_END_GROUP) {
-        if (tag == 0 || tag >>> 3 != number) {
-          throw WireCursor.invalidEndTag();
-        }
-        return;
-      }
-      if ((tag & 7) == WT_START_GROUP) {
-        skipGroup(r, tag >>> 3, end);
-      } else {
-        skipField(r, tag, end);
-      }
-    }
   }
 
   private String computationName(int p) {
@@ -770,8 +698,35 @@ final class HloWireIndex {
     return (name.isEmpty() ? "#" + instrId[g] : name) + " (" + lastString(instrStart[g], instrEnd[g], 2) + ")";
   }
 
+  // ---- What a validated index tells about the graph (positions are file positions) ----
+
+  int computationCount() {
+    return compCount;
+  }
+
+  /** Instructions in the whole module. */
+  int instructionCount() {
+    return instrCount;
+  }
+
+  /** Instructions in computation {@code p}. */
   int instructionCount(int p) {
     return firstInstr[p + 1] - firstInstr[p];
+  }
+
+  /** The entry computation's position. */
+  int entryPosition() {
+    return entryPos;
+  }
+
+  /** The position, within computation {@code p}, of its root instruction. */
+  int rootPosition(int p) {
+    return rootPos[p];
+  }
+
+  /** The position, within computation {@code p}, of its {@code j}-th instruction in canonical order. */
+  int canonicalInstruction(int p, int j) {
+    return order[firstInstr[p] + j];
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.xlac.hlo;
 
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.ExtensionRegistryLite;
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.UnsafeByteOperations;
 import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
 import java.nio.file.Path;
@@ -13,11 +14,11 @@ import java.util.Arrays;
  * HloModuleProto inside its HloProto is a slice of the file).
  *
  * <p>The fingerprint is computed from the wire bytes when the file is read; the protobuf object
- * model ({@link #module()}, {@link #graph()}) is only built when asked for, since it costs
- * several times the file's size in heap for modules with many small instructions.
+ * model ({@link #module()}) is only built when asked for, since it costs several times the file's
+ * size in heap for modules with many small instructions.
  *
  * <p>A large file is fingerprinted from a read-only mapping that is closed when the read ends, so
- * such a module holds no bytes: {@link #moduleBytes()} and {@link #graph()} read the file again on
+ * such a module holds no bytes: {@link #moduleBytes()} and {@link #module()} read the file again on
  * first use, check that it still has this fingerprint, and keep those bytes.
  */
 public final class LoadedModule {
@@ -30,7 +31,7 @@ public final class LoadedModule {
   private int[] moduleSegments;
   private final String moduleName;
   private final GraphFingerprint fingerprint;
-  private HloGraph graph;
+  private HloModuleProto module;
 
   LoadedModule(Path file, HloFileKind kind, long fileBytes, byte[] bytes, int[] moduleSegments, String moduleName,
       GraphFingerprint fingerprint) {
@@ -108,13 +109,8 @@ public final class LoadedModule {
   }
 
   /** The module as protobuf objects, parsed on first use (the bytes were already checked when the file was read). */
-  public HloModuleProto module() {
-    return graph().module();
-  }
-
-  /** The module indexed as a graph, parsed on first use. */
-  public synchronized HloGraph graph() {
-    if (graph == null) {
+  public synchronized HloModuleProto module() {
+    if (module == null) {
       byte[] bytes = bytes();
       CodedInputStream in = moduleSegments.length == 2
           ? UnsafeByteOperations.unsafeWrap(bytes, moduleSegments[0], moduleSegments[1] - moduleSegments[0]).newCodedInput()
@@ -122,12 +118,32 @@ public final class LoadedModule {
       in.enableAliasing(true);
       in.setRecursionLimit(HloModuleReader.RECURSION_LIMIT);
       try {
-        graph = HloGraph.of(HloModuleProto.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry()));
+        module = HloModuleProto.parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());
       } catch (java.io.IOException e) {
         throw new IllegalStateException("a checked module failed to parse: " + file, e);
       }
     }
-    return graph;
+    return module;
+  }
+
+  /**
+   * The module's wire index, read again from its bytes and validated: the canonical order of its
+   * computations and instructions by file position, for what needs more than the fingerprint
+   * ({@link ModuleSummary}). Not kept: the fingerprint path drops its index once it has hashed.
+   */
+  HloWireIndex index() {
+    byte[] bytes = bytes();
+    int[] segments = moduleSegments;
+    byte[] wire = segments.length == 2 ? bytes : moduleBytes();
+    int from = segments.length == 2 ? segments[0] : 0;
+    int to = segments.length == 2 ? segments[1] : wire.length;
+    try {
+      HloWireIndex index = HloWireIndex.read(wire, from, to - from, HloFileKind.HLO_MODULE);
+      index.validate();
+      return index;
+    } catch (InvalidProtocolBufferException | HloWireIndex.NoModuleException | IllegalArgumentException e) {
+      throw new IllegalStateException("a checked module failed to read again: " + file, e);
+    }
   }
 
   @Override

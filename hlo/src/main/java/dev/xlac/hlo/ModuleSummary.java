@@ -2,6 +2,7 @@ package dev.xlac.hlo;
 
 import dev.xlac.hlo.proto.HloProtos.HloComputationProto;
 import dev.xlac.hlo.proto.HloProtos.HloInstructionProto;
+import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -24,16 +25,18 @@ public record ModuleSummary(
     int constants,
     long constantBytes) {
 
+  /**
+   * Summarises a module: counts and the entry's shapes come from its validated wire index (the
+   * canonical order, by file position), opcodes and shapes from the parsed module.
+   */
   public static ModuleSummary of(LoadedModule m) {
-    HloGraph g = m.graph();
-    HloComputationProto entry = g.entry();
-    TreeMap<Long, String> params = new TreeMap<>();
-    String result = "";
+    HloWireIndex x = m.index();
+    HloModuleProto module = m.module();
     Map<String, Integer> counts = new TreeMap<>();
     int constants = 0;
     long constantBytes = 0;
-    for (int k = 0; k < g.computations().size(); k++) {
-      for (HloInstructionProto in : g.instructions(k)) {
+    for (HloComputationProto c : module.getComputationsList()) {
+      for (HloInstructionProto in : c.getInstructionsList()) {
         counts.merge(in.getOpcode(), 1, Integer::sum);
         if (in.getOpcode().equals("constant")) {
           constants++;
@@ -41,20 +44,24 @@ public record ModuleSummary(
         }
       }
     }
-    int entryIdx = g.entryIndex();
-    for (HloInstructionProto in : g.instructions(entryIdx)) {
+    int entryPos = x.entryPosition();
+    HloComputationProto entry = module.getComputations(entryPos);
+    // In canonical order, so that of two parameters with one number the later one wins, as it always has.
+    TreeMap<Long, String> params = new TreeMap<>();
+    for (int j = 0; j < x.instructionCount(entryPos); j++) {
+      HloInstructionProto in = entry.getInstructions(x.canonicalInstruction(entryPos, j));
       if (in.getOpcode().equals("parameter")) {
         params.put(in.getParameterNumber(), HloShapes.format(in.getShape()));
       }
     }
-    result = HloShapes.format(g.instructions(entryIdx).get(g.rootIndex(entryIdx)).getShape());
+    String result = HloShapes.format(entry.getInstructions(x.rootPosition(entryPos)).getShape());
     // Most frequent opcodes first; ties by name, so output is stable.
     List<Map.Entry<String, Integer>> sorted = new ArrayList<>(counts.entrySet());
     sorted.sort(Map.Entry.<String, Integer>comparingByValue(Comparator.reverseOrder()).thenComparing(Map.Entry.comparingByKey()));
     Map<String, Integer> ordered = new LinkedHashMap<>();
     sorted.forEach(e -> ordered.put(e.getKey(), e.getValue()));
     return new ModuleSummary(m.file(), m.kind(), m.moduleName(), m.fingerprint(), List.copyOf(params.values()), result,
-        g.computations().size(), g.instructionCount(), ordered, constants, constantBytes);
+        x.computationCount(), x.instructionCount(), ordered, constants, constantBytes);
   }
 
   /** The stable {@code --json} form. */

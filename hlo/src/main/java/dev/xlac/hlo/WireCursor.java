@@ -1,5 +1,12 @@
 package dev.xlac.hlo;
 
+import static dev.xlac.hlo.WireSchema.WT_END_GROUP;
+import static dev.xlac.hlo.WireSchema.WT_FIXED32;
+import static dev.xlac.hlo.WireSchema.WT_FIXED64;
+import static dev.xlac.hlo.WireSchema.WT_LEN;
+import static dev.xlac.hlo.WireSchema.WT_START_GROUP;
+import static dev.xlac.hlo.WireSchema.WT_VARINT;
+
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import java.io.IOException;
@@ -43,37 +50,19 @@ final class WireCursor {
     return h != null ? h[p] : buf.get(BYTE, p);
   }
 
-  static InvalidProtocolBufferException truncated() {
-    return new InvalidProtocolBufferException(TRUNCATED);
-  }
+  // protobuf-java's messages for what the readers reject (TRUNCATED above).
+  static final String NEGATIVE_SIZE =
+      "CodedInputStream encountered an embedded string or message which claimed to have negative size.";
+  static final String TOO_LARGE = "Protocol message was too large.  May be malicious.";
+  static final String INVALID_TAG = "Protocol message contained an invalid tag (zero).";
+  static final String INVALID_WIRE_TYPE = "Protocol message tag had invalid wire type.";
+  static final String INVALID_END_TAG = "Protocol message end-group tag did not match expected tag.";
+  static final String TOO_DEEP = "Protocol message had too many levels of nesting.  May be malicious.";
+  static final String INVALID_UTF8 = "Protocol message had invalid UTF-8.";
 
-  static InvalidProtocolBufferException negativeSize() {
-    return new InvalidProtocolBufferException(
-        "CodedInputStream encountered an embedded string or message which claimed to have negative size.");
-  }
-
-  static InvalidProtocolBufferException tooLarge() {
-    return new InvalidProtocolBufferException("Protocol message was too large.  May be malicious.");
-  }
-
-  static InvalidProtocolBufferException invalidTag() {
-    return new InvalidProtocolBufferException("Protocol message contained an invalid tag (zero).");
-  }
-
-  static InvalidProtocolBufferException invalidWireType() {
-    return new InvalidProtocolBufferException("Protocol message tag had invalid wire type.");
-  }
-
-  static InvalidProtocolBufferException invalidEndTag() {
-    return new InvalidProtocolBufferException("Protocol message end-group tag did not match expected tag.");
-  }
-
-  static InvalidProtocolBufferException tooDeep() {
-    return new InvalidProtocolBufferException("Protocol message had too many levels of nesting.  May be malicious.");
-  }
-
-  static InvalidProtocolBufferException invalidUtf8() {
-    return new InvalidProtocolBufferException("Protocol message had invalid UTF-8.");
+  /** Malformed data, reported as protobuf-java reports it: one of the messages above. */
+  static InvalidProtocolBufferException invalid(String message) {
+    return new InvalidProtocolBufferException(message);
   }
 
   /** A 64-bit varint: at most 10 bytes. */
@@ -90,7 +79,7 @@ final class WireCursor {
     long result = 0;
     for (int shift = 0; shift < 63; shift += 7) {
       if (p >= limit) {
-        throw truncated();
+        throw invalid(TRUNCATED);
       }
       byte b = at(p++);
       result |= (long) (b & 0x7F) << shift;
@@ -100,7 +89,7 @@ final class WireCursor {
       }
     }
     if (p >= limit) {
-      throw truncated();
+      throw invalid(TRUNCATED);
     }
     byte last = at(p++);
     if (last < 0) {
@@ -123,7 +112,7 @@ final class WireCursor {
     long result = 0;
     for (int shift = 0; shift < 70; shift += 7) {
       if (p >= limit) {
-        throw truncated();
+        throw invalid(TRUNCATED);
       }
       byte b = at(p++);
       result |= (long) (b & 0x7F) << shift;
@@ -160,7 +149,7 @@ final class WireCursor {
     }
     int tag = varint32(limit);
     if (tag >>> 3 == 0) {
-      throw invalidTag();
+      throw invalid(INVALID_TAG);
     }
     return tag;
   }
@@ -169,34 +158,82 @@ final class WireCursor {
   int bytesLength(int limit) throws InvalidProtocolBufferException {
     int len = varint32(limit);
     if (len < 0) {
-      throw negativeSize();
+      throw invalid(NEGATIVE_SIZE);
     }
     if (len > limit - pos) {
-      throw truncated();
+      throw invalid(TRUNCATED);
     }
     return len;
   }
 
   /** The length of an embedded message or packed field (protobuf-java pushes a limit for these). */
   int messageLength(int limit) throws InvalidProtocolBufferException {
-    int len = varint32(limit);
+    return messageLength(varint32(limit), limit);
+  }
+
+  /** Checks the length of an embedded message or packed field, already read (and the depth checked) by the caller. */
+  int messageLength(int len, int limit) throws InvalidProtocolBufferException {
     if (len < 0) {
-      throw negativeSize();
+      throw invalid(NEGATIVE_SIZE);
     }
     if (pos + len < 0) {
-      throw tooLarge();
+      throw invalid(TOO_LARGE);
     }
     if (len > limit - pos) {
-      throw truncated();
+      throw invalid(TRUNCATED);
     }
     return len;
   }
 
   void skip(int n, int limit) throws InvalidProtocolBufferException {
     if (n > limit - pos) {
-      throw truncated();
+      throw invalid(TRUNCATED);
     }
     pos += n;
+  }
+
+  /**
+   * Moves past the value of a field whose tag was just read, checking it as protobuf-java checks a
+   * field it keeps as unknown: a group's content up to its matching end-group tag, nested no
+   * deeper than {@link HloModuleReader#RECURSION_LIMIT}. {@code depth}: the nesting depth of the
+   * message (or group) that holds the field. This is the one skip of the wire readers.
+   */
+  void skipField(int tag, int limit, int depth) throws InvalidProtocolBufferException {
+    switch (tag & 7) {
+      case WT_VARINT -> varint64(limit);
+      case WT_FIXED64 -> skip(8, limit);
+      case WT_LEN -> skip(bytesLength(limit), limit);
+      case WT_FIXED32 -> skip(4, limit);
+      case WT_START_GROUP -> {
+        if (depth >= HloModuleReader.RECURSION_LIMIT) {
+          throw invalid(TOO_DEEP);
+        }
+        groupEnd(tag >>> 3, limit, depth + 1);
+      }
+      case WT_END_GROUP -> throw invalid(INVALID_END_TAG);
+      default -> throw invalid(INVALID_WIRE_TYPE);
+    }
+  }
+
+  /**
+   * Moves past a group's content (its start tag, with field {@code number}, was just read) and its
+   * end-group tag; returns where that end tag starts. {@code depth}: the group's own nesting depth.
+   */
+  int groupEnd(int number, int limit, int depth) throws InvalidProtocolBufferException {
+    while (true) {
+      int at = pos;
+      int tag = tag(limit);
+      if (tag == 0) {
+        throw invalid(INVALID_END_TAG);
+      }
+      if ((tag & 7) == WT_END_GROUP) {
+        if (tag >>> 3 != number) {
+          throw invalid(INVALID_END_TAG);
+        }
+        return at;
+      }
+      skipField(tag, limit, depth);
+    }
   }
 
   int int32At(int p) {

@@ -41,13 +41,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * Anything not named here, including fields this build's schema does not know, is kept.
  */
 final class CanonicalHloEncoder {
-  private static final int END = 0;
-  // Value kinds written after an unknown field's negated number.
-  private static final int UNKNOWN_VARINT = 1;
-  private static final int UNKNOWN_FIXED32 = 2;
-  private static final int UNKNOWN_FIXED64 = 3;
-  private static final int UNKNOWN_BYTES = 4;
-  private static final int UNKNOWN_GROUP = 5;
+  // The end marker and the value kinds written after an unknown field's negated number are the
+  // production encoder's codes: they are the format (hlo/README.md), not something to check twice.
+  private static final int END = CanonicalWireEncoder.END;
+  private static final int UNKNOWN_VARINT = CanonicalWireEncoder.UNKNOWN_VARINT;
+  private static final int UNKNOWN_FIXED32 = CanonicalWireEncoder.UNKNOWN_FIXED32;
+  private static final int UNKNOWN_FIXED64 = CanonicalWireEncoder.UNKNOWN_FIXED64;
+  private static final int UNKNOWN_BYTES = CanonicalWireEncoder.UNKNOWN_BYTES;
+  private static final int UNKNOWN_GROUP = CanonicalWireEncoder.UNKNOWN_GROUP;
 
   // Field numbers (XLA's schema). Module:
   private static final int MODULE_NAME = 1;
@@ -75,14 +76,14 @@ final class CanonicalHloEncoder {
   private static final int INSTR_ALL_REDUCE_ID = 45;
   private static final int INSTR_STATISTICS_VIZ = 82;
   private static final int INSTR_ORIGINAL_VALUE = 88;
-  // Shapes and layouts:
-  private static final int SHAPE_LAYOUT = 5;
-  private static final int SHAPE_IS_DYNAMIC_DIMENSION = 6;
-  private static final int LAYOUT_MINOR_TO_MAJOR = 1;
-  private static final int LAYOUT_DIM_LEVEL_TYPES = 9;
-  private static final int LAYOUT_DIM_UNIQUE = 13;
-  private static final int LAYOUT_DIM_ORDERED = 14;
-  private static final int LAYOUT_TAIL_PADDING_ALIGNMENT = 16;
+  // Shapes and layouts, from the generated classes (the streaming encoder keeps its own numbers):
+  private static final int SHAPE_LAYOUT = ShapeProto.LAYOUT_FIELD_NUMBER;
+  private static final int SHAPE_IS_DYNAMIC_DIMENSION = ShapeProto.IS_DYNAMIC_DIMENSION_FIELD_NUMBER;
+  private static final int LAYOUT_MINOR_TO_MAJOR = LayoutProto.MINOR_TO_MAJOR_FIELD_NUMBER;
+  private static final int LAYOUT_DIM_LEVEL_TYPES = LayoutProto.DIM_LEVEL_TYPES_FIELD_NUMBER;
+  private static final int LAYOUT_DIM_UNIQUE = LayoutProto.DIM_UNIQUE_FIELD_NUMBER;
+  private static final int LAYOUT_DIM_ORDERED = LayoutProto.DIM_ORDERED_FIELD_NUMBER;
+  private static final int LAYOUT_TAIL_PADDING_ALIGNMENT = LayoutProto.TAIL_PADDING_ALIGNMENT_IN_ELEMENTS_FIELD_NUMBER;
   private static final int PROGRAM_SHAPE_PARAMETER_NAMES = 3;
   private static final int OP_SHARDING_METADATA = 7;
   private static final int NAMED_SHARDING_METADATA = 6;
@@ -109,7 +110,7 @@ final class CanonicalHloEncoder {
   static GraphFingerprint fingerprint(HloModuleProto module) {
     try {
       CanonicalSink.Digest sink = new CanonicalSink.Digest(java.security.MessageDigest.getInstance("SHA-256"));
-      sink.raw("xlac canonical HLO module, version 1\0".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      sink.raw(GraphFingerprint.DOMAIN);
       new CanonicalHloEncoder(sink).module(HloGraph.of(module));
       return new GraphFingerprint(GraphFingerprint.VERSION + ":" + java.util.HexFormat.of().formatHex(sink.finish()));
     } catch (java.security.NoSuchAlgorithmException e) {

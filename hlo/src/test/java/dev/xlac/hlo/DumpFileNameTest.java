@@ -56,4 +56,23 @@ class DumpFileNameTest {
   void textCompilerInputsAreFlagged() {
     assertThat(DumpFileName.of("module_0048.jit_train_step.before_optimizations.txt").role()).isEqualTo(Role.TEXT_INPUT);
   }
+
+  @Test
+  void beforeOptimizationsProtos_areTheDumpsCompilerInputs() {
+    for (String name : new String[] {
+        "module_0048.jit_train_step.before_optimizations.hlo.pb",
+        "1700000000123.module_0003.SyncTensorsGraph.12.before_optimizations.hlo.pb.gz",
+        "graph.before_optimizations.hlo.pb"}) {
+      assertThat(DumpFileName.of(name).isBeforeOptimizationsProto()).as(name).isTrue();
+    }
+    for (String name : new String[] {
+        "module_0048.jit_train_step.before_optimizations.txt",
+        "module_0046.jit__argmax.snapshot.12.pb",
+        "module_0046.jit__argmax.before_optimizations.snapshot.12.pb",
+        "module_0000.jit_stage.cpu_after_optimizations.hlo.pb",
+        "module_0001.jit_f.before_optimizations.hlo_module.pb",
+        "my_graph.hlo.pb", "model.hlo_module.pb"}) {
+      assertThat(DumpFileName.of(name).isBeforeOptimizationsProto()).as(name).isFalse();
+    }
+  }
 }

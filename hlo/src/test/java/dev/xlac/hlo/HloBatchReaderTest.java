@@ -1,0 +1,120 @@
+package dev.xlac.hlo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class HloBatchReaderTest {
+  private static final int THREADS = 4;
+
+  /** More than two windows of files; every seventh is not a module. */
+  private static List<Path> files(Path dir) throws IOException {
+    List<Path> files = new ArrayList<>();
+    for (int i = 0; i < 2 * HloBatchReader.WINDOW + 30; i++) {
+      Path f = dir.resolve(String.format("m_%04d.hlo_module.pb", i));
+      if (i % 7 == 3) {
+        Files.writeString(f, "not a module " + i, StandardCharsets.US_ASCII);
+      } else {
+        Files.write(f, TestModules.mulAdd(i).toByteArray());
+      }
+      files.add(f);
+    }
+    return files;
+  }
+
+  private static HloBatchReader reader(long byteBudget) {
+    return new HloBatchReader(new HloModuleReader(), THREADS, byteBudget);
+  }
+
+  @Test
+  void readEach_handsEveryOutcomeOverInInputOrder_failuresInTheirPlace(@TempDir Path dir) throws Exception {
+    List<Path> files = files(dir);
+    List<HloBatchReader.Outcome<GraphFingerprint>> seen = new ArrayList<>();
+    reader(1L << 30).readEach(files, LoadedModule::fingerprint, seen::add);
+
+    assertThat(seen).extracting(HloBatchReader.Outcome::file).containsExactlyElementsOf(files);
+    for (int i = 0; i < files.size(); i++) {
+      HloBatchReader.Outcome<GraphFingerprint> o = seen.get(i);
+      if (i % 7 == 3) {
+        assertThat(o.ok()).as(o.file().toString()).isFalse();
+        assertThat(o.error().getMessage()).contains(o.file().toString());
+      } else {
+        assertThat(o.value()).isEqualTo(GraphFingerprint.of(TestModules.mulAdd(i)));
+      }
+    }
+  }
+
+  @Test
+  void read_returnsTheSameOutcomesAsReadEach(@TempDir Path dir) throws Exception {
+    List<Path> files = files(dir);
+    List<String> each = new ArrayList<>();
+    reader(1L << 30).readEach(files, m -> m.fingerprint().value(), o -> each.add(describe(o)));
+    assertThat(reader(1L << 30).read(files, m -> m.fingerprint().value()))
+        .extracting(HloBatchReaderTest::describe).containsExactlyElementsOf(each);
+  }
+
+  private static String describe(HloBatchReader.Outcome<String> o) {
+    return o.file() + " " + (o.ok() ? o.value() : "error: " + o.error().getMessage());
+  }
+
+  @Test
+  void aLongList_isReadOnOnePool(@TempDir Path dir) throws Exception {
+    List<Path> files = files(dir);
+    Set<Thread> threads = ConcurrentHashMap.newKeySet();
+    reader(1L << 30).readEach(files, m -> threads.add(Thread.currentThread()), o -> { });
+    // A pool per window (or per chunk of 64, as the cache's intake once did) would start more threads than this.
+    assertThat(threads).hasSizeBetween(1, THREADS)
+        .allSatisfy(t -> assertThat(t.getName()).isEqualTo("xlac-hlo-reader"));
+  }
+
+  @Test
+  void outcomesStreamOut_beforeTheWholeListIsRead(@TempDir Path dir) throws Exception {
+    List<Path> files = files(dir);
+    AtomicInteger started = new AtomicInteger();
+    List<Integer> startedAtEachOutcome = new ArrayList<>();
+    reader(1L << 30).readEach(files, m -> started.incrementAndGet(), o -> startedAtEachOutcome.add(started.get()));
+    assertThat(startedAtEachOutcome).hasSize(files.size());
+    assertThat(startedAtEachOutcome.getFirst()).isLessThanOrEqualTo(HloBatchReader.WINDOW);
+  }
+
+  @Test
+  void theByteBudget_boundsTheReadsInFlight(@TempDir Path dir) throws Exception {
+    List<Path> files = files(dir).subList(0, 40);
+    AtomicInteger inFlight = new AtomicInteger();
+    AtomicInteger most = new AtomicInteger();
+    // Each small file costs 1 MiB of the budget: two at a time, whatever the number of threads.
+    reader(2L << 20).readEach(files, m -> {
+      most.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+      try {
+        Thread.sleep(5);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return inFlight.decrementAndGet();
+    }, o -> assertThat(o.file()).isNotNull());
+    assertThat(most.get()).isBetween(1, 2);
+  }
+
+  @Test
+  void aFailingConsumer_stopsTheReadAndItsExceptionComesOut(@TempDir Path dir) throws Exception {
+    List<Path> files = files(dir);
+    AtomicInteger consumed = new AtomicInteger();
+    assertThatThrownBy(() -> reader(1L << 30).readEach(files, LoadedModule::moduleName, o -> {
+      if (consumed.incrementAndGet() == 3) {
+        throw new IllegalStateException("consumer gave up");
+      }
+    })).isInstanceOf(IllegalStateException.class).hasMessage("consumer gave up");
+    assertThat(consumed.get()).isEqualTo(3);
+  }
+}
