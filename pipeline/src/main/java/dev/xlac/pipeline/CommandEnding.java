@@ -1,58 +1,44 @@
-package dev.xlac.cli.dump;
+package dev.xlac.pipeline;
 
 import dev.xlac.capture.CommandTracer;
-import java.io.PrintWriter;
+import dev.xlac.core.ExitCode;
 import java.util.List;
 
 /**
- * What the way a traced command ended means for xlac's exit status, with the line that says so on
- * stderr. Shared by {@code xlac dump} and the one-shot {@code xlac parallel-compile -- COMMAND}.
+ * What the way a traced command ended means for xlac's exit status, and the line that says so.
+ * Shared by {@code xlac dump} and the one-shot {@code xlac parallel-compile -- COMMAND}; the CLI
+ * prints {@link #line()} on stderr.
+ *
+ * @param failed the command exited with a status other than 0
+ * @param commandStatus the command's exit status when it decides xlac's (it failed, and
+ *     {@code --ignore-script-errors} does not apply); null otherwise
+ * @param dumpedNothing the command succeeded without dumping any graph (none at all, not just filtered out)
+ * @param line what to tell the user (without the {@code xlac: } prefix); null when there is nothing to say
  */
-public final class CommandEnding {
-  private final String command;
-  private final CommandTracer.Outcome outcome;
-  private final DumpIngest ingest;
-  private final boolean ignoreScriptErrors;
-  private final PrintWriter err;
+public record CommandEnding(boolean failed, Integer commandStatus, boolean dumpedNothing, String line) {
 
-  public CommandEnding(List<String> command, CommandTracer.Outcome outcome, DumpIngest ingest,
-      boolean ignoreScriptErrors, PrintWriter err) {
-    this.command = command.getFirst();
-    this.outcome = outcome;
-    this.ingest = ingest;
-    this.ignoreScriptErrors = ignoreScriptErrors;
-    this.err = err;
-  }
-
-  public boolean failed() {
-    return outcome.exitStatus() != 0;
-  }
-
-  /**
-   * When the command failed, says so, and returns its exit status unless {@code --ignore-script-errors}
-   * applies (it failed after dumping graphs); returns null when the command succeeded or the failure is ignored.
-   */
-  public Integer failureStatus() {
-    if (!failed()) {
-      return null;
+  static CommandEnding of(List<String> command, CommandTracer.Outcome outcome, CacheIntake intake,
+      boolean ignoreScriptErrors) {
+    String name = command.getFirst();
+    if (outcome.exitStatus() != 0) {
+      String how = outcome.signalForwarded() != null ? " after xlac forwarded SIG" + outcome.signalForwarded() : "";
+      String kept = intake.uniqueGraphs() > 0 ? "; the graphs it dumped before are in the cache" : "";
+      boolean ignored = ignoreScriptErrors && intake.uniqueGraphs() > 0;
+      return new CommandEnding(true, ignored ? null : outcome.exitStatus(), false, name + " exited with status "
+          + outcome.exitStatus() + how + kept + (ignored ? " (ignored: --ignore-script-errors)" : ""));
     }
-    String how = outcome.signalForwarded() != null ? " after xlac forwarded SIG" + outcome.signalForwarded() : "";
-    String kept = ingest.uniqueGraphs() > 0 ? "; the graphs it dumped before are in the cache" : "";
-    boolean ignored = ignoreScriptErrors && ingest.uniqueGraphs() > 0;
-    err.println("xlac: " + command + " exited with status " + outcome.exitStatus() + how + kept
-        + (ignored ? " (ignored: --ignore-script-errors)" : ""));
-    err.flush();
-    return ignored ? null : outcome.exitStatus();
+    if (intake.modules() == 0 && outcome.counts().filteredOut() == 0) {
+      return new CommandEnding(false, null, true, name + " ran but no XLA graph was dumped (frontend "
+          + outcome.frontend().cliName() + "); does it compile anything with JAX, PyTorch/XLA or Neuron?");
+    }
+    return new CommandEnding(false, null, false, null);
   }
 
-  /** Whether the command succeeded without dumping any graph (none at all, not just filtered out); says so. */
-  public boolean dumpedNothing() {
-    if (failed() || ingest.modules() > 0 || outcome.counts().filteredOut() > 0) {
-      return false;
+  /** xlac's exit status: the command's when it decides, 1 when it dumped nothing, else {@code otherwise}. */
+  public int exitStatus(ExitCode otherwise) {
+    if (commandStatus != null) {
+      return commandStatus;
     }
-    err.println("xlac: " + command + " ran but no XLA graph was dumped (frontend " + outcome.frontend().cliName()
-        + "); does it compile anything with JAX, PyTorch/XLA or Neuron?");
-    err.flush();
-    return true;
+    return dumpedNothing ? ExitCode.WORK_FAILED.code() : otherwise.code();
   }
 }

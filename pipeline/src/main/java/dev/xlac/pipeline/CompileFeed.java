@@ -1,24 +1,28 @@
-package dev.xlac.cli.compile;
+package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
-import dev.xlac.compiler.schedule.CompileListener;
+import dev.xlac.compiler.schedule.CompileJob;
 import dev.xlac.compiler.schedule.CompileScheduler;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.compiler.schedule.SchedulerSettings;
+import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SequencedMap;
 
 /**
- * Graphs in, compiles out, while they keep arriving: each graph offered (already in the cache) is
- * settled at once (cached, or failed earlier) or submitted to a streaming {@link CompileScheduler}.
- * The compiler's identity, and so the scheduler, may come later than the first graphs (it is
- * probed while the command starts); graphs offered before wait for {@link #start}.
+ * Graphs in, compiles out: the one place a run's graphs are settled (cached, or failed earlier) or
+ * compiled, and the only class that makes a {@link CompileScheduler} (when the first graph needs a
+ * compile, so a run where everything is cached starts no worker). Graphs come as a fixed list
+ * ({@link #offerAll}) or as a stream while a command runs ({@link #offer}); the compiler's identity,
+ * and so the settling, may come later than the first graphs ({@link #start}, from an
+ * {@link IdentityProbe}): graphs offered before wait for it.
  *
  * <p>Thread-safe: graphs come from the trace's watcher thread, {@link #start} from the probe,
  * {@link #cancel} from a shutdown hook.
@@ -27,48 +31,98 @@ final class CompileFeed implements AutoCloseable {
   private final CacheStore store;
   private final SchedulerSettings settings;
   private final boolean retryFailed;
-  private final CompileListener progress;
+  private final RunListener listener;
+  private final MemoryProbe memory;
   private final Map<GraphFingerprint, String> waiting = new LinkedHashMap<>();
   private final List<GraphResult> settled = new ArrayList<>();
   private int offered;
   private DriverFactory drivers;
-  private CompileCache cache;
+  private CacheResults cache;
   private CompileScheduler scheduler;
+  private XlacException failure;
   private boolean cancelled;
 
-  CompileFeed(CacheStore store, SchedulerSettings settings, boolean retryFailed, CompileListener progress) {
+  CompileFeed(CacheStore store, SchedulerSettings settings, boolean retryFailed, RunListener listener,
+      MemoryProbe memory) {
     this.store = store;
     this.settings = settings;
     this.retryFailed = retryFailed;
-    this.progress = progress;
+    this.listener = listener;
+    this.memory = memory;
   }
 
-  /** A graph that is in the cache; the caller offers each fingerprint once. */
+  /** The stream: a graph that is in the cache; the caller offers each fingerprint once. */
   synchronized void offer(GraphFingerprint fp, String module) {
     offered++;
     if (cancelled) {
       settled.add(stopped(fp, module));
-    } else if (scheduler == null) {
+    } else if (cache == null) {
       waiting.put(fp, module);
     } else {
       route(fp, module);
     }
   }
 
-  /** The compiler is known: starts the scheduler (owning {@code factory} from now on) and feeds it what waited. */
+  /**
+   * The fixed list: waits for {@link #start} (throwing the probe's failure if it failed), settles
+   * every graph, tells the listener the plan, then submits the rest in order and waits for them.
+   * Returns every result (settled first, then in submission order).
+   */
+  List<GraphResult> offerAll(SequencedMap<GraphFingerprint, String> graphs) throws InterruptedException {
+    synchronized (this) {
+      while (cache == null && failure == null && !cancelled) {
+        wait();
+      }
+      if (failure != null) {
+        throw failure;
+      }
+      offered += graphs.size();
+      List<CompileJob> todo = new ArrayList<>();
+      int cached = 0;
+      for (Map.Entry<GraphFingerprint, String> g : graphs.entrySet()) {
+        var done = cancelled ? java.util.Optional.<GraphResult>empty() : cache.settled(g.getKey(), g.getValue());
+        if (done.isPresent()) {
+          settled.add(done.get());
+          cached += done.get().status() == GraphResult.Status.CACHED ? 1 : 0;
+        } else if (cancelled) {
+          settled.add(stopped(g.getKey(), g.getValue()));
+        } else {
+          todo.add(cache.job(g.getKey(), g.getValue()));
+        }
+      }
+      listener.planned(graphs.size(), cached, todo.size(), settings.jobs());
+      todo.forEach(this::submit);
+    }
+    return finish();
+  }
+
+  /** The compiler is known: owns {@code factory} from now on, and settles or submits what waited. */
   synchronized void start(DriverFactory factory) {
     drivers = factory;
     if (cancelled) {
       return;
     }
-    cache = new CompileCache(store, factory.identity(), retryFailed);
-    scheduler = new CompileScheduler(factory, settings, cache, progress, MemoryProbe.system());
+    cache = new CacheResults(store, factory.identity(), retryFailed);
     waiting.forEach(this::route);
     waiting.clear();
+    notifyAll();
+  }
+
+  /** The compiler could not be started: a fixed list waiting in {@link #offerAll} throws {@code why}. */
+  synchronized void failed(XlacException why) {
+    failure = why;
+    notifyAll();
   }
 
   private void route(GraphFingerprint fp, String module) {
-    cache.settled(fp, module).ifPresentOrElse(settled::add, () -> scheduler.submit(cache.job(fp, module)));
+    cache.settled(fp, module).ifPresentOrElse(settled::add, () -> submit(cache.job(fp, module)));
+  }
+
+  private void submit(CompileJob job) {
+    if (scheduler == null) {
+      scheduler = new CompileScheduler(drivers, settings, cache, listener, memory);
+    }
+    scheduler.submit(job);
   }
 
   private static GraphResult stopped(GraphFingerprint fp, String module) {
@@ -81,11 +135,6 @@ final class CompileFeed implements AutoCloseable {
     return offered;
   }
 
-  /** Graphs that needed no compile (cached, or failed in an earlier run). */
-  synchronized List<GraphResult> settled() {
-    return List.copyOf(settled);
-  }
-
   /** Stops: queued graphs end as not run, running compiles are stopped, what is stored stays. Safe twice. */
   synchronized void cancel() {
     cancelled = true;
@@ -94,21 +143,23 @@ final class CompileFeed implements AutoCloseable {
     }
     waiting.forEach((fp, module) -> settled.add(stopped(fp, module)));
     waiting.clear();
+    notifyAll();
   }
 
   /**
-   * After the last offer and after {@link #start}: waits for every compile and returns all results
-   * (settled first, then in submission order).
+   * After the last offer and after {@link #start} (or {@link #cancel}): waits for every compile and
+   * returns all results (settled first, then in submission order).
    */
   List<GraphResult> finish() throws InterruptedException {
     CompileScheduler s;
+    List<GraphResult> all;
     synchronized (this) {
-      if (scheduler == null && !cancelled) {
+      if (cache == null && !cancelled) {
         throw new IllegalStateException("finish() before start()");
       }
       s = scheduler;
+      all = new ArrayList<>(settled);
     }
-    List<GraphResult> all = new ArrayList<>(settled());
     if (s != null) {
       all.addAll(s.finish());
     }

@@ -1,139 +1,149 @@
-package dev.xlac.cli.compile;
+package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.GraphInfo;
-import dev.xlac.cache.GraphIngest;
-import dev.xlac.cli.InputReporter;
-import dev.xlac.compiler.schedule.CompileJob;
-import dev.xlac.compiler.schedule.CompileListener;
-import dev.xlac.compiler.schedule.CompileScheduler;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
-import dev.xlac.compiler.schedule.MemoryProbe;
-import dev.xlac.compiler.schedule.RunReport;
-import dev.xlac.compiler.schedule.SchedulerSettings;
-import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
-import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.SequencedMap;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.FutureTask;
 
 /**
- * One {@code parallel-compile} run against the cache. It lives in cli because it is the adapter
- * between {@code cache} and {@code compiler-drivers}, which do not know each other: the cache
- * says which graphs lack an artifact, the scheduler compiles them, and each result goes back into
- * the cache the moment it is known ({@link CompileCache}).
+ * {@code parallel-compile}, in its three forms: the graphs in PATHs ({@link #paths}), every graph in
+ * the cache ({@link #cache}), and the graphs a running command dumps ({@link #command}). Each graph
+ * the cache has no artifact for (for this compiler) is compiled by the one {@link CompileFeed}, and
+ * each result is stored the moment it is known ({@link CacheResults}).
+ *
+ * <p>The resource order is the same in all three: the drivers first (checked, and with PATHs or a
+ * command the first worker already starting, so its start-up overlaps the rest), then the cache,
+ * its pins against the max-size for the run's length, and the compiler's identity on its own
+ * thread ({@link IdentityProbe}). A run where everything is cached starts no worker.
  */
-final class CacheCompileRun {
-  /** @param inputs the exit code of reading the PATH arguments (2 when a file was unreadable) */
-  record Outcome(RunReport report, ExitCode inputs) {}
+public final class CompileRuns {
+  private CompileRuns() {}
 
-  private final CacheStore store;
-  private final DriverFactory drivers;
-  private final FutureTask<CompilerIdentity> identity;
-  private final PrintWriter err;
+  /** Adds the modules in {@code paths} to the cache and compiles those that need it. */
+  public static CompileResult paths(CompileSetup setup, List<Path> paths) throws InterruptedException {
+    return fixedList(setup, paths);
+  }
+
+  /** Compiles every graph in the cache that has no artifact (or failure) for this compiler. */
+  public static CompileResult cache(CompileSetup setup) throws InterruptedException {
+    return fixedList(setup, List.of());
+  }
+
+  private static CompileResult fixedList(CompileSetup setup, List<Path> paths) throws InterruptedException {
+    RunListener listener = setup.listener();
+    // With PATHs, compiles are almost always needed: the first worker starts now, while the cache
+    // opens and the PATHs are read. Without, a run where everything is cached starts none.
+    try (PreparedDrivers early = paths.isEmpty() ? PreparedDrivers.none(setup.drivers())
+            : PreparedDrivers.start(setup.drivers());
+        CacheStore store = setup.cache().open(); var _ = store.pinForRun()) {
+      DriverFactory drivers = early.open(); // closed by the feed once started, else by the probe
+      try (CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener,
+          setup.memory())) {
+        long start = System.nanoTime();
+        // Without a probe record, learning the identity loads the plugin in the first worker (and
+        // hashes it): that overlaps reading and storing the PATHs.
+        IdentityProbe probe = IdentityProbe.start(() -> drivers, feed, null);
+        try {
+          ExitCode inputs = ExitCode.OK;
+          SequencedMap<GraphFingerprint, String> graphs = new TreeMap<>();
+          if (!paths.isEmpty()) {
+            PathSource.Result read = PathSource.ingest(store, paths);
+            listener.inputsRead(read);
+            inputs = read.exitCode();
+            read.graphs().forEach(graphs::putIfAbsent);
+          } else {
+            for (GraphInfo g : store.graphs()) {
+              graphs.put(g.fingerprint(), g.moduleName());
+            }
+          }
+          List<GraphResult> results;
+          // Ctrl-C: stop the compiles, keep what is stored, and let this thread close the cache.
+          try (ShutdownCancel interrupt = new ShutdownCancel()) {
+            interrupt.cancels(feed::cancel);
+            results = feed.offerAll(graphs);
+          }
+          return new CompileResult(finishRun(results, start, setup), inputs);
+        } finally {
+          probe.join(); // so that no worker starts after the factory was closed
+        }
+      }
+    } finally {
+      listener.close();
+    }
+  }
 
   /**
-   * Starts learning the compiler's identity at once, on a thread of its own: without a probe
-   * record that loads the plugin in the first worker (and hashes it), which then overlaps reading
-   * and storing the PATHs.
+   * The one-shot run: the command runs traced as by {@code xlac dump}, each new graph goes into the
+   * cache as it is captured and on to the feed, so compiles run while the command still runs.
+   *
+   * <p>The drivers are checked before the command starts (bad options are 2, a missing plugin or
+   * compiler 3). The compiler's identity is probed while the command starts; if that fails,
+   * compiling cannot work, so the command is stopped (the tracer sends it SIGTERM) and the failure
+   * is thrown; what it dumped is in the cache. After a signal was forwarded to the command, the
+   * compiles still running are stopped too; what finished is stored.
    */
-  CacheCompileRun(CacheStore store, DriverFactory drivers, PrintWriter err) {
-    this.store = store;
-    this.drivers = drivers;
-    this.identity = new FutureTask<>(drivers::identity);
-    Thread.ofPlatform().daemon().name("xlac-identity").start(identity);
-    this.err = err;
-  }
-
-  private CompilerIdentity identity() throws InterruptedException {
-    try {
-      return identity.get();
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException r) {
-        throw r;
+  public static OneShotResult command(CompileSetup setup, TraceSpec trace) throws InterruptedException {
+    RunListener listener = setup.listener();
+    try (PreparedDrivers early = PreparedDrivers.start(setup.drivers());
+        CommandSource source = CommandSource.create(trace);
+        CacheStore store = setup.cache().open(); var _ = store.pinForRun();
+        ShutdownCancel interrupt = new ShutdownCancel();
+        CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener, setup.memory())) {
+      long start = System.nanoTime();
+      String command = Path.of(trace.command().getFirst()).getFileName().toString();
+      interrupt.cancels(feed::cancel);
+      CacheIntake intake = new CacheIntake(store, listener::unreadable, m -> feed.offer(m.fingerprint(),
+          m.moduleName()));
+      IdentityProbe probe = IdentityProbe.start(early::open, feed, Thread.currentThread());
+      listener.streaming(command, setup.settings().jobs());
+      CommandSource.Traced traced;
+      try {
+        traced = source.run(intake);
+        probe.join();
+      } catch (InterruptedException e) {
+        XlacException why = probe.failure();
+        if (why == null) {
+          throw e;
+        }
+        throw new XlacException(why.exitCode(), why.getMessage() + "; xlac stopped " + command
+            + " (the graphs it dumped so far are in the cache)", why);
+      } finally {
+        probe.join();
       }
-      if (e.getCause() instanceof Error r) {
-        throw r;
+      if (traced.notRunnable() != null) {
+        return new OneShotResult(CaptureResult.notRunnable(traced.notRunnable()), null);
       }
-      throw new IllegalStateException(e.getCause());
-    }
-  }
-
-  Outcome run(List<Path> paths, SchedulerSettings settings, boolean retryFailed, ProgressPrinter progress)
-      throws InterruptedException {
-    try {
-      return runAfterIdentity(paths, settings, retryFailed, progress);
+      listener.captureEnded(String.format("%s ended: %d unique graph%s, %s compiled so far", command,
+          feed.offered(), feed.offered() == 1 ? "" : "s", listener.doneOfTotal()));
+      if (traced.outcome().signalForwarded() != null) {
+        feed.cancel();
+      }
+      RunReport report = finishRun(feed.finish(), start, setup);
+      CommandEnding ending = CommandEnding.of(trace.command(), traced.outcome(), intake, trace.ignoreScriptErrors());
+      CaptureResult capture = new CaptureResult(null, traced.outcome().notes(), intake.summary(), Map.of(),
+          source.keptDumps(), ending, intake.unreadable(), 0);
+      return new OneShotResult(capture, report);
     } finally {
-      awaitIdentityQuietly(); // so that no worker starts after the factory was closed
+      listener.close();
     }
   }
 
-  private void awaitIdentityQuietly() throws InterruptedException {
-    try {
-      identity.get();
-    } catch (ExecutionException e) {
-      // reported by identity() where it mattered
-    }
-  }
-
-  private Outcome runAfterIdentity(List<Path> paths, SchedulerSettings settings, boolean retryFailed,
-      ProgressPrinter progress) throws InterruptedException {
-    long start = System.nanoTime();
-    ExitCode inputs = ExitCode.OK;
-    Map<GraphFingerprint, String> candidates = new TreeMap<>();
-    if (!paths.isEmpty()) {
-      inputs = ingest(paths, candidates);
-    } else {
-      for (GraphInfo g : store.graphs()) {
-        candidates.put(g.fingerprint(), g.moduleName());
-      }
-    }
-    CompileCache cache = new CompileCache(store, identity(), retryFailed);
-    List<GraphResult> results = new ArrayList<>();
-    List<CompileJob> todo = new ArrayList<>();
-    candidates.forEach((fp, module) -> cache.settled(fp, module).ifPresentOrElse(results::add,
-        () -> todo.add(cache.job(fp, module))));
-    progress.plan(candidates.size(), (int) results.stream().filter(r -> r.status() == GraphResult.Status.CACHED)
-        .count(), todo.size(), settings.jobs());
-    if (!todo.isEmpty()) {
-      results.addAll(compile(todo, cache, settings, progress));
-    }
-    progress.close();
-    results.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(GraphResult::fingerprint));
-    return new Outcome(new RunReport(results, Duration.ofNanos(System.nanoTime() - start), settings.jobs()), inputs);
-  }
-
-  private List<GraphResult> compile(List<CompileJob> todo, CompileCache cache, SchedulerSettings settings,
-      CompileListener progress) throws InterruptedException {
-    // Ctrl-C: stop the compiles, keep what is stored, and let this thread close the cache.
-    try (ShutdownCancel interrupt = new ShutdownCancel();
-        CompileScheduler scheduler = new CompileScheduler(drivers, settings, cache, progress, MemoryProbe.system())) {
-      interrupt.cancels(scheduler::cancel);
-      todo.forEach(scheduler::submit);
-      return scheduler.finish();
-    }
-  }
-
-  /** Stores the modules in {@code paths} as graphs and collects them; unreadable files are reported. */
-  private ExitCode ingest(List<Path> paths, Map<GraphFingerprint, String> into) throws InterruptedException {
-    GraphIngest.Result r = GraphIngest.ingest(store, paths);
-    InputReporter report = new InputReporter(err);
-    report.errors(r.scanErrors());
-    report.notes(r.notes());
-    report.errors(r.readErrors());
-    r.graphs().forEach(into::putIfAbsent);
-    if (r.graphs().isEmpty() && r.errors().isEmpty()) {
-      report.noModulesFound(paths);
-    }
-    return report.exitCode();
+  /** The one end of a run: the listener is closed, the results sorted by module, then fingerprint. */
+  private static RunReport finishRun(List<GraphResult> results, long start, CompileSetup setup) {
+    setup.listener().close();
+    List<GraphResult> sorted = new ArrayList<>(results);
+    sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(GraphResult::fingerprint));
+    return new RunReport(sorted, Duration.ofNanos(System.nanoTime() - start), setup.settings().jobs());
   }
 }

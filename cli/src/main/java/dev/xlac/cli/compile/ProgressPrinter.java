@@ -2,8 +2,10 @@ package dev.xlac.cli.compile;
 
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.schedule.CompileJob;
-import dev.xlac.compiler.schedule.CompileListener;
+import dev.xlac.cli.InputReporter;
 import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.pipeline.PathSource;
+import dev.xlac.pipeline.RunListener;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.ScheduledExecutorService;
@@ -17,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * <p>In the one-shot mode graphs keep arriving while the command runs, so the total grows: until
  * {@link #captureEnded} every count is marked {@code capturing} and no ETA is given.
  */
-final class ProgressPrinter implements CompileListener, AutoCloseable {
+final class ProgressPrinter implements RunListener {
   private static final int BAR = 24;
 
   private final PrintWriter err;
@@ -43,8 +45,22 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
     return c != null && c.isTerminal() && System.getenv("TERM") != null && !"dumb".equals(System.getenv("TERM"));
   }
 
+  /** The PATHs' notes and unreadable files, one line each, before the plan. */
+  @Override
+  public synchronized void inputsRead(PathSource.Result inputs) {
+    InputReporter.report(err, inputs);
+  }
+
+  /** An unreadable dump of the traced command, as {@code xlac dump} reports it. */
+  @Override
+  public synchronized void unreadable(String message) {
+    err.println("xlac: " + message);
+    err.flush();
+  }
+
   /** What the run will do, before it starts: printed once, in both modes. */
-  synchronized void plan(int graphs, int cached, int toCompile, int jobs) {
+  @Override
+  public synchronized void planned(int graphs, int cached, int toCompile, int jobs) {
     err.printf(Locale.ROOT, "xlac: %d graph%s: %d cached, %d to compile with %d job%s%n", graphs,
         graphs == 1 ? "" : "s", cached, toCompile, jobs, jobs == 1 ? "" : "s");
     err.flush();
@@ -54,7 +70,8 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
   }
 
   /** The one-shot mode: graphs are compiled as {@code command} dumps them. Printed once. */
-  synchronized void streaming(String command, int jobs) {
+  @Override
+  public synchronized void streaming(String command, int jobs) {
     capturing = true;
     err.printf(Locale.ROOT, "xlac: compiling each graph %s dumps as it arrives, with %d job%s%n", command, jobs,
         jobs == 1 ? "" : "s");
@@ -65,7 +82,8 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
   }
 
   /** The command ended: no more graphs come; {@code line} says what was captured. */
-  synchronized void captureEnded(String line) {
+  @Override
+  public synchronized void captureEnded(String line) {
     capturing = false;
     line(line);
     if (live) {
@@ -74,7 +92,8 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
   }
 
   /** How far the compiles got, e.g. {@code 5/8 compiled}; used in the capture-ended line. */
-  synchronized String doneOfTotal() {
+  @Override
+  public synchronized String doneOfTotal() {
     return done + "/" + total;
   }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.xlac.cli.Main;
 import dev.xlac.hlo.TestModules;
+import dev.xlac.pipeline.TestPlugin;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
