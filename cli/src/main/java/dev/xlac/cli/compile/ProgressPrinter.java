@@ -1,16 +1,13 @@
 package dev.xlac.cli.compile;
 
+import dev.xlac.cli.InputReporter;
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.schedule.CompileJob;
-import dev.xlac.cli.InputReporter;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.pipeline.PathSource;
 import dev.xlac.pipeline.RunListener;
 import java.io.PrintWriter;
 import java.util.Locale;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Progress on stderr: on a terminal one live line (a bar, done/total, failures, elapsed, ETA),
@@ -20,13 +17,10 @@ import java.util.concurrent.TimeUnit;
  * {@link #captureEnded} every count is marked {@code capturing} and no ETA is given.
  */
 final class ProgressPrinter implements RunListener {
-  private static final int BAR = 24;
-
   private final PrintWriter err;
   private final boolean live;
   private final long start = System.nanoTime();
-  private ScheduledExecutorService ticker;
-  private ScheduledFuture<?> tick;
+  private RedrawTicker ticker;
   private boolean closed;
   private int total;
   private int done;
@@ -99,9 +93,7 @@ final class ProgressPrinter implements RunListener {
 
   private void startTicker() {
     if (ticker == null && !closed) {
-      ticker = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r ->
-          Thread.ofPlatform().daemon().name("xlac-progress").unstarted(r));
-      tick = ticker.scheduleAtFixedRate(this::redraw, 1, 1, TimeUnit.SECONDS);
+      ticker = new RedrawTicker(this::redraw);
     }
   }
 
@@ -154,28 +146,17 @@ final class ProgressPrinter implements RunListener {
     if (closed) {
       return; // a tick that waited for the lock while close() ran, or a late job from another thread
     }
-    double elapsed = (System.nanoTime() - start) / 1e9;
-    int filled = total == 0 ? 0 : BAR * done / total;
-    String eta = done == 0 || capturing ? "--:--" : clock(elapsed / done * (total - done));
-    err.printf(Locale.ROOT, "\r\033[K[%s%s] %d/%d done%s, %d failed, elapsed %s, eta %s", "#".repeat(filled),
-        "-".repeat(BAR - filled), done, total, capturing ? " (capturing)" : "", failed, clock(elapsed), eta);
+    err.print(ProgressLine.of(done, total, failed, capturing, (System.nanoTime() - start) / 1e9));
     err.flush();
     drawn = true;
-  }
-
-  private static String clock(double seconds) {
-    long s = Math.round(seconds);
-    return s >= 3600 ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
-        : String.format(Locale.ROOT, "%d:%02d", s / 60, s % 60);
   }
 
   /** Stops the clock and ends the live line. Safe twice. */
   @Override
   public synchronized void close() {
     closed = true; // a job submitted by another thread from now on starts no clock
-    if (tick != null) {
-      tick.cancel(false);
-      ticker.shutdownNow(); // does not wait for a redraw, which needs this lock
+    if (ticker != null) {
+      ticker.stop(); // does not wait for a redraw, which needs this lock
     }
     if (live && drawn) {
       err.println();
