@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Reproduces the parallel-compile figures in bench/README.md ("Parallel compile", issue #4 §5).
 #   bench/compile.sh [GRAPHS_FOR_ALL_CACHED=1000] [VARIANTS=8] [ARTIFACT_BYTES=4096]
+# The all-cached part ends with the same run in-process: ParallelCompileBench lookups (through the
+# pipeline, CompileRuns.cache) and lookups-raw (the bare lookup loop), 5 passes each.
 # ARTIFACT_BYTES: the size of each artifact of the all-cached part (the CPU plugin's executables
 # average about 40 KiB). XLAC_BENCH_ONLY=cached runs only that part; CACHED_RUNS=N times its re-run
 # N times (default 1) and prints each and their median.
@@ -79,3 +81,7 @@ if ((CACHED_RUNS > 1)); then
 else
   printf '%-58s %s s  (CPU %s s; goal < 2 s)\n' "xlac parallel-compile, $N_CACHED graphs all cached" "${runs[0]}" "${cpus[0]}"
 fi
+# The same all-cached run in-process, without the JVM start: through the pipeline's entry point
+# (CompileRuns.cache: open, pin, settle, plan, report) and as the bare lookups loop it wraps.
+"${JAVA[@]}" dev.xlac.bench.ParallelCompileBench lookups "$WORK/cached" 5
+"${JAVA[@]}" dev.xlac.bench.ParallelCompileBench lookups-raw "$WORK/cached" 5

@@ -6,9 +6,13 @@ import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.CompileInfo;
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.CompileRequest;
-import dev.xlac.compiler.pjrt.IsolatedPjrtDrivers;
 import dev.xlac.compiler.pjrt.PjrtCompileOptions;
 import dev.xlac.compiler.pjrt.PjrtDriver;
+import dev.xlac.compiler.schedule.DriverFactory;
+import dev.xlac.compiler.schedule.SchedulerSettings;
+import dev.xlac.compiler.select.DriverOptions;
+import dev.xlac.compiler.select.DriverSpec;
+import dev.xlac.compiler.select.Drivers;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.hlo.DumpDirectoryReader;
 import dev.xlac.hlo.GraphFingerprint;
@@ -18,6 +22,11 @@ import dev.xlac.hlo.proto.HloProtos.HloComputationProto;
 import dev.xlac.hlo.proto.HloProtos.HloInstructionProto;
 import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
 import dev.xlac.hlo.proto.HloProtos.HloProto;
+import dev.xlac.pipeline.CompileResult;
+import dev.xlac.pipeline.CompileRuns;
+import dev.xlac.pipeline.CompileSetup;
+import dev.xlac.pipeline.DriverSource;
+import dev.xlac.pipeline.RunListener;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
@@ -41,9 +50,13 @@ import java.util.Set;
  *   <li>{@code populate CACHEDIR PLUGIN N [ARTIFACT_BYTES]}: N distinct graphs, each with an
  *       artifact of ARTIFACT_BYTES random bytes (default 4096) for the plugin's compiler identity,
  *       written through the cache API.
- *   <li>{@code lookups CACHEDIR [PASSES]}: the in-process cost of what an all-cached re-run does per
- *       graph, {@link CacheStore#lookup} of every artifact of a populated cache, timed per pass on a
- *       freshly opened store (an empty block cache; the files in the page cache); min and median.
+ *   <li>{@code lookups CACHEDIR [PASSES]}: the in-process cost of an all-cached re-run through the
+ *       pipeline's own entry point ({@link CompileRuns#cache}: open, pin, settle every graph, plan,
+ *       report), with a compiler that must never be started; timed per pass; min and median.
+ *   <li>{@code lookups-raw CACHEDIR [PASSES]}: the lookups alone, {@link CacheStore#lookup} of every
+ *       artifact of a populated cache in a hand-written loop, timed per pass on a freshly opened
+ *       store (an empty block cache; the files in the page cache); min and median. Its difference to
+ *       {@code lookups} is what the run around the lookups costs.
  * </ul>
  */
 public final class ParallelCompileBench {
@@ -56,6 +69,7 @@ public final class ParallelCompileBench {
       case "populate" -> populate(Path.of(args[1]), Path.of(args[2]), Integer.parseInt(args[3]),
           args.length > 4 ? Integer.parseInt(args[4]) : 4096);
       case "lookups" -> lookups(Path.of(args[1]), args.length > 2 ? Integer.parseInt(args[2]) : 5);
+      case "lookups-raw" -> lookupsRaw(Path.of(args[1]), args.length > 2 ? Integer.parseInt(args[2]) : 5);
       default -> throw new IllegalArgumentException("unknown mode " + args[0]);
     }
   }
@@ -112,13 +126,15 @@ public final class ParallelCompileBench {
   }
 
   private static void populate(Path cacheDir, Path plugin, int n, int artifactBytes) throws Exception {
-    CompilerIdentity identity;
-    try (IsolatedPjrtDrivers drivers = new IsolatedPjrtDrivers(plugin, Map.of(), PjrtCompileOptions.DEFAULT,
-        Duration.ZERO, List.of())) {
-      identity = drivers.identity();
-    }
     byte[] module = HloModuleProto.newBuilder().setName("jit_synthetic").build().toByteArray();
+    CompilerIdentity identity;
     try (CacheStore store = CacheStore.open(cacheDir, CacheStore.Mode.READ_WRITE, Duration.ZERO)) {
+      // As parallel-compile learns it: the probe record goes where xlac keeps it, in the cache.
+      DriverSpec spec = Drivers.resolve(new DriverOptions("pjrt", plugin, null, null, Map.of(), Map.of(),
+          Duration.ZERO, cacheDir.resolve("probes")), Map.of());
+      try (DriverFactory drivers = Drivers.open(spec, null)) {
+        identity = drivers.identity();
+      }
       List<CacheStore.NewArtifact> batch = new ArrayList<>();
       for (int i = 0; i < n; i++) {
         GraphFingerprint fp = CacheBench.fp(i);
@@ -137,6 +153,42 @@ public final class ParallelCompileBench {
   }
 
   private static void lookups(Path cacheDir, int passes) throws Exception {
+    CompilerIdentity identity;
+    try (CacheStore store = CacheStore.open(cacheDir, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
+      identity = store.entries(store.graphs().getFirst().fingerprint()).getFirst().key().compiler();
+    }
+    List<Double> millis = new ArrayList<>();
+    for (int p = 0; p < passes; p++) {
+      DriverFactory never = DriverFactory.of(identity, () -> {
+        throw new IllegalStateException("an all-cached run started a compiler");
+      });
+      CompileSetup setup = new CompileSetup(() -> CacheStore.open(cacheDir, CacheStore.Mode.READ_WRITE, Duration.ZERO),
+          new DriverSource.Given(never), new SchedulerSettings(1, SchedulerSettings.MIN_MEMORY_PER_JOB, 0), false,
+          RunListener.NONE, () -> Long.MAX_VALUE);
+      long t0 = System.nanoTime();
+      CompileResult r = CompileRuns.cache(setup);
+      millis.add((System.nanoTime() - t0) / 1e6);
+      if (r.report().cached() != r.report().total()) {
+        throw new IllegalStateException(r.report().summaryLines().getFirst());
+      }
+    }
+    printMillis("all-cached runs (CompileRuns.cache) of", countGraphs(cacheDir), millis);
+  }
+
+  private static int countGraphs(Path cacheDir) throws InterruptedException {
+    try (CacheStore store = CacheStore.open(cacheDir, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
+      return store.graphs().size();
+    }
+  }
+
+  private static void printMillis(String what, int n, List<Double> millis) {
+    List<Double> sorted = millis.stream().sorted().toList();
+    System.out.printf(Locale.ROOT, "%s %d graphs: min %.1f ms, median %.1f ms (passes: %s)%n", what, n,
+        sorted.getFirst(), sorted.get(sorted.size() / 2),
+        millis.stream().map(m -> String.format(Locale.ROOT, "%.1f", m)).toList());
+  }
+
+  private static void lookupsRaw(Path cacheDir, int passes) throws Exception {
     List<ArtifactKey> keys = new ArrayList<>();
     try (CacheStore store = CacheStore.open(cacheDir, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
       for (var g : store.graphs()) {

@@ -3,8 +3,8 @@ package dev.xlac.cli;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.Json;
 import dev.xlac.hlo.GraphFingerprint;
-import dev.xlac.hlo.HloBatchReader;
 import dev.xlac.hlo.HloFileKind;
+import dev.xlac.pipeline.PathSource;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -37,12 +37,12 @@ final class HashCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     ModuleInputs inputs = ModuleInputs.scan(paths, spec.commandLine().getErr());
-    List<HloBatchReader.Outcome<Row>> outcomes = HloBatchReader.withDefaults().read(inputs.files(),
+    List<PathSource.Read<Row>> outcomes = PathSource.readEach(inputs.files(),
         m -> new Row(m.file().toString(), m.moduleName(), m.fingerprint(), m.kind()));
     var out = spec.commandLine().getOut();
     List<Map<String, Object>> jsonRows = new ArrayList<>();
     ExitCode code = inputs.exitCode();
-    for (HloBatchReader.Outcome<Row> o : outcomes) {
+    for (PathSource.Read<Row> o : outcomes) {
       if (!o.ok()) {
         code = code.worst(inputs.report(o.error()));
         continue;

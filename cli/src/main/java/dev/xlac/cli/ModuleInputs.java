@@ -13,12 +13,9 @@ record ModuleInputs(List<Path> files, ExitCode exitCode, InputReporter reporter)
   static ModuleInputs scan(List<Path> paths, PrintWriter err) {
     DumpDirectoryReader.Scan scan = DumpDirectoryReader.scan(paths);
     InputReporter reporter = new InputReporter(err);
-    reporter.errors(scan.errors());
-    reporter.notes(scan.notes());
-    if (scan.inputs().isEmpty() && scan.errors().isEmpty()) {
-      reporter.noModulesFound(paths);
-    }
-    return new ModuleInputs(scan.inputs(), reporter.exitCode(), reporter);
+    ExitCode code = reporter.report(scan.notes(), scan.errors(), List.of(),
+        scan.inputs().isEmpty() && scan.errors().isEmpty() ? paths : null);
+    return new ModuleInputs(scan.inputs(), code, reporter);
   }
 
   /** Prints a per-file error and returns its exit code. */

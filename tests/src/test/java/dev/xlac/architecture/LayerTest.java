@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The modules' one-way data flow, checked on the compiled main classes of every module:
- * {@code cli -> {capture, cache, compiler} -> hlo -> core}. Maven's module edges already reject most
+ * {@code cli -> pipeline -> {capture, cache, compiler} -> hlo -> core}. Maven's module edges already reject most
  * wrong-way imports at compile time; these rules also catch what they cannot see (a dependency a
  * module's pom allows but the layering does not, a new top-level package, cycles between packages,
  * picocli outside the CLI).
@@ -32,7 +32,8 @@ class LayerTest {
   private static final List<String> NOT_PRODUCT = List.of("e2e", "faults", "bench", "architecture");
 
   /**
-   * The layers, each a package tree; Capture, Cache and Compiler never see each other. An empty layer
+   * The layers, each a package tree; Capture, Cache and Compiler never see each other, nor the
+   * Pipeline that joins them. An empty layer
    * fails the check, so a renamed package cannot make a layer pass by matching nothing.
    */
   static LayeredArchitecture layers() {
@@ -42,12 +43,14 @@ class LayerTest {
         .layer("Capture").definedBy("dev.xlac.capture..")
         .layer("Cache").definedBy("dev.xlac.cache..")
         .layer("Compiler").definedBy("dev.xlac.compiler..")
+        .layer("Pipeline").definedBy("dev.xlac.pipeline..")
         .layer("Cli").definedBy("dev.xlac.cli..")
         .whereLayer("Core").mayNotAccessAnyLayer()
         .whereLayer("Hlo").mayOnlyAccessLayers("Core")
         .whereLayer("Capture").mayOnlyAccessLayers("Core", "Hlo")
         .whereLayer("Cache").mayOnlyAccessLayers("Core", "Hlo")
         .whereLayer("Compiler").mayOnlyAccessLayers("Core", "Hlo")
+        .whereLayer("Pipeline").mayOnlyAccessLayers("Core", "Hlo", "Capture", "Cache", "Compiler")
         .whereLayer("Cli").mayNotBeAccessedByAnyLayer();
   }
 
@@ -66,7 +69,7 @@ class LayerTest {
   void theImport_seesEveryModule() {
     // So that no rule below can pass because it saw nothing.
     assertThat(product.size()).isGreaterThan(200);
-    for (String pkg : List.of("core", "hlo", "capture", "cache", "compiler", "cli")) {
+    for (String pkg : List.of("core", "hlo", "capture", "cache", "compiler", "pipeline", "cli")) {
       assertThat(product.stream().filter(c -> c.getPackageName().startsWith("dev.xlac." + pkg))).as(pkg).isNotEmpty();
     }
     assertThat(product.stream().filter(c -> c.getSource().map(s -> s.getUri().toString().contains("test-classes"))
@@ -88,7 +91,7 @@ class LayerTest {
   @Test
   void everyClass_isInALayer() {
     classes().should().resideInAnyPackage("dev.xlac.core..", "dev.xlac.hlo..", "dev.xlac.capture..", "dev.xlac.cache..",
-        "dev.xlac.compiler..", "dev.xlac.cli..")
+        "dev.xlac.compiler..", "dev.xlac.pipeline..", "dev.xlac.cli..")
         .check(product);
   }
 

@@ -1,8 +1,10 @@
 package dev.xlac.cli.cache;
 
 import dev.xlac.cache.CacheStore;
-import dev.xlac.cache.GraphIngest;
 import dev.xlac.cli.InputReporter;
+import dev.xlac.core.ExitCode;
+import dev.xlac.pipeline.CacheIntake;
+import dev.xlac.pipeline.PathSource;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
@@ -27,18 +29,13 @@ final class CacheAddCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     PrintWriter out = cache.out();
-    GraphIngest.Result r;
+    PathSource.Result r;
     try (CacheStore store = cache.openWritable()) {
-      r = GraphIngest.ingest(store, paths);
+      r = CacheIntake.addPaths(store, paths);
     }
-    InputReporter report = new InputReporter(cache.err());
-    report.notes(r.notes());
-    report.errors(r.errors());
+    ExitCode code = InputReporter.report(cache.err(), r);
     out.printf("added %d, already present %d, skipped %d%n", r.added(), r.alreadyPresent(), r.skipped());
     out.flush();
-    if (r.added() + r.alreadyPresent() == 0 && r.errors().isEmpty()) {
-      report.noModulesFound(paths);
-    }
-    return report.exitCode().code();
+    return code.code();
   }
 }

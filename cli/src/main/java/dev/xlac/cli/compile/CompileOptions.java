@@ -2,15 +2,17 @@ package dev.xlac.cli.compile;
 
 import dev.xlac.cli.cache.CacheOptions;
 import dev.xlac.compiler.schedule.MemoryProbe;
-import dev.xlac.compiler.schedule.RunReport;
 import dev.xlac.compiler.schedule.SchedulerSettings;
+import dev.xlac.compiler.select.DriverKind;
+import dev.xlac.compiler.select.DriverOptions;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.Json;
 import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
-import dev.xlac.core.os.ProcessBytes;
+import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.pipeline.DriverSource;
+import dev.xlac.pipeline.RunReport;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,7 +22,7 @@ import picocli.CommandLine.Option;
 
 /** The options of {@code xlac parallel-compile} (both modes): the compiler, the scheduler and the reports. */
 final class CompileOptions {
-  @Option(names = "--driver", paramLabel = "NAME", defaultValue = DriverSelection.PJRT,
+  @Option(names = "--driver", paramLabel = "NAME", defaultValue = "pjrt",
       description = "pjrt (default) or neuronx-cc.")
   String driver;
 
@@ -67,7 +69,7 @@ final class CompileOptions {
 
   /** The scheduler's settings; bad values are usage errors. Also checks that the report files can be written. */
   SchedulerSettings settings() {
-    long perJob = memoryPerJob == null ? DriverSelection.defaultMemoryPerJob(driver) : memoryPerJob;
+    long perJob = memoryPerJob == null ? DriverKind.memoryPerJob(driver) : memoryPerJob;
     if (jobs != null && jobs < 1 || retries < 0) {
       throw XlacException.badInput("--jobs must be at least 1 and --retries at least 0");
     }
@@ -82,23 +84,20 @@ final class CompileOptions {
         jobs != null ? jobs : SchedulerSettings.defaultJobs(perJob, MemoryProbe.system()), perJob, retries);
   }
 
-  /** The compiler to use; {@code probeDir} is where drivers remember what they learnt (in the cache directory). */
-  DriverSelection selection(Path probeDir) {
-    String env = System.getenv("XLAC_PJRT_PLUGIN");
-    boolean fromEnv = plugin == null && DriverSelection.PJRT.equals(driver) && env != null && !env.isBlank();
-    if (fromEnv) {
-      ProcessBytes.requireFaithfulEnvironment("XLAC_PJRT_PLUGIN");
-    }
-    Path pluginPath = fromEnv ? Path.of(env) : plugin;
-    return new DriverSelection(driver, pluginPath, target, compilerFlags, clientOptions, compileOptions,
-        timeout == null ? Duration.ZERO : timeout, probeDir);
+  /**
+   * The compiler to use, resolved when the run needs it; {@code probeDir} is where drivers remember
+   * what they learnt (in the cache directory).
+   */
+  DriverSource drivers(Path probeDir) {
+    return new DriverSource.FromOptions(new DriverOptions(driver, plugin, target, compilerFlags, clientOptions,
+        compileOptions, timeout == null ? Duration.ZERO : timeout, probeDir), System.getenv());
   }
 
   boolean retryFailed() {
     return retryFailed;
   }
 
-  /** Writes {@code --report} and {@code --junit} when given. */
+  /** Writes {@code --report} and {@code --junit} when given, each whole or not at all. */
   void writeReports(RunReport r) {
     write(report, Json.write(r.toJson()) + "\n");
     write(junit, r.toJunitXml());
@@ -120,7 +119,7 @@ final class CompileOptions {
       return;
     }
     try {
-      Files.writeString(file, text, StandardCharsets.UTF_8);
+      AtomicFiles.writeString(file, text);
     } catch (IOException e) {
       throw new XlacException(ExitCode.ENVIRONMENT, "cannot write " + file + ": " + XlacException.reason(e), e);
     }

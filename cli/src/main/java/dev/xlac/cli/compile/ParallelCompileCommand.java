@@ -1,24 +1,22 @@
 package dev.xlac.cli.compile;
 
-import dev.xlac.cache.CacheStore;
-import dev.xlac.capture.CommandNotRunnableException;
-import dev.xlac.capture.CommandTracer;
-import dev.xlac.capture.Frontend;
-import dev.xlac.capture.StagingDirectories;
+import dev.xlac.cli.CommandArgs;
 import dev.xlac.cli.cache.CacheOptions;
-import dev.xlac.cli.dump.CommandEnding;
+import dev.xlac.cli.dump.CaptureReport;
 import dev.xlac.cli.dump.TraceOptions;
-import dev.xlac.compiler.schedule.DriverFactory;
-import dev.xlac.compiler.schedule.RunReport;
+import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.compiler.schedule.SchedulerSettings;
-import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
-import java.io.PrintWriter;
+import dev.xlac.pipeline.CompileResult;
+import dev.xlac.pipeline.CompileRuns;
+import dev.xlac.pipeline.CompileSetup;
+import dev.xlac.pipeline.OneShotResult;
+import dev.xlac.pipeline.RunReport;
+import dev.xlac.pipeline.TraceSpec;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -67,11 +65,10 @@ public final class ParallelCompileCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
-    List<String> args = spec.commandLine().getParseResult().originalArgs();
-    int delimiter = args.indexOf("--");
-    List<String> command = delimiter < 0 ? List.of() : args.subList(delimiter + 1, args.size());
-    List<String> paths = positional.subList(0, positional.size() - command.size());
-    if (delimiter >= 0 && command.isEmpty()) {
+    CommandArgs args = CommandArgs.split(spec, positional);
+    List<String> command = args.command();
+    List<String> paths = args.before();
+    if (args.delimiter() && command.isEmpty()) {
       throw XlacException.badInput("no command after '--': write it there, e.g. xlac parallel-compile -- python train.py");
     }
     if (!command.isEmpty() && !paths.isEmpty()) {
@@ -86,65 +83,27 @@ public final class ParallelCompileCommand implements Callable<Integer> {
     return command.isEmpty() ? compile(paths.stream().map(Path::of).toList(), settings) : oneShot(command, settings);
   }
 
+  private CompileSetup setup(SchedulerSettings settings) {
+    return new CompileSetup(cache::openWritable, options.drivers(cache.directory().resolve("probes")), settings,
+        options.retryFailed(), new ProgressPrinter(cache.err(), ProgressPrinter.terminal()), MemoryProbe.system());
+  }
+
   private int compile(List<Path> paths, SchedulerSettings settings) throws InterruptedException {
-    DriverSelection selection = options.selection(probeDir());
-    CacheCompileRun.Outcome outcome;
-    // With PATHs, compiles are almost always needed: the first worker starts now, while the cache
-    // opens and the PATHs are read. Without, a run where everything is cached starts none. The
-    // run's graphs and artifacts are pinned against the cache's max-size until it ends.
-    try (PrestartedDrivers early = paths.isEmpty() ? PrestartedDrivers.none(selection)
-            : PrestartedDrivers.start(selection);
-        CacheStore store = cache.openWritable(); var _ = store.pinForRun();
-        DriverFactory drivers = early.open();
-        ProgressPrinter progress = new ProgressPrinter(cache.err(), ProgressPrinter.terminal())) {
-      outcome = new CacheCompileRun(store, drivers, cache.err()).run(paths, settings, options.retryFailed(), progress);
-    }
-    print(outcome.report());
-    return outcome.report().exitCode().worst(outcome.inputs()).code();
+    CompileResult r = paths.isEmpty() ? CompileRuns.cache(setup(settings)) : CompileRuns.paths(setup(settings), paths);
+    print(r.report());
+    return r.exitCode().code();
   }
 
   private int oneShot(List<String> command, SchedulerSettings settings) throws InterruptedException {
-    PrintWriter out = cache.out();
-    PrintWriter err = cache.err();
-    Frontend frontend = trace.frontend();
-    Pattern filter = trace.moduleFilter();
-    OneShotRun.Outcome o;
-    // Checked before the command starts (bad options are 2, a missing plugin or compiler 3); the
-    // first worker then starts while the cache opens and the command starts. What the run uses is
-    // pinned against the cache's max-size until it ends.
-    try (PrestartedDrivers early = PrestartedDrivers.start(options.selection(probeDir()));
-        StagingDirectories dirs = StagingDirectories.create(trace.keepDumps()); CacheStore store = cache.openWritable();
-        var _ = store.pinForRun();
-        ProgressPrinter progress = new ProgressPrinter(err, ProgressPrinter.terminal())) {
-      try {
-        o = new OneShotRun(store, early, settings, options.retryFailed(), progress, err).run(
-            new CommandTracer.Request(command, frontend, dirs.dumps(), dirs.support(), filter, System.getenv(),
-                CommandTracer.DEFAULT_POLL_INTERVAL));
-      } catch (CommandNotRunnableException e) {
-        err.println("xlac: " + e.getMessage());
-        err.flush();
-        return e.status();
-      }
-      o.trace().notes().forEach(n -> err.println("xlac: " + n));
-      out.println(o.ingest().summary());
-      if (dirs.keptDumps()) {
-        out.println("dumps kept in " + dirs.dumps());
-      }
+    TraceSpec spec = trace.spec(command);
+    OneShotResult r = CompileRuns.command(setup(settings), spec);
+    if (r.capture().notRunnable() != null) {
+      return CaptureReport.notRunnable(r.capture(), cache.err());
     }
-    print(o.report());
-    CommandEnding ending = new CommandEnding(command, o.trace(), o.ingest(), trace.ignoreScriptErrors(), err);
-    Integer failure = ending.failureStatus();
-    if (failure != null) {
-      return failure;
-    }
-    if (ending.dumpedNothing()) {
-      return ExitCode.WORK_FAILED.code();
-    }
-    return o.report().exitCode().worst(o.ingest().unreadable() > 0 ? ExitCode.BAD_INPUT : ExitCode.OK).code();
-  }
-
-  private Path probeDir() {
-    return cache.directory().resolve("probes");
+    CaptureReport.print(r.capture(), cache.out(), cache.err());
+    print(r.report());
+    CaptureReport.ending(r.capture(), cache.err());
+    return r.exitStatus();
   }
 
   private void print(RunReport r) {

@@ -1,14 +1,13 @@
 package dev.xlac.cli.compile;
 
+import dev.xlac.cli.InputReporter;
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.schedule.CompileJob;
-import dev.xlac.compiler.schedule.CompileListener;
 import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.pipeline.PathSource;
+import dev.xlac.pipeline.RunListener;
 import java.io.PrintWriter;
 import java.util.Locale;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Progress on stderr: on a terminal one live line (a bar, done/total, failures, elapsed, ETA),
@@ -17,14 +16,11 @@ import java.util.concurrent.TimeUnit;
  * <p>In the one-shot mode graphs keep arriving while the command runs, so the total grows: until
  * {@link #captureEnded} every count is marked {@code capturing} and no ETA is given.
  */
-final class ProgressPrinter implements CompileListener, AutoCloseable {
-  private static final int BAR = 24;
-
+final class ProgressPrinter implements RunListener {
   private final PrintWriter err;
   private final boolean live;
   private final long start = System.nanoTime();
-  private ScheduledExecutorService ticker;
-  private ScheduledFuture<?> tick;
+  private RedrawTicker ticker;
   private boolean closed;
   private int total;
   private int done;
@@ -43,8 +39,22 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
     return c != null && c.isTerminal() && System.getenv("TERM") != null && !"dumb".equals(System.getenv("TERM"));
   }
 
+  /** The PATHs' notes and unreadable files, one line each, before the plan. */
+  @Override
+  public synchronized void inputsRead(PathSource.Result inputs) {
+    InputReporter.report(err, inputs);
+  }
+
+  /** An unreadable dump of the traced command, as {@code xlac dump} reports it. */
+  @Override
+  public synchronized void unreadable(String message) {
+    err.println("xlac: " + message);
+    err.flush();
+  }
+
   /** What the run will do, before it starts: printed once, in both modes. */
-  synchronized void plan(int graphs, int cached, int toCompile, int jobs) {
+  @Override
+  public synchronized void planned(int graphs, int cached, int toCompile, int jobs) {
     err.printf(Locale.ROOT, "xlac: %d graph%s: %d cached, %d to compile with %d job%s%n", graphs,
         graphs == 1 ? "" : "s", cached, toCompile, jobs, jobs == 1 ? "" : "s");
     err.flush();
@@ -54,7 +64,8 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
   }
 
   /** The one-shot mode: graphs are compiled as {@code command} dumps them. Printed once. */
-  synchronized void streaming(String command, int jobs) {
+  @Override
+  public synchronized void streaming(String command, int jobs) {
     capturing = true;
     err.printf(Locale.ROOT, "xlac: compiling each graph %s dumps as it arrives, with %d job%s%n", command, jobs,
         jobs == 1 ? "" : "s");
@@ -65,7 +76,8 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
   }
 
   /** The command ended: no more graphs come; {@code line} says what was captured. */
-  synchronized void captureEnded(String line) {
+  @Override
+  public synchronized void captureEnded(String line) {
     capturing = false;
     line(line);
     if (live) {
@@ -74,15 +86,14 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
   }
 
   /** How far the compiles got, e.g. {@code 5/8 compiled}; used in the capture-ended line. */
-  synchronized String doneOfTotal() {
+  @Override
+  public synchronized String doneOfTotal() {
     return done + "/" + total;
   }
 
   private void startTicker() {
     if (ticker == null && !closed) {
-      ticker = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r ->
-          Thread.ofPlatform().daemon().name("xlac-progress").unstarted(r));
-      tick = ticker.scheduleAtFixedRate(this::redraw, 1, 1, TimeUnit.SECONDS);
+      ticker = new RedrawTicker(this::redraw);
     }
   }
 
@@ -135,28 +146,17 @@ final class ProgressPrinter implements CompileListener, AutoCloseable {
     if (closed) {
       return; // a tick that waited for the lock while close() ran, or a late job from another thread
     }
-    double elapsed = (System.nanoTime() - start) / 1e9;
-    int filled = total == 0 ? 0 : BAR * done / total;
-    String eta = done == 0 || capturing ? "--:--" : clock(elapsed / done * (total - done));
-    err.printf(Locale.ROOT, "\r\033[K[%s%s] %d/%d done%s, %d failed, elapsed %s, eta %s", "#".repeat(filled),
-        "-".repeat(BAR - filled), done, total, capturing ? " (capturing)" : "", failed, clock(elapsed), eta);
+    err.print(ProgressLine.of(done, total, failed, capturing, (System.nanoTime() - start) / 1e9));
     err.flush();
     drawn = true;
-  }
-
-  private static String clock(double seconds) {
-    long s = Math.round(seconds);
-    return s >= 3600 ? String.format(Locale.ROOT, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
-        : String.format(Locale.ROOT, "%d:%02d", s / 60, s % 60);
   }
 
   /** Stops the clock and ends the live line. Safe twice. */
   @Override
   public synchronized void close() {
     closed = true; // a job submitted by another thread from now on starts no clock
-    if (tick != null) {
-      tick.cancel(false);
-      ticker.shutdownNow(); // does not wait for a redraw, which needs this lock
+    if (ticker != null) {
+      ticker.stop(); // does not wait for a redraw, which needs this lock
     }
     if (live && drawn) {
       err.println();

@@ -1,17 +1,13 @@
 package dev.xlac.cli.dump;
 
-import dev.xlac.cache.CacheStore;
-import dev.xlac.capture.CommandNotRunnableException;
-import dev.xlac.capture.CommandTracer;
-import dev.xlac.capture.Frontend;
-import dev.xlac.capture.StagingDirectories;
 import dev.xlac.cli.cache.CacheOptions;
-import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
+import dev.xlac.pipeline.CaptureResult;
+import dev.xlac.pipeline.Captures;
+import dev.xlac.pipeline.TraceSpec;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
@@ -40,41 +36,20 @@ public final class DumpCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
-    PrintWriter out = cache.out();
     PrintWriter err = cache.err();
-    Frontend frontend = trace.frontend();
-    Pattern filter = trace.moduleFilter();
+    TraceSpec spec = trace.spec(command); // a bad --frontend or --module-filter first
     if (command.isEmpty()) {
       throw XlacException.badInput("no command given: write it after '--', e.g. xlac dump -- python train.py");
     }
-    CommandTracer.Outcome o;
-    DumpIngest ingest;
-    try (StagingDirectories dirs = StagingDirectories.create(trace.keepDumps()); CacheStore store = cache.openWritable()) {
-      ingest = new DumpIngest(store, err);
-      try {
-        o = CommandTracer.run(new CommandTracer.Request(command, frontend, dirs.dumps(), dirs.support(), filter,
-            System.getenv(), CommandTracer.DEFAULT_POLL_INTERVAL), ingest);
-      } catch (CommandNotRunnableException e) {
-        err.println("xlac: " + e.getMessage());
-        err.flush();
-        return e.status();
-      }
-      o.notes().forEach(n -> err.println("xlac: " + n));
-      out.println(ingest.summary());
-      ingest.alreadyCompiled().forEach((compiler, n) -> out.printf("%d already compiled for %s%n", n, compiler));
-      if (dirs.keptDumps()) {
-        out.println("dumps kept in " + dirs.dumps());
-      }
-      out.flush();
+    CaptureResult r = Captures.dump(cache::openWritable, spec, m -> {
+      err.println("xlac: " + m);
+      err.flush();
+    });
+    if (r.notRunnable() != null) {
+      return CaptureReport.notRunnable(r, err);
     }
-    CommandEnding ending = new CommandEnding(command, o, ingest, trace.ignoreScriptErrors(), err);
-    Integer failure = ending.failureStatus();
-    if (ending.failed()) {
-      return failure != null ? failure : ExitCode.OK.code(); // null: ignored (--ignore-script-errors)
-    }
-    if (ending.dumpedNothing()) {
-      return ExitCode.WORK_FAILED.code();
-    }
-    return ingest.unreadable() > 0 ? ExitCode.BAD_INPUT.code() : ExitCode.OK.code();
+    CaptureReport.print(r, cache.out(), err);
+    CaptureReport.ending(r, err);
+    return r.exitStatus();
   }
 }

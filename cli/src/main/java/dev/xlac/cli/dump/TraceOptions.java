@@ -2,7 +2,9 @@ package dev.xlac.cli.dump;
 
 import dev.xlac.capture.Frontend;
 import dev.xlac.core.XlacException;
+import dev.xlac.pipeline.TraceSpec;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import picocli.CommandLine.Option;
@@ -55,6 +57,15 @@ public final class TraceOptions {
       throw XlacException.badInput("--module-filter " + moduleFilter + ": bad regular expression ("
           + e.getDescription() + " at index " + e.getIndex() + ")");
     }
+  }
+
+  /**
+   * The traced run of {@code command} these options ask for, in this process's environment; a bad
+   * frontend or filter is a usage error.
+   */
+  public TraceSpec spec(List<String> command) {
+    return new TraceSpec(command, frontend(), keepDumps, moduleFilter(), ignoreScriptErrors, System.getenv(),
+        TraceSpec.DEFAULT_POLL_INTERVAL);
   }
 
   public Path keepDumps() {

@@ -8,6 +8,7 @@ import dev.xlac.cache.CompileInfo;
 import dev.xlac.cache.GraphInfo;
 import dev.xlac.cli.CliRunner;
 import dev.xlac.hlo.TestModules;
+import dev.xlac.pipeline.TestPlugin;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;

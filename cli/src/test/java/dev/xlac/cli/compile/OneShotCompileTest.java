@@ -3,7 +3,9 @@ package dev.xlac.cli.compile;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.xlac.cli.Main;
+import dev.xlac.cli.compile.CompileFixture.Run;
 import dev.xlac.hlo.TestModules;
+import dev.xlac.pipeline.TestPlugin;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -35,8 +37,6 @@ class OneShotCompileTest {
   Path ok2;
   Path crash;
 
-  record Run(int code, String out, String err) {}
-
   @BeforeAll
   static void buildTestPlugin(@TempDir Path dir) throws Exception {
     testPlugin = TestPlugin.build(dir);
@@ -62,11 +62,7 @@ class OneShotCompileTest {
   }
 
   private Run xlac(StringWriter err, String... args) {
-    StringWriter out = new StringWriter();
-    List<String> all = new ArrayList<>(List.of("parallel-compile", "--cache", cache.toString()));
-    all.addAll(List.of(args));
-    int code = new Main(new PrintWriter(out, true), new PrintWriter(err, true)).run(all.toArray(String[]::new));
-    return new Run(code, out.toString(), err.toString());
+    return CompileFixture.parallelCompile(cache, err, args);
   }
 
   private Run xlac(String... args) {

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cli.Main;
+import dev.xlac.cli.compile.CompileFixture.Run;
 import dev.xlac.hlo.TestModules;
+import dev.xlac.pipeline.TestPlugin;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -32,8 +34,6 @@ class ParallelCompileCommandTest {
   Path cache;
   Path dumps;
 
-  record Run(int code, String out, String err) {}
-
   @BeforeAll
   static void buildTestPlugin(@TempDir Path dir) throws Exception {
     testPlugin = TestPlugin.build(dir);
@@ -52,12 +52,7 @@ class ParallelCompileCommandTest {
   }
 
   Run xlac(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    List<String> all = new ArrayList<>(List.of("parallel-compile", "--cache", cache.toString()));
-    all.addAll(List.of(args));
-    int code = new Main(new PrintWriter(out, true), new PrintWriter(err, true)).run(all.toArray(String[]::new));
-    return new Run(code, out.toString(), err.toString());
+    return CompileFixture.parallelCompile(cache, new StringWriter(), args);
   }
 
   int cacheCommand(String... args) {

@@ -21,7 +21,7 @@ class ProgressPrinterTest {
   void close_stopsTheClock_endsTheLine_andNothingIsDrawnAfterIt() throws Exception {
     StringWriter text = new StringWriter();
     ProgressPrinter p = new ProgressPrinter(new PrintWriter(text, true), true);
-    p.plan(2, 0, 2, 1);
+    p.planned(2, 0, 2, 1);
     p.submitted(JOB);
     assertThat(clockRunning()).isTrue();
     assertThat(text.toString()).contains("0/1 done");

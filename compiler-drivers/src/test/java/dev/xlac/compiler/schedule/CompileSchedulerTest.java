@@ -165,7 +165,8 @@ class CompileSchedulerTest {
     assertThat(stored.outcomes.get("jit_crash")).isInstanceOf(CompileOutcome.Failure.class);
     assertThat(stored.outcomes.get("jit_reject")).isInstanceOf(CompileOutcome.Failure.class);
     assertThat(stored.outcomes.get("jit_after").succeeded()).isTrue();
-    assertThat(new RunReport(results, Duration.ofSeconds(1), 2).exitCode().code()).isEqualTo(1);
+    // The run's exit code (1 here) is RunReport's (pipeline RunReportTest.exitCode_*).
+    assertThat(results).noneMatch(r -> r.failureKind() == FailureKind.ENVIRONMENT);
   }
 
   @Test
@@ -266,7 +267,7 @@ class CompileSchedulerTest {
     });
     assertThat(results.get(0).error()).contains("instead of pjrt");
     assertThat(stored.outcomes).isEmpty();
-    assertThat(new RunReport(results, Duration.ofSeconds(1), 1).exitCode().code()).isEqualTo(3);
+    // ENVIRONMENT on every graph: the run's exit code is 3 (pipeline RunReportTest.exitCode_*).
   }
 
   @Test

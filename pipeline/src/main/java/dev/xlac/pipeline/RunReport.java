@@ -1,5 +1,6 @@
-package dev.xlac.compiler.schedule;
+package dev.xlac.pipeline;
 
+import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.FailureKind;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.xlac.cli.dump;
+package dev.xlac.pipeline;
 
 import dev.xlac.cache.ArtifactInfo;
 import dev.xlac.cache.CacheStore;
@@ -9,21 +9,27 @@ import dev.xlac.capture.CapturedModule;
 import dev.xlac.core.neuron.NeuronName;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloReadException;
-import java.io.PrintWriter;
+import dev.xlac.hlo.LoadedModule;
+import java.nio.file.Path;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
- * Puts each captured module into the cache as it arrives (deduplicated by fingerprint there), and
- * keeps the figures for the summary line. Called on the tracer's watcher thread, one call at a time.
+ * The one way graphs enter the cache from outside: from dump files and directories
+ * ({@link #addPaths}, through {@link PathSource}) and from a traced command (this, as its
+ * {@link CaptureListener}). Each graph is stored once per fingerprint (the cache deduplicates), and
+ * the figures for the summary are kept. As a capture listener it is called on the tracer's watcher
+ * thread, one call at a time.
  */
-public final class DumpIngest implements CaptureListener {
+public final class CacheIntake implements CaptureListener {
   private final CacheStore store;
-  private final PrintWriter err;
+  private final Consumer<String> unreadableLine;
   private final Consumer<CapturedModule> onNewGraph;
   private final Set<GraphFingerprint> unique = new LinkedHashSet<>();
   private final Set<String> processes = new TreeSet<>();
@@ -31,15 +37,32 @@ public final class DumpIngest implements CaptureListener {
   private int added;
   private int unreadable;
 
-  public DumpIngest(CacheStore store, PrintWriter err) {
-    this(store, err, m -> {});
+  /**
+   * @param unreadableLine told each unreadable dump's message, as it happens
+   * @param onNewGraph called once per fingerprint, right after its graph is in the cache
+   */
+  CacheIntake(CacheStore store, Consumer<String> unreadableLine, Consumer<CapturedModule> onNewGraph) {
+    this.store = store;
+    this.unreadableLine = unreadableLine;
+    this.onNewGraph = onNewGraph;
   }
 
-  /** @param onNewGraph called once per fingerprint, right after its graph is in the cache */
-  public DumpIngest(CacheStore store, PrintWriter err, Consumer<CapturedModule> onNewGraph) {
-    this.store = store;
-    this.err = err;
-    this.onNewGraph = onNewGraph;
+  /**
+   * {@code cache add}: stores the modules in {@code paths} as pending graphs; unreadable files are
+   * collected in the result, not fatal.
+   */
+  public static PathSource.Result addPaths(CacheStore store, List<Path> paths) throws InterruptedException {
+    return PathSource.ingest(store, paths);
+  }
+
+  /** Stores a module read from a dump file; its bytes are only read again when the graph is new. */
+  static PutOutcome put(CacheStore store, LoadedModule m) {
+    return put(store, m.fingerprint(), m.moduleName(), m::moduleBytes, m.file().toAbsolutePath().toString());
+  }
+
+  private static PutOutcome put(CacheStore store, GraphFingerprint fp, String moduleName, Supplier<byte[]> bytes,
+      String source) {
+    return store.putGraph(fp, moduleName, bytes, source);
   }
 
   @Override
@@ -52,7 +75,7 @@ public final class DumpIngest implements CaptureListener {
       if (m.neuron().isPresent()) {
         source = m.neuron().get().compilerDir() + "/" + m.neuron().get().moduleDir();
       }
-      if (store.putGraph(m.fingerprint(), m.moduleName(), m.module()::moduleBytes, source) == PutOutcome.ADDED) {
+      if (put(store, m.fingerprint(), m.moduleName(), m.module()::moduleBytes, source) == PutOutcome.ADDED) {
         added++;
       }
     }
@@ -69,10 +92,10 @@ public final class DumpIngest implements CaptureListener {
   @Override
   public void unreadable(HloReadException e) {
     unreadable++;
-    err.println("xlac: " + e.getMessage());
-    err.flush();
+    unreadableLine.accept(e.getMessage());
   }
 
+  /** Modules captured, counting a graph seen again. */
   public int modules() {
     return modules;
   }
@@ -81,6 +104,7 @@ public final class DumpIngest implements CaptureListener {
     return unique.size();
   }
 
+  /** Dumped files that could not be read. */
   public int unreadable() {
     return unreadable;
   }

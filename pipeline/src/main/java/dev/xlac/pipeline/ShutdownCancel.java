@@ -1,4 +1,4 @@
-package dev.xlac.cli.compile;
+package dev.xlac.pipeline;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;

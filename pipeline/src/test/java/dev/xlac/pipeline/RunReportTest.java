@@ -1,7 +1,8 @@
-package dev.xlac.compiler.schedule;
+package dev.xlac.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.FailureKind;
 import dev.xlac.core.Json;
 import dev.xlac.hlo.GraphFingerprint;
@@ -38,6 +39,17 @@ class RunReportTest {
     assertThat(REPORT.exitCode().code()).isEqualTo(1);
     assertThat(new RunReport(List.of(GraphResult.cached(fp(2), "jit_cached")), Duration.ZERO, 1).exitCode().code())
         .isZero();
+  }
+
+  @Test
+  void exitCode_aCompilerThatCouldNotRun_isThree_evenBesideACompileError() {
+    // Moved here with RunReport from CompileSchedulerTest, which asserted 1 and 3 on real runs.
+    GraphResult notRun = new GraphResult(fp(5), "jit_a", GraphResult.Status.NOT_RUN, Duration.ZERO, 0,
+        FailureKind.ENVIRONMENT, "the compiler is pjrt something else instead of pjrt");
+    GraphResult rejected = new GraphResult(fp(6), "jit_b", GraphResult.Status.FAILED, Duration.ZERO, 1,
+        FailureKind.COMPILE_ERROR, "rejected");
+    assertThat(new RunReport(List.of(rejected, notRun), Duration.ZERO, 1).exitCode().code()).isEqualTo(3);
+    assertThat(new RunReport(List.of(rejected), Duration.ZERO, 1).exitCode().code()).isEqualTo(1);
   }
 
   @Test

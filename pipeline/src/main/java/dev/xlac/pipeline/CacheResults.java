@@ -1,4 +1,4 @@
-package dev.xlac.cli.compile;
+package dev.xlac.pipeline;
 
 import dev.xlac.cache.ArtifactInfo;
 import dev.xlac.cache.ArtifactKey;
@@ -18,12 +18,12 @@ import java.util.Optional;
  * job that reads a graph back when a worker takes it, and the {@link ResultSink} that stores each
  * artifact or failure. Shared by {@code parallel-compile PATH...} and the one-shot mode.
  */
-final class CompileCache implements ResultSink {
+final class CacheResults implements ResultSink {
   private final CacheStore store;
   private final CompilerIdentity identity;
   private final boolean retryFailed;
 
-  CompileCache(CacheStore store, CompilerIdentity identity, boolean retryFailed) {
+  CacheResults(CacheStore store, CompilerIdentity identity, boolean retryFailed) {
     this.store = store;
     this.identity = identity;
     this.retryFailed = retryFailed;

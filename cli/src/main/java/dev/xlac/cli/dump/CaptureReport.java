@@ -1,0 +1,40 @@
+package dev.xlac.cli.dump;
+
+import dev.xlac.pipeline.CaptureResult;
+import java.io.PrintWriter;
+
+/** How {@code xlac dump} and the one-shot {@code parallel-compile -- COMMAND} print what a traced command did. */
+public final class CaptureReport {
+  private CaptureReport() {}
+
+  /**
+   * The command could not run: says why on stderr and returns its status (127, 126); else -1.
+   */
+  public static int notRunnable(CaptureResult r, PrintWriter err) {
+    if (r.notRunnable() == null) {
+      return -1;
+    }
+    err.println("xlac: " + r.notRunnable().message());
+    err.flush();
+    return r.notRunnable().status();
+  }
+
+  /** The tracer's notes on stderr; the capture summary, graphs already compiled and kept dumps on stdout. */
+  public static void print(CaptureResult r, PrintWriter out, PrintWriter err) {
+    r.notes().forEach(n -> err.println("xlac: " + n));
+    out.println(r.summary());
+    r.alreadyCompiled().forEach((compiler, n) -> out.printf("%d already compiled for %s%n", n, compiler));
+    if (r.keptDumps() != null) {
+      out.println("dumps kept in " + r.keptDumps());
+    }
+    out.flush();
+  }
+
+  /** How the command ended, when there is something to say (on stderr). */
+  public static void ending(CaptureResult r, PrintWriter err) {
+    if (r.ending().line() != null) {
+      err.println("xlac: " + r.ending().line());
+      err.flush();
+    }
+  }
+}

@@ -1,0 +1,29 @@
+package dev.xlac.pipeline;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a traced command did, for the CLI to print: {@link #notRunnable()} alone when it could not
+ * even start; else the tracer's notes, the capture summary, the graphs already compiled (only for
+ * {@code xlac dump}), where the dumps were kept, and how the command ended.
+ *
+ * @param notRunnable why the command could not run, or null
+ * @param notes one-line notes from the tracer (for stderr)
+ * @param summary e.g. {@code dumped 14 modules from 2 processes: 9 unique graphs, 7 new, 2 already in the cache}
+ * @param alreadyCompiled per compiler (short name), how many of the graphs the cache has compiled
+ * @param keptDumps where the raw dumps were kept ({@code --keep-dumps}), or null
+ * @param unreadable dumped files that could not be read (each was reported as it happened)
+ * @param exitStatus xlac dump's exit status
+ */
+public record CaptureResult(NotRunnable notRunnable, List<String> notes, String summary,
+    Map<String, Integer> alreadyCompiled, Path keptDumps, CommandEnding ending, int unreadable, int exitStatus) {
+
+  /** The command was not found (127) or cannot be run (126). */
+  public record NotRunnable(int status, String message) {}
+
+  static CaptureResult notRunnable(NotRunnable why) {
+    return new CaptureResult(why, List.of(), "", Map.of(), null, null, 0, why.status());
+  }
+}

@@ -1,0 +1,89 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.capture.CaptureListener;
+import dev.xlac.capture.CapturedModule;
+import dev.xlac.capture.CommandNotRunnableException;
+import dev.xlac.capture.CommandTracer;
+import dev.xlac.capture.StagingDirectories;
+import dev.xlac.hlo.HloReadException;
+import java.nio.file.Path;
+
+/**
+ * Graphs from a running command: owns the staging directories of one traced run (made when this is
+ * created, so a bad {@code --keep-dumps} is reported before the cache is opened) and runs the
+ * command under {@link CommandTracer}, handing every capture to a listener until the run ends.
+ * A command that cannot run at all is an outcome ({@link Traced#notRunnable()}), not an exception.
+ */
+final class CommandSource implements AutoCloseable {
+  /**
+   * @param outcome how the command ended; null when it could not run
+   * @param notRunnable why it could not run (127: not found, 126: cannot be run), or null
+   */
+  record Traced(CommandTracer.Outcome outcome, CaptureResult.NotRunnable notRunnable) {}
+
+  private final TraceSpec spec;
+  private final StagingDirectories dirs;
+
+  private CommandSource(TraceSpec spec, StagingDirectories dirs) {
+    this.spec = spec;
+    this.dirs = dirs;
+  }
+
+  static CommandSource create(TraceSpec spec) {
+    return new CommandSource(spec, StagingDirectories.create(spec.keepDumps()));
+  }
+
+  /**
+   * Runs the command; {@code listener} gets the captures while it runs, and none after this
+   * returns (the tracer's watcher may outlive an interrupted run).
+   */
+  Traced run(CaptureListener listener) throws InterruptedException {
+    Gate gate = new Gate(listener);
+    try {
+      return new Traced(CommandTracer.run(new CommandTracer.Request(spec.command(), spec.frontend(), dirs.dumps(),
+          dirs.support(), spec.moduleFilter(), spec.env(), spec.pollInterval()), gate), null);
+    } catch (CommandNotRunnableException e) {
+      return new Traced(null, new CaptureResult.NotRunnable(e.status(), e.getMessage()));
+    } finally {
+      gate.close();
+    }
+  }
+
+  /** Where the dumps are kept after the run, or null when they are removed. */
+  Path keptDumps() {
+    return dirs.keptDumps() ? dirs.dumps() : null;
+  }
+
+  @Override
+  public void close() {
+    dirs.close();
+  }
+
+  /** Passes captures on until closed; a capture in progress finishes before {@link #close()} returns. */
+  private static final class Gate implements CaptureListener {
+    private final CaptureListener next;
+    private boolean closed;
+
+    Gate(CaptureListener next) {
+      this.next = next;
+    }
+
+    @Override
+    public synchronized void captured(CapturedModule module) {
+      if (!closed) {
+        next.captured(module);
+      }
+    }
+
+    @Override
+    public synchronized void unreadable(HloReadException error) {
+      if (!closed) {
+        next.unreadable(error);
+      }
+    }
+
+    synchronized void close() {
+      closed = true;
+    }
+  }
+}

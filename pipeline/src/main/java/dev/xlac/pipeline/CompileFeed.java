@@ -1,0 +1,188 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.compiler.schedule.CompileJob;
+import dev.xlac.compiler.schedule.CompileScheduler;
+import dev.xlac.compiler.schedule.DriverFactory;
+import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.compiler.schedule.MemoryProbe;
+import dev.xlac.compiler.schedule.SchedulerSettings;
+import dev.xlac.core.XlacException;
+import dev.xlac.hlo.GraphFingerprint;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SequencedMap;
+
+/**
+ * Graphs in, compiles out: the one place a run's graphs are settled (cached, or failed earlier) or
+ * compiled, and the only class that makes a {@link CompileScheduler} (when the first graph needs a
+ * compile, so a run where everything is cached starts no worker). Graphs come as a fixed list
+ * ({@link #offerAll}) or as a stream while a command runs ({@link #offer}); the compiler's identity,
+ * and so the settling, may come later than the first graphs ({@link #start}, from an
+ * {@link IdentityProbe}): graphs offered before wait for it.
+ *
+ * <p>Thread-safe: graphs come from the trace's watcher thread, {@link #start} from the probe,
+ * {@link #cancel} from a shutdown hook.
+ */
+final class CompileFeed implements AutoCloseable {
+  private final CacheStore store;
+  private final SchedulerSettings settings;
+  private final boolean retryFailed;
+  private final RunListener listener;
+  private final MemoryProbe memory;
+  private final Map<GraphFingerprint, String> waiting = new LinkedHashMap<>();
+  private final List<GraphResult> settled = new ArrayList<>();
+  private int offered;
+  private DriverFactory drivers;
+  private CacheResults cache;
+  private CompileScheduler scheduler;
+  private XlacException failure;
+  private boolean cancelled;
+
+  CompileFeed(CacheStore store, SchedulerSettings settings, boolean retryFailed, RunListener listener,
+      MemoryProbe memory) {
+    this.store = store;
+    this.settings = settings;
+    this.retryFailed = retryFailed;
+    this.listener = listener;
+    this.memory = memory;
+  }
+
+  /** The stream: a graph that is in the cache; the caller offers each fingerprint once. */
+  synchronized void offer(GraphFingerprint fp, String module) {
+    offered++;
+    if (cancelled) {
+      settled.add(stopped(fp, module));
+    } else if (cache == null) {
+      waiting.put(fp, module);
+    } else {
+      route(fp, module);
+    }
+  }
+
+  /**
+   * The fixed list: waits for {@link #start} (throwing the probe's failure if it failed), settles
+   * every graph, tells the listener the plan, then submits the rest in order and waits for them.
+   * Returns every result (settled first, then in submission order).
+   */
+  List<GraphResult> offerAll(SequencedMap<GraphFingerprint, String> graphs) throws InterruptedException {
+    synchronized (this) {
+      while (cache == null && failure == null && !cancelled) {
+        wait();
+      }
+      if (failure != null) {
+        throw failure;
+      }
+      offered += graphs.size();
+      List<CompileJob> todo = new ArrayList<>();
+      int cached = 0;
+      for (Map.Entry<GraphFingerprint, String> g : graphs.entrySet()) {
+        var done = cancelled ? java.util.Optional.<GraphResult>empty() : cache.settled(g.getKey(), g.getValue());
+        if (done.isPresent()) {
+          settled.add(done.get());
+          cached += done.get().status() == GraphResult.Status.CACHED ? 1 : 0;
+        } else if (cancelled) {
+          settled.add(stopped(g.getKey(), g.getValue()));
+        } else {
+          todo.add(cache.job(g.getKey(), g.getValue()));
+        }
+      }
+      listener.planned(graphs.size(), cached, todo.size(), settings.jobs());
+      todo.forEach(this::submit);
+    }
+    return finish();
+  }
+
+  /** The compiler is known: owns {@code factory} from now on, and settles or submits what waited. */
+  synchronized void start(DriverFactory factory) {
+    drivers = factory;
+    if (cancelled) {
+      return;
+    }
+    cache = new CacheResults(store, factory.identity(), retryFailed);
+    waiting.forEach(this::route);
+    waiting.clear();
+    notifyAll();
+  }
+
+  /** The compiler could not be started: a fixed list waiting in {@link #offerAll} throws {@code why}. */
+  synchronized void failed(XlacException why) {
+    failure = why;
+    notifyAll();
+  }
+
+  private void route(GraphFingerprint fp, String module) {
+    cache.settled(fp, module).ifPresentOrElse(settled::add, () -> submit(cache.job(fp, module)));
+  }
+
+  private void submit(CompileJob job) {
+    if (scheduler == null) {
+      scheduler = new CompileScheduler(drivers, settings, cache, listener, memory);
+    }
+    scheduler.submit(job);
+  }
+
+  private static GraphResult stopped(GraphFingerprint fp, String module) {
+    return new GraphResult(fp, module, GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null,
+        "not compiled: the run was stopped");
+  }
+
+  /** Unique graphs offered so far. */
+  synchronized int offered() {
+    return offered;
+  }
+
+  /** Stops: queued graphs end as not run, running compiles are stopped, what is stored stays. Safe twice. */
+  synchronized void cancel() {
+    cancelled = true;
+    if (scheduler != null) {
+      scheduler.cancel();
+    }
+    waiting.forEach((fp, module) -> settled.add(stopped(fp, module)));
+    waiting.clear();
+    notifyAll();
+  }
+
+  /**
+   * After the last offer and after {@link #start} (or {@link #cancel}): waits for every compile and
+   * returns all results (settled first, then in submission order).
+   */
+  List<GraphResult> finish() throws InterruptedException {
+    CompileScheduler s;
+    List<GraphResult> all;
+    synchronized (this) {
+      if (cache == null && !cancelled) {
+        throw new IllegalStateException("finish() before start()");
+      }
+      s = scheduler;
+      all = new ArrayList<>(settled);
+    }
+    if (s != null) {
+      all.addAll(s.finish());
+    }
+    return all;
+  }
+
+  /** Stops the workers if {@link #finish} was not reached, then closes the driver factory. */
+  @Override
+  public void close() throws InterruptedException {
+    CompileScheduler s;
+    DriverFactory d;
+    synchronized (this) {
+      s = scheduler;
+      d = drivers;
+    }
+    try {
+      if (s != null) {
+        s.close();
+      }
+    } finally {
+      if (d != null) {
+        d.close();
+      }
+    }
+  }
+}

@@ -1,0 +1,16 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.core.ExitCode;
+
+/**
+ * A {@code parallel-compile} run over a fixed list of graphs.
+ *
+ * @param report every graph considered
+ * @param inputs what reading the PATHs adds to the exit code (BAD_INPUT when a file was unreadable)
+ */
+public record CompileResult(RunReport report, ExitCode inputs) {
+  /** The run's exit code: the report's, or the inputs' when that is worse. */
+  public ExitCode exitCode() {
+    return report.exitCode().worst(inputs);
+  }
+}

@@ -1,0 +1,149 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.GraphInfo;
+import dev.xlac.compiler.schedule.DriverFactory;
+import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.hlo.GraphFingerprint;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.SequencedMap;
+import java.util.TreeMap;
+
+/**
+ * {@code parallel-compile}, in its three forms: the graphs in PATHs ({@link #paths}), every graph in
+ * the cache ({@link #cache}), and the graphs a running command dumps ({@link #command}). Each graph
+ * the cache has no artifact for (for this compiler) is compiled by the one {@link CompileFeed}, and
+ * each result is stored the moment it is known ({@link CacheResults}).
+ *
+ * <p>The resource order is the same in all three: the drivers first (checked, and with PATHs or a
+ * command the first worker already starting, so its start-up overlaps the rest), then the cache,
+ * its pins against the max-size for the run's length, and the compiler's identity on its own
+ * thread ({@link IdentityProbe}). A run where everything is cached starts no worker.
+ */
+public final class CompileRuns {
+  private CompileRuns() {}
+
+  /** Adds the modules in {@code paths} to the cache and compiles those that need it. */
+  public static CompileResult paths(CompileSetup setup, List<Path> paths) throws InterruptedException {
+    return fixedList(setup, paths);
+  }
+
+  /** Compiles every graph in the cache that has no artifact (or failure) for this compiler. */
+  public static CompileResult cache(CompileSetup setup) throws InterruptedException {
+    return fixedList(setup, List.of());
+  }
+
+  private static CompileResult fixedList(CompileSetup setup, List<Path> paths) throws InterruptedException {
+    RunListener listener = setup.listener();
+    // With PATHs, compiles are almost always needed: the first worker starts now, while the cache
+    // opens and the PATHs are read. Without, a run where everything is cached starts none.
+    try (PreparedDrivers early = paths.isEmpty() ? PreparedDrivers.none(setup.drivers())
+            : PreparedDrivers.start(setup.drivers());
+        CacheStore store = setup.cache().open(); var _ = store.pinForRun()) {
+      DriverFactory drivers = early.open(); // closed by the feed once started, else by the probe
+      try (CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener,
+          setup.memory())) {
+        long start = System.nanoTime();
+        // Without a probe record, learning the identity loads the plugin in the first worker (and
+        // hashes it): that overlaps reading and storing the PATHs.
+        IdentityProbe probe = IdentityProbe.start(() -> drivers, feed, null);
+        try {
+          ExitCode inputs = ExitCode.OK;
+          SequencedMap<GraphFingerprint, String> graphs = new TreeMap<>();
+          if (!paths.isEmpty()) {
+            PathSource.Result read = PathSource.ingest(store, paths);
+            listener.inputsRead(read);
+            inputs = read.exitCode();
+            read.graphs().forEach(graphs::putIfAbsent);
+          } else {
+            for (GraphInfo g : store.graphs()) {
+              graphs.put(g.fingerprint(), g.moduleName());
+            }
+          }
+          List<GraphResult> results;
+          // Ctrl-C: stop the compiles, keep what is stored, and let this thread close the cache.
+          try (ShutdownCancel interrupt = new ShutdownCancel()) {
+            interrupt.cancels(feed::cancel);
+            results = feed.offerAll(graphs);
+          }
+          return new CompileResult(finishRun(results, start, setup), inputs);
+        } finally {
+          probe.join(); // so that no worker starts after the factory was closed
+        }
+      }
+    } finally {
+      listener.close();
+    }
+  }
+
+  /**
+   * The one-shot run: the command runs traced as by {@code xlac dump}, each new graph goes into the
+   * cache as it is captured and on to the feed, so compiles run while the command still runs.
+   *
+   * <p>The drivers are checked before the command starts (bad options are 2, a missing plugin or
+   * compiler 3). The compiler's identity is probed while the command starts; if that fails,
+   * compiling cannot work, so the command is stopped (the tracer sends it SIGTERM) and the failure
+   * is thrown; what it dumped is in the cache. After a signal was forwarded to the command, the
+   * compiles still running are stopped too; what finished is stored.
+   */
+  public static OneShotResult command(CompileSetup setup, TraceSpec trace) throws InterruptedException {
+    RunListener listener = setup.listener();
+    try (PreparedDrivers early = PreparedDrivers.start(setup.drivers());
+        CommandSource source = CommandSource.create(trace);
+        CacheStore store = setup.cache().open(); var _ = store.pinForRun();
+        ShutdownCancel interrupt = new ShutdownCancel();
+        CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener, setup.memory())) {
+      long start = System.nanoTime();
+      String command = Path.of(trace.command().getFirst()).getFileName().toString();
+      interrupt.cancels(feed::cancel);
+      CacheIntake intake = new CacheIntake(store, listener::unreadable, m -> feed.offer(m.fingerprint(),
+          m.moduleName()));
+      IdentityProbe probe = IdentityProbe.start(early::open, feed, Thread.currentThread());
+      listener.streaming(command, setup.settings().jobs());
+      CommandSource.Traced traced;
+      try {
+        traced = source.run(intake);
+        probe.join();
+      } catch (InterruptedException e) {
+        XlacException why = probe.failure();
+        if (why == null) {
+          throw e;
+        }
+        throw new XlacException(why.exitCode(), why.getMessage() + "; xlac stopped " + command
+            + " (the graphs it dumped so far are in the cache)", why);
+      } finally {
+        probe.join();
+      }
+      if (traced.notRunnable() != null) {
+        return new OneShotResult(CaptureResult.notRunnable(traced.notRunnable()), null);
+      }
+      listener.captureEnded(String.format("%s ended: %d unique graph%s, %s compiled so far", command,
+          feed.offered(), feed.offered() == 1 ? "" : "s", listener.doneOfTotal()));
+      if (traced.outcome().signalForwarded() != null) {
+        feed.cancel();
+      }
+      RunReport report = finishRun(feed.finish(), start, setup);
+      CommandEnding ending = CommandEnding.of(trace.command(), traced.outcome(), intake, trace.ignoreScriptErrors());
+      CaptureResult capture = new CaptureResult(null, traced.outcome().notes(), intake.summary(), Map.of(),
+          source.keptDumps(), ending, intake.unreadable(), 0);
+      return new OneShotResult(capture, report);
+    } finally {
+      listener.close();
+    }
+  }
+
+  /** The one end of a run: the listener is closed, the results sorted by module, then fingerprint. */
+  private static RunReport finishRun(List<GraphResult> results, long start, CompileSetup setup) {
+    setup.listener().close();
+    List<GraphResult> sorted = new ArrayList<>(results);
+    sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(GraphResult::fingerprint));
+    return new RunReport(sorted, Duration.ofNanos(System.nanoTime() - start), setup.settings().jobs());
+  }
+}

@@ -1,0 +1,16 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.compiler.schedule.MemoryProbe;
+import dev.xlac.compiler.schedule.SchedulerSettings;
+
+/**
+ * What every compile run needs, whatever its graphs come from ({@link CompileRuns}).
+ *
+ * @param cache opens the cache when the run is ready for it (after a prestarted worker began)
+ * @param drivers the compiler
+ * @param retryFailed compile again graphs whose compile failed in an earlier run
+ * @param listener progress; {@link RunListener#NONE} for none
+ * @param memory the memory the scheduler admits compiles by
+ */
+public record CompileSetup(CacheOpener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
+    RunListener listener, MemoryProbe memory) {}

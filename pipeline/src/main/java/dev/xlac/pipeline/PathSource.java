@@ -1,0 +1,116 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.PutOutcome;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.hlo.DumpDirectoryReader;
+import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.hlo.HloBatchReader;
+import dev.xlac.hlo.LoadedModule;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.SequencedMap;
+import java.util.function.Function;
+import java.util.stream.Stream;
+
+/**
+ * Graphs from dump files and directories: reads them (in parallel, a chunk at a time so memory stays
+ * bounded) and hands every compiler-input module to the {@link CacheIntake}, which stores it as a
+ * pending graph, deduplicated by fingerprint; then syncs the write-ahead log. Unreadable files are
+ * collected, not fatal. Serves {@code cache add} and {@code parallel-compile PATH...} (which compiles
+ * the graphs it read), both through {@link CacheIntake#addPaths}.
+ */
+public final class PathSource {
+  private static final int CHUNK = 64;
+
+  /**
+   * What an ingest did.
+   *
+   * @param skipped files in the directories that are not compiler inputs (optimised modules, logs, text dumps)
+   * @param notes one-line notes for the user about skipped files
+   * @param scanErrors paths that could not be searched, each naming the path and the reason
+   * @param readErrors files that could not be read, each naming the file and the reason, in file order
+   * @param graphs the fingerprint and module name of every graph read (added or already present), in
+   *     file order; a fingerprint read twice keeps the name it was first read with
+   * @param paths the PATHs as given
+   */
+  public record Result(int added, int alreadyPresent, int skipped, List<String> notes,
+      List<XlacException> scanErrors, List<XlacException> readErrors, SequencedMap<GraphFingerprint, String> graphs,
+      List<Path> paths) {
+    /** Every path that could not be searched or read: the scan's first, then the files'. */
+    public List<XlacException> errors() {
+      return Stream.concat(scanErrors.stream(), readErrors.stream()).toList();
+    }
+
+    /**
+     * What the inputs add to the exit code: the worst of the unreadable paths', and BAD_INPUT when
+     * the PATHs held no module at all and nothing failed to be read.
+     */
+    public ExitCode exitCode() {
+      ExitCode code = errors().stream().map(XlacException::exitCode).reduce(ExitCode.OK, ExitCode::worst);
+      return noModules() ? code.worst(ExitCode.BAD_INPUT) : code;
+    }
+
+    /** The PATHs held no module and nothing failed to be read: "no HLO modules found". */
+    public boolean noModules() {
+      return added + alreadyPresent == 0 && errors().isEmpty();
+    }
+  }
+
+  /**
+   * One module file read by {@link #readEach}: {@code fn}'s value for it, or why it could not be read.
+   */
+  public record Read<T>(Path file, T value, XlacException error) {
+    public boolean ok() {
+      return error == null;
+    }
+  }
+
+  /**
+   * Reads {@code files} in parallel and applies {@code fn} to each module (on a reader thread);
+   * results in file order, unreadable files as errors. For {@code xlac hash}, which stores nothing.
+   */
+  public static <T> List<Read<T>> readEach(List<Path> files, Function<LoadedModule, T> fn)
+      throws InterruptedException {
+    return HloBatchReader.withDefaults().read(files, fn).stream()
+        .map(o -> new Read<>(o.file(), o.value(), o.error())).toList();
+  }
+
+  private record Stored(GraphFingerprint fingerprint, String moduleName, PutOutcome outcome) {}
+
+  private PathSource() {}
+
+  static Result ingest(CacheStore store, List<Path> paths) throws InterruptedException {
+    DumpDirectoryReader.Scan scan = DumpDirectoryReader.scan(paths);
+    List<XlacException> errors = new ArrayList<>();
+    SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
+    int added = 0;
+    int present = 0;
+    HloBatchReader reader = HloBatchReader.withDefaults();
+    List<Path> files = scan.inputs();
+    for (int i = 0; i < files.size(); i += CHUNK) {
+      List<HloBatchReader.Outcome<Stored>> outcomes = reader.read(files.subList(i, Math.min(files.size(), i + CHUNK)),
+          m -> new Stored(m.fingerprint(), m.moduleName(), CacheIntake.put(store, m)));
+      for (HloBatchReader.Outcome<Stored> o : outcomes) {
+        if (!o.ok()) {
+          errors.add(o.error());
+          continue;
+        }
+        graphs.putIfAbsent(o.value().fingerprint(), o.value().moduleName());
+        if (o.value().outcome() == PutOutcome.ADDED) {
+          added++;
+        } else {
+          present++;
+        }
+      }
+    }
+    store.sync();
+    return new Result(added, present, scan.skippedFiles() + scan.textDumps().size(), scan.notes(),
+        List.<XlacException>copyOf(scan.errors()), List.copyOf(errors), Collections.unmodifiableSequencedMap(graphs),
+        List.copyOf(paths));
+  }
+}

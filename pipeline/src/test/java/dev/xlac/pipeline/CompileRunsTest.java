@@ -1,0 +1,107 @@
+package dev.xlac.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.CompileInfo;
+import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.compiler.schedule.SchedulerSettings;
+import dev.xlac.core.ExitCode;
+import dev.xlac.hlo.HloModuleReader;
+import dev.xlac.hlo.LoadedModule;
+import dev.xlac.hlo.TestModules;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The public entry points, in-process, with a compiler that needs no process. */
+class CompileRunsTest {
+  @TempDir
+  Path tmp;
+
+  private CompileSetup setup(FakeCompiler compiler, RunListener listener) {
+    return new CompileSetup(() -> CacheStore.open(tmp.resolve("cache"), CacheStore.Mode.READ_WRITE, Duration.ZERO,
+        m -> {}), new DriverSource.Given(compiler.factory()), new SchedulerSettings(2, 0, 0), false, listener,
+        () -> Long.MAX_VALUE);
+  }
+
+  private Path dumps(int n) throws Exception {
+    Path dir = tmp.resolve("dumps");
+    for (int i = 0; i < n; i++) {
+      TestModules.writeDump(dir, "m" + i + ".before_optimizations.hlo.pb", TestModules.mulAdd(2.5f + i, 1, "_" + i, 10));
+    }
+    return dir;
+  }
+
+  @Test
+  void paths_compileWhatIsNew_thenTheSameRunIsAllCached() throws Exception {
+    Path dir = dumps(3);
+    FakeCompiler compiler = new FakeCompiler(false);
+    CompileResult first = CompileRuns.paths(setup(compiler, RunListener.NONE), List.of(dir));
+    assertThat(first.report().compiled()).isEqualTo(3);
+    assertThat(first.exitCode()).isEqualTo(ExitCode.OK);
+    assertThat(first.report().graphs()).extracting(GraphResult::moduleName).isSorted();
+
+    CompileResult again = CompileRuns.cache(setup(compiler, RunListener.NONE));
+    assertThat(again.report().cached()).isEqualTo(3);
+    assertThat(compiler.compiles).hasValue(3);
+  }
+
+  @Test
+  void allCached_startsNoWorker() throws Exception {
+    Path dir = dumps(2);
+    try (CacheStore store = CacheStore.open(tmp.resolve("cache"), CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {})) {
+      try (var files = Files.list(dir)) {
+        for (Path f : files.toList()) {
+          LoadedModule m = new HloModuleReader().read(f);
+          store.putGraph(m);
+          store.putArtifact(new ArtifactKey(m.fingerprint(), FakeCompiler.IDENTITY), new byte[] {7},
+              CompileInfo.of(1.0, ""));
+        }
+      }
+    }
+    FakeCompiler compiler = new FakeCompiler(false);
+    List<String> events = new ArrayList<>();
+    RunListener listener = new RunListener() {
+      @Override
+      public synchronized void planned(int graphs, int cached, int toCompile, int jobs) {
+        events.add("planned " + graphs + " " + cached + " " + toCompile);
+      }
+
+      @Override
+      public synchronized void close() {
+        events.add("closed");
+      }
+    };
+    CompileResult r = CompileRuns.cache(setup(compiler, listener));
+    assertThat(r.report().cached()).isEqualTo(2);
+    assertThat(compiler.opened).hasValue(0);
+    assertThat(events).startsWith("planned 2 2 0", "closed");
+  }
+
+  @Test
+  void paths_unreadableFile_isReportedAndAddsBadInput_theOthersCompile() throws Exception {
+    Path dir = dumps(1);
+    Files.write(dir.resolve("broken.before_optimizations.hlo.pb"), new byte[] {(byte) 0xff, 0x01, 0x02});
+    List<PathSource.Result> read = new ArrayList<>();
+    RunListener listener = new RunListener() {
+      @Override
+      public void inputsRead(PathSource.Result inputs) {
+        read.add(inputs);
+      }
+    };
+    CompileResult r = CompileRuns.paths(setup(new FakeCompiler(false), listener), List.of(dir));
+    assertThat(r.report().compiled()).isEqualTo(1);
+    assertThat(r.inputs()).isEqualTo(ExitCode.BAD_INPUT);
+    assertThat(r.exitCode()).isEqualTo(ExitCode.BAD_INPUT);
+    assertThat(read).singleElement().satisfies(p -> {
+      assertThat(p.readErrors()).singleElement().satisfies(e -> assertThat(e.getMessage()).contains("broken"));
+      assertThat(p.added()).isEqualTo(1);
+    });
+  }
+}

@@ -1,0 +1,74 @@
+package dev.xlac.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.core.ExitCode;
+import dev.xlac.hlo.TestModules;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code cache add}'s intake ({@link CacheIntake#addPaths}), once {@code cache.GraphIngest}. */
+class PathSourceTest {
+  @TempDir
+  Path tmp;
+
+  private CacheStore open() throws InterruptedException {
+    return CacheStore.open(tmp.resolve("cache"), CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {});
+  }
+
+  @Test
+  void addPaths_storesEachGraphOnce_andCountsWhatWasThere() throws Exception {
+    Path dumps = tmp.resolve("dumps");
+    TestModules.writeDump(dumps, "a.before_optimizations.hlo.pb", TestModules.mulAdd(1.5f));
+    TestModules.writeDump(dumps, "b.before_optimizations.hlo.pb", TestModules.mulAdd(1.5f)); // the same graph
+    TestModules.writeDump(dumps, "c.before_optimizations.hlo.pb", TestModules.mulAdd(3.5f));
+    Files.writeString(dumps.resolve("notes.txt"), "not a dump");
+    try (CacheStore store = open()) {
+      PathSource.Result first = CacheIntake.addPaths(store, List.of(dumps));
+      assertThat(first.added()).isEqualTo(2);
+      assertThat(first.alreadyPresent()).isEqualTo(1);
+      assertThat(first.graphs()).hasSize(2);
+      assertThat(first.skipped()).isEqualTo(1);
+      assertThat(first.exitCode()).isEqualTo(ExitCode.OK);
+      assertThat(store.graphs()).hasSize(2);
+
+      PathSource.Result again = CacheIntake.addPaths(store, List.of(dumps));
+      assertThat(again.added()).isZero();
+      assertThat(again.alreadyPresent()).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void addPaths_unreadableFiles_areCollected_notFatal() throws Exception {
+    Path dumps = tmp.resolve("dumps");
+    TestModules.writeDump(dumps, "a.before_optimizations.hlo.pb", TestModules.mulAdd(1.5f));
+    Files.write(dumps.resolve("z.before_optimizations.hlo.pb"), new byte[] {(byte) 0xff, 1, 2});
+    Path missing = tmp.resolve("missing");
+    try (CacheStore store = open()) {
+      PathSource.Result r = CacheIntake.addPaths(store, List.of(dumps, missing));
+      assertThat(r.added()).isEqualTo(1);
+      assertThat(r.scanErrors()).singleElement().satisfies(e -> assertThat(e.getMessage()).contains("missing"));
+      assertThat(r.readErrors()).singleElement()
+          .satisfies(e -> assertThat(e.getMessage()).contains("z.before_optimizations"));
+      assertThat(r.errors()).hasSize(2);
+      assertThat(r.noModules()).isFalse();
+      assertThat(r.exitCode()).isEqualTo(ExitCode.BAD_INPUT);
+    }
+  }
+
+  @Test
+  void addPaths_noModuleAnywhere_isBadInput() throws Exception {
+    Path empty = Files.createDirectories(tmp.resolve("empty"));
+    try (CacheStore store = open()) {
+      PathSource.Result r = CacheIntake.addPaths(store, List.of(empty));
+      assertThat(r.noModules()).isTrue();
+      assertThat(r.exitCode()).isEqualTo(ExitCode.BAD_INPUT);
+      assertThat(r.paths()).containsExactly(empty);
+    }
+  }
+}
