@@ -8,7 +8,7 @@ import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.neuron.NeuronxCcIdentity;
-import dev.xlac.core.os.ProcessGroups;
+import dev.xlac.core.os.Executables;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -70,7 +70,7 @@ record DriverSelection(String driver, Path plugin, String target, String compile
           throw usage("--plugin is for --driver pjrt; neuronx-cc is found on PATH");
         }
         NeuronxCcIdentity.chooseFlags(compilerFlags, System.getenv()); // BAD_INPUT when unparsable
-        if (ProcessGroups.onPath("neuronx-cc").isEmpty()) { // as NeuronxCcDriver looks it up
+        if (Executables.onPath("neuronx-cc").isEmpty()) { // as NeuronxCcDriver looks it up
           throw XlacException.environment("neuronx-cc was not found on PATH (install the Neuron SDK's neuronx-cc)");
         }
       }

@@ -53,7 +53,7 @@ public final class CompileScheduler implements AutoCloseable {
    * never reaches them, and a crash is recorded at once.
    */
   private static final long CRASH_SETTLE_MILLIS = 300;
-  private static final boolean WORKERS_SHARE_TERMINAL_GROUP = ProcessGroups.findSetsid().isEmpty();
+  private static final boolean WORKERS_SHARE_TERMINAL_GROUP = ProcessGroups.setsid().isEmpty();
 
   private final DriverFactory drivers;
   private final CompilerIdentity identity;
