@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -378,5 +379,65 @@ class CompileSchedulerTest {
       assertThat(r.status()).isEqualTo(GraphResult.Status.COMPILED);
       assertThat(r.attempts()).isEqualTo(2);
     });
+  }
+
+  /**
+   * The memory probe reads /proc/meminfo, a file read that can stall; the scheduler used to call it
+   * holding its lock, so a stalled read held up every submit (and every other worker) with it.
+   */
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void blockingMemoryProbe_doesNotBlockSubmit() throws Exception {
+    CompilerIdentity id = new CompilerIdentity("fake", "1", "cpu", List.of(), Map.of());
+    CountDownLatch compilesMayEnd = new CountDownLatch(1);
+    CompilerDriver waits = new CompilerDriver() {
+      @Override
+      public CompilerIdentity identity() {
+        return id;
+      }
+
+      @Override
+      public CompileOutcome compile(CompileRequest request) {
+        try {
+          compilesMayEnd.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return new CompileOutcome.Success(new byte[] {1}, "", Duration.ofMillis(1), Map.of());
+      }
+
+      @Override
+      public void close() {}
+    };
+    CountDownLatch probeEntered = new CountDownLatch(1);
+    CountDownLatch probeMayAnswer = new CountDownLatch(1);
+    MemoryProbe stalls = () -> {
+      probeEntered.countDown();
+      try {
+        probeMayAnswer.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return Long.MAX_VALUE;
+    };
+    try (CompileScheduler s = new CompileScheduler(DriverFactory.of(id, () -> waits), new SchedulerSettings(2, 1, 0),
+        new Stored(), null, stalls)) {
+      try {
+        s.submit(job(1, "jit_first")); // runs at once: with nothing running, memory is not asked
+        s.submit(job(2, "jit_second")); // the other worker asks the probe, which stalls
+        assertThat(probeEntered.await(30, TimeUnit.SECONDS)).as("the probe was asked").isTrue();
+
+        CompletableFuture<Integer> submitAndLook = CompletableFuture.supplyAsync(() -> {
+          s.submit(job(3, "jit_third"));
+          return s.concurrencyLimit();
+        });
+        assertThat(submitAndLook).succeedsWithin(Duration.ofSeconds(10)).isEqualTo(2);
+      } finally { // before close(), which waits for the workers
+        probeMayAnswer.countDown();
+        compilesMayEnd.countDown();
+      }
+      assertThat(s.finish()).hasSize(3)
+          .allSatisfy(r -> assertThat(r.status()).isEqualTo(GraphResult.Status.COMPILED));
+    }
   }
 }
