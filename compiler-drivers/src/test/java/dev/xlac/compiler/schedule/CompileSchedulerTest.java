@@ -31,6 +31,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -104,6 +105,24 @@ class CompileSchedulerTest {
       jobs.forEach(s::submit);
       return s.finish();
     }
+  }
+
+  /** A driver in this JVM: every compile returns what {@code compile} gives; nothing to close. */
+  private static CompilerDriver inJvm(CompilerIdentity id, Supplier<CompileOutcome> compile) {
+    return new CompilerDriver() {
+      @Override
+      public CompilerIdentity identity() {
+        return id;
+      }
+
+      @Override
+      public CompileOutcome compile(CompileRequest request) {
+        return compile.get();
+      }
+
+      @Override
+      public void close() {}
+    };
   }
 
   @Test
@@ -335,22 +354,9 @@ class CompileSchedulerTest {
   void retryAdmittedBeforeTheCrashedRunReleased_doesNotHangFinish() throws Exception {
     CompilerIdentity id = new CompilerIdentity("fake", "1", "cpu", List.of(), Map.of());
     AtomicInteger compiles = new AtomicInteger();
-    CompilerDriver crashesOnce = new CompilerDriver() {
-      @Override
-      public CompilerIdentity identity() {
-        return id;
-      }
-
-      @Override
-      public CompileOutcome compile(CompileRequest request) {
-        return compiles.incrementAndGet() == 1
-            ? new CompileOutcome.Failure(FailureKind.CRASH, "worker died", "", Duration.ofMillis(1))
-            : new CompileOutcome.Success(new byte[] {1}, "", Duration.ofMillis(1), Map.of());
-      }
-
-      @Override
-      public void close() {}
-    };
+    CompilerDriver crashesOnce = inJvm(id, () -> compiles.incrementAndGet() == 1
+        ? new CompileOutcome.Failure(FailureKind.CRASH, "worker died", "", Duration.ofMillis(1))
+        : new CompileOutcome.Success(new byte[] {1}, "", Duration.ofMillis(1), Map.of()));
     CountDownLatch secondAttemptStarted = new CountDownLatch(1);
     CompileListener holdTheFirstWorker = new CompileListener() {
       @Override
@@ -390,25 +396,14 @@ class CompileSchedulerTest {
   void blockingMemoryProbe_doesNotBlockSubmit() throws Exception {
     CompilerIdentity id = new CompilerIdentity("fake", "1", "cpu", List.of(), Map.of());
     CountDownLatch compilesMayEnd = new CountDownLatch(1);
-    CompilerDriver waits = new CompilerDriver() {
-      @Override
-      public CompilerIdentity identity() {
-        return id;
+    CompilerDriver waits = inJvm(id, () -> {
+      try {
+        compilesMayEnd.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
       }
-
-      @Override
-      public CompileOutcome compile(CompileRequest request) {
-        try {
-          compilesMayEnd.await();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-        return new CompileOutcome.Success(new byte[] {1}, "", Duration.ofMillis(1), Map.of());
-      }
-
-      @Override
-      public void close() {}
-    };
+      return new CompileOutcome.Success(new byte[] {1}, "", Duration.ofMillis(1), Map.of());
+    });
     CountDownLatch probeEntered = new CountDownLatch(1);
     CountDownLatch probeMayAnswer = new CountDownLatch(1);
     MemoryProbe stalls = () -> {
