@@ -1,8 +1,10 @@
 package dev.xlac.capture;
 
 import dev.xlac.core.XlacException;
+import dev.xlac.core.os.Executables;
+import dev.xlac.core.os.ProcessGroups;
 import dev.xlac.core.os.SignalForwarding;
-import java.io.File;
+import dev.xlac.core.os.Signals;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -71,7 +73,7 @@ public final class CommandTracer {
     requireRunnable(r.command().getFirst(), env.variables().get("PATH"));
 
     List<String> argv = new ArrayList<>();
-    Path setsid = findOnPath("setsid", env.variables().get("PATH"));
+    Path setsid = ProcessGroups.setsid().orElse(null);
     if (setsid != null) {
       argv.add(setsid.toString());
       argv.add("--wait");
@@ -118,7 +120,7 @@ public final class CommandTracer {
       try {
         status = child.waitFor();
       } catch (InterruptedException e) {
-        SignalForwarding.send(child.pid(), 15);
+        Signals.killGroup(child.pid(), Signals.SIGTERM);
         child.waitFor(10, TimeUnit.SECONDS);
         throw e;
       }
@@ -142,7 +144,7 @@ public final class CommandTracer {
             "command not found: " + program + " (no such file)");
       }
     } else {
-      p = findOnPath(program, path);
+      p = Executables.onPath(program, path).orElse(null);
       if (p == null) {
         throw new CommandNotRunnableException(CommandNotRunnableException.NOT_FOUND,
             "command not found: " + program + " (not on PATH)");
@@ -152,18 +154,5 @@ public final class CommandTracer {
       throw new CommandNotRunnableException(CommandNotRunnableException.NOT_EXECUTABLE,
           "cannot run " + program + ": " + (Files.isDirectory(p) ? "is a directory" : "permission denied (not executable)"));
     }
-  }
-
-  static Path findOnPath(String program, String path) {
-    if (path == null) {
-      return null;
-    }
-    for (String dir : path.split(File.pathSeparator)) {
-      Path candidate = Path.of(dir.isEmpty() ? "." : dir, program);
-      if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-        return candidate;
-      }
-    }
-    return null;
   }
 }

@@ -2,6 +2,7 @@ package dev.xlac.capture;
 
 import dev.xlac.core.JsonStringList;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.neuron.NeuronFiles;
 import dev.xlac.hlo.DumpFileName;
 import dev.xlac.hlo.HloFileKind;
 import dev.xlac.hlo.HloModuleReader;
@@ -51,9 +52,6 @@ import java.util.regex.Pattern;
  * depth, and a poll also re-checks files whose first read failed.
  */
 public final class DumpWatcher {
-  private static final Pattern NEURON_MODULE_DIR = Pattern.compile("MODULE_[^/]+");
-  private static final String FLAGS = "compile_flags.json";
-
   private final Path root;
   private final Frontend frontend;
   private final Pattern moduleFilter;
@@ -119,7 +117,7 @@ public final class DumpWatcher {
     // Listed first, then the open files: a listed file that is not open now has been closed.
     Set<Path> withFlags = new HashSet<>();
     if (frontend == Frontend.NEURON) {
-      pending.stream().map(Candidate::path).filter(f -> Files.isRegularFile(f.resolveSibling(FLAGS)))
+      pending.stream().map(Candidate::path).filter(f -> Files.isRegularFile(f.resolveSibling(NeuronFiles.FLAGS)))
           .forEach(withFlags::add);
     }
     Set<Path> open = last || pending.isEmpty() ? null : openFiles();
@@ -193,7 +191,7 @@ public final class DumpWatcher {
     if (!flagsListed) {
       return Writing.UNKNOWN;
     }
-    Path flags = file.resolveSibling(FLAGS);
+    Path flags = file.resolveSibling(NeuronFiles.FLAGS);
     return open.contains(realRoot.resolve(root.relativize(flags))) ? Writing.OPEN : Writing.CLOSED;
   }
 
@@ -232,8 +230,8 @@ public final class DumpWatcher {
   private boolean isCandidate(Path file) {
     String name = file.getFileName().toString();
     if (frontend == Frontend.NEURON) {
-      return name.equals("model.hlo_module.pb") && file.getParent() != null
-          && NEURON_MODULE_DIR.matcher(file.getParent().getFileName().toString()).matches();
+      return name.equals(NeuronFiles.HLO) && file.getParent() != null
+          && NeuronFiles.isModuleDirectory(file.getParent().getFileName().toString());
     }
     // Only XLA's before_optimizations protos: snapshots (if the user asked for them) hold the
     // optimised module, a second copy of a graph already captured.
@@ -253,7 +251,7 @@ public final class DumpWatcher {
     Path compilerDir = moduleDir.getParent();
     List<String> flags = List.of();
     String flagsJson = null;
-    Path flagsFile = moduleDir.resolve(FLAGS);
+    Path flagsFile = moduleDir.resolve(NeuronFiles.FLAGS);
     if (Files.isRegularFile(flagsFile)) {
       try {
         flagsJson = Files.readString(flagsFile);

@@ -7,10 +7,15 @@ import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.FailureKind;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.FileTrees;
+import dev.xlac.core.neuron.NeuronFiles;
+import dev.xlac.core.neuron.NeuronLogs;
 import dev.xlac.core.neuron.NeuronxCcIdentity;
+import dev.xlac.core.os.Executables;
+import dev.xlac.core.os.ExitStatus;
+import dev.xlac.core.os.OutputTail;
 import dev.xlac.core.os.ProcessGroups;
+import dev.xlac.core.os.Signals;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,15 +28,14 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
 
 /**
  * Compiles graphs with AWS Neuron's {@code neuronx-cc}, one child process per graph:
  * {@code neuronx-cc compile --framework=XLA model.hlo_module.pb --target=T --output=model.neff FLAGS}
- * in a private work directory under the work root.
+ * in a private work directory under the work root (the file names of a Neuron cache, {@link NeuronFiles}).
  *
  * <p>Outcomes: exit 0 with a non-empty {@code model.neff} is a success; exit 70 is
- * {@link FailureKind#COMPILE_ERROR} with the first error line of the log; death by SIGKILL that
+ * {@link FailureKind#COMPILE_ERROR} with the first error line of the log ({@link NeuronLogs}); death by SIGKILL that
  * xlac did not send (exit status 137), or a log reporting {@code [F137]}, is
  * {@link FailureKind#OUT_OF_MEMORY}; no exit within the timeout is {@link FailureKind#TIMEOUT} and
  * the compiler's whole process group is killed; anything else (another exit code or signal, exit 0
@@ -43,10 +47,6 @@ import java.util.regex.Pattern;
  * failed compile leaves that matters) is in the outcome, and the graph is in the cache.
  */
 public final class NeuronxCcDriver implements CompilerDriver {
-  /** The input file name neuronx-cc is given; the same name the Neuron cache uses. */
-  public static final String INPUT = "model.hlo_module.pb";
-  /** The output file name. */
-  public static final String OUTPUT = "model.neff";
   /** neuronx-cc's log file in its working directory when no {@code --logfile} is given. */
   public static final String DEFAULT_LOGFILE = "log-neuron-cc.txt";
   /** neuronx-cc's exit code for a compile error. */
@@ -54,9 +54,8 @@ public final class NeuronxCcDriver implements CompilerDriver {
   /** How much of the compiler's output and of its log file is kept, from the end. */
   static final int LOG_TAIL_BYTES = 64 * 1024;
   private static final Duration VERSION_TIMEOUT = Duration.ofSeconds(60);
-  private static final Pattern ERROR_LINE = Pattern.compile(
-      "\\bERROR\\b|\\bFATAL\\b|\\[[EF]\\d+\\]|(?i:\\b(?:error|fatal)\\s*:)");
-  private static final Pattern NO_ERRORS = Pattern.compile("(?i)\\b(0|no) errors?\\b");
+  /** How long the output is read after the compiler exited: a stray grandchild could hold the pipe open. */
+  private static final Duration DRAIN_WAIT = Duration.ofSeconds(5);
 
   private final Path compiler;
   private final Optional<Path> setsid;
@@ -70,7 +69,7 @@ public final class NeuronxCcDriver implements CompilerDriver {
 
   private NeuronxCcDriver(Path compiler, CompilerIdentity identity, Duration timeout, Path workRoot) {
     this.compiler = compiler;
-    this.setsid = ProcessGroups.findSetsid();
+    this.setsid = ProcessGroups.setsid();
     this.identity = identity;
     this.flags = identity.flags();
     this.logFileName = logFileName(flags);
@@ -100,7 +99,7 @@ public final class NeuronxCcDriver implements CompilerDriver {
           + " but the target is " + target);
     }
     String chosenTarget = target != null ? target : normal.target().orElse(NeuronxCcIdentity.DEFAULT_TARGET);
-    Path exe = compilerExecutable != null ? compilerExecutable : ProcessGroups.onPath("neuronx-cc").orElseThrow(
+    Path exe = compilerExecutable != null ? compilerExecutable : Executables.onPath("neuronx-cc").orElseThrow(
         () -> XlacException.environment("neuronx-cc was not found on PATH (install the Neuron SDK's neuronx-cc, "
             + "or name the compiler's path)"));
     if (!Files.isRegularFile(exe)) {
@@ -131,9 +130,9 @@ public final class NeuronxCcDriver implements CompilerDriver {
     cmd.add(compiler.toString());
     cmd.add("compile");
     cmd.add("--framework=XLA");
-    cmd.add(INPUT);
+    cmd.add(NeuronFiles.HLO);
     cmd.add("--target=" + identity.target());
-    cmd.add("--output=" + OUTPUT);
+    cmd.add("--output=" + NeuronFiles.NEFF);
     cmd.addAll(flags);
     return cmd;
   }
@@ -162,10 +161,10 @@ public final class NeuronxCcDriver implements CompilerDriver {
   private CompileOutcome compileIn(Path work, CompileRequest request, long start) {
     Map<String, Duration> phases = new LinkedHashMap<>();
     try {
-      Files.write(work.resolve(INPUT), request.hloModule());
+      Files.write(work.resolve(NeuronFiles.HLO), request.hloModule());
     } catch (IOException e) {
       return failure(FailureKind.ENVIRONMENT, request,
-          "cannot write " + work.resolve(INPUT) + ": " + XlacException.reason(e), "", start);
+          "cannot write " + work.resolve(NeuronFiles.HLO) + ": " + XlacException.reason(e), "", start);
     }
     phases.put("write", since(start));
     List<String> cmd = new ArrayList<>();
@@ -181,9 +180,8 @@ public final class NeuronxCcDriver implements CompilerDriver {
           start);
     }
     running.add(process);
-    TailBuffer output = new TailBuffer(LOG_TAIL_BYTES);
-    Thread drain = Thread.ofVirtual().name("neuronx-cc-output-" + process.pid()).start(() -> output.drain(
-        process.getInputStream()));
+    OutputTail output = OutputTail.drain(process.getInputStream(), LOG_TAIL_BYTES,
+        "neuronx-cc-output-" + process.pid());
     boolean timedOut = false;
     boolean interrupted = false;
     try {
@@ -201,7 +199,7 @@ public final class NeuronxCcDriver implements CompilerDriver {
       running.remove(process);
     }
     try {
-      drain.join(Duration.ofSeconds(5)); // a stray grandchild could hold the pipe open: never wait on it for long
+      output.join(DRAIN_WAIT);
     } catch (InterruptedException e) {
       interrupted = true;
     }
@@ -219,12 +217,12 @@ public final class NeuronxCcDriver implements CompilerDriver {
       return failure(FailureKind.CRASH, request, "the driver was closed during the compile", log, start);
     }
     if (exit == 0) {
-      Path neff = work.resolve(OUTPUT);
+      Path neff = work.resolve(NeuronFiles.NEFF);
       try {
         byte[] bytes = Files.isRegularFile(neff) ? Files.readAllBytes(neff) : null;
         if (bytes == null || bytes.length == 0) {
           return failure(FailureKind.CRASH, request, "neuronx-cc exited with 0 but wrote " + (bytes == null ? "no "
-              : "an empty ") + OUTPUT + lastLine(log), log, start);
+              : "an empty ") + NeuronFiles.NEFF + lastLine(log), log, start);
         }
         phases.put("read", since(compileStart).minus(phases.get("compile")));
         return new CompileOutcome.Success(bytes, log, since(start), phases);
@@ -235,17 +233,13 @@ public final class NeuronxCcDriver implements CompilerDriver {
     }
     if (exit == EXIT_COMPILE_ERROR) {
       return failure(FailureKind.COMPILE_ERROR, request, "neuronx-cc exit code 70 (compile error): "
-          + errorLine(log).orElse("no error line in its log"), log, start);
+          + NeuronLogs.firstErrorLine(log).orElse("no error line in its log"), log, start);
     }
-    if (exit == 128 + 9 || log.contains("[F137]")) {
+    if (exit == 128 + Signals.SIGKILL || log.contains("[F137]")) {
       return failure(FailureKind.OUT_OF_MEMORY, request, "neuronx-cc was killed by SIGKILL (exit status " + exit
           + "), most likely by the kernel's OOM killer; retry with fewer parallel compiles", log, start);
     }
-    if (exit > 128 && exit < 128 + 65) {
-      return failure(FailureKind.CRASH, request, "neuronx-cc died with signal " + (exit - 128) + lastLine(log), log,
-          start);
-    }
-    return failure(FailureKind.CRASH, request, "neuronx-cc exited with code " + exit + lastLine(log), log, start);
+    return failure(FailureKind.CRASH, request, "neuronx-cc " + ExitStatus.describe(exit) + lastLine(log), log, start);
   }
 
   /** Kills the compilers still running (their compiles end as failures). Safe to call twice. */
@@ -266,14 +260,13 @@ public final class NeuronxCcDriver implements CompilerDriver {
     } catch (IOException e) {
       throw XlacException.environment("cannot run " + exe + " --version: " + XlacException.reason(e));
     }
-    TailBuffer out = new TailBuffer(LOG_TAIL_BYTES);
-    Thread drain = Thread.ofVirtual().start(() -> out.drain(p.getInputStream()));
+    OutputTail out = OutputTail.drain(p.getInputStream(), LOG_TAIL_BYTES, "neuronx-cc-version-" + p.pid());
     try {
       if (!p.waitFor(VERSION_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
         ProcessGroups.killTree(p, false);
         throw XlacException.environment(exe + " --version did not answer within " + VERSION_TIMEOUT.toSeconds() + " s");
       }
-      drain.join(Duration.ofSeconds(5));
+      out.join(DRAIN_WAIT);
     } catch (InterruptedException e) {
       ProcessGroups.killTree(p, false);
       Thread.currentThread().interrupt();
@@ -327,23 +320,9 @@ public final class NeuronxCcDriver implements CompilerDriver {
     }
   }
 
-  /**
-   * The first line that reports an error, stripped and capped: one with {@code ERROR} or {@code FATAL}
-   * in capitals (neuronx-cc's {@code [ERROR]} lines), an {@code [E123]}/{@code [F137]} code, or
-   * {@code error:} in any case (argparse and Python tracebacks).
-   */
-  static Optional<String> errorLine(String log) {
-    return log.lines().filter(l -> ERROR_LINE.matcher(l).find() && !NO_ERRORS.matcher(l).find())
-        .map(l -> cap(l.strip())).findFirst();
-  }
-
   private static String lastLine(String log) {
     List<String> lines = log.lines().filter(l -> !l.isBlank() && !l.startsWith("--- ")).toList();
-    return lines.isEmpty() ? "" : ": " + cap(lines.getLast().strip());
-  }
-
-  private static String cap(String line) {
-    return line.length() <= 300 ? line : line.substring(0, 297) + "...";
+    return lines.isEmpty() ? "" : ": " + NeuronLogs.cap(lines.getLast().strip());
   }
 
   private static CompileOutcome.Failure failure(FailureKind kind, CompileRequest request, String message, String log,
@@ -360,47 +339,6 @@ public final class NeuronxCcDriver implements CompilerDriver {
       FileTrees.deleteTree(dir);
     } catch (IOException e) {
       // best effort: a leftover directory under the work root costs disk, not correctness
-    }
-  }
-
-  /** The last {@code limit} bytes of a stream, kept while it is read. */
-  private static final class TailBuffer {
-    private final int limit;
-    private final byte[] ring;
-    private long total;
-
-    TailBuffer(int limit) {
-      this.limit = limit;
-      this.ring = new byte[limit];
-    }
-
-    void drain(InputStream in) {
-      byte[] buf = new byte[8192];
-      try (in) {
-        for (int n; (n = in.read(buf)) > 0; ) {
-          append(buf, n);
-        }
-      } catch (IOException e) {
-        // the process is gone; what was read is kept
-      }
-    }
-
-    private synchronized void append(byte[] b, int n) {
-      for (int i = 0; i < n; i++) {
-        ring[(int) ((total + i) % limit)] = b[i];
-      }
-      total += n;
-    }
-
-    synchronized String text() {
-      int len = (int) Math.min(total, limit);
-      byte[] out = new byte[len];
-      long from = total - len;
-      for (int i = 0; i < len; i++) {
-        out[i] = ring[(int) ((from + i) % limit)];
-      }
-      String s = new String(out, StandardCharsets.UTF_8);
-      return total > limit ? "[... first " + (total - limit) + " bytes left out ...]\n" + s : s;
     }
   }
 }

@@ -7,14 +7,15 @@ import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.FailureKind;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.os.ExitStatus;
+import dev.xlac.core.os.OutputTail;
 import dev.xlac.core.os.ProcessGroups;
+import dev.xlac.core.os.Signals;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
-import java.io.BufferedReader;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -45,8 +47,10 @@ import java.util.regex.Pattern;
 public final class IsolatedPjrtDriver implements CompilerDriver {
   private static final Duration STARTUP_TIMEOUT = Duration.ofMinutes(2);
   private static final int LOG_LIMIT = 64 * 1024;
+  /** How long a dead worker's stderr is read after its exit. */
+  private static final Duration DRAIN_WAIT = Duration.ofSeconds(2);
 
-  private static final Optional<Path> SETSID = ProcessGroups.findSetsid();
+  private static final Optional<Path> SETSID = ProcessGroups.setsid();
 
   private final List<String> command;
   private final Duration timeout;
@@ -244,8 +248,7 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
     final Process process;
     final DataOutputStream toWorker;
     final DataInputStream fromWorker;
-    final BoundedLog log = new BoundedLog(LOG_LIMIT);
-    final Thread stderrDrain;
+    final OutputTail log;
     CompilerIdentity identity;
     private boolean killedByUs;
 
@@ -253,16 +256,7 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
       this.process = process;
       this.toWorker = new DataOutputStream(new BufferedOutputStream(process.getOutputStream(), 1 << 16));
       this.fromWorker = new DataInputStream(new BufferedInputStream(process.getInputStream(), 1 << 16));
-      this.stderrDrain = Thread.ofPlatform().daemon().name("xlac-pjrt-worker-stderr-" + process.pid()).start(() -> {
-        try (BufferedReader err = new BufferedReader(
-            new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
-          for (String line; (line = err.readLine()) != null; ) {
-            log.append(line);
-          }
-        } catch (IOException e) {
-          // the worker is gone; what was read is kept
-        }
-      });
+      this.log = OutputTail.drain(process.getErrorStream(), LOG_LIMIT, "xlac-pjrt-worker-stderr-" + process.pid());
     }
 
     CompilerIdentity readHello() throws IOException {
@@ -286,7 +280,7 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
           return new Death(FailureKind.CRASH, "the PJRT worker stopped answering and was killed", "");
         }
         exit = process.exitValue();
-        stderrDrain.join(2_000);
+        log.join(DRAIN_WAIT);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         kill();
@@ -302,16 +296,13 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
         return new Death(FailureKind.CRASH, "the PJRT worker crashed with " + signal + frame + " (report: "
             + reportPath(process.pid()) + ")", "\n" + text.lines().limit(40).reduce((a, b) -> a + "\n" + b).orElse(""));
       }
-      if (exit > 128 && exit < 128 + 64) {
-        int signal = exit - 128;
-        String name = signalName(signal);
-        if (signal == 9 && !killedByUs) {
-          return new Death(FailureKind.OUT_OF_MEMORY,
-              "the PJRT worker was killed by SIGKILL, most likely by the kernel's OOM killer", "");
-        }
-        return new Death(FailureKind.CRASH, "the PJRT worker died with " + name + " (signal " + signal + ")", "");
+      OptionalInt signal = ExitStatus.signal(exit);
+      if (signal.isPresent() && signal.getAsInt() == Signals.SIGKILL && !killedByUs) {
+        return new Death(FailureKind.OUT_OF_MEMORY,
+            "the PJRT worker was killed by SIGKILL, most likely by the kernel's OOM killer", "");
       }
-      return new Death(FailureKind.CRASH, "the PJRT worker exited with code " + exit + " without an answer", "");
+      return new Death(FailureKind.CRASH, "the PJRT worker " + ExitStatus.describe(exit)
+          + (signal.isPresent() ? "" : " without an answer"), "");
     }
 
     void kill() {
@@ -354,44 +345,6 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
         }
       }
       return "";
-    }
-
-    private static String signalName(int signal) {
-      return switch (signal) {
-        case 4 -> "SIGILL";
-        case 6 -> "SIGABRT";
-        case 7 -> "SIGBUS";
-        case 8 -> "SIGFPE";
-        case 9 -> "SIGKILL";
-        case 11 -> "SIGSEGV";
-        case 15 -> "SIGTERM";
-        default -> "signal " + signal;
-      };
-    }
-  }
-
-  /** The last {@code limit} characters of a worker's stderr, line by line, shared with its drain thread. */
-  private static final class BoundedLog {
-    private final int limit;
-    private final StringBuilder text = new StringBuilder();
-
-    BoundedLog(int limit) {
-      this.limit = limit;
-    }
-
-    synchronized void append(String line) {
-      text.append(line).append('\n');
-      if (text.length() > limit) {
-        text.delete(0, text.length() - limit);
-      }
-    }
-
-    synchronized void clear() {
-      text.setLength(0);
-    }
-
-    synchronized String text() {
-      return text.toString();
     }
   }
 }

@@ -2,16 +2,16 @@ package dev.xlac.compiler.pjrt;
 
 import dev.xlac.compiler.CompilerDriver;
 import dev.xlac.compiler.schedule.DriverFactory;
+import dev.xlac.compiler.schedule.SpareDriver;
 import dev.xlac.compiler.schedule.WarmDriver;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.AtomicFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -37,7 +37,7 @@ import java.util.TreeMap;
  * remembered one (the file was replaced in a way the key missed) is refused with ENVIRONMENT and
  * the records are deleted, so no artifact is ever stored under a wrong identity.
  *
- * <p>That kept driver is the <em>spare</em>, a {@link WarmDriver}: {@link #prestart()} starts it
+ * <p>That kept driver is the <em>spare</em> ({@link SpareDriver}): {@link #prestart()} starts it
  * before anyone asks, and a probe without a record waits for a spare already starting instead of
  * starting a second worker. {@link #close()} stops a spare nobody took, killing it if it is still
  * starting.
@@ -52,8 +52,7 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
   private final List<Path> probeDirs;
   private List<Path> probeFiles = List.of();
   private CompilerIdentity identity;
-  private final Object spareLock = new Object();
-  private WarmDriver<IsolatedPjrtDriver> spare; // guarded by spareLock, never held while waiting
+  private final SpareDriver<IsolatedPjrtDriver> spare = new SpareDriver<>("xlac-pjrt-spare", this::start);
   private boolean fromRecord;
 
   /**
@@ -94,11 +93,11 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
       identity = readRecord();
       fromRecord = identity != null;
       if (identity == null) {
-        WarmDriver<IsolatedPjrtDriver> s = spare(true);
+        WarmDriver<IsolatedPjrtDriver> s = spare.startIfNone();
         try {
           identity = s.await().identity();
         } catch (RuntimeException e) {
-          dropSpare(s); // as before: a later call starts a fresh worker to ask
+          spare.forget(s); // as before: a later call starts a fresh worker to ask
           s.close(); // nothing to close after a failed start; stops it when this thread was interrupted
           throw e;
         }
@@ -117,14 +116,13 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
   /** Starts the worker of the next {@link #open()} now, in the background, unless a spare is held or starting. */
   @Override
   public void prestart() {
-    spare(true);
+    spare.startIfNone();
   }
 
   @Override
   public synchronized CompilerDriver open() {
     CompilerIdentity expected = identity();
-    WarmDriver<IsolatedPjrtDriver> s = spare(false);
-    dropSpare(s);
+    WarmDriver<IsolatedPjrtDriver> s = spare.take();
     // A spare that failed to start throws here what start() would have thrown.
     IsolatedPjrtDriver d = s != null ? s.take() : start();
     if (!d.identity().equals(expected)) { // a pre-started spare is checked too: its identity may be a record's
@@ -140,33 +138,7 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
   /** Stops a spare that no {@link #open()} took; does not wait for one still starting (it is killed). */
   @Override
   public void close() {
-    WarmDriver<IsolatedPjrtDriver> s;
-    synchronized (spareLock) {
-      s = spare;
-      spare = null;
-    }
-    if (s != null) {
-      s.close();
-    }
-  }
-
-  /** The spare; when there is none and {@code start}, one starts now. */
-  private WarmDriver<IsolatedPjrtDriver> spare(boolean start) {
-    synchronized (spareLock) {
-      if (spare == null && start) {
-        spare = WarmDriver.start("xlac-pjrt-spare", this::start);
-      }
-      return spare;
-    }
-  }
-
-  /** Forgets {@code s} as the spare (the caller now owns it). */
-  private void dropSpare(WarmDriver<IsolatedPjrtDriver> s) {
-    synchronized (spareLock) {
-      if (spare == s) {
-        spare = null;
-      }
-    }
+    spare.close();
   }
 
   private IsolatedPjrtDriver start() {
@@ -241,16 +213,11 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
     files.forEach(f -> writeRecord(f, id));
   }
 
+  /** Replaces the record atomically ({@link AtomicFiles}): a reader sees the old record, the new one, or none. */
   private static void writeRecord(Path probeFile, CompilerIdentity id) {
     try {
       Files.createDirectories(probeFile.getParent());
-      Path tmp = Files.createTempFile(probeFile.getParent(), ".probe", ".tmp");
-      Files.writeString(tmp, id.encode(), StandardCharsets.UTF_8);
-      try {
-        Files.move(tmp, probeFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      } catch (AtomicMoveNotSupportedException e) {
-        Files.move(tmp, probeFile, StandardCopyOption.REPLACE_EXISTING);
-      }
+      AtomicFiles.writeString(probeFile, id.encode());
     } catch (IOException e) {
       // only a missed shortcut: the next run asks the plugin again
     }

@@ -30,7 +30,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * submitted twice is compiled once.
  *
  * <p>Admission: at most {@code jobs} compiles run at once, and while any runs, the next is
- * admitted only when {@link MemoryProbe} reports room for it. A compile that fails with
+ * admitted only when {@link MemoryProbe} reports room for it. The probe reads a file
+ * ({@code /proc/meminfo}) and is never called under the scheduler's lock, so a slow read holds up
+ * only the worker that waits for room, never a submission or another worker. A compile that fails with
  * {@link FailureKind#OUT_OF_MEMORY} lowers the limit by one (never below 1) and is retried once.
  * Crashes, timeouts and out-of-memory failures are retried up to {@code retries} times; compile
  * errors never are. An {@link FailureKind#ENVIRONMENT} failure (the compiler cannot run, or a
@@ -53,7 +55,7 @@ public final class CompileScheduler implements AutoCloseable {
    * never reaches them, and a crash is recorded at once.
    */
   private static final long CRASH_SETTLE_MILLIS = 300;
-  private static final boolean WORKERS_SHARE_TERMINAL_GROUP = ProcessGroups.findSetsid().isEmpty();
+  private static final boolean WORKERS_SHARE_TERMINAL_GROUP = ProcessGroups.setsid().isEmpty();
 
   private final DriverFactory drivers;
   private final CompilerIdentity identity;
@@ -264,8 +266,14 @@ public final class CompileScheduler implements AutoCloseable {
     }
   }
 
-  /** The next task this worker may run, or null when the run is over for it. */
+  /**
+   * The next task this worker may run, or null when the run is over for it. When memory decides, the
+   * probe is read with the lock released, and the state is looked at again under the lock with that
+   * sample: the decision uses the jobs running then, never a count from before the read.
+   */
   private Admission admit() {
+    boolean sampled = false; // whether available holds a reading taken since the last look under the lock
+    long available = 0;
     lock.lock();
     try {
       while (true) {
@@ -273,14 +281,26 @@ public final class CompileScheduler implements AutoCloseable {
           return null;
         }
         if (!queue.isEmpty() && running.size() < limit) {
-          if (running.isEmpty() || hasRoomForOneMore()) {
+          if (running.isEmpty() || sampled && available >= memoryNeededForOneMore()) {
             Admission admission = new Admission(queue.pollFirst(), System.nanoTime());
             running.add(admission);
             return admission;
           }
-          changed.await(MEMORY_POLL_MILLIS, TimeUnit.MILLISECONDS);
+          if (sampled) { // no room: wait for a job to end, or a while, then read the memory again
+            sampled = false;
+            changed.await(MEMORY_POLL_MILLIS, TimeUnit.MILLISECONDS);
+            continue;
+          }
+          lock.unlock();
+          try {
+            available = memory.availableBytes();
+          } finally {
+            lock.lock();
+          }
+          sampled = true;
           continue;
         }
+        sampled = false;
         if (queue.isEmpty() && sealed && running.isEmpty()) {
           return null;
         }
@@ -293,10 +313,11 @@ public final class CompileScheduler implements AutoCloseable {
     }
   }
 
-  private boolean hasRoomForOneMore() {
+  /** What one more job needs: its budget, and that of every job too young to show its own use. Under the lock. */
+  private long memoryNeededForOneMore() {
     long now = System.nanoTime();
     long young = running.stream().filter(a -> now - a.since() < YOUNG_JOB_NANOS).count();
-    return memory.availableBytes() >= settings.memoryPerJob() * (young + 1);
+    return settings.memoryPerJob() * (young + 1);
   }
 
   private void release(Admission admission) {

@@ -41,6 +41,15 @@ public interface DriverFactory extends AutoCloseable {
 
   /** A factory for drivers whose identity is known without starting one. */
   static DriverFactory of(CompilerIdentity identity, Supplier<? extends CompilerDriver> open) {
-    return new SuppliedDrivers(identity, open);
+    return new SuppliedDrivers(identity, open, null);
+  }
+
+  /**
+   * As {@link #of(CompilerIdentity, Supplier)}, with a driver already open (e.g. the one that was started to learn
+   * the identity): the first {@link #open()} returns it, and {@link #close()} closes it if no {@code open()} did.
+   * While it is held, {@link #prestart()} starts nothing.
+   */
+  static DriverFactory of(CompilerIdentity identity, Supplier<? extends CompilerDriver> open, CompilerDriver first) {
+    return new SuppliedDrivers(identity, open, first);
   }
 }

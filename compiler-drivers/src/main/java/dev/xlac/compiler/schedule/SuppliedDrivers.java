@@ -4,15 +4,21 @@ import dev.xlac.compiler.CompilerDriver;
 import dev.xlac.core.CompilerIdentity;
 import java.util.function.Supplier;
 
-/** {@link DriverFactory#of}: a known identity, a supplier of drivers, and at most one {@link WarmDriver}. */
+/**
+ * {@link DriverFactory#of}: a known identity, a supplier of drivers, an optional driver already open for the first
+ * {@link #open()}, and at most one {@link SpareDriver}.
+ */
 final class SuppliedDrivers implements DriverFactory {
   private final CompilerIdentity identity;
   private final Supplier<? extends CompilerDriver> open;
-  private WarmDriver<CompilerDriver> spare;
+  private final SpareDriver<CompilerDriver> spare;
+  private CompilerDriver first; // guarded by this; null once taken or closed
 
-  SuppliedDrivers(CompilerIdentity identity, Supplier<? extends CompilerDriver> open) {
+  SuppliedDrivers(CompilerIdentity identity, Supplier<? extends CompilerDriver> open, CompilerDriver first) {
     this.identity = identity;
     this.open = open;
+    this.spare = new SpareDriver<>("xlac-driver-prestart", open);
+    this.first = first;
   }
 
   @Override
@@ -21,31 +27,37 @@ final class SuppliedDrivers implements DriverFactory {
   }
 
   @Override
-  public synchronized void prestart() {
-    if (spare == null) {
-      spare = WarmDriver.start("xlac-driver-prestart", open);
+  public void prestart() {
+    synchronized (this) {
+      if (first != null) {
+        return; // the next open() is served already
+      }
     }
+    spare.startIfNone();
   }
 
   @Override
   public CompilerDriver open() {
-    WarmDriver<CompilerDriver> s;
-    synchronized (this) {
-      s = spare;
-      spare = null;
+    CompilerDriver d = takeFirst();
+    if (d != null) {
+      return d;
     }
+    WarmDriver<CompilerDriver> s = spare.take();
     return s == null ? open.get() : s.take();
   }
 
   @Override
   public void close() {
-    WarmDriver<CompilerDriver> s;
-    synchronized (this) {
-      s = spare;
-      spare = null;
+    CompilerDriver d = takeFirst();
+    if (d != null) {
+      d.close();
     }
-    if (s != null) {
-      s.close();
-    }
+    spare.close();
+  }
+
+  private synchronized CompilerDriver takeFirst() {
+    CompilerDriver d = first;
+    first = null;
+    return d;
   }
 }

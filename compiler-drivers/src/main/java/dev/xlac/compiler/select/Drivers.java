@@ -9,7 +9,7 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.neuron.NeuronxCcIdentity;
 import dev.xlac.core.os.ProcessBytes;
-import dev.xlac.core.os.ProcessGroups;
+import dev.xlac.core.os.Executables;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -89,7 +89,7 @@ public final class Drivers {
         }
       }
       case DriverSpec.NeuronxCc n -> {
-        if (ProcessGroups.onPath("neuronx-cc").isEmpty()) { // as NeuronxCcDriver looks it up
+        if (Executables.onPath("neuronx-cc").isEmpty()) { // as NeuronxCcDriver looks it up
           throw XlacException.environment("neuronx-cc was not found on PATH (install the Neuron SDK's neuronx-cc)");
         }
       }
@@ -160,12 +160,10 @@ public final class Drivers {
    * spec's work root.
    */
   private static DriverFactory neuronxCcFactory(DriverSpec.NeuronxCc n) {
-    CompilerIdentity identity;
-    try (NeuronxCcDriver probe = NeuronxCcDriver.open(null, n.target(), n.flags(), n.timeout(), n.workRoot())) {
-      identity = probe.identity();
-    }
-    return DriverFactory.of(identity,
-        () -> NeuronxCcDriver.open(null, n.target(), n.flags(), n.timeout(), n.workRoot()));
+    // The driver that learnt the identity is the first worker's, so neuronx-cc --version runs once less.
+    NeuronxCcDriver first = NeuronxCcDriver.open(null, n.target(), n.flags(), n.timeout(), n.workRoot());
+    return DriverFactory.of(first.identity(),
+        () -> NeuronxCcDriver.open(null, n.target(), n.flags(), n.timeout(), n.workRoot()), first);
   }
 
   private static XlacException usage(String message) {

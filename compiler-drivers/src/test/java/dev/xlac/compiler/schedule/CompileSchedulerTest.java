@@ -25,11 +25,13 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -103,6 +105,24 @@ class CompileSchedulerTest {
       jobs.forEach(s::submit);
       return s.finish();
     }
+  }
+
+  /** A driver in this JVM: every compile returns what {@code compile} gives; nothing to close. */
+  private static CompilerDriver inJvm(CompilerIdentity id, Supplier<CompileOutcome> compile) {
+    return new CompilerDriver() {
+      @Override
+      public CompilerIdentity identity() {
+        return id;
+      }
+
+      @Override
+      public CompileOutcome compile(CompileRequest request) {
+        return compile.get();
+      }
+
+      @Override
+      public void close() {}
+    };
   }
 
   @Test
@@ -335,22 +355,9 @@ class CompileSchedulerTest {
   void retryAdmittedBeforeTheCrashedRunReleased_doesNotHangFinish() throws Exception {
     CompilerIdentity id = new CompilerIdentity("fake", "1", "cpu", List.of(), Map.of());
     AtomicInteger compiles = new AtomicInteger();
-    CompilerDriver crashesOnce = new CompilerDriver() {
-      @Override
-      public CompilerIdentity identity() {
-        return id;
-      }
-
-      @Override
-      public CompileOutcome compile(CompileRequest request) {
-        return compiles.incrementAndGet() == 1
-            ? new CompileOutcome.Failure(FailureKind.CRASH, "worker died", "", Duration.ofMillis(1))
-            : new CompileOutcome.Success(new byte[] {1}, "", Duration.ofMillis(1), Map.of());
-      }
-
-      @Override
-      public void close() {}
-    };
+    CompilerDriver crashesOnce = inJvm(id, () -> compiles.incrementAndGet() == 1
+        ? new CompileOutcome.Failure(FailureKind.CRASH, "worker died", "", Duration.ofMillis(1))
+        : new CompileOutcome.Success(new byte[] {1}, "", Duration.ofMillis(1), Map.of()));
     CountDownLatch secondAttemptStarted = new CountDownLatch(1);
     CompileListener holdTheFirstWorker = new CompileListener() {
       @Override
@@ -379,5 +386,54 @@ class CompileSchedulerTest {
       assertThat(r.status()).isEqualTo(GraphResult.Status.COMPILED);
       assertThat(r.attempts()).isEqualTo(2);
     });
+  }
+
+  /**
+   * The memory probe reads /proc/meminfo, a file read that can stall; the scheduler used to call it
+   * holding its lock, so a stalled read held up every submit (and every other worker) with it.
+   */
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void blockingMemoryProbe_doesNotBlockSubmit() throws Exception {
+    CompilerIdentity id = new CompilerIdentity("fake", "1", "cpu", List.of(), Map.of());
+    CountDownLatch compilesMayEnd = new CountDownLatch(1);
+    CompilerDriver waits = inJvm(id, () -> {
+      try {
+        compilesMayEnd.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return new CompileOutcome.Success(new byte[] {1}, "", Duration.ofMillis(1), Map.of());
+    });
+    CountDownLatch probeEntered = new CountDownLatch(1);
+    CountDownLatch probeMayAnswer = new CountDownLatch(1);
+    MemoryProbe stalls = () -> {
+      probeEntered.countDown();
+      try {
+        probeMayAnswer.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return Long.MAX_VALUE;
+    };
+    try (CompileScheduler s = new CompileScheduler(DriverFactory.of(id, () -> waits), new SchedulerSettings(2, 1, 0),
+        new Stored(), null, stalls)) {
+      try {
+        s.submit(job(1, "jit_first")); // runs at once: with nothing running, memory is not asked
+        s.submit(job(2, "jit_second")); // the other worker asks the probe, which stalls
+        assertThat(probeEntered.await(30, TimeUnit.SECONDS)).as("the probe was asked").isTrue();
+
+        CompletableFuture<Integer> submitAndLook = CompletableFuture.supplyAsync(() -> {
+          s.submit(job(3, "jit_third"));
+          return s.concurrencyLimit();
+        });
+        assertThat(submitAndLook).succeedsWithin(Duration.ofSeconds(10)).isEqualTo(2);
+      } finally { // before close(), which waits for the workers
+        probeMayAnswer.countDown();
+        compilesMayEnd.countDown();
+      }
+      assertThat(s.finish()).hasSize(3)
+          .allSatisfy(r -> assertThat(r.status()).isEqualTo(GraphResult.Status.COMPILED));
+    }
   }
 }

@@ -82,6 +82,26 @@ class PrestartTest {
     }
   }
 
+  /** Opens whose start waits for {@code release}, and when interrupted meanwhile still delivers its driver. */
+  private static Opens ignoringInterrupts(CountDownLatch release) {
+    return new Opens(n -> {
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        // a start that ignores the interrupt and still delivers its driver
+      }
+      return null;
+    });
+  }
+
+  /** A factory of {@code opens} whose prestart has begun its open. */
+  private static DriverFactory prestarted(Opens opens) throws InterruptedException {
+    DriverFactory f = DriverFactory.of(ID, opens::open);
+    f.prestart();
+    opens.firstEntered.await();
+    return f;
+  }
+
   private static void await(CountDownLatch latch) {
     try {
       latch.await();
@@ -158,9 +178,7 @@ class PrestartTest {
         return new XlacException(ExitCode.ENVIRONMENT, "interrupted while starting");
       }
     });
-    DriverFactory f = DriverFactory.of(ID, opens::open);
-    f.prestart();
-    opens.firstEntered.await();
+    DriverFactory f = prestarted(opens);
     f.close();
     assertThat(sawInterrupt).isCompletedWithValue(true); // close() stopped it and waited only for that
     assertThat(opens.made).isEmpty();
@@ -168,18 +186,8 @@ class PrestartTest {
 
   @Test
   void close_closesADriverThatArrivesAfterAnInterruptedStart() throws Exception {
-    CountDownLatch never = new CountDownLatch(1);
-    Opens opens = new Opens(n -> {
-      try {
-        never.await();
-      } catch (InterruptedException e) {
-        // a start that ignores the interrupt and still delivers its driver
-      }
-      return null;
-    });
-    DriverFactory f = DriverFactory.of(ID, opens::open);
-    f.prestart();
-    opens.firstEntered.await();
+    Opens opens = ignoringInterrupts(new CountDownLatch(1));
+    DriverFactory f = prestarted(opens);
     f.close();
     assertThat(opens.made).hasSize(1);
     assertThat(opens.allClosed()).isTrue();
@@ -188,9 +196,7 @@ class PrestartTest {
   @Test
   void close_closesAStartedDriverNobodyTook_butNotOneThatWasTaken() throws Exception {
     Opens opens = new Opens(n -> null);
-    DriverFactory f = DriverFactory.of(ID, opens::open);
-    f.prestart();
-    opens.firstEntered.await();
+    DriverFactory f = prestarted(opens);
     f.close();
     assertThat(opens.made).hasSize(1);
     assertThat(opens.allClosed()).isTrue();
@@ -206,18 +212,8 @@ class PrestartTest {
 
   @Test
   void interruptedOpen_isEnvironment_andStopsThePrestart() throws Exception {
-    CountDownLatch release = new CountDownLatch(1);
-    Opens opens = new Opens(n -> {
-      try {
-        release.await();
-      } catch (InterruptedException e) {
-        // delivers its driver anyway
-      }
-      return null;
-    });
-    DriverFactory f = DriverFactory.of(ID, opens::open);
-    f.prestart();
-    opens.firstEntered.await();
+    Opens opens = ignoringInterrupts(new CountDownLatch(1));
+    DriverFactory f = prestarted(opens);
     Thread.currentThread().interrupt();
     assertThatThrownBy(f::open).isInstanceOfSatisfying(XlacException.class,
         e -> assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT));
@@ -225,5 +221,37 @@ class PrestartTest {
     assertThat(opens.made).hasSize(1);
     assertThat(opens.allClosed()).isTrue();
     f.close();
+  }
+
+  @Test
+  void firstDriver_isTheFirstOpens_andPrestartStartsNothingWhileItIsHeld() throws Exception {
+    Numbered given = new Numbered(0);
+    Opens opens = new Opens(n -> null);
+    try (DriverFactory f = DriverFactory.of(ID, opens::open, given)) {
+      f.prestart();
+      try (CompilerDriver first = f.open(); CompilerDriver second = f.open()) {
+        assertThat(first).isSameAs(given);
+        assertThat(((Numbered) second).n).isEqualTo(1);
+        assertThat(opens.count()).isEqualTo(1);
+      }
+    }
+    assertThat(given.closed).isTrue();
+    assertThat(opens.allClosed()).isTrue();
+  }
+
+  @Test
+  void firstDriver_nobodyTook_isClosedWithTheFactory() {
+    Numbered given = new Numbered(0);
+    Opens opens = new Opens(n -> null);
+    DriverFactory f = DriverFactory.of(ID, opens::open, given);
+    f.close();
+    assertThat(given.closed).isTrue();
+    assertThat(opens.count()).isZero();
+
+    Numbered taken = new Numbered(0);
+    DriverFactory g = DriverFactory.of(ID, opens::open, taken);
+    CompilerDriver d = g.open();
+    g.close();
+    assertThat(((Numbered) d).closed).isFalse();
   }
 }

@@ -1,9 +1,5 @@
 package dev.xlac.core.os;
 
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -14,7 +10,7 @@ import java.util.concurrent.TimeUnit;
  * Starting a child in a process group of its own and killing that whole group. Java cannot make a
  * child a group leader, so the child is started through util-linux {@code setsid}, which (the child
  * of a JVM never being a group leader) calls {@code setsid()} and execs in the same process: the
- * child's pid is its group id. Killing sends SIGKILL to the group with libc's {@code kill(-pgid)},
+ * child's pid is its group id. Killing sends SIGKILL to the group ({@link Signals#killGroup}),
  * so grandchildren that outlived or left their parent go too, and then to every descendant Java
  * still sees, for a child that made a group of its own.
  *
@@ -23,48 +19,22 @@ import java.util.concurrent.TimeUnit;
  * stop is never mistaken for a crash.
  */
 public final class ProcessGroups {
-  private static final int SIGKILL = 9;
-  private static final MethodHandle KILL = lookupKill();
-
   private ProcessGroups() {}
 
-  /** {@code setsid} from the usual places or PATH; empty where there is none (then only descendants are killed). */
-  public static Optional<Path> findSetsid() {
-    for (String dir : List.of("/usr/bin", "/bin")) {
-      Path p = Path.of(dir, "setsid");
-      if (Files.isExecutable(p)) {
-        return Optional.of(p);
-      }
-    }
-    return onPath("setsid");
-  }
-
-  /** The first executable regular file called {@code name} in {@code PATH}'s directories. */
-  public static Optional<Path> onPath(String name) {
-    String path = System.getenv("PATH");
-    if (path == null) {
-      return Optional.empty();
-    }
-    for (String dir : path.split(java.io.File.pathSeparator)) {
-      if (!dir.isEmpty()) {
-        Path p = Path.of(dir, name);
-        if (Files.isRegularFile(p) && Files.isExecutable(p)) {
-          return Optional.of(p);
-        }
-      }
-    }
-    return Optional.empty();
+  /**
+   * util-linux {@code setsid}: {@code /usr/bin/setsid}, else {@code /bin/setsid}, else the first on this process's
+   * {@code PATH} ({@link Executables}); empty where there is none (then children share xlac's group and killing reaches
+   * only the descendants Java sees). Looked up once per JVM.
+   */
+  public static Optional<Path> setsid() {
+    return Setsid.PATH;
   }
 
   /** Kills the group led by {@code process} and every descendant, then waits (bounded) for the process. */
   public static void killTree(Process process, boolean ownGroup) {
     List<ProcessHandle> descendants = process.descendants().toList();
-    if (ownGroup && KILL != null) {
-      try {
-        int unused = (int) KILL.invokeExact(-Math.toIntExact(process.pid()), SIGKILL);
-      } catch (Throwable e) {
-        // fall through to killing the processes one by one
-      }
+    if (ownGroup) {
+      Signals.killGroup(process.pid(), Signals.SIGKILL); // if it fails, the processes are killed one by one below
     }
     process.destroyForcibly();
     descendants.forEach(ProcessHandle::destroyForcibly);
@@ -76,13 +46,18 @@ public final class ProcessGroups {
     }
   }
 
-  private static MethodHandle lookupKill() {
-    try {
-      Linker linker = Linker.nativeLinker();
-      return linker.defaultLookup().find("kill").map(addr -> linker.downcallHandle(addr,
-          FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT))).orElse(null);
-    } catch (RuntimeException e) {
-      return null;
+  /** The lookup, done when {@link #setsid()} is first called. */
+  private static final class Setsid {
+    static final Optional<Path> PATH = find();
+
+    private static Optional<Path> find() {
+      for (String dir : List.of("/usr/bin", "/bin")) {
+        Path p = Path.of(dir, "setsid");
+        if (Files.isExecutable(p)) {
+          return Optional.of(p);
+        }
+      }
+      return Executables.onPath("setsid");
     }
   }
 }

@@ -1,9 +1,5 @@
 package dev.xlac.core.os;
 
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.List;
 import sun.misc.Signal;
@@ -16,12 +12,10 @@ import sun.misc.SignalHandler;
  *
  * <p>{@code sun.misc.Signal} (module {@code jdk.unsupported}) is the supported way to handle
  * signals on Java 25 without {@code --add-exports}; {@code jdk.internal.misc.Signal} would need
- * one. The JDK has no call that signals a process group, so libc's {@code kill(-pgid, sig)} is
- * called through the FFM API.
+ * one. The JDK has no call that signals a process group, so {@link Signals#killGroup} sends it.
  */
 public final class SignalForwarding implements AutoCloseable {
   private static final String[] FORWARDED = {"INT", "TERM", "HUP"};
-  private static volatile MethodHandle kill;
 
   private final long pgid;
   private final List<Signal> installed = new ArrayList<>();
@@ -54,30 +48,7 @@ public final class SignalForwarding implements AutoCloseable {
 
   private void forward(Signal sig) {
     received = sig.getName();
-    send(pgid, sig.getNumber());
-  }
-
-  /** Sends {@code signal} to process group {@code pgid}, or to process {@code pgid} if there is no such group yet. */
-  public static void send(long pgid, int signal) {
-    try {
-      int rc = (int) killHandle().invokeExact(-(int) pgid, signal);
-      if (rc != 0) {
-        rc = (int) killHandle().invokeExact((int) pgid, signal);
-      }
-    } catch (Throwable t) {
-      // Nothing better to do inside a signal handler; the child keeps running and xlac waits for it.
-    }
-  }
-
-  private static MethodHandle killHandle() {
-    MethodHandle h = kill;
-    if (h == null) {
-      Linker linker = Linker.nativeLinker();
-      h = linker.downcallHandle(linker.defaultLookup().find("kill").orElseThrow(),
-          FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-      kill = h;
-    }
-    return h;
+    Signals.killGroup(pgid, sig.getNumber()); // never throws: the child runs on if it fails, and xlac waits
   }
 
   @Override
