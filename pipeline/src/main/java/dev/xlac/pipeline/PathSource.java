@@ -18,15 +18,13 @@ import java.util.function.Function;
 import java.util.stream.Stream;
 
 /**
- * Graphs from dump files and directories: reads them (in parallel, a chunk at a time so memory stays
- * bounded) and hands every compiler-input module to the {@link CacheIntake}, which stores it as a
+ * Graphs from dump files and directories: reads them (in parallel on one pool, under one byte budget, so memory
+ * stays bounded) and hands every compiler-input module to the {@link CacheIntake}, which stores it as a
  * pending graph, deduplicated by fingerprint; then syncs the write-ahead log. Unreadable files are
  * collected, not fatal. Serves {@code cache add} and {@code parallel-compile PATH...} (which compiles
  * the graphs it read), both through {@link CacheIntake#addPaths}.
  */
 public final class PathSource {
-  private static final int CHUNK = 64;
-
   /**
    * What an ingest did.
    *
@@ -88,28 +86,18 @@ public final class PathSource {
     DumpDirectoryReader.Scan scan = DumpDirectoryReader.scan(paths);
     List<XlacException> errors = new ArrayList<>();
     SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
-    int added = 0;
-    int present = 0;
-    HloBatchReader reader = HloBatchReader.withDefaults();
-    List<Path> files = scan.inputs();
-    for (int i = 0; i < files.size(); i += CHUNK) {
-      List<HloBatchReader.Outcome<Stored>> outcomes = reader.read(files.subList(i, Math.min(files.size(), i + CHUNK)),
-          m -> new Stored(m.fingerprint(), m.moduleName(), CacheIntake.put(store, m)));
-      for (HloBatchReader.Outcome<Stored> o : outcomes) {
-        if (!o.ok()) {
-          errors.add(o.error());
-          continue;
-        }
-        graphs.putIfAbsent(o.value().fingerprint(), o.value().moduleName());
-        if (o.value().outcome() == PutOutcome.ADDED) {
-          added++;
-        } else {
-          present++;
-        }
-      }
-    }
+    int[] addedAndPresent = new int[2];
+    HloBatchReader.withDefaults().readEach(scan.inputs(),
+        m -> new Stored(m.fingerprint(), m.moduleName(), CacheIntake.put(store, m)), o -> {
+          if (!o.ok()) {
+            errors.add(o.error());
+            return;
+          }
+          graphs.putIfAbsent(o.value().fingerprint(), o.value().moduleName());
+          addedAndPresent[o.value().outcome() == PutOutcome.ADDED ? 0 : 1]++;
+        });
     store.sync();
-    return new Result(added, present, scan.skippedFiles() + scan.textDumps().size(), scan.notes(),
+    return new Result(addedAndPresent[0], addedAndPresent[1], scan.skippedFiles() + scan.textDumps().size(), scan.notes(),
         List.<XlacException>copyOf(scan.errors()), List.copyOf(errors), Collections.unmodifiableSequencedMap(graphs),
         List.copyOf(paths));
   }
