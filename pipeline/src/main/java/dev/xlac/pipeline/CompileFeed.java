@@ -39,7 +39,7 @@ final class CompileFeed implements AutoCloseable {
   private DriverFactory drivers;
   private CacheResults cache;
   private CompileScheduler scheduler;
-  private XlacException failure;
+  private Throwable failure;
   private boolean cancelled;
 
   CompileFeed(CacheStore store, SchedulerSettings settings, boolean retryFailed, RunListener listener,
@@ -73,8 +73,10 @@ final class CompileFeed implements AutoCloseable {
       while (cache == null && failure == null && !cancelled) {
         wait();
       }
-      if (failure != null) {
-        throw failure;
+      if (failure instanceof Error e) {
+        throw e;
+      } else if (failure != null) {
+        throw (RuntimeException) failure;
       }
       offered += graphs.size();
       List<CompileJob> todo = new ArrayList<>();
@@ -108,8 +110,11 @@ final class CompileFeed implements AutoCloseable {
     notifyAll();
   }
 
-  /** The compiler could not be started: a fixed list waiting in {@link #offerAll} throws {@code why}. */
-  synchronized void failed(XlacException why) {
+  /**
+   * The compiler could not be started: a fixed list waiting in {@link #offerAll} throws {@code why} (a
+   * RuntimeException or an Error, as the probe met it).
+   */
+  synchronized void failed(Throwable why) {
     failure = why;
     notifyAll();
   }

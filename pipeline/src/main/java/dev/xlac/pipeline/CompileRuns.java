@@ -110,19 +110,21 @@ public final class CompileRuns {
       CommandSource.Traced traced;
       try {
         traced = source.run(intake);
-        probe.join();
       } catch (InterruptedException e) {
-        XlacException why = probe.failure();
+        XlacException why = probe.awaitEnd();
         if (why == null) {
           throw e;
         }
-        throw new XlacException(why.exitCode(), why.getMessage() + "; xlac stopped " + command
-            + " (the graphs it dumped so far are in the cache)", why);
+        throw stopped(why, command);
       } finally {
-        probe.join();
+        probe.awaitEnd(); // no worker starts after the factory is closed
       }
-      if (traced.notRunnable() != null) {
+      XlacException why = probe.awaitEnd();
+      if (traced.notRunnable() != null) { // nothing ran, whatever the compiler did: 127 or 126
         return new OneShotResult(CaptureResult.notRunnable(traced.notRunnable()), null);
+      }
+      if (why != null) {
+        throw stopped(why, command);
       }
       listener.captureEnded(String.format("%s ended: %d unique graph%s, %s compiled so far", command,
           feed.offered(), feed.offered() == 1 ? "" : "s", listener.doneOfTotal()));
@@ -137,6 +139,11 @@ public final class CompileRuns {
     } finally {
       listener.close();
     }
+  }
+
+  private static XlacException stopped(XlacException why, String command) {
+    return new XlacException(why.exitCode(), why.getMessage() + "; xlac stopped " + command
+        + " (the graphs it dumped so far are in the cache)", why);
   }
 
   /** The one end of a run: the listener is closed, the results sorted by module, then fingerprint. */

@@ -11,9 +11,10 @@ import java.util.function.Supplier;
  * (for PJRT without a remembered probe that is a worker JVM and hashing the plugin) and starts the
  * {@link CompileFeed} with it.
  *
- * <p>On failure the factory is closed, the failure is kept for {@link #failure()}, the feed is told
- * (a fixed list waiting for it gets the failure), and the given caller thread is interrupted: a
- * traced command is then stopped, since its graphs could not be compiled.
+ * <p>On failure (any Throwable, so that no caller waits for ever) the factory is closed, the failure is kept for
+ * {@link #failure()} (as an XlacException), the feed is told (a fixed list waiting for it rethrows what was met),
+ * and the given caller thread is interrupted: a traced command is then stopped, since its graphs could not be
+ * compiled.
  */
 final class IdentityProbe {
   private final Thread thread;
@@ -26,13 +27,18 @@ final class IdentityProbe {
         f = source.get();
         f.identity();
         feed.start(f);
-      } catch (RuntimeException e) {
+      } catch (Throwable e) { // an Error too: a caller waits for this thread's word either way
         if (f != null) {
-          f.close();
+          try {
+            f.close();
+          } catch (RuntimeException closing) {
+            e.addSuppressed(closing);
+          }
         }
         failure = e instanceof XlacException x ? x
             : new XlacException(ExitCode.INTERNAL, "cannot start the compiler: " + XlacException.reason(e), e);
-        feed.failed(failure);
+        // A fixed list rethrows what was met, so an unexpected failure reads as before: an internal error.
+        feed.failed(e);
         if (interruptOnFailure != null) {
           interruptOnFailure.interrupt();
         }
@@ -53,6 +59,28 @@ final class IdentityProbe {
   /** Waits for the probe to end (so that no worker starts after the run closed its factory). */
   void join() throws InterruptedException {
     thread.join();
+  }
+
+  /**
+   * Waits for the probe to end, whatever interrupts come meanwhile, and returns its failure (null: none). The
+   * interrupt a failed probe sent its caller is used up here; any other is kept for the caller to see.
+   */
+  XlacException awaitEnd() {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        thread.join();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (failure != null) {
+      Thread.interrupted(); // the probe's own interrupt, if it came
+    } else if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    return failure;
   }
 
   /** Why the compiler could not be started; null while it has not failed. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.xlac.cache.ArtifactKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.CompileInfo;
+import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.ExitCode;
@@ -103,5 +104,30 @@ class CompileRunsTest {
       assertThat(p.readErrors()).singleElement().satisfies(e -> assertThat(e.getMessage()).contains("broken"));
       assertThat(p.added()).isEqualTo(1);
     });
+  }
+
+  @Test
+  void command_thatCannotRun_whileTheCompilerCannotStartEither_isNotRunnable_127() throws Exception {
+    DriverFactory broken = new DriverFactory() {
+      @Override
+      public dev.xlac.core.CompilerIdentity identity() {
+        throw dev.xlac.core.XlacException.environment("cannot use PJRT plugin /nowhere.so: no such file");
+      }
+
+      @Override
+      public dev.xlac.compiler.CompilerDriver open() {
+        throw new AssertionError("no driver is opened without an identity");
+      }
+    };
+    CompileSetup setup = new CompileSetup(() -> CacheStore.open(tmp.resolve("cache"), CacheStore.Mode.READ_WRITE,
+        Duration.ZERO, m -> {}), new DriverSource.Given(broken), new SchedulerSettings(2, 0, 0), false,
+        RunListener.NONE, () -> Long.MAX_VALUE);
+    for (int i = 0; i < 5; i++) { // the probe fails before, during or after the failed start: always 127
+      OneShotResult r = CompileRuns.command(setup, new TraceSpec(List.of(tmp.resolve("no-such-command").toString()),
+          dev.xlac.capture.Frontend.AUTO, null, null, false, System.getenv(), TraceSpec.DEFAULT_POLL_INTERVAL));
+      assertThat(r.capture().notRunnable()).isNotNull();
+      assertThat(r.exitStatus()).isEqualTo(127);
+      assertThat(Thread.interrupted()).isFalse();
+    }
   }
 }

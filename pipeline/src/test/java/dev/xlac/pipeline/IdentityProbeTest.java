@@ -75,4 +75,67 @@ class IdentityProbeTest {
       assertThat(probe.failure().getMessage()).isEqualTo("cannot start the compiler: boom");
     }
   }
+
+  @Test
+  void anError_inTheProbe_failsAWaitingFixedList_insteadOfHangingIt() throws Exception {
+    AtomicBoolean closed = new AtomicBoolean();
+    DriverFactory erring = new DriverFactory() {
+      @Override
+      public CompilerIdentity identity() {
+        throw new ExceptionInInitializerError("the plugin's bindings could not be made");
+      }
+
+      @Override
+      public CompilerDriver open() {
+        throw new AssertionError("no driver is opened without an identity");
+      }
+
+      @Override
+      public void close() {
+        closed.set(true);
+      }
+    };
+    try (CacheStore store = CacheStore.open(tmp, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {});
+        CompileFeed feed = new CompileFeed(store, new SchedulerSettings(1, 0, 0), false, RunListener.NONE,
+            () -> Long.MAX_VALUE)) {
+      IdentityProbe probe = IdentityProbe.start(() -> erring, feed, null);
+      var waiting = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        try {
+          return feed.offerAll(new LinkedHashMap<>());
+        } catch (InterruptedException e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      assertThatThrownBy(() -> waiting.get(30, TimeUnit.SECONDS))
+          .hasCauseInstanceOf(ExceptionInInitializerError.class);
+      probe.join();
+      assertThat(closed).isTrue();
+      assertThat(probe.failure().exitCode()).isEqualTo(ExitCode.INTERNAL);
+    }
+  }
+
+  @Test
+  void anUnexpectedException_reachesAFixedListAsItself_soItReadsAsAnInternalError() throws Exception {
+    IllegalStateException boom = new IllegalStateException("boom");
+    try (CacheStore store = CacheStore.open(tmp, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {});
+        CompileFeed feed = new CompileFeed(store, new SchedulerSettings(1, 0, 0), false, RunListener.NONE,
+            () -> Long.MAX_VALUE)) {
+      IdentityProbe probe = IdentityProbe.start(() -> {
+        throw boom;
+      }, feed, null);
+      probe.join();
+      assertThatThrownBy(() -> feed.offerAll(new LinkedHashMap<>())).isSameAs(boom);
+    }
+  }
+
+  @Test
+  void awaitEnd_usesUpTheFailedProbesInterrupt_butKeepsAnyOther() throws Exception {
+    try (CacheStore store = CacheStore.open(tmp, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {});
+        CompileFeed feed = new CompileFeed(store, new SchedulerSettings(1, 0, 0), false, RunListener.NONE,
+            () -> Long.MAX_VALUE)) {
+      IdentityProbe failed = IdentityProbe.start(Broken::new, feed, Thread.currentThread());
+      assertThat(failed.awaitEnd()).isNotNull();
+      assertThat(Thread.interrupted()).as("the probe's interrupt is used up").isFalse();
+    }
+  }
 }

@@ -33,9 +33,12 @@ final class CacheAddCommand implements Callable<Integer> {
     try (CacheStore store = cache.openWritable()) {
       r = CacheIntake.addPaths(store, paths);
     }
-    ExitCode code = InputReporter.report(cache.err(), r);
+    // cache add's own order, as always: the notes, every path that could not be searched or read, the counts,
+    // then "no HLO modules found".
+    InputReporter report = new InputReporter(cache.err());
+    report.report(r.notes(), List.of(), r.errors(), null);
     out.printf("added %d, already present %d, skipped %d%n", r.added(), r.alreadyPresent(), r.skipped());
     out.flush();
-    return code.code();
+    return report.report(List.of(), List.of(), List.of(), r.noModules() ? r.paths() : null).code();
   }
 }

@@ -62,6 +62,17 @@ class CacheCommandsTest {
   }
 
   @Test
+  void add_withANoteAndAnUnsearchablePath_printsTheNoteFirst_asItAlwaysDid() {
+    // Regression: when cache add moved onto the pipeline, unsearchable paths came before the notes.
+    Run r = xlac("cache", "add", dumps.toString(), tmp.resolve("nope").toString());
+    assertThat(r.code()).isEqualTo(2);
+    List<String> lines = r.err().lines().toList();
+    assertThat(lines).hasSize(2);
+    assertThat(lines.get(0)).startsWith("xlac: skipped 1 other dump file");
+    assertThat(lines.get(1)).isEqualTo("xlac: cannot read " + tmp.resolve("nope") + ": no such file or directory");
+  }
+
+  @Test
   void add_ofNothingReadable_saysSoOnStderr_afterTheCounts_withExitCode2() throws Exception {
     Path empty = java.nio.file.Files.createDirectories(tmp.resolve("empty"));
     Run r = xlac("cache", "add", empty.toString());
