@@ -36,15 +36,15 @@ final class HashCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
-    ModuleInputs inputs = ModuleInputs.scan(paths, spec.commandLine().getErr());
-    List<PathSource.Read<Row>> outcomes = PathSource.readEach(inputs.files(),
+    PathSource.Listing<Row> read = PathSource.read(paths,
         m -> new Row(m.file().toString(), m.moduleName(), m.fingerprint(), m.kind()));
+    InputReporter reporter = new InputReporter(spec.commandLine().getErr());
+    ExitCode code = reporter.report(read.notes(), read.scanErrors(), List.of(), read.noModules() ? paths : null);
     var out = spec.commandLine().getOut();
     List<Map<String, Object>> jsonRows = new ArrayList<>();
-    ExitCode code = inputs.exitCode();
-    for (PathSource.Read<Row> o : outcomes) {
+    for (PathSource.Read<Row> o : read.reads()) {
       if (!o.ok()) {
-        code = code.worst(inputs.report(o.error()));
+        code = code.worst(reporter.error(o.error()));
         continue;
       }
       Row r = o.value();

@@ -10,7 +10,7 @@ import java.util.List;
 /**
  * How commands that read dump files report them: one {@code xlac: ...} line on stderr per note or
  * unreadable file, flushed at once (so it comes before the results on stdout), and the exit code
- * the problems add up to. The one report of {@code hash} ({@link ModuleInputs}), {@code cache add}
+ * the problems add up to. The one report of {@code hash}, {@code cache add}
  * and {@code parallel-compile PATH...}: paths that could not be searched, the notes, files that
  * could not be read, and "no HLO modules found" when there was nothing at all.
  */

@@ -60,7 +60,7 @@ public final class PathSource {
   }
 
   /**
-   * One module file read by {@link #readEach}: {@code fn}'s value for it, or why it could not be read.
+   * One module file read by {@link #read}: {@code fn}'s value for it, or why it could not be read.
    */
   public record Read<T>(Path file, T value, XlacException error) {
     public boolean ok() {
@@ -69,13 +69,29 @@ public final class PathSource {
   }
 
   /**
-   * Reads {@code files} in parallel and applies {@code fn} to each module (on a reader thread);
-   * results in file order, unreadable files as errors. For {@code xlac hash}, which stores nothing.
+   * What reading PATHs found, storing nothing ({@code xlac hash}): the scan's notes and the paths it could not
+   * search, then one {@link Read} per compiler input, in file order.
+   *
+   * @param paths the PATHs as given
    */
-  public static <T> List<Read<T>> readEach(List<Path> files, Function<LoadedModule, T> fn)
-      throws InterruptedException {
-    return HloBatchReader.withDefaults().read(files, fn).stream()
-        .map(o -> new Read<>(o.file(), o.value(), o.error())).toList();
+  public record Listing<T>(List<String> notes, List<XlacException> scanErrors, List<Read<T>> reads, List<Path> paths) {
+    /** The PATHs held no compiler input and none failed to be searched: "no HLO modules found". */
+    public boolean noModules() {
+      return reads.isEmpty() && scanErrors.isEmpty();
+    }
+  }
+
+  /**
+   * Searches {@code paths} for compiler inputs, reads them in parallel and applies {@code fn} to each module (on a
+   * reader thread); stores nothing.
+   */
+  public static <T> Listing<T> read(List<Path> paths, Function<LoadedModule, T> fn) throws InterruptedException {
+    DumpDirectoryReader.Scan scan = DumpDirectoryReader.scan(paths);
+    List<Read<T>> reads = new ArrayList<>();
+    HloBatchReader.withDefaults().readEach(scan.inputs(), fn, o -> reads.add(new Read<>(o.file(), o.value(),
+        o.error())));
+    return new Listing<>(scan.notes(), List.<XlacException>copyOf(scan.errors()), List.copyOf(reads),
+        List.copyOf(paths));
   }
 
   private record Stored(GraphFingerprint fingerprint, String moduleName, PutOutcome outcome) {}

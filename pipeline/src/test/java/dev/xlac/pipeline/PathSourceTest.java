@@ -71,4 +71,26 @@ class PathSourceTest {
       assertThat(r.paths()).containsExactly(empty);
     }
   }
+
+  @Test
+  void read_storesNothing_andGivesOneReadPerInput_inFileOrder() throws Exception {
+    Path dumps = tmp.resolve("dumps");
+    TestModules.writeDump(dumps, "a.before_optimizations.hlo.pb", TestModules.mulAdd(1.5f));
+    Files.write(dumps.resolve("b.before_optimizations.hlo.pb"), new byte[] {(byte) 0xff, 1, 2});
+    TestModules.writeDump(dumps, "c.before_optimizations.hlo.pb", TestModules.mulAdd(3.5f));
+    Files.writeString(dumps.resolve("notes.txt"), "not a dump");
+    PathSource.Listing<String> r = PathSource.read(List.of(dumps), m -> m.fingerprint().value());
+    assertThat(r.reads()).extracting(x -> x.file().getFileName().toString())
+        .containsExactly("a.before_optimizations.hlo.pb", "b.before_optimizations.hlo.pb",
+            "c.before_optimizations.hlo.pb");
+    assertThat(r.reads()).extracting(PathSource.Read::ok).containsExactly(true, false, true);
+    assertThat(r.reads().get(0).value()).startsWith("hlo1:");
+    assertThat(r.notes()).singleElement().satisfies(n -> assertThat(n).startsWith("skipped 1 other dump file"));
+    assertThat(r.noModules()).isFalse();
+    assertThat(tmp.resolve("cache")).doesNotExist();
+
+    Path empty = Files.createDirectories(tmp.resolve("empty"));
+    assertThat(PathSource.read(List.of(empty), m -> m).noModules()).isTrue();
+    assertThat(PathSource.read(List.of(tmp.resolve("missing")), m -> m).noModules()).as("a scan error").isFalse();
+  }
 }

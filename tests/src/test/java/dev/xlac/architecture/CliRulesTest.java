@@ -14,6 +14,7 @@ import dev.xlac.cli.archfixture.Orchestrates;
 import dev.xlac.compiler.CompilerDriver;
 import dev.xlac.compiler.schedule.CompileScheduler;
 import dev.xlac.compiler.schedule.DriverFactory;
+import dev.xlac.hlo.DumpDirectoryReader;
 import dev.xlac.hlo.HloBatchReader;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -38,7 +39,7 @@ class CliRulesTest {
   static ArchRule noOrchestrationInCli() {
     return noClasses().that().resideInAPackage("dev.xlac.cli..")
         .should().dependOnClassesThat().belongToAnyOf(CompileScheduler.class, DriverFactory.class, CompilerDriver.class,
-            CommandTracer.class, DumpWatcher.class, HloBatchReader.class)
+            CommandTracer.class, DumpWatcher.class, HloBatchReader.class, DumpDirectoryReader.class)
         .orShould().dependOnClassesThat().resideInAnyPackage("dev.xlac.compiler.pjrt..", "dev.xlac.compiler.neuron..",
             "dev.xlac.cache.store..")
         .because("the CLI only parses, calls the pipeline and prints");
