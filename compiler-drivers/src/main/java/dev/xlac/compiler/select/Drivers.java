@@ -20,8 +20,9 @@ import java.util.Map;
 /**
  * The driver registry: {@link DriverOptions} to a {@link DriverSpec} ({@link #resolve}), the cheap
  * checks ({@link #check}), and the {@link DriverFactory} of a spec ({@link #prestart}, {@link #open}).
- * Usage problems are BAD_INPUT, a missing compiler is ENVIRONMENT. The environment is passed in,
- * never read here, so that tests can give their own.
+ * Usage problems are BAD_INPUT, a missing compiler is ENVIRONMENT. The environment is passed in, so that tests
+ * can give their own; the process's own is read only to check that a {@code $XLAC_PJRT_PLUGIN} taken from the
+ * map came through decoding unchanged ({@link ProcessBytes#requireFaithfulEnvironment}).
  */
 public final class Drivers {
   /** The environment variable that names the PJRT plugin when {@code --plugin} is absent. */
