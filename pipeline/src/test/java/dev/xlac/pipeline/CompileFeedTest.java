@@ -66,8 +66,11 @@ class CompileFeedTest {
     try (CacheStore store = open(tmp.resolve("stream"))) {
       SequencedMap<GraphFingerprint, String> graphs = graphs(store);
       try (CompileFeed feed = new CompileFeed(store, TWO_JOBS, false, RunListener.NONE, () -> Long.MAX_VALUE)) {
-        graphs.forEach(feed::offer); // one before the compiler is known, the rest after
+        var first = graphs.firstEntry();
+        feed.offer(first.getKey(), first.getValue()); // one before the compiler is known: it waits
         feed.start(new FakeCompiler(false).factory());
+        graphs.sequencedEntrySet().stream().skip(1) // the rest after: settled or submitted as they come
+            .forEach(e -> feed.offer(e.getKey(), e.getValue()));
         streamed = feed.finish();
         assertThat(feed.offered()).isEqualTo(3);
       }

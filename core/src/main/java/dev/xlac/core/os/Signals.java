@@ -59,8 +59,8 @@ public final class Signals {
       Linker linker = Linker.nativeLinker();
       return linker.defaultLookup().find("kill").map(address -> linker.downcallHandle(address,
           FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT))).orElse(null);
-    } catch (RuntimeException e) {
-      return null; // e.g. native access refused
+    } catch (RuntimeException | LinkageError e) {
+      return null; // e.g. native access refused, or no native linker on this platform
     }
   }
 }
