@@ -50,7 +50,7 @@ import org.rocksdb.WriteBatch;
  * streaming, the checksum-only probe of lookups) lives in {@link StoredValues}.
  *
  * <p>Lookups go through an in-process Caffeine cache: concurrent requests for one key share one
- * load or one compile, and a failed load or compile is not kept.
+ * load, and a failed load is not kept.
  *
  * <p>Durability: {@link #putArtifact} and {@link #recordFailure} fsync before returning; other
  * writes reach the operating system before returning (so they survive the process being killed)
@@ -111,6 +111,8 @@ public final class CacheStore implements AutoCloseable {
   private final ConcurrentHashMap<ArtifactKey, CompletableFuture<Artifact>> inFlight = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, CompilerIdentity> identities = new ConcurrentHashMap<>();
   private final AtomicReference<RunPins> runPins = new AtomicReference<>();
+  /** Tests only: runs before each load from the database (see SingleFlightTest). */
+  volatile Consumer<ArtifactKey> beforeLoad = k -> { };
   private boolean closed;
 
   private CacheStore(Path dir, Mode mode, CacheLock lock, RocksDbStore db, Clock clock, Consumer<String> notices) {
@@ -295,8 +297,7 @@ public final class CacheStore implements AutoCloseable {
    * bytes are only asked for when the graph is new: for a mapped (large) file that is a second read.
    */
   public PutOutcome putGraph(LoadedModule module) {
-    return putGraph(module.fingerprint(), module.moduleName(), module::moduleBytes,
-        module.file().toAbsolutePath().toString());
+    return putGraph(GraphEntry.of(module));
   }
 
   /**
@@ -307,7 +308,7 @@ public final class CacheStore implements AutoCloseable {
    * @param source where it came from, for the user (a file name)
    */
   public PutOutcome putGraph(GraphFingerprint fingerprint, String moduleName, byte[] moduleBytes, String source) {
-    return putGraph(fingerprint, moduleName, () -> moduleBytes, source);
+    return putGraph(new GraphEntry(fingerprint, moduleName, () -> moduleBytes, source, Optional.empty()));
   }
 
   /**
@@ -316,21 +317,31 @@ public final class CacheStore implements AutoCloseable {
    */
   public PutOutcome putGraph(GraphFingerprint fingerprint, String moduleName, Supplier<byte[]> moduleBytesIfNew,
       String source) {
+    return putGraph(new GraphEntry(fingerprint, moduleName, moduleBytesIfNew, source, Optional.empty()));
+  }
+
+  /**
+   * Stores a graph, deduplicated by fingerprint, and its Neuron name when it has one, in one
+   * transaction: a graph already present only gets its last-seen time and count updated (and the
+   * name added, see {@link #addNeuronName}). The module's bytes are asked for only when it is new.
+   */
+  public PutOutcome putGraph(GraphEntry entry) {
     requireWritable();
-    byte[] fp = fingerprint.digest();
+    byte[] fp = entry.fingerprint().digest();
     pinGraph(fp);
     long now = clock.millis();
     if (readGraphRecord(fp) != null) { // the common case: no need to compress it
-      PutOutcome seen = commit(false, txn -> markSeen(txn, fp, now));
+      PutOutcome seen = commit(false, txn -> markSeen(txn, fp, now, entry));
       if (seen != null) {
         return seen;
       }
       // removed meanwhile: store it below
     }
-    byte[] moduleBytes = moduleBytesIfNew.get();
+    byte[] moduleBytes = entry.bytesIfNew().get();
     byte[] stored = Zstd.compress(moduleBytes, ZSTD_LEVEL);
-    GraphRecord rec = new GraphRecord(moduleName, source, now, now, 1, moduleBytes.length, stored.length,
-        Checksums.sha256(stored), now, List.of());
+    GraphRecord plain = new GraphRecord(entry.moduleName(), entry.source(), now, now, 1, moduleBytes.length,
+        stored.length, Checksums.sha256(stored), now, List.of());
+    GraphRecord rec = entry.neuronName().map(plain::withNeuronName).orElse(plain);
     PutOutcome outcome;
     if (StoredValues.chunked(stored.length)) {
       // Chunk by chunk, each its own batch; the claim on the key keeps a second thread storing the
@@ -341,7 +352,7 @@ public final class CacheStore implements AutoCloseable {
           w.write(stored);
         }
         outcome = commit(false, txn -> {
-          PutOutcome seen = markSeen(txn, fp, now);
+          PutOutcome seen = markSeen(txn, fp, now, entry);
           if (seen != null || !fresh) {
             return seen;
           }
@@ -351,11 +362,12 @@ public final class CacheStore implements AutoCloseable {
         });
       }
       if (outcome == null) { // stored by another thread, then removed, meanwhile: store it now
-        return putGraph(fingerprint, moduleName, () -> moduleBytes, source);
+        return putGraph(new GraphEntry(entry.fingerprint(), entry.moduleName(), () -> moduleBytes, entry.source(),
+            entry.neuronName()));
       }
     } else {
       outcome = commit(false, txn -> {
-        PutOutcome seen = markSeen(txn, fp, now);
+        PutOutcome seen = markSeen(txn, fp, now, entry);
         if (seen != null) {
           return seen;
         }
@@ -367,13 +379,20 @@ public final class CacheStore implements AutoCloseable {
     return outcome;
   }
 
-  /** Counts one more sighting of a stored graph; null (nothing written) when it is not stored. */
-  private static PutOutcome markSeen(Txn txn, byte[] fp, long now) {
+  /**
+   * Counts one more sighting of a stored graph (adding the entry's Neuron name); null (nothing
+   * written) when it is not stored.
+   */
+  private static PutOutcome markSeen(Txn txn, byte[] fp, long now, GraphEntry entry) {
     GraphRecord old = txn.graph(fp);
     if (old == null) {
       return null;
     }
-    txn.writeGraph(fp, old.seenAgain(now), null);
+    GraphRecord seen = old.seenAgain(now);
+    if (entry.neuronName().isPresent() && !seen.neuronNames().contains(entry.neuronName().get())) {
+      seen = seen.withNeuronName(entry.neuronName().get());
+    }
+    txn.writeGraph(fp, seen, null);
     return PutOutcome.ALREADY_PRESENT;
   }
 
@@ -413,27 +432,6 @@ public final class CacheStore implements AutoCloseable {
     }
     reportDamage("graph " + fingerprint.shortForm() + " (" + r.moduleName() + ")", damage);
     return Optional.empty();
-  }
-
-  /** Graphs with neither an artifact nor a recorded failure for {@code compiler}, in fingerprint order. */
-  public List<GraphInfo> graphsLacking(CompilerIdentity compiler) {
-    return graphsLacking(compiler, false);
-  }
-
-  /** As {@link #graphsLacking(CompilerIdentity)}; with {@code retryFailed}, graphs whose compile failed are included. */
-  public List<GraphInfo> graphsLacking(CompilerIdentity compiler, boolean retryFailed) {
-    byte[] digest = HexFormat.of().parseHex(compiler.digest());
-    List<GraphInfo> out = new ArrayList<>();
-    try (Cursor g = db.cursor(Cf.GRAPH_META, null)) {
-      for (; g.valid(); g.next()) {
-        byte[] fp = g.key();
-        ArtifactRecord a = readArtifactRecord(Keys.artifact(fp, digest));
-        if (a == null || (retryFailed && a.status() == EntryStatus.FAILED)) {
-          out.add(GraphInfo.of(fp, Records.decodeGraph(g.value())));
-        }
-      }
-    }
-    return out;
   }
 
   /** Every stored graph, in fingerprint order. */
@@ -562,24 +560,43 @@ public final class CacheStore implements AutoCloseable {
    * nothing is recorded and this returns false.
    */
   public boolean recordFailure(ArtifactKey key, String kind, String message, String log) {
+    return recordFailures(List.of(new NewFailure(key, kind, message, log))) == 1;
+  }
+
+  /**
+   * Records several failed compiles (see {@link #recordFailure}) in one atomic, fsynced batch: for an
+   * import that meets many at once. Returns how many were recorded; a failure whose key holds a
+   * compiled artifact is not. The graphs must already be stored.
+   */
+  public int recordFailures(List<NewFailure> failures) {
     requireWritable();
-    byte[] logBytes = log == null ? new byte[0] : log.getBytes(StandardCharsets.UTF_8);
-    byte[] storedLog = logBytes.length == 0 ? null : Zstd.compress(logBytes, ZSTD_LEVEL);
     long now = clock.millis();
-    ArtifactRecord rec = new ArtifactRecord(EntryStatus.FAILED, 0, null, 0, now, now, kind == null ? "error" : kind,
-        message == null ? "" : message, logBytes.length, storedLog == null ? 0 : storedLog.length,
-        storedLog == null ? null : Checksums.sha256(storedLog));
-    pinArtifact(key);
-    byte[] kb = key.bytes();
-    boolean recorded = commit(true, txn -> {
-      txn.requireGraph(key);
-      ArtifactRecord old = txn.artifact(kb);
-      if (old != null && old.status() == EntryStatus.COMPILED) {
-        return false;
+    List<ArtifactRecord> records = new ArrayList<>(failures.size());
+    List<byte[]> logs = new ArrayList<>(failures.size());
+    for (NewFailure f : failures) {
+      byte[] logBytes = f.log() == null ? new byte[0] : f.log().getBytes(StandardCharsets.UTF_8);
+      byte[] storedLog = logBytes.length == 0 ? null : Zstd.compress(logBytes, ZSTD_LEVEL);
+      logs.add(storedLog);
+      records.add(new ArtifactRecord(EntryStatus.FAILED, 0, null, 0, now, now, f.kind() == null ? "error" : f.kind(),
+          f.message() == null ? "" : f.message(), logBytes.length, storedLog == null ? 0 : storedLog.length,
+          storedLog == null ? null : Checksums.sha256(storedLog)));
+      pinArtifact(f.key());
+    }
+    int recorded = commit(true, txn -> {
+      int n = 0;
+      for (int i = 0; i < failures.size(); i++) {
+        ArtifactKey key = failures.get(i).key();
+        byte[] kb = key.bytes();
+        txn.requireGraph(key);
+        ArtifactRecord old = txn.artifact(kb);
+        if (old != null && old.status() == EntryStatus.COMPILED) {
+          continue;
+        }
+        txn.putIdentity(key.compiler());
+        txn.writeArtifact(kb, records.get(i), null, logs.get(i));
+        n++;
       }
-      txn.putIdentity(key.compiler());
-      txn.writeArtifact(kb, rec, null, storedLog);
-      return true;
+      return n;
     });
     enforceMaxSize();
     return recorded;
@@ -592,47 +609,17 @@ public final class CacheStore implements AutoCloseable {
    */
   public Optional<Artifact> getArtifact(ArtifactKey key) {
     pinArtifact(key);
-    Artifact a = singleFlight(key, null);
+    Artifact a = singleFlight(key);
     count(a);
     return Optional.ofNullable(a);
   }
 
   /**
-   * As {@link #getArtifact}, but not counted as a hit or miss and not kept in memory: for copying
-   * artifacts out of the cache (a Neuron layout), which reads each one once and is not a compile
-   * that was saved.
+   * One load per key at a time: the first caller reads the artifact, later ones wait for its
+   * outcome. Loaded artifacts stay in the weighted Caffeine cache; misses and failed loads are never
+   * kept (a caller that shared a failed load looks again).
    */
-  public Optional<Artifact> readArtifact(ArtifactKey key) {
-    return Optional.ofNullable(load(key));
-  }
-
-  /** Compiles an artifact on a miss; see {@link #getOrCompile}. */
-  @FunctionalInterface
-  public interface Compilation {
-    /** Runs the compiler. Throwing stores nothing (the caller may {@link #recordFailure}). */
-    Compiled compile() throws Exception;
-  }
-
-  /** A compiler's output for {@link #getOrCompile}. */
-  public record Compiled(byte[] bytes, CompileInfo info) {}
-
-  /**
-   * The artifact for {@code key}: from the cache if it holds a good one, else compiled by
-   * {@code compilation}, stored, and returned. Concurrent calls for one key share one load and at
-   * most one compile; a compile that throws is not cached, and its exception reaches every caller
-   * that shared it (wrapped in a {@link CompletionException} unless it is unchecked).
-   */
-  public Artifact getOrCompile(ArtifactKey key, Compilation compilation) {
-    pinArtifact(key);
-    return singleFlight(key, compilation);
-  }
-
-  /**
-   * One load (and, with a compilation, at most one compile) per key at a time: the first caller
-   * does the work, later ones wait for its outcome. Loaded artifacts stay in the weighted Caffeine
-   * cache; misses and failures are never kept.
-   */
-  private Artifact singleFlight(ArtifactKey key, Compilation compilation) {
+  private Artifact singleFlight(ArtifactKey key) {
     while (true) {
       Remembered cached = memory.getIfPresent(key);
       if (cached != null) {
@@ -650,30 +637,15 @@ public final class CacheStore implements AutoCloseable {
       CompletableFuture<Artifact> mine = new CompletableFuture<>();
       CompletableFuture<Artifact> existing = inFlight.putIfAbsent(key, mine);
       if (existing != null) {
-        Artifact shared;
         try {
-          shared = existing.join();
+          return existing.join();
         } catch (CompletionException e) {
-          if (compilation == null) {
-            continue; // someone else's compile failed; a plain lookup just looks again
-          }
-          throw unwrap(e);
+          continue; // someone else's load failed; look again
         }
-        if (shared != null || compilation == null) {
-          return shared;
-        }
-        continue; // a plain lookup missed; this caller compiles
       }
       try {
+        beforeLoad.accept(key);
         Artifact a = load(key);
-        if (a == null && compilation != null) {
-          if (mode == Mode.READ_ONLY) {
-            throw new IllegalStateException("cache " + dir + " is open read-only; cannot store a compiled artifact");
-          }
-          Compiled c = compilation.compile();
-          storeArtifacts(List.of(new NewArtifact(key, c.bytes(), c.info())));
-          a = new Artifact(key, c.bytes(), c.info().compileTime(), clock.instant());
-        }
         if (a != null) {
           memory.put(key, new Remembered(a, new AtomicLong(clock.millis())));
         }

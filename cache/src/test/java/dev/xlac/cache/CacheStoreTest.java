@@ -6,6 +6,7 @@ import static dev.xlac.cache.Fixtures.bytes;
 import static dev.xlac.cache.Fixtures.fp;
 import static dev.xlac.cache.Fixtures.graph;
 import static dev.xlac.cache.Fixtures.key;
+import static dev.xlac.cache.Fixtures.module;
 import static dev.xlac.cache.Fixtures.open;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -189,7 +190,7 @@ class CacheStoreTest {
   }
 
   @Test
-  void recordFailure_neverReplacesACompiledArtifact_andGraphsLackingSkipsFailures() throws Exception {
+  void recordFailure_neverReplacesACompiledArtifact_andLookupsTellFailedFromAbsent() throws Exception {
     try (CacheStore s = open(dir)) {
       graph(s, 1);
       graph(s, 2);
@@ -197,9 +198,16 @@ class CacheStoreTest {
       s.putArtifact(key(1, CPU), bytes(1, 10), CompileInfo.of(1, ""));
       assertThat(s.recordFailure(key(1, CPU), "compile-error", "boom", "log")).isFalse();
       assertThat(s.recordFailure(key(2, CPU), "oom-killed", "killed by signal 9", "the log\nline 2")).isTrue();
-      assertThat(s.graphsLacking(CPU)).extracting(GraphInfo::fingerprint).containsExactly(fp(3));
-      assertThat(s.graphsLacking(CPU, true)).extracting(GraphInfo::fingerprint).containsExactlyInAnyOrder(fp(2), fp(3));
-      assertThat(s.graphsLacking(TRN1)).hasSize(3);
+      // what graphsLacking(CPU) = [3] and graphsLacking(CPU, retryFailed) = [2, 3] said, per entry:
+      assertThat(s.artifactInfo(key(1, CPU)).orElseThrow().status()).isEqualTo(EntryStatus.COMPILED);
+      assertThat(s.lookup(key(1, CPU))).isPresent();
+      assertThat(s.artifactInfo(key(2, CPU)).orElseThrow().status()).isEqualTo(EntryStatus.FAILED);
+      assertThat(s.lookup(key(2, CPU))).hasValueSatisfying(i -> assertThat(i.status()).isEqualTo(EntryStatus.FAILED));
+      assertThat(s.artifactInfo(key(3, CPU))).isEmpty();
+      assertThat(s.lookup(key(3, CPU))).isEmpty();
+      for (int n = 1; n <= 3; n++) { // graphsLacking(TRN1) held all three
+        assertThat(s.artifactInfo(key(n, TRN1))).isEmpty();
+      }
       GraphLog log = s.log(fp(2)).orElseThrow();
       assertThat(log.artifacts()).singleElement().satisfies(e -> {
         assertThat(e.info().status()).isEqualTo(EntryStatus.FAILED);
@@ -344,6 +352,47 @@ class CacheStoreTest {
       assertThat(s.list(ListQuery.all())).isEmpty();
       assertThat(s.statistics().storedBytes()).isZero();
       assertThat(s.verify(false).clean()).isTrue();
+    }
+  }
+
+  @Test
+  void putGraph_graphEntry_storesTheGraphAndItsNeuronNameTogether_andAsksForBytesOnlyWhenNew() throws Exception {
+    NeuronName a = new NeuronName("neuronxcc-2.15.1.0", "MODULE_1+abcdef01", "[\"-O1\"]");
+    NeuronName b = new NeuronName("neuronxcc-2.16.0.0", "MODULE_1+abcdef01", null);
+    java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+    GraphEntry entry = new GraphEntry(fp(1), "m1", () -> {
+      asked.incrementAndGet();
+      return module(1);
+    }, "src", java.util.Optional.of(a));
+    try (CacheStore s = open(dir)) {
+      assertThat(s.putGraph(entry)).isEqualTo(PutOutcome.ADDED);
+      assertThat(s.putGraph(entry)).isEqualTo(PutOutcome.ALREADY_PRESENT);
+      assertThat(s.putGraph(entry.withNeuronName(b))).isEqualTo(PutOutcome.ALREADY_PRESENT);
+      assertThat(asked).hasValue(1);
+      GraphInfo g = s.graph(fp(1)).orElseThrow();
+      assertThat(g.neuronNames()).containsExactly(a, b);
+      assertThat(g.seenCount()).isEqualTo(3);
+      assertThat(s.readGraph(fp(1))).hasValue(module(1));
+      assertThat(s.verify(false).problems()).isEmpty();
+    }
+  }
+
+  @Test
+  void recordFailures_storesABatch_butNeverOverACompiledArtifact() throws Exception {
+    try (CacheStore s = open(dir)) {
+      graph(s, 1);
+      graph(s, 2);
+      s.putArtifact(key(1, CPU), bytes(1, 10), CompileInfo.of(1, ""));
+      assertThat(s.recordFailures(List.of(new NewFailure(key(1, CPU), "compile-error", "boom", "log"),
+          new NewFailure(key(2, CPU), "compile-error", "bang", "the log"),
+          new NewFailure(key(2, TRN1), null, null, null)))).isEqualTo(2);
+      assertThat(s.artifactInfo(key(1, CPU)).orElseThrow().status()).isEqualTo(EntryStatus.COMPILED);
+      assertThat(s.artifactInfo(key(2, CPU)).orElseThrow().failureMessage()).isEqualTo("bang");
+      assertThat(s.log(key(2, CPU))).isEqualTo("the log");
+      assertThat(s.artifactInfo(key(2, TRN1)).orElseThrow().failureKind()).isEqualTo("error");
+      assertThatThrownBy(() -> s.recordFailures(List.of(new NewFailure(key(9, CPU), "k", "m", "l"))))
+          .hasMessageContaining("is not in cache");
+      assertThat(s.verify(false).problems()).isEmpty();
     }
   }
 }
