@@ -8,16 +8,13 @@ import dev.xlac.cache.RocksDbStore.Cursor;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
-import dev.xlac.core.io.SiblingTemporaries;
+import dev.xlac.core.io.AtomicFiles;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -114,8 +111,6 @@ public final class BundleExporter {
 
   private Result write(Path file, BundleManifest m, BundleSigningKey signer) {
     Path abs = file.toAbsolutePath();
-    Path tmp = SiblingTemporaries.of(abs);
-    long payload = 0;
     long compiled = 0;
     long failed = 0;
     FileTime mtime = FileTime.fromMillis(m.created);
@@ -141,49 +136,59 @@ public final class BundleExporter {
         failed++;
       }
     }
+    long[] written = new long[1];
     try {
-      try (OutputStream fileOut = Files.newOutputStream(tmp);
-          ZstdOutputStream zstd = new ZstdOutputStream(new BufferedOutputStream(fileOut, 1 << 20), ZSTD_LEVEL);
-          TarArchiveOutputStream tar = new TarArchiveOutputStream(zstd)) {
-        zstd.setChecksum(true);
-        tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
-        tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
-        byte[] manifest = m.format();
-        entry(tar, BundleManifest.NAME, manifest, mtime);
-        if (signer != null) {
-          entry(tar, BundleSignature.NAME, BundleSignature.sign(manifest, signer), mtime);
-        }
-        try (ReadAhead<Item, Read> reads = new ReadAhead<>(items,
-            item -> new Read(item, item.streamed() ? null : item.read.get()),
-            r -> r.data == null ? 0L : (long) r.data.length, READ_AHEAD_BYTES, "xlac-export-reader")) {
-          while (reads.hasNext()) {
-            Read r = reads.next();
-            if (r.data == null) {
-              streamedEntry(tar, r.item, mtime);
-            } else {
-              entry(tar, r.item.name, r.data, mtime);
-            }
-            payload += r.item.payload ? r.item.size : 0;
+      AtomicFiles.write(abs, fileOut -> {
+        try (ZstdOutputStream zstd = new ZstdOutputStream(new BufferedOutputStream(kept(fileOut), 1 << 20), ZSTD_LEVEL);
+            TarArchiveOutputStream tar = new TarArchiveOutputStream(zstd)) {
+          zstd.setChecksum(true);
+          tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
+          tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
+          byte[] manifest = m.format();
+          entry(tar, BundleManifest.NAME, manifest, mtime);
+          if (signer != null) {
+            entry(tar, BundleSignature.NAME, BundleSignature.sign(manifest, signer), mtime);
           }
+          try (ReadAhead<Item, Read> reads = new ReadAhead<>(items,
+              item -> new Read(item, item.streamed() ? null : item.read.get()),
+              r -> r.data == null ? 0L : (long) r.data.length, READ_AHEAD_BYTES, "xlac-export-reader")) {
+            while (reads.hasNext()) {
+              Read r = reads.next();
+              if (r.data == null) {
+                streamedEntry(tar, r.item, mtime);
+              } else {
+                entry(tar, r.item.name, r.data, mtime);
+              }
+              written[0] += r.item.payload ? r.item.size : 0;
+            }
+          }
+          tar.finish();
         }
-        tar.finish();
-      }
-      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-        ch.force(true);
-      }
-      Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-      return new Result(abs, m.graphs.size(), compiled, failed, payload, Files.size(abs));
+        return true;
+      });
+      return new Result(abs, m.graphs.size(), compiled, failed, written[0], Files.size(abs));
     } catch (IOException e) {
-      deleteQuietly(tmp);
       String msg = XlacException.reason(e);
       if (RocksDbStore.isDiskFull(msg)) {
         throw new XlacException(ExitCode.ENVIRONMENT, "cannot write bundle " + abs + ": disk full (" + msg + ")", e);
       }
       throw new XlacException(ExitCode.ENVIRONMENT, "cannot write bundle " + abs + ": " + msg, e);
-    } catch (RuntimeException e) {
-      deleteQuietly(tmp);
-      throw e;
     }
+  }
+
+  /** {@code out}, which closing leaves open (flushed): {@link AtomicFiles} syncs and closes the file itself. */
+  private static OutputStream kept(OutputStream out) {
+    return new java.io.FilterOutputStream(out) {
+      @Override
+      public void write(byte[] b, int off, int len) throws IOException {
+        out.write(b, off, len);
+      }
+
+      @Override
+      public void close() throws IOException {
+        flush();
+      }
+    };
   }
 
   /**
@@ -251,13 +256,5 @@ public final class BundleExporter {
     tar.putArchiveEntry(e);
     tar.write(data);
     tar.closeArchiveEntry();
-  }
-
-  private static void deleteQuietly(Path p) {
-    try {
-      Files.deleteIfExists(p);
-    } catch (IOException e) {
-      // best effort
-    }
   }
 }

@@ -1,18 +1,14 @@
 package dev.xlac.cache;
 
 import dev.xlac.core.XlacException;
-import dev.xlac.core.io.SiblingTemporaries;
+import dev.xlac.core.io.AtomicFiles;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
@@ -147,30 +143,14 @@ final class KeyFiles {
     return new BundleSigningKey.GeneratedKeyPair(priv, pub, key);
   }
 
-  /** Writes through a temporary file beside {@code target}, created with the final permissions, then renames it. */
+  /** Writes atomically ({@link AtomicFiles}), the temporary created with the final permissions. */
   private static void write(Path target, String text, boolean secret) {
-    Path tmp = SiblingTemporaries.of(target);
     try {
-      Files.deleteIfExists(tmp);
-      try {
-        Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(
-            secret ? "rw-------" : "rw-r--r--")));
-      } catch (UnsupportedOperationException e) {
-        Files.createFile(tmp); // not a POSIX file system
-      }
-      try (OutputStream out = Files.newOutputStream(tmp, StandardOpenOption.WRITE)) {
+      AtomicFiles.write(target, PosixFilePermissions.fromString(secret ? "rw-------" : "rw-r--r--"), out -> {
         out.write(text.getBytes(StandardCharsets.US_ASCII));
-      }
-      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-        ch.force(true);
-      }
-      Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        return true;
+      });
     } catch (IOException e) {
-      try {
-        Files.deleteIfExists(tmp);
-      } catch (IOException ignored) {
-        // best effort
-      }
       throw XlacException.badInput("cannot write " + target + ": " + ioReason(e));
     }
   }

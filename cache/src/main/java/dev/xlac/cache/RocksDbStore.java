@@ -2,6 +2,7 @@ package dev.xlac.cache;
 
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.AtomicFiles;
 import dev.xlac.core.io.FileTrees;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -165,13 +166,11 @@ final class RocksDbStore implements AutoCloseable {
       }
       Path lib = dir.resolve(loadedAs);
       if (!Files.isRegularFile(lib, java.nio.file.LinkOption.NOFOLLOW_LINKS) || Files.size(lib) != size) {
-        Path tmp = Files.createTempFile(dir, "unpacking-", ".so");
         try (var in = c.getInputStream()) {
-          Files.copy(in, tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-          Files.move(tmp, lib, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-              java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-          Files.deleteIfExists(tmp);
+          AtomicFiles.write(lib, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"), out -> {
+            in.transferTo(out);
+            return true;
+          });
         }
       }
       RocksDB.loadLibrary(List.of(dir.toString()));
