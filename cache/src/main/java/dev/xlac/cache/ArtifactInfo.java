@@ -1,5 +1,6 @@
 package dev.xlac.cache;
 
+import dev.xlac.cache.store.Records;
 import java.time.Duration;
 import java.time.Instant;
 
@@ -12,7 +13,7 @@ import java.time.Instant;
 public record ArtifactInfo(ArtifactKey key, EntryStatus status, long bytes, Duration compileTime, Instant created,
     Instant lastAccess, String failureKind, String failureMessage, long logBytes) {
 
-  static ArtifactInfo of(ArtifactKey key, Records.ArtifactRecord r) {
+  public static ArtifactInfo of(ArtifactKey key, Records.ArtifactRecord r) {
     return new ArtifactInfo(key, r.status(), r.bytes(), Duration.ofMillis(r.compileMillis()),
         Instant.ofEpochMilli(r.created()), Instant.ofEpochMilli(r.lastAccess()), r.failureKind(), r.failureMessage(),
         r.logRawBytes());

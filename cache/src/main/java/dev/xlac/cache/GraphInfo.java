@@ -1,5 +1,7 @@
 package dev.xlac.cache;
 
+import dev.xlac.cache.store.Keys;
+import dev.xlac.cache.store.Records;
 import dev.xlac.core.neuron.NeuronName;
 import dev.xlac.hlo.GraphFingerprint;
 import java.time.Instant;
@@ -17,7 +19,7 @@ import java.util.List;
 public record GraphInfo(GraphFingerprint fingerprint, String moduleName, String source, Instant firstSeen,
     Instant lastSeen, long seenCount, long hloBytes, long storedBytes, Instant lastAccess, List<NeuronName> neuronNames) {
 
-  static GraphInfo of(byte[] digest, Records.GraphRecord r) {
+  public static GraphInfo of(byte[] digest, Records.GraphRecord r) {
     return new GraphInfo(Keys.fingerprint(digest), r.moduleName(),
         r.source(), Instant.ofEpochMilli(r.firstSeen()), Instant.ofEpochMilli(r.lastSeen()), r.seenCount(), r.rawBytes(),
         r.storedBytes(), Instant.ofEpochMilli(r.lastAccess()), r.neuronNames());

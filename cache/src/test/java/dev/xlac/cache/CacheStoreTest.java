@@ -1,5 +1,6 @@
 package dev.xlac.cache;
 
+import dev.xlac.cache.store.StoreInternals;
 import static dev.xlac.cache.Fixtures.CPU;
 import static dev.xlac.cache.Fixtures.TRN1;
 import static dev.xlac.cache.Fixtures.bytes;
@@ -12,7 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
-import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.cache.store.RocksDbStore.Cf;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.neuron.NeuronName;
@@ -132,10 +133,10 @@ class CacheStoreTest {
       byte[] bad = bytes(1, 5000);
       bad[4000] ^= 1;
       try (WriteBatch b = new WriteBatch()) {
-        s.db.put(b, Cf.ARTIFACTS, key(1, CPU).bytes(), bad);
-        s.db.write(b, true);
+        StoreInternals.db(Internals.store(s)).put(b, Cf.ARTIFACTS, key(1, CPU).bytes(), bad);
+        StoreInternals.db(Internals.store(s)).write(b, true);
       }
-      s.invalidateMemory();
+      Internals.store(s).invalidateMemory();
       assertThat(s.getArtifact(key(1, CPU))).isEmpty();
       assertThat(notices).singleElement().asString().contains("is damaged: its bytes fail their checksum");
       assertThat(s.statistics().damagedReads()).isEqualTo(1);
@@ -153,8 +154,8 @@ class CacheStoreTest {
     try (CacheStore s = open(dir); WriteBatch b = new WriteBatch()) {
       graph(s, 1);
       s.putArtifact(key(1, CPU), bytes(1, 500), CompileInfo.of(1, ""));
-      s.db.delete(b, Cf.ARTIFACTS, key(1, CPU).bytes());
-      s.db.write(b, true);
+      StoreInternals.db(Internals.store(s)).delete(b, Cf.ARTIFACTS, key(1, CPU).bytes());
+      StoreInternals.db(Internals.store(s)).write(b, true);
       assertThat(s.verify(false).problems()).singleElement()
           .satisfies(p -> assertThat(p.description()).isEqualTo("its bytes are missing"));
     }
@@ -166,7 +167,7 @@ class CacheStoreTest {
     try (CacheStore s = open(dir)) {
       graph(s, 1);
       s.putArtifact(key(1, CPU), big, CompileInfo.of(1, ""));
-      s.db.compactAll(); // flush to a blob file
+      StoreInternals.db(Internals.store(s)).compactAll(); // flush to a blob file
     }
     List<Path> blobs;
     try (Stream<Path> files = Files.list(dir.resolve("db"))) {
@@ -231,8 +232,8 @@ class CacheStoreTest {
   @Test
   void aNewerSchemaVersion_isRefusedWithAClearMessage() throws Exception {
     try (CacheStore s = open(dir); WriteBatch b = new WriteBatch()) {
-      s.db.put(b, Cf.META, CacheStore.SCHEMA_KEY, "7".getBytes(StandardCharsets.US_ASCII));
-      s.db.write(b, true);
+      StoreInternals.db(Internals.store(s)).put(b, Cf.META, StoreInternals.schemaKey(), "7".getBytes(StandardCharsets.US_ASCII));
+      StoreInternals.db(Internals.store(s)).write(b, true);
     }
     assertThatThrownBy(() -> open(dir)).isInstanceOf(XlacException.class)
         .hasMessageContaining("schema version 7, written by a newer xlac")
@@ -247,16 +248,16 @@ class CacheStoreTest {
     try (CacheStore s = open(dir); WriteBatch b = new WriteBatch()) {
       graph(s, 1);
       s.putArtifact(key(1, CPU), bytes(1, 100), CompileInfo.of(1, ""));
-      s.db.put(b, Cf.META, CacheStore.SCHEMA_KEY, version.getBytes(StandardCharsets.US_ASCII));
-      s.db.write(b, true);
+      StoreInternals.db(Internals.store(s)).put(b, Cf.META, StoreInternals.schemaKey(), version.getBytes(StandardCharsets.US_ASCII));
+      StoreInternals.db(Internals.store(s)).write(b, true);
     }
     try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
       assertThat(s.graph(fp(1)).orElseThrow().neuronNames()).isEmpty();
-      assertThat(new String(s.db.get(Cf.META, CacheStore.SCHEMA_KEY), StandardCharsets.US_ASCII)).isEqualTo(version);
+      assertThat(new String(StoreInternals.db(Internals.store(s)).get(Cf.META, StoreInternals.schemaKey()), StandardCharsets.US_ASCII)).isEqualTo(version);
       assertThat(s.statistics().schemaVersion()).isEqualTo(Integer.parseInt(version));
     }
     try (CacheStore s = open(dir)) {
-      assertThat(new String(s.db.get(Cf.META, CacheStore.SCHEMA_KEY), StandardCharsets.US_ASCII)).isEqualTo("3");
+      assertThat(new String(StoreInternals.db(Internals.store(s)).get(Cf.META, StoreInternals.schemaKey()), StandardCharsets.US_ASCII)).isEqualTo("3");
       assertThat(s.getArtifact(key(1, CPU))).isPresent();
       assertThat(s.verify(false).problems()).isEmpty();
     }

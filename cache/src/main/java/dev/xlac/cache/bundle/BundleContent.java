@@ -1,6 +1,6 @@
-package dev.xlac.cache;
+package dev.xlac.cache.bundle;
 
-import static dev.xlac.cache.BundleManifest.printable;
+import static dev.xlac.cache.bundle.BundleManifest.printable;
 
 import com.github.luben.zstd.ZstdInputStream;
 import dev.xlac.core.XlacException;
@@ -37,10 +37,10 @@ final class BundleContent implements AutoCloseable {
   private final Path scratch;
   private final HloModuleReader reader = new HloModuleReader();
   private final byte[] buffer = new byte[1 << 16];
-  private final ImportLimit.Counter unpacked;
+  private final UnpackCounter unpacked;
 
   /** {@code unpacked}: counts the decompressed bytes of modules and logs against the import's limit. */
-  BundleContent(Path cacheDir, ImportLimit.Counter unpacked) {
+  BundleContent(Path cacheDir, UnpackCounter unpacked) {
     // .import-graph.tmp-PID; those of importers that died (kill -9) are removed
     Path name = cacheDir.resolve("import-graph");
     SiblingTemporaries.removeStale(name);

@@ -1,10 +1,21 @@
-package dev.xlac.cache;
+package dev.xlac.cache.bundle;
 
 import com.github.luben.zstd.ZstdOutputStream;
-import dev.xlac.cache.Records.ArtifactRecord;
-import dev.xlac.cache.Records.GraphRecord;
-import dev.xlac.cache.RocksDbStore.Cf;
-import dev.xlac.cache.RocksDbStore.Cursor;
+import dev.xlac.cache.Artifact;
+import dev.xlac.cache.BundleSigningKey;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.ExportResult;
+import dev.xlac.cache.ExportRequest;
+import dev.xlac.cache.store.CheckedValue;
+import dev.xlac.cache.store.Checksums;
+import dev.xlac.cache.store.Keys;
+import dev.xlac.cache.store.Records;
+import dev.xlac.cache.store.Records.ArtifactRecord;
+import dev.xlac.cache.store.Records.GraphRecord;
+import dev.xlac.cache.store.RocksDbStore.Cursor;
+import dev.xlac.cache.store.Store;
+import dev.xlac.cache.store.StoredValues;
+import dev.xlac.cache.store.ValueKind;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
@@ -39,24 +50,21 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
  * temporary file beside {@code file}, fsynced, and renamed into place.
  */
 public final class BundleExporter {
-  /** What an export wrote. */
-  public record Result(Path file, long graphs, long artifacts, long failures, long payloadBytes, long fileBytes) {}
-
   static final int ZSTD_LEVEL = 3;
   /** How far (in bytes of values) the reading and checking may run ahead of tar and zstd. */
   private static final long READ_AHEAD_BYTES = 64L << 20;
-  private final CacheStore store;
+  private final Store store;
 
-  BundleExporter(CacheStore store) {
+  public BundleExporter(Store store) {
     this.store = store;
   }
 
-  Result export(Path file, ExportRequest request) {
-    long cutoff = request.since() == null ? Long.MIN_VALUE : store.clock.millis() - request.since().toMillis();
+  public ExportResult export(Path file, ExportRequest request) {
+    long cutoff = request.since() == null ? Long.MIN_VALUE : store.clock().millis() - request.since().toMillis();
     Map<String, ArtifactRecord> artifacts = new LinkedHashMap<>();
     TreeMap<String, GraphRecord> graphs = new TreeMap<>();
-    BundleManifest m = new BundleManifest(store.clock.millis());
-    try (Cursor a = store.db.cursor(Cf.ARTIFACT_META, null)) {
+    BundleManifest m = new BundleManifest(store.clock().millis());
+    try (Cursor a = store.artifacts(null)) {
       for (; a.valid(); a.next()) {
         ArtifactRecord r = Records.decodeArtifact(a.value());
         String digest = Keys.hex(Keys.compilerOf(a.key()));
@@ -72,7 +80,7 @@ public final class BundleExporter {
     }
     java.util.Set<String> artifactGraphs = new java.util.HashSet<>();
     artifacts.keySet().forEach(k -> artifactGraphs.add(k.substring(0, 64)));
-    try (Cursor g = store.db.cursor(Cf.GRAPH_META, null)) {
+    try (Cursor g = store.graphs(null)) {
       for (; g.valid(); g.next()) {
         String fp = Keys.hex(g.key());
         GraphRecord r = Records.decodeGraph(g.value());
@@ -109,7 +117,7 @@ public final class BundleExporter {
     return write(file, m, request.signer());
   }
 
-  private Result write(Path file, BundleManifest m, BundleSigningKey signer) {
+  private ExportResult write(Path file, BundleManifest m, BundleSigningKey signer) {
     Path abs = file.toAbsolutePath();
     long compiled = 0;
     long failed = 0;
@@ -120,17 +128,17 @@ public final class BundleExporter {
       items.add(new Item(i.entryName(), false, null, null, text.length, null, null, () -> text));
     }
     for (BundleManifest.Graph g : m.graphs.values()) {
-      items.add(value(g.entryName(), Cf.GRAPHS, HexFormat.of().parseHex(g.fp()), g.storedBytes(), g.storedSha(),
+      items.add(value(g.entryName(), ValueKind.GRAPHS, HexFormat.of().parseHex(g.fp()), g.storedBytes(), g.storedSha(),
           "graph " + g.fp().substring(0, 12) + " (" + g.module() + ")"));
     }
     for (BundleManifest.Artifact a : m.artifacts.values()) {
       byte[] key = HexFormat.of().parseHex(a.fp() + a.digest());
       String name = "artifact " + a.fp().substring(0, 12) + "/" + store.identity(a.digest()).shortName();
       if (a.logStoredBytes() > 0) {
-        items.add(value(a.logEntryName(), Cf.LOGS, key, a.logStoredBytes(), a.logSha(), "the log of " + name));
+        items.add(value(a.logEntryName(), ValueKind.LOGS, key, a.logStoredBytes(), a.logSha(), "the log of " + name));
       }
       if (a.status() == EntryStatus.COMPILED) {
-        items.add(value(a.entryName(), Cf.ARTIFACTS, key, a.bytes(), a.sha(), name));
+        items.add(value(a.entryName(), ValueKind.ARTIFACTS, key, a.bytes(), a.sha(), name));
         compiled++;
       } else {
         failed++;
@@ -166,10 +174,10 @@ public final class BundleExporter {
         }
         return true;
       });
-      return new Result(abs, m.graphs.size(), compiled, failed, written[0], Files.size(abs));
+      return new ExportResult(abs, m.graphs.size(), compiled, failed, written[0], Files.size(abs));
     } catch (IOException e) {
       String msg = XlacException.reason(e);
-      if (RocksDbStore.isDiskFull(msg)) {
+      if (Store.isDiskFull(msg)) {
         throw new XlacException(ExitCode.ENVIRONMENT, "cannot write bundle " + abs + ": disk full (" + msg + ")", e);
       }
       throw new XlacException(ExitCode.ENVIRONMENT, "cannot write bundle " + abs + ": " + msg, e);
@@ -196,23 +204,23 @@ public final class BundleExporter {
    * A stored value ({@code cf} not null; {@code sha} its manifest SHA-256, {@code what} its name for
    * messages) larger than a chunk is streamed into its entry rather than read ahead.
    */
-  private record Item(String name, boolean payload, Cf cf, byte[] key, long size, byte[] sha, String what,
+  private record Item(String name, boolean payload, ValueKind cf, byte[] key, long size, byte[] sha, String what,
       Supplier<byte[]> read) {
     boolean streamed() {
-      return cf != null && StoredValues.chunked(size);
+      return cf != null && Store.chunked(size);
     }
   }
 
   private record Read(Item item, byte[] data) {}
 
-  private Item value(String entry, Cf cf, byte[] key, long size, String sha, String what) {
+  private Item value(String entry, ValueKind cf, byte[] key, long size, String sha, String what) {
     byte[] expected = sha == null ? null : HexFormat.of().parseHex(sha);
     return new Item(entry, true, cf, key, size, expected, what, () -> read(cf, key, size, expected, what));
   }
 
   /** The verified value. */
-  private byte[] read(Cf cf, byte[] key, long size, byte[] sha, String what) {
-    CheckedValue outcome = CheckedValue.read(store.values, cf, key, size, sha);
+  private byte[] read(ValueKind cf, byte[] key, long size, byte[] sha, String what) {
+    CheckedValue outcome = store.read(cf, key, size, sha);
     if (outcome instanceof CheckedValue.Ok(byte[] v)) {
       return v;
     }
@@ -225,7 +233,7 @@ public final class BundleExporter {
     e.setMode(0644);
     e.setLastModifiedTime(mtime);
     tar.putArchiveEntry(e);
-    CheckedValue outcome = CheckedValue.stream(store.values, item.cf, item.key, item.size, item.sha, tar);
+    CheckedValue outcome = store.stream(item.cf, item.key, item.size, item.sha, tar);
     if (!(outcome instanceof CheckedValue.Ok)) {
       throw failed(item.what, outcome);
     }
@@ -237,14 +245,14 @@ public final class BundleExporter {
       case CheckedValue.Missing() -> damaged(what + " is missing");
       case CheckedValue.Mismatch() -> damaged(what + " fails its checksum");
       case CheckedValue.Corrupt(String detail) -> damaged(what + " is corrupt (" + detail + ")");
-      case CheckedValue.Gone() -> new XlacException(ExitCode.WORK_FAILED, "cannot export from cache " + store.dir + ": "
+      case CheckedValue.Gone() -> new XlacException(ExitCode.WORK_FAILED, "cannot export from cache " + store.directory() + ": "
           + what + " was removed or replaced by another xlac process during the export; export again");
       case CheckedValue.Ok ok -> throw new IllegalStateException("not a failure");
     };
   }
 
   private XlacException damaged(String what) {
-    return new XlacException(ExitCode.WORK_FAILED, "cannot export from cache " + store.dir + ": " + what
+    return new XlacException(ExitCode.WORK_FAILED, "cannot export from cache " + store.directory() + ": " + what
         + "; run 'xlac cache verify --repair' and export again");
   }
 

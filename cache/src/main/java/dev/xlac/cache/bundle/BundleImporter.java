@@ -1,11 +1,24 @@
-package dev.xlac.cache;
+package dev.xlac.cache.bundle;
 
-import static dev.xlac.cache.BundleManifest.printable;
+import static dev.xlac.cache.bundle.BundleManifest.printable;
 
 import com.github.luben.zstd.ZstdInputStream;
-import dev.xlac.cache.Records.ArtifactRecord;
-import dev.xlac.cache.Records.GraphRecord;
-import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.cache.Artifact;
+import dev.xlac.cache.BundleKey;
+import dev.xlac.cache.BundleLimits;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.ImportLimit;
+import dev.xlac.cache.ImportResult;
+import dev.xlac.cache.ImportRequest;
+import dev.xlac.cache.TrustSettings;
+import dev.xlac.cache.store.Checksums;
+import dev.xlac.cache.store.Records.ArtifactRecord;
+import dev.xlac.cache.store.Records.GraphRecord;
+import dev.xlac.cache.store.BulkWriter;
+import dev.xlac.cache.store.Store;
+import dev.xlac.cache.store.StoredValues;
+import dev.xlac.cache.store.Txn;
+import dev.xlac.cache.store.ValueKind;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.Sizes;
@@ -32,7 +45,6 @@ import java.util.zip.CRC32C;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.apache.commons.compress.archivers.tar.TarConstants;
-import org.rocksdb.WriteBatch;
 
 /**
  * Merges a bundle into a cache in two passes over the file. The first validates all of it and
@@ -61,15 +73,11 @@ import org.rocksdb.WriteBatch;
  * the second time.
  */
 public final class BundleImporter {
-  /** What an import did. */
-  public record Result(Path file, long graphsAdded, long graphsPresent, long artifactsAdded, long artifactsPresent,
-      long failuresAdded, long neuronNamesAdded, long payloadBytes, BundleKey signer, boolean signerTrusted) {}
-
   /**
    * Which signers the import accepts: the cache's trusted keys and the request's; a signature is
    * required when the cache says so or the request names keys.
    */
-  record Trust(TrustSettings settings, ImportRequest request) {
+  public record Trust(TrustSettings settings, ImportRequest request) {
     static final Trust NONE = new Trust(new TrustSettings(false, List.of()), ImportRequest.defaults());
 
     boolean required() {
@@ -95,7 +103,7 @@ public final class BundleImporter {
   private static final long RECORD_BYTES = 256;
   private static final long DATABASE_BYTES = 1 << 20;
   /** How much of large values the second pass writes between two flushes: half a blob family's memtable. */
-  private static final long STREAM_FLUSH_BYTES = 2 * RocksDbStore.bulkBatchBytes();
+  private static final long STREAM_FLUSH_BYTES = 2 * Store.bulkBatchBytes();
   /**
    * The heap a manifest needs, per byte of it: parsed, it takes about 3.6 times its size (measured),
    * the import's own maps of its entries more, and about twice that while it is parsed; the rest
@@ -109,22 +117,23 @@ public final class BundleImporter {
     return Math.max(floor, Runtime.getRuntime().maxMemory() / 16);
   }
 
-  private final CacheStore store;
+  private final Store store;
   private final BundleLimits limits;
   private final Trust trust;
   private final ImportLimit maxUnpacked;
   private final Runnable betweenPasses;
 
-  BundleImporter(CacheStore store, BundleLimits limits) {
+  BundleImporter(Store store, BundleLimits limits) {
     this(store, limits, Trust.NONE, () -> { });
   }
 
   /** {@code betweenPasses}: tests change the file there. */
-  BundleImporter(CacheStore store, BundleLimits limits, Trust trust, Runnable betweenPasses) {
+  BundleImporter(Store store, BundleLimits limits, Trust trust, Runnable betweenPasses) {
     this(store, limits, trust, ImportLimit.request(java.util.OptionalLong.empty()), betweenPasses);
   }
 
-  BundleImporter(CacheStore store, BundleLimits limits, Trust trust, ImportLimit maxUnpacked, Runnable betweenPasses) {
+  public BundleImporter(Store store, BundleLimits limits, Trust trust, ImportLimit maxUnpacked,
+      Runnable betweenPasses) {
     this.store = store;
     this.limits = limits;
     this.trust = trust;
@@ -132,7 +141,7 @@ public final class BundleImporter {
     this.betweenPasses = betweenPasses;
   }
 
-  Result importBundle(Path file) {
+  public ImportResult importBundle(Path file) {
     Validated v;
     try {
       v = validate(file);
@@ -257,16 +266,16 @@ public final class BundleImporter {
       }
     }
     long needed = Math.max(values, scratch);
-    Path db = store.dir.resolve(RocksDbStore.DB_DIR);
+    Path db = store.databaseDirectory();
     long free;
     try {
-      free = Files.getFileStore(Files.isDirectory(db) ? db : store.dir).getUsableSpace();
+      free = Files.getFileStore(Files.isDirectory(db) ? db : store.directory()).getUsableSpace();
     } catch (IOException e) {
       return; // cannot tell: the writes will say when the disk is full
     }
     if (needed > free) {
       throw new XlacException(ExitCode.ENVIRONMENT, "cannot import " + file + ": disk full: importing it needs "
-          + Sizes.human(needed) + " (" + needed + " bytes) in " + store.dir + ", and its filesystem has "
+          + Sizes.human(needed) + " (" + needed + " bytes) in " + store.directory() + ", and its filesystem has "
           + Sizes.human(free) + " free; nothing was imported");
     }
   }
@@ -294,13 +303,13 @@ public final class BundleImporter {
    * what the first pass read, and every entry must have the CRC32C it had then.
    */
   private void read(Path file, Validated first, ManifestSink onManifest, EntrySink sink) throws IOException {
-    ImportLimit.Counter unpacked = new ImportLimit.Counter(maxUnpacked);
+    UnpackCounter unpacked = new UnpackCounter(maxUnpacked);
     try (InputStream raw = new BufferedInputStream(Files.newInputStream(file), 1 << 20)) {
       ZstdFrameStream frame = new ZstdFrameStream(raw);
       try (ZstdInputStream zstd = new ZstdInputStream(frame);
           BundleContent.TarStream archive = new BundleContent.TarStream(zstd);
           TarArchiveInputStream tar = new TarArchiveInputStream(archive);
-          BundleContent content = first == null ? new BundleContent(store.dir, unpacked) : null) {
+          BundleContent content = first == null ? new BundleContent(store.directory(), unpacked) : null) {
         readArchive(file, tar, archive, first, onManifest, sink, content, unpacked);
         archive.checkEnd();
         if (!frame.ended()) {
@@ -314,7 +323,7 @@ public final class BundleImporter {
   }
 
   private void readArchive(Path file, TarArchiveInputStream tar, BundleContent.TarStream archive, Validated first,
-      ManifestSink onManifest, EntrySink sink, BundleContent content, ImportLimit.Counter unpacked) throws IOException {
+      ManifestSink onManifest, EntrySink sink, BundleContent content, UnpackCounter unpacked) throws IOException {
     InputStream in = new Counted(tar, unpacked); // the current entry's bytes, counted against the limit
     TarArchiveEntry head = next(tar, archive);
     if (head == null) {
@@ -422,7 +431,7 @@ public final class BundleImporter {
           }
         }
       } else {
-        if (StoredValues.chunked(x.size()) && !name.startsWith("identities/")) {
+        if (Store.chunked(x.size()) && !name.startsWith("identities/")) {
           // Never whole in memory: a piece at a time into its value writer, chunk by chunk into the cache.
           streamed = sink.stream(name, x.size());
           if (streamed == null) {
@@ -442,7 +451,7 @@ public final class BundleImporter {
       }
       if (logOf != null && logOf.status() == EntryStatus.COMPILED) {
         pending.add(logOf.key(), x.size(), Math.min(limits.maxPendingLogBytes(),
-            heapShare(2L * StoredValues.chunkBytes())));
+            heapShare(2L * Store.chunkBytes())));
       } else if (name.startsWith("artifacts/")) {
         pending.take(name.substring("artifacts/".length(), name.length() - ".bin".length()));
       }
@@ -539,7 +548,7 @@ public final class BundleImporter {
    */
   private static void streamInto(InputStream in, long size, String name, CRC32C crc, StoredValues.ValueWriter w,
       EntrySink sink) throws IOException {
-    int pieceBytes = (int) Math.min(StoredValues.chunkBytes(), size);
+    int pieceBytes = (int) Math.min(Store.chunkBytes(), size);
     byte[][] pieces = {new byte[pieceBytes], new byte[pieceBytes]};
     long left = size;
     for (int turn = 0; left > 0; turn ^= 1) {
@@ -556,9 +565,9 @@ public final class BundleImporter {
 
   /** The current tar entry's bytes, counted against the limit on unpacked bytes as they are read. */
   private static final class Counted extends java.io.FilterInputStream {
-    private final ImportLimit.Counter unpacked;
+    private final UnpackCounter unpacked;
 
-    Counted(InputStream tar, ImportLimit.Counter unpacked) {
+    Counted(InputStream tar, UnpackCounter unpacked) {
       super(tar);
       this.unpacked = unpacked;
     }
@@ -594,9 +603,9 @@ public final class BundleImporter {
 
   // ---------------------------------------------------------------- second pass
 
-  private Result apply(Path file, Validated v) throws IOException {
+  private ImportResult apply(Path file, Validated v) throws IOException {
     BundleManifest m = v.manifest();
-    long now = store.clock.millis();
+    long now = store.clock().millis();
     Counts counts = new Counts();
     try (Pipeline out = new Pipeline()) {
       return apply(file, v, m, now, counts, out);
@@ -606,7 +615,7 @@ public final class BundleImporter {
   /** A compiled artifact's log, read before its artifact: in memory, or streamed into a writer, or neither (not needed). */
   private record HeldLog(byte[] data, StoredValues.ValueWriter writer) {}
 
-  private Result apply(Path file, Validated v, BundleManifest m, long now, Counts counts, Pipeline out)
+  private ImportResult apply(Path file, Validated v, BundleManifest m, long now, Counts counts, Pipeline out)
       throws IOException {
     Map<String, HeldLog> pendingLogs = new HashMap<>();
     Map<String, BundleManifest.Expected> expected = m.expectedEntries();
@@ -655,8 +664,8 @@ public final class BundleImporter {
     }
     out.flush();
     out.await();
-    store.flushUnlogged();
-    return new Result(file, counts.graphsAdded, counts.graphsPresent, counts.artifactsAdded, counts.artifactsPresent,
+    out.bulk.flush();
+    return new ImportResult(file, counts.graphsAdded, counts.graphsPresent, counts.artifactsAdded, counts.artifactsPresent,
         counts.failuresAdded, counts.neuronNamesAdded, counts.payloadBytes, v.signer(),
         v.signer() != null && trust.trusts(v.signer()));
   }
@@ -673,7 +682,7 @@ public final class BundleImporter {
       throws IOException {
     if (name.startsWith("graphs/")) {
       byte[] fp = HexFormat.of().parseHex(name.substring(7, 7 + 64));
-      return store.readGraphRecord(fp) == null ? out.open(Cf.GRAPHS, fp, size) : null;
+      return store.readGraphRecord(fp) == null ? out.open(ValueKind.GRAPHS, fp, size) : null;
     }
     boolean log = name.startsWith("logs/");
     String key = log ? name.substring(5, name.length() - ".log.zst".length())
@@ -684,10 +693,10 @@ public final class BundleImporter {
     if (old != null && (old.status() == EntryStatus.COMPILED || a.status() == EntryStatus.FAILED)) {
       return null;
     }
-    if (log && old != null && StoredValues.chunked(old.logStoredBytes())) {
+    if (log && old != null && Store.chunked(old.logStoredBytes())) {
       out.removeArtifact(kb); // the failure's chunked log would meet the new log's chunks
     }
-    return out.open(log ? Cf.LOGS : Cf.ARTIFACTS, kb, size);
+    return out.open(log ? ValueKind.LOGS : ValueKind.ARTIFACTS, kb, size);
   }
 
   /**
@@ -705,7 +714,7 @@ public final class BundleImporter {
   }
 
   /** {@code stored} or {@code streamed} (the value written in pieces) holds the module when the graph is new. */
-  private static void mergeGraph(CacheStore.Txn txn, BundleManifest.Graph g, List<NeuronName> names, byte[] stored,
+  private static void mergeGraph(Txn txn, BundleManifest.Graph g, List<NeuronName> names, byte[] stored,
       StoredValues.ValueWriter streamed, long now, Counts counts) {
     byte[] fp = HexFormat.of().parseHex(g.fp());
     GraphRecord old = txn.graph(fp);
@@ -744,7 +753,7 @@ public final class BundleImporter {
    * {@code bytes} or {@code bytesWriter}, and {@code storedLog} or {@code logWriter}, hold the values
    * (in memory, or written in pieces) when the entry is written.
    */
-  private static void mergeArtifact(CacheStore.Txn txn, BundleManifest.Artifact a, byte[] bytes,
+  private static void mergeArtifact(Txn txn, BundleManifest.Artifact a, byte[] bytes,
       StoredValues.ValueWriter bytesWriter, byte[] storedLog, StoredValues.ValueWriter logWriter,
       Map<String, byte[]> identityTexts, long now, Counts counts) {
     byte[] key = HexFormat.of().parseHex(a.fp() + a.digest());
@@ -787,14 +796,14 @@ public final class BundleImporter {
    */
   private final class Pipeline implements AutoCloseable {
     /** A batch's values: a quarter of a memtable, and at most a sixteenth of the heap. */
-    final long budget = Math.min(RocksDbStore.bulkBatchBytes(), heapShare(4L << 20));
+    final long budget = Math.min(Store.bulkBatchBytes(), heapShare(4L << 20));
     private final java.util.concurrent.ExecutorService thread = java.util.concurrent.Executors.newSingleThreadExecutor(
         r -> {
           Thread t = new Thread(r, "xlac-import-writer");
           t.setDaemon(true);
           return t;
         });
-    private final List<Consumer<CacheStore.Txn>> ops = new ArrayList<>();
+    private final List<Consumer<Txn>> ops = new ArrayList<>();
     private final List<StoredValues.ValueWriter> opsWriters = new ArrayList<>();
     private long bytes;
     private long streamedSinceFlush;
@@ -802,17 +811,17 @@ public final class BundleImporter {
     private List<StoredValues.ValueWriter> inFlightWriters = List.of();
     /** Writers opened and not closed yet. */
     private final Set<StoredValues.ValueWriter> open = new java.util.LinkedHashSet<>();
-    /** One native batch for the whole import, reused: see {@link CacheStore#commitUnlogged(WriteBatch, CacheStore.TxnBody)}. */
-    final WriteBatch writeBatch = new WriteBatch((int) Math.min(Integer.MAX_VALUE - 64, budget + (16 << 20)));
+    /** One native batch for the whole import, reused: see {@link BulkWriter}. */
+    final BulkWriter bulk = store.bulk(budget + (16 << 20));
 
-    StoredValues.ValueWriter open(Cf cf, byte[] key, long size) {
-      StoredValues.ValueWriter w = store.values.writer(cf, key, size, false);
+    StoredValues.ValueWriter open(ValueKind cf, byte[] key, long size) {
+      StoredValues.ValueWriter w = store.valueWriter(cf, key, size, false);
       open.add(w);
       return w;
     }
 
     /** Adds an entry's merge to the batch being built; {@code writers}: the values it commits (null: none). */
-    void add(long size, Consumer<CacheStore.Txn> op, StoredValues.ValueWriter... writers) throws IOException {
+    void add(long size, Consumer<Txn> op, StoredValues.ValueWriter... writers) throws IOException {
       ops.add(op);
       for (StoredValues.ValueWriter w : writers) {
         if (w != null) {
@@ -830,12 +839,12 @@ public final class BundleImporter {
       if (ops.isEmpty()) {
         return;
       }
-      List<Consumer<CacheStore.Txn>> run = List.copyOf(ops);
+      List<Consumer<Txn>> run = List.copyOf(ops);
       List<StoredValues.ValueWriter> writers = List.copyOf(opsWriters);
       ops.clear();
       opsWriters.clear();
       bytes = 0;
-      submit(() -> store.commitUnlogged(writeBatch, txn -> {
+      submit(() -> bulk.commit(txn -> {
         run.forEach(op -> op.accept(txn));
         return null;
       }));
@@ -848,7 +857,7 @@ public final class BundleImporter {
      */
     void removeArtifact(byte[] key) throws IOException {
       flush();
-      submit(() -> store.commitUnlogged(writeBatch, txn -> txn.removeArtifact(key)));
+      submit(() -> bulk.commit(txn -> txn.removeArtifact(key)));
     }
 
     /**
@@ -860,7 +869,7 @@ public final class BundleImporter {
       streamedSinceFlush += n;
       if (streamedSinceFlush >= STREAM_FLUSH_BYTES) {
         streamedSinceFlush = 0;
-        submit(store::flushUnlogged);
+        submit(bulk::flush);
       }
     }
 
@@ -903,7 +912,7 @@ public final class BundleImporter {
       }
       thread.shutdown();
       List.copyOf(open).forEach(this::close);
-      writeBatch.close();
+      bulk.close();
     }
 
     /** Closes a writer: one whose value its batch did not commit removes its chunks. */

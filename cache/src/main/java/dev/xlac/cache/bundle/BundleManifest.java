@@ -1,5 +1,10 @@
-package dev.xlac.cache;
+package dev.xlac.cache.bundle;
 
+import dev.xlac.cache.Artifact;
+import dev.xlac.cache.BundleLimits;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.ImportLimit;
+import dev.xlac.cache.store.Store;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.neuron.NeuronName;
 import dev.xlac.core.neuron.NeuronxCcIdentity;
@@ -27,7 +32,7 @@ import java.util.regex.Pattern;
  * name and it is not signed), so an older xlac still reads every bundle it could understand, and
  * refuses, naming both versions, one that would lose names or a signature. All three are read.
  */
-final class BundleManifest {
+public final class BundleManifest {
   static final String NAME = "xlac-bundle.manifest";
   static final String MAGIC = "xlac-bundle";
   /** The newest version this xlac reads and writes. */
@@ -149,14 +154,14 @@ final class BundleManifest {
     return s == null ? "-" : s;
   }
 
-  static String esc(String s) {
+  public static String esc(String s) {
     if (s == null) {
       return "";
     }
     return s.replace("%", "%25").replace("\t", "%09").replace("\n", "%0A").replace("\r", "%0D");
   }
 
-  static String unesc(String s) {
+  public static String unesc(String s) {
     if (s.indexOf('%') < 0) {
       return s;
     }
@@ -347,7 +352,7 @@ final class BundleManifest {
   }
 
   /** A name from a bundle as it can be shown in a one-line message: control characters replaced, at most 120 characters. */
-  static String printable(String s) {
+  public static String printable(String s) {
     if (s == null) {
       return "";
     }
@@ -430,7 +435,7 @@ final class BundleManifest {
     private long total;
 
     void add(String key, long size, long limit) {
-      long held = StoredValues.chunked(size) ? 0 : size;
+      long held = Store.chunked(size) ? 0 : size;
       sizes.put(key, held);
       total += held;
       if (total > limit) {

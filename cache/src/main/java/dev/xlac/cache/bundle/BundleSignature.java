@@ -1,5 +1,7 @@
-package dev.xlac.cache;
+package dev.xlac.cache.bundle;
 
+import dev.xlac.cache.BundleKey;
+import dev.xlac.cache.BundleSigningKey;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.Signature;

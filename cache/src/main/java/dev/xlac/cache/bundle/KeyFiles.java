@@ -1,5 +1,7 @@
-package dev.xlac.cache;
+package dev.xlac.cache.bundle;
 
+import dev.xlac.cache.BundleKey;
+import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.AtomicFiles;
 import java.io.IOException;
@@ -33,15 +35,15 @@ import java.util.regex.Pattern;
  * or an X.509 "PUBLIC KEY" block holding an Ed25519 key (RFC 8410). Every problem with a file is
  * one line, exit code 2, that says what the file holds instead and what to give.
  */
-final class KeyFiles {
-  static final String ED25519 = "Ed25519";
+public final class KeyFiles {
+  public static final String ED25519 = "Ed25519";
   /** Key files are a few hundred bytes; a larger one is not a key file. */
   private static final int MAX_KEY_FILE_BYTES = 64 << 10;
   private static final Pattern BEGIN = Pattern.compile("-----BEGIN ([A-Z0-9 ]+)-----");
 
   private KeyFiles() {}
 
-  static BundleKey readPublic(Path file) {
+  public static BundleKey readPublic(Path file) {
     Pem pem = read(file);
     switch (pem.label()) {
       case "PUBLIC KEY" -> {
@@ -60,7 +62,7 @@ final class KeyFiles {
     }
   }
 
-  static BundleSigningKey readPrivate(Path file) {
+  public static BundleSigningKey readPrivate(Path file) {
     Pem pem = read(file);
     switch (pem.label()) {
       case "PRIVATE KEY" -> {
@@ -126,7 +128,7 @@ final class KeyFiles {
     }
   }
 
-  static BundleSigningKey.GeneratedKeyPair writePair(Path prefix, KeyPair pair, boolean force) {
+  public static BundleSigningKey.GeneratedKeyPair writePair(Path prefix, KeyPair pair, boolean force) {
     Path priv = prefix.resolveSibling(prefix.getFileName() + ".key");
     Path pub = prefix.resolveSibling(prefix.getFileName() + ".pub");
     if (!force) {
@@ -155,7 +157,7 @@ final class KeyFiles {
     }
   }
 
-  static String pem(String label, byte[] der) {
+  public static String pem(String label, byte[] der) {
     return "-----BEGIN " + label + "-----\n"
         + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der) + "\n-----END " + label + "-----\n";
   }

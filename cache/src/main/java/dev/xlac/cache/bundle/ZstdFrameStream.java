@@ -1,4 +1,4 @@
-package dev.xlac.cache;
+package dev.xlac.cache.bundle;
 
 import java.io.FilterInputStream;
 import java.io.IOException;

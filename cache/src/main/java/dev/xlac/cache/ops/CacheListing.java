@@ -1,9 +1,17 @@
-package dev.xlac.cache;
+package dev.xlac.cache.ops;
 
-import dev.xlac.cache.Records.ArtifactRecord;
-import dev.xlac.cache.Records.GraphRecord;
-import dev.xlac.cache.RocksDbStore.Cf;
-import dev.xlac.cache.RocksDbStore.Cursor;
+import dev.xlac.cache.CacheStatistics;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.ListQuery;
+import dev.xlac.cache.ListRow;
+import dev.xlac.cache.store.DiskReserve;
+import dev.xlac.cache.store.Keys;
+import dev.xlac.cache.store.Records;
+import dev.xlac.cache.store.Records.ArtifactRecord;
+import dev.xlac.cache.store.Records.GraphRecord;
+import dev.xlac.cache.store.RocksDbStore.Cursor;
+import dev.xlac.cache.store.Totals;
+import dev.xlac.cache.store.Store;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.hlo.GraphFingerprint;
 import java.time.Duration;
@@ -18,17 +26,17 @@ import java.util.List;
  * and artifact records: artifact keys start with their graph's fingerprint, so the two families
  * are merged like sorted lists.
  */
-final class CacheListing {
-  private final CacheStore store;
+public final class CacheListing {
+  private final Store store;
 
-  CacheListing(CacheStore store) {
+  public CacheListing(Store store) {
     this.store = store;
   }
 
-  List<ListRow> list(ListQuery q) {
+  public List<ListRow> list(ListQuery q) {
     List<ListRow> rows = new ArrayList<>();
     // One JNI call per key, value and step: the cursors are read once per record (this runs in a cold JVM).
-    try (Cursor g = store.db.cursor(Cf.GRAPH_META, null); Cursor a = store.db.cursor(Cf.ARTIFACT_META, null)) {
+    try (Cursor g = store.graphs(null); Cursor a = store.artifacts(null)) {
       byte[] ak = a.valid() ? a.key() : null;
       byte[] lastCid = null; // rows mostly share a compiler: decode its digest and identity once
       String digest = null;
@@ -76,10 +84,11 @@ final class CacheListing {
     return rows;
   }
 
-  static CacheStatistics statistics(CacheStore store, Totals t) {
-    DiskReserve.State reserve = (store.db.reserve() != null ? store.db.reserve() : new DiskReserve(store.dir)).state();
+  public static CacheStatistics statistics(Store store) {
+    Totals t = store.totals();
+    DiskReserve.State reserve = store.reserveState();
     long pending = 0;
-    try (Cursor g = store.db.cursor(Cf.GRAPH_META, null); Cursor a = store.db.cursor(Cf.ARTIFACT_META, null)) {
+    try (Cursor g = store.graphs(null); Cursor a = store.artifacts(null)) {
       byte[] ak = a.valid() ? a.key() : null;
       for (; g.valid(); g.next()) {
         byte[] fp = g.key();
@@ -93,7 +102,7 @@ final class CacheListing {
       }
     }
     return new CacheStatistics(store.dir, store.schemaVersion(), t.graphs, pending, t.compiled, t.failed,
-        t.graphRawBytes, t.graphStoredBytes, t.artifactBytes, t.storedBytes(), t.rawBytes(), store.db.diskUsage(),
+        t.graphRawBytes, t.graphStoredBytes, t.artifactBytes, t.storedBytes(), t.rawBytes(), store.diskUsage(),
         store.maxSize(), t.hits, t.misses, Duration.ofMillis(t.savedMillis), t.cleanups, t.damagedReads,
         Instant.ofEpochMilli(t.countersSince), reserve.bytes(), reserve.whyNone());
   }

@@ -1,8 +1,16 @@
-package dev.xlac.cache;
+package dev.xlac.cache.ops;
 
-import dev.xlac.cache.Records.GraphRecord;
-import dev.xlac.cache.RocksDbStore.Cf;
-import dev.xlac.cache.RocksDbStore.Cursor;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.PruneRequest;
+import dev.xlac.cache.PruneResult;
+import dev.xlac.cache.store.Keys;
+import dev.xlac.cache.store.Pins;
+import dev.xlac.cache.store.Records;
+import dev.xlac.cache.store.Records.GraphRecord;
+import dev.xlac.cache.store.RocksDbStore;
+import dev.xlac.cache.store.RocksDbStore.Cursor;
+import dev.xlac.cache.store.Store;
+import dev.xlac.cache.store.Totals;
 import dev.xlac.core.CompilerIdentity;
 import java.nio.ByteBuffer;
 import java.time.Instant;
@@ -27,29 +35,52 @@ import java.util.Set;
  * starts from, the entries it walks and what its batches remove are one view: a graph planned as
  * pending cannot gain an artifact that its removal would then take along unplanned, and two
  * cleanups cannot both trim from the same starting size. Entries pinned by a running compile
- * ({@link RunPins}) are never candidates.
+ * ({@link Pins}) are never candidates.
  */
-final class PruneByLastAccess {
+public final class PruneByLastAccess {
   private static final int BATCH = 1000;
-  private final CacheStore store;
+  private final Store store;
 
-  PruneByLastAccess(CacheStore store) {
+  PruneByLastAccess(Store store) {
     this.store = store;
   }
 
   private record Planned(byte kind, byte[] id, PruneResult.Removed removed) {}
 
-  PruneResult prune(PruneRequest r) {
-    Totals totals = store.currentTotals();
+  /**
+   * Removes entries as the request says; see {@link PruneRequest}. The prune holds the write lock
+   * from its plan to its last removal, so it removes exactly what it planned: no other thread's
+   * write (a graph gaining an artifact, another cleanup) can slip in between.
+   */
+  public static PruneResult run(Store store, PruneRequest request) {
+    if (!request.dryRun()) {
+      store.requireWritable();
+    }
+    try {
+      return store.underWriteLock(() -> new PruneByLastAccess(store).prune(request));
+    } finally {
+      if (!request.dryRun()) {
+        store.ensureReserve(); // released for a prune on a full disk: back when there is room
+      }
+    }
+  }
+
+  /** A prune under the write lock the caller holds. */
+  static PruneResult pruneLocked(Store store, PruneRequest request) {
+    return new PruneByLastAccess(store).prune(request);
+  }
+
+  private PruneResult prune(PruneRequest r) {
+    Totals totals = store.totals();
     long before = totals.storedBytes();
-    long diskBefore = r.automatic() ? -1 : store.db.diskUsage();
-    long cutoff = r.olderThan() == null ? Long.MIN_VALUE : store.clock.millis() - r.olderThan().toMillis();
+    long diskBefore = r.automatic() ? -1 : store.diskUsage();
+    long cutoff = r.olderThan() == null ? Long.MIN_VALUE : store.clock().millis() - r.olderThan().toMillis();
     List<Planned> plan = new ArrayList<>();
     Set<ByteBuffer> plannedArtifacts = new HashSet<>();
     Map<ByteBuffer, String> modules = new HashMap<>();
     long remaining = before;
-    RunPins pins = store.runPins();
-    try (Cursor c = store.db.cursor(Cf.ACCESS, null)) {
+    Pins pins = store.pins();
+    try (Cursor c = store.accessIndex()) {
       for (; c.valid(); c.next()) {
         byte[] key = c.key();
         byte kind = Keys.accessKind(key);
@@ -103,7 +134,7 @@ final class PruneByLastAccess {
       return new PruneResult(removed, planned, before, remaining, diskBefore, -1, 0, 0, true);
     }
     if (!r.automatic()) {
-      store.db.makeRoom();
+      store.makeRoom();
     }
     long freed = 0;
     for (int i = 0; i < plan.size(); i += BATCH) {
@@ -115,7 +146,7 @@ final class PruneByLastAccess {
           f += p.kind() == Keys.KIND_GRAPH ? txn.removeGraph(p.id()) : txn.removeArtifact(p.id());
         }
         if (last && r.automatic()) {
-          txn.totals.cleanups++;
+          txn.countCleanup();
         }
         return f;
       });
@@ -124,19 +155,19 @@ final class PruneByLastAccess {
     long diskAfter = -1;
     RocksDbStore.Compaction left = RocksDbStore.Compaction.COMPLETE;
     if (!plan.isEmpty()) {
-      store.db.syncWal();
+      store.syncWal();
     }
-    if (!r.automatic() && (!plan.isEmpty() || store.db.blobGarbageBytes() > 0)) {
-      left = store.db.compactAll();
-      diskAfter = store.db.diskUsage();
+    if (!r.automatic() && (!plan.isEmpty() || store.blobGarbageBytes() > 0)) {
+      left = store.compactAll();
+      diskAfter = store.diskUsage();
     }
-    return new PruneResult(removed, freed, before, store.currentTotals().storedBytes(), diskBefore,
+    return new PruneResult(removed, freed, before, store.totals().storedBytes(), diskBefore,
         diskAfter < 0 ? diskBefore : diskAfter, left.garbageBytes(), left.neededBytes(), false);
   }
 
   private long unplannedArtifactBytes(byte[] fp, Set<ByteBuffer> plannedArtifacts) {
     long bytes = 0;
-    try (Cursor a = store.db.cursor(Cf.ARTIFACT_META, fp)) {
+    try (Cursor a = store.artifacts(fp)) {
       for (; a.valid() && Keys.startsWith(a.key(), fp); a.next()) {
         if (plannedArtifacts.add(ByteBuffer.wrap(a.key()))) {
           bytes += Records.decodeArtifact(a.value()).storedBytes();

@@ -1,7 +1,11 @@
-package dev.xlac.cache;
+package dev.xlac.cache.ops;
 
-import dev.xlac.cache.RocksDbStore.Cf;
-import dev.xlac.cache.RocksDbStore.Cursor;
+import dev.xlac.cache.BundleKey;
+import dev.xlac.cache.TrustSettings;
+import dev.xlac.cache.bundle.BundleManifest;
+import dev.xlac.cache.store.Keys;
+import dev.xlac.cache.store.RocksDbStore.Cursor;
+import dev.xlac.cache.store.Store;
 import dev.xlac.core.XlacException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -14,17 +18,17 @@ import java.util.List;
  * limit: {@code config/require_signed} (present: on) and one {@code config/trusted_key/<key id>}
  * record per key, holding {@code <added millis> TAB <label, escaped> TAB <base64 X.509 key>}.
  */
-final class TrustConfig {
+public final class TrustConfig {
   static final byte[] REQUIRE_SIGNED_KEY = "config/require_signed".getBytes(StandardCharsets.US_ASCII);
-  static final String TRUSTED_PREFIX = "config/trusted_key/";
+  public static final String TRUSTED_PREFIX = "config/trusted_key/";
   private static final byte[] TRUSTED = TRUSTED_PREFIX.getBytes(StandardCharsets.US_ASCII);
 
   private TrustConfig() {}
 
-  static TrustSettings read(CacheStore store) {
-    boolean required = store.db.get(Cf.META, REQUIRE_SIGNED_KEY) != null;
+  public static TrustSettings read(Store store) {
+    boolean required = store.meta(REQUIRE_SIGNED_KEY) != null;
     List<TrustSettings.TrustedKey> keys = new ArrayList<>();
-    try (Cursor c = store.db.cursor(Cf.META, TRUSTED)) {
+    try (Cursor c = store.metaFrom(TRUSTED)) {
       for (; c.valid() && Keys.startsWith(c.key(), TRUSTED); c.next()) {
         String id = new String(c.key(), StandardCharsets.US_ASCII).substring(TRUSTED_PREFIX.length());
         keys.add(decode(store, id, c.value()));
@@ -33,7 +37,7 @@ final class TrustConfig {
     return new TrustSettings(required, keys);
   }
 
-  private static TrustSettings.TrustedKey decode(CacheStore store, String id, byte[] value) {
+  private static TrustSettings.TrustedKey decode(Store store, String id, byte[] value) {
     String[] f = new String(value, StandardCharsets.UTF_8).split("\t", -1);
     try {
       if (f.length != 3) {
@@ -45,31 +49,31 @@ final class TrustConfig {
       }
       return new TrustSettings.TrustedKey(key, BundleManifest.unesc(f[1]), Instant.ofEpochMilli(Long.parseLong(f[0])));
     } catch (IllegalArgumentException e) {
-      throw XlacException.environment("cache " + store.dir + ": the trusted key record " + id + " is damaged ("
+      throw XlacException.environment("cache " + store.directory() + ": the trusted key record " + id + " is damaged ("
           + e.getMessage() + "); remove it with 'xlac cache config trust remove " + id + "' and add the key again");
     }
   }
 
-  static void setRequireSigned(CacheStore store, boolean on) {
+  public static void setRequireSigned(Store store, boolean on) {
     store.commit(true, txn -> {
       if (on) {
-        store.db.put(txn.batch, Cf.META, REQUIRE_SIGNED_KEY, "on".getBytes(StandardCharsets.US_ASCII));
+        txn.putMeta(REQUIRE_SIGNED_KEY, "on".getBytes(StandardCharsets.US_ASCII));
       } else {
-        store.db.delete(txn.batch, Cf.META, REQUIRE_SIGNED_KEY);
+        txn.deleteMeta(REQUIRE_SIGNED_KEY);
       }
       return null;
     });
   }
 
   /** Adds {@code key}; false when it is trusted already (its label then stays). */
-  static boolean add(CacheStore store, BundleKey key, String label) {
+  public static boolean add(Store store, BundleKey key, String label) {
     if (read(store).find(key.id()) != null) {
       return false;
     }
-    String value = store.clock.millis() + "\t" + BundleManifest.esc(label) + "\t"
+    String value = store.clock().millis() + "\t" + BundleManifest.esc(label) + "\t"
         + Base64.getEncoder().encodeToString(key.encoded());
     store.commit(true, txn -> {
-      store.db.put(txn.batch, Cf.META, recordKey(key.id()), value.getBytes(StandardCharsets.UTF_8));
+      txn.putMeta(recordKey(key.id()), value.getBytes(StandardCharsets.UTF_8));
       return null;
     });
     return true;
@@ -79,7 +83,7 @@ final class TrustConfig {
    * Removes the key with this id, or the one whose id starts with it (at least 8 hex digits);
    * returns it, or null when its record was damaged (it is removed all the same).
    */
-  static TrustSettings.TrustedKey remove(CacheStore store, String idOrPrefix) {
+  public static TrustSettings.TrustedKey remove(Store store, String idOrPrefix) {
     String p = idOrPrefix.strip().toLowerCase(java.util.Locale.ROOT);
     if (!p.matches("[0-9a-f]{8,64}")) {
       throw XlacException.badInput("not a key id: '" + BundleManifest.printable(idOrPrefix)
@@ -89,7 +93,7 @@ final class TrustConfig {
     // this command) must be removable too.
     List<String> matches = new ArrayList<>();
     List<byte[]> values = new ArrayList<>();
-    try (Cursor c = store.db.cursor(Cf.META, TRUSTED)) {
+    try (Cursor c = store.metaFrom(TRUSTED)) {
       for (; c.valid() && Keys.startsWith(c.key(), TRUSTED); c.next()) {
         String id = new String(c.key(), StandardCharsets.US_ASCII).substring(TRUSTED_PREFIX.length());
         if (id.startsWith(p)) {
@@ -113,7 +117,7 @@ final class TrustConfig {
       gone = null; // damaged: removed all the same
     }
     store.commit(true, txn -> {
-      store.db.delete(txn.batch, Cf.META, recordKey(id));
+      txn.deleteMeta(recordKey(id));
       return null;
     });
     return gone;

@@ -1,4 +1,4 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -274,7 +274,7 @@ final class BlobFiles {
 
   /** The value of {@code l} as an array when its CRC matches, else null. */
   static byte[] read(Location l) throws IOException {
-    if (l.valueSize() > CacheStore.MAX_ARRAY_BYTES) {
+    if (l.valueSize() > Store.MAX_ARRAY_BYTES) {
       return null;
     }
     byte[] out = new byte[(int) l.valueSize()];

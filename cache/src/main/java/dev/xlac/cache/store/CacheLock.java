@@ -1,5 +1,6 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
+import dev.xlac.cache.Quantities;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import java.io.IOException;

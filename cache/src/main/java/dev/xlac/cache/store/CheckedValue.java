@@ -1,9 +1,11 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
-import dev.xlac.cache.Records.ArtifactRecord;
-import dev.xlac.cache.Records.GraphRecord;
-import dev.xlac.cache.RocksDbStore.Cf;
-import dev.xlac.cache.RocksDbStore.DamagedValueException;
+import dev.xlac.cache.DamagedCacheException;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.store.Records.ArtifactRecord;
+import dev.xlac.cache.store.Records.GraphRecord;
+import dev.xlac.cache.store.RocksDbStore.Cf;
+import dev.xlac.cache.store.RocksDbStore.DamagedValueException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.security.MessageDigest;
@@ -19,7 +21,7 @@ import java.util.Arrays;
  * is read once more from a freshly opened view before that is the outcome; if its record is gone
  * from the fresh view, or now describes another value, the outcome is {@link Gone}, a plain miss.
  */
-sealed interface CheckedValue {
+public sealed interface CheckedValue {
   /** For a caller that knows no size: only the SHA-256 is checked. */
   long ANY_SIZE = -1;
 

@@ -1,13 +1,13 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 
 /** SHA-256, the checksum of every stored value and bundle entry. */
-final class Checksums {
+public final class Checksums {
   private Checksums() {}
 
-  static MessageDigest sha256() {
+  public static MessageDigest sha256() {
     try {
       return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
@@ -15,11 +15,11 @@ final class Checksums {
     }
   }
 
-  static byte[] sha256(byte[] data) {
+  public static byte[] sha256(byte[] data) {
     return sha256().digest(data);
   }
 
-  static boolean matches(byte[] data, byte[] expected) {
+  public static boolean matches(byte[] data, byte[] expected) {
     return data != null && MessageDigest.isEqual(sha256(data), expected);
   }
 }

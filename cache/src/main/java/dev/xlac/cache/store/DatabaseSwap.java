@@ -1,4 +1,4 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
 import dev.xlac.core.io.FileTrees;
 import java.io.IOException;
@@ -99,7 +99,7 @@ final class DatabaseSwap {
         FileTrees.deleteTree(old);
       }
       Files.move(db, old, StandardCopyOption.ATOMIC_MOVE);
-      CacheRepair.stepsForTests.accept("moved");
+      DatabaseRepair.stepsForTests.accept("moved");
     }
     if (Files.exists(fresh)) {
       Files.move(fresh, db, StandardCopyOption.ATOMIC_MOVE);

@@ -1,4 +1,4 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
 import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
@@ -27,7 +27,7 @@ import java.util.function.Consumer;
  * system has room for it and {@link #headroomBytes} more, so writing it never fills the disk itself;
  * its bytes are not zeros, so that a file system that compresses or deduplicates stores them all.
  */
-final class DiskReserve {
+public final class DiskReserve {
   static final String FILE = "reserve";
   static final long MAX_BYTES = 64L << 20;
   static final long MIN_BYTES = 1L << 20;
@@ -46,7 +46,7 @@ final class DiskReserve {
   private boolean warned;
 
   /** What {@code cache stat} shows: the reserve's bytes, or 0 and why there is none. */
-  record State(long bytes, long target, String whyNone) {}
+  public record State(long bytes, long target, String whyNone) {}
 
   DiskReserve(Path cacheDir) {
     this.dir = cacheDir;

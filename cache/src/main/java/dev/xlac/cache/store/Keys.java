@@ -1,4 +1,4 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
 import dev.xlac.hlo.GraphFingerprint;
 import java.nio.ByteBuffer;
@@ -6,25 +6,25 @@ import java.util.Arrays;
 import java.util.HexFormat;
 
 /** Binary key layouts of the column families (see cache/README.md, "On-disk schema"). */
-final class Keys {
-  static final int DIGEST = 32;
-  static final int ARTIFACT = 2 * DIGEST;
-  static final byte KIND_ARTIFACT = 0;
-  static final byte KIND_GRAPH = 1;
+public final class Keys {
+  public static final int DIGEST = 32;
+  public static final int ARTIFACT = 2 * DIGEST;
+  public static final byte KIND_ARTIFACT = 0;
+  public static final byte KIND_GRAPH = 1;
 
   private Keys() {}
 
-  static byte[] artifact(byte[] graph, byte[] compiler) {
+  public static byte[] artifact(byte[] graph, byte[] compiler) {
     byte[] k = Arrays.copyOf(graph, ARTIFACT);
     System.arraycopy(compiler, 0, k, DIGEST, DIGEST);
     return k;
   }
 
-  static byte[] graphOf(byte[] artifactKey) {
+  public static byte[] graphOf(byte[] artifactKey) {
     return Arrays.copyOf(artifactKey, DIGEST);
   }
 
-  static byte[] compilerOf(byte[] artifactKey) {
+  public static byte[] compilerOf(byte[] artifactKey) {
     return Arrays.copyOfRange(artifactKey, DIGEST, ARTIFACT);
   }
 
@@ -35,28 +35,28 @@ final class Keys {
     return b.array();
   }
 
-  static long accessTime(byte[] key) {
+  public static long accessTime(byte[] key) {
     return ByteBuffer.wrap(key).getLong() ^ Long.MIN_VALUE;
   }
 
-  static byte accessKind(byte[] key) {
+  public static byte accessKind(byte[] key) {
     return key[8];
   }
 
-  static byte[] accessId(byte[] key) {
+  public static byte[] accessId(byte[] key) {
     return Arrays.copyOfRange(key, 9, key.length);
   }
 
-  static String hex(byte[] b) {
+  public static String hex(byte[] b) {
     return HexFormat.of().formatHex(b);
   }
 
   /** The fingerprint whose digest is {@code digest} (a graph key). */
-  static GraphFingerprint fingerprint(byte[] digest) {
+  public static GraphFingerprint fingerprint(byte[] digest) {
     return new GraphFingerprint(GraphFingerprint.VERSION + ":" + hex(digest));
   }
 
-  static boolean startsWith(byte[] key, byte[] prefix) {
+  public static boolean startsWith(byte[] key, byte[] prefix) {
     return key.length >= prefix.length && Arrays.equals(key, 0, prefix.length, prefix, 0, prefix.length);
   }
 }

@@ -1,4 +1,4 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
 import java.nio.ByteBuffer;
 import java.util.Set;
@@ -7,10 +7,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The graphs and artifacts a running operation (a compile run) uses, which the automatic size limit
- * ({@code cache config max-size}) never removes. Opened by {@link CacheStore#pinForRun()}; while it
+ * ({@code cache config max-size}) never removes. Opened by {@link Store#pinForRun()} (the public
+ * handle is {@code RunPins}); while it
  * is open the store pins, before it writes them, every graph it stores ({@code putGraph}) or looks
  * an artifact up for, and every artifact it stores, records a failure for, or finds
- * ({@code lookup}, {@code getArtifact}, {@code getOrCompile}). Pinning an artifact pins its graph,
+ * ({@code lookup}, {@code getArtifact}). Pinning an artifact pins its graph,
  * so removing an unpinned graph (which removes its artifacts) never removes a pinned artifact.
  *
  * <p>The automatic cleanup skips pinned entries and removes the others, least recently used first,
@@ -21,8 +22,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the automatic cleanup runs at once, as after any write, with the run's entries as candidates like
  * any others. Thread-safe: compile workers store results concurrently.
  */
-public final class RunPins implements AutoCloseable {
-  private final CacheStore store;
+public final class Pins {
+  private final Store store;
   private final Set<ByteBuffer> graphs = ConcurrentHashMap.newKeySet();
   private final Set<ByteBuffer> artifacts = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean toldOverLimit = new AtomicBoolean();
@@ -34,7 +35,7 @@ public final class RunPins implements AutoCloseable {
    */
   private volatile boolean onlyPinnedLeft;
 
-  RunPins(CacheStore store) {
+  Pins(Store store) {
     this.store = store;
   }
 
@@ -49,7 +50,7 @@ public final class RunPins implements AutoCloseable {
   }
 
   /** Whether the access-index entry of this kind and id is pinned. */
-  boolean pinned(byte kind, byte[] id) {
+  public boolean pinned(byte kind, byte[] id) {
     return (kind == Keys.KIND_GRAPH ? graphs : artifacts).contains(ByteBuffer.wrap(id));
   }
 
@@ -60,29 +61,29 @@ public final class RunPins implements AutoCloseable {
     }
   }
 
-  boolean onlyPinnedLeft() {
+  public boolean onlyPinnedLeft() {
     return onlyPinnedLeft;
   }
 
-  void onlyPinnedLeft(boolean value) {
+  public void onlyPinnedLeft(boolean value) {
     onlyPinnedLeft = value;
   }
 
   /** True the first time it is asked: the run says once that its entries hold the cache over its limit. */
-  boolean firstTimeOverLimit() {
+  public boolean firstTimeOverLimit() {
     return toldOverLimit.compareAndSet(false, true);
   }
 
-  int pinnedGraphs() {
+  public int pinnedGraphs() {
     return graphs.size();
   }
 
-  int pinnedArtifacts() {
+  public int pinnedArtifacts() {
     return artifacts.size();
   }
 
   /** Ends the run: unpins everything, then enforces the size limit. Safe twice. */
-  @Override
+  /** Ends the pins: the size limit is enforced at once. A second call does nothing. */
   public void close() {
     if (closed.compareAndSet(false, true)) {
       store.endRun(this);

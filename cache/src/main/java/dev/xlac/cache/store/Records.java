@@ -1,5 +1,6 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
+import dev.xlac.cache.EntryStatus;
 import dev.xlac.core.neuron.NeuronName;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -8,7 +9,7 @@ import java.nio.charset.StandardCharsets;
  * The stored records and their binary encodings. Each value starts with a format byte so the
  * encoding can grow within a schema version; an unknown format byte is reported as damage.
  */
-final class Records {
+public final class Records {
   private static final byte FORMAT = 1;
   /** graph_meta with Neuron names (schema version 2): format 1's fields, then the names. */
   private static final byte GRAPH_FORMAT_NEURON = 2;
@@ -16,10 +17,10 @@ final class Records {
   private Records() {}
 
   /** graph_meta: fingerprint digest -> this. {@code storedSha256} covers the stored (compressed) value. */
-  record GraphRecord(String moduleName, String source, long firstSeen, long lastSeen, long seenCount, long rawBytes,
+  public record GraphRecord(String moduleName, String source, long firstSeen, long lastSeen, long seenCount, long rawBytes,
       long storedBytes, byte[] storedSha256, long lastAccess, java.util.List<NeuronName> neuronNames) {
 
-    GraphRecord {
+    public GraphRecord {
       neuronNames = java.util.List.copyOf(neuronNames);
     }
 
@@ -34,7 +35,7 @@ final class Records {
     }
 
     /** This record with {@code name} added, or replacing the name at the same location. */
-    GraphRecord withNeuronName(NeuronName name) {
+    public GraphRecord withNeuronName(NeuronName name) {
       java.util.List<NeuronName> names = new java.util.ArrayList<>(neuronNames);
       names.removeIf(n -> n.sameLocation(name));
       names.add(name);
@@ -47,7 +48,7 @@ final class Records {
    * artifact_meta: artifact key -> this. A compiled record's bytes live in the artifacts family, its
    * log (if any) in the logs family; a failed record has no bytes.
    */
-  record ArtifactRecord(EntryStatus status, long bytes, byte[] sha256, long compileMillis, long created, long lastAccess,
+  public record ArtifactRecord(EntryStatus status, long bytes, byte[] sha256, long compileMillis, long created, long lastAccess,
       String failureKind, String failureMessage, long logRawBytes, long logStoredBytes, byte[] logSha256) {
 
     ArtifactRecord withLastAccess(long t) {
@@ -56,7 +57,7 @@ final class Records {
     }
 
     /** What the entry occupies in the cache: its bytes and its stored log. */
-    long storedBytes() {
+    public long storedBytes() {
       return bytes + logStoredBytes;
     }
   }
@@ -84,7 +85,7 @@ final class Records {
     });
   }
 
-  static GraphRecord decodeGraph(byte[] value) {
+  public static GraphRecord decodeGraph(byte[] value) {
     return read(value, java.util.Set.of(FORMAT, GRAPH_FORMAT_NEURON), (format, in) -> {
       String module = str(in);
       String source = str(in);
@@ -125,7 +126,7 @@ final class Records {
     });
   }
 
-  static ArtifactRecord decodeArtifact(byte[] value) {
+  public static ArtifactRecord decodeArtifact(byte[] value) {
     return read(value, in -> new ArtifactRecord(EntryStatus.ofCode(in.readByte()), in.readLong(), bytes(in), in.readLong(),
         in.readLong(), in.readLong(), str(in), str(in), in.readLong(), in.readLong(), bytes(in)));
   }
@@ -158,11 +159,11 @@ final class Records {
     return b.array();
   }
 
-  static long accessSize(byte[] value) {
+  public static long accessSize(byte[] value) {
     return ByteBuffer.wrap(value).getLong();
   }
 
-  static EntryStatus accessStatus(byte[] value) {
+  public static EntryStatus accessStatus(byte[] value) {
     return EntryStatus.ofCode(value[8]);
   }
 

@@ -1,4 +1,4 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;

@@ -1,5 +1,7 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
+import dev.xlac.cache.DamagedCacheException;
+import dev.xlac.cache.DiskFullException;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.AtomicFiles;
@@ -60,8 +62,8 @@ import org.rocksdb.WriteOptions;
  * has been collected by the writer since. A reader of a directory without a database creates none
  * and reads as empty.
  */
-final class RocksDbStore implements AutoCloseable {
-  enum Cf {
+public final class RocksDbStore implements AutoCloseable {
+  public enum Cf {
     META("meta", false),
     GRAPHS("graphs", true),
     GRAPH_META("graph_meta", false),
@@ -90,7 +92,7 @@ final class RocksDbStore implements AutoCloseable {
     }
   }
 
-  static final String DB_DIR = "db";
+  public static final String DB_DIR = "db";
   /** Values of at least this size go to blob files, so compaction does not rewrite artifacts. */
   static final long MIN_BLOB_BYTES = 16 << 10;
   private static final double BLOB_GC_AGE_CUTOFF = 0.25;
@@ -555,7 +557,7 @@ final class RocksDbStore implements AutoCloseable {
    * The value, or null. A value RocksDB finds corrupt, or whose blob file is gone, is a
    * {@link DamagedValueException}.
    */
-  byte[] get(Cf cf, byte[] key) {
+  public byte[] get(Cf cf, byte[] key) {
     checkOpen();
     users.enter();
     try {
@@ -616,24 +618,14 @@ final class RocksDbStore implements AutoCloseable {
     return failure(cacheDir, "cannot read from " + cf.cfName, e);
   }
 
-  void write(WriteBatch batch, boolean sync) {
+  public void write(WriteBatch batch, boolean sync) {
     checkWritable();
     if (unflushed) {
       // Recovery replays the log on top of what was flushed: a logged batch must not reach the log
       // while unlogged batches written before it exist only in memory.
       flushAll();
     }
-    RocksDBException failed;
-    users.enter();
-    try {
-      writeThrough(sync ? syncWrites : plainWrites, batch);
-      return;
-    } catch (RocksDBException e) {
-      failed = e;
-    } finally {
-      users.exit();
-    }
-    throw writeFailure("cannot write", failed);
+    writing("cannot write", () -> writeThrough(sync ? syncWrites : plainWrites, batch));
   }
 
   /**
@@ -643,18 +635,10 @@ final class RocksDbStore implements AutoCloseable {
    */
   void writeUnlogged(WriteBatch batch) {
     checkWritable();
-    RocksDBException failed;
-    users.enter();
-    try {
+    writing("cannot write", () -> {
       unflushed = true;
       writeThrough(unloggedWrites, batch);
-      return;
-    } catch (RocksDBException e) {
-      failed = e;
-    } finally {
-      users.exit();
-    }
-    throw writeFailure("cannot write", failed);
+    });
   }
 
   /**
@@ -662,25 +646,19 @@ final class RocksDbStore implements AutoCloseable {
    * files. Flushes never wait for a write stall to end first ({@code allow_write_stall}): waiting in
    * RocksDB is what {@link #writeThrough} avoids.
    */
-  void flushAll() {
+  public void flushAll() {
     checkOpen();
     if (!writable) {
       return;
     }
     checkWritable();
-    RocksDBException failed;
-    users.enter();
-    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true).setAllowWriteStall(true)) {
-      View v = primary();
-      v.db().flush(flush, v.allHandles());
-      unflushed = false;
-      return;
-    } catch (RocksDBException e) {
-      failed = e;
-    } finally {
-      users.exit();
-    }
-    throw writeFailure("cannot flush", failed);
+    writing("cannot flush", () -> {
+      try (FlushOptions flush = new FlushOptions().setWaitForFlush(true).setAllowWriteStall(true)) {
+        View v = primary();
+        v.db().flush(flush, v.allHandles());
+        unflushed = false;
+      }
+    });
   }
 
   /**
@@ -736,10 +714,23 @@ final class RocksDbStore implements AutoCloseable {
     return usable >= 0 && usable < DiskReserve.headroomBytes(reserve.target());
   }
 
-  void put(WriteBatch b, Cf cf, byte[] key, byte[] value) {
+  /** A call into RocksDB that may fail. */
+  @FunctionalInterface
+  private interface RocksCall<T> {
+    T call() throws RocksDBException;
+  }
+
+  /** A call into RocksDB that may fail, with nothing to return. */
+  @FunctionalInterface
+  private interface RocksRun {
+    void run() throws RocksDBException;
+  }
+
+  /** Adds one operation to a batch being built. */
+  private void batchOp(RocksRun op) {
     users.enter();
     try {
-      b.put(handle(cf), key, value);
+      op.run();
     } catch (RocksDBException e) {
       throw failure(cacheDir, "cannot build a write batch", e);
     } finally {
@@ -747,15 +738,37 @@ final class RocksDbStore implements AutoCloseable {
     }
   }
 
-  void delete(WriteBatch b, Cf cf, byte[] key) {
+  /** One write to the database; see {@link #writingFor}. */
+  private void writing(String what, RocksRun write) {
+    writingFor(what, () -> {
+      write.run();
+      return null;
+    });
+  }
+
+  /**
+   * One write to the database, as a user of the open instance. A failure is turned into the error to
+   * throw ({@link #writeFailure}: a full disk reopens the database) only once the call has left it.
+   */
+  private <T> T writingFor(String what, RocksCall<T> write) {
+    RocksDBException failed;
     users.enter();
     try {
-      b.delete(handle(cf), key);
+      return write.call();
     } catch (RocksDBException e) {
-      throw failure(cacheDir, "cannot build a write batch", e);
+      failed = e;
     } finally {
       users.exit();
     }
+    throw writeFailure(what, failed);
+  }
+
+  public void put(WriteBatch b, Cf cf, byte[] key, byte[] value) {
+    batchOp(() -> b.put(handle(cf), key, value));
+  }
+
+  public void delete(WriteBatch b, Cf cf, byte[] key) {
+    batchOp(() -> b.delete(handle(cf), key));
   }
 
   void deleteAll(WriteBatch b, Cf cf) {
@@ -766,14 +779,7 @@ final class RocksDbStore implements AutoCloseable {
 
   /** Deletes the keys from {@code from} (included) to {@code to} (excluded). */
   void deleteRange(WriteBatch b, Cf cf, byte[] from, byte[] to) {
-    users.enter();
-    try {
-      b.deleteRange(handle(cf), from, to);
-    } catch (RocksDBException e) {
-      throw failure(cacheDir, "cannot build a write batch", e);
-    } finally {
-      users.exit();
-    }
+    batchOp(() -> b.deleteRange(handle(cf), from, to));
   }
 
   /**
@@ -793,21 +799,11 @@ final class RocksDbStore implements AutoCloseable {
       return;
     }
     checkWritable();
-    RocksDBException failed;
-    users.enter();
-    try {
-      primary().db().syncWal();
-      return;
-    } catch (RocksDBException e) {
-      failed = e;
-    } finally {
-      users.exit();
-    }
-    throw writeFailure("cannot sync the write-ahead log", failed);
+    writing("cannot sync the write-ahead log", () -> primary().db().syncWal());
   }
 
   /** A tracked iterator positioned at {@code from} (null: the first key). */
-  Cursor cursor(Cf cf, byte[] from) {
+  public Cursor cursor(Cf cf, byte[] from) {
     checkOpen();
     users.enter(); // until the cursor is closed: its iterator must not outlive its database
     boolean handedOut = false;
@@ -834,7 +830,7 @@ final class RocksDbStore implements AutoCloseable {
   }
 
   /** Iterator over a column family; {@link #close()} it (try-with-resources). */
-  final class Cursor implements AutoCloseable {
+  public final class Cursor implements AutoCloseable {
     private final RocksIterator it;
     private final Thread owner = Thread.currentThread();
     private final String family;
@@ -844,7 +840,7 @@ final class RocksDbStore implements AutoCloseable {
       this.family = family;
     }
 
-    boolean valid() {
+    public boolean valid() {
       if (it == null) {
         return false;
       }
@@ -863,15 +859,15 @@ final class RocksDbStore implements AutoCloseable {
       return false;
     }
 
-    byte[] key() {
+    public byte[] key() {
       return it.key();
     }
 
-    byte[] value() {
+    public byte[] value() {
       return it.value();
     }
 
-    void next() {
+    public void next() {
       it.next();
     }
 
@@ -890,8 +886,8 @@ final class RocksDbStore implements AutoCloseable {
    * @param garbageBytes bytes of deleted values still in blob files, beside values that stay
    * @param neededBytes the free space that rewriting those blob files needs (0 when nothing is left)
    */
-  record Compaction(long garbageBytes, long neededBytes) {
-    static final Compaction COMPLETE = new Compaction(0, 0);
+  public record Compaction(long garbageBytes, long neededBytes) {
+    public static final Compaction COMPLETE = new Compaction(0, 0);
   }
 
   /**
@@ -901,56 +897,51 @@ final class RocksDbStore implements AutoCloseable {
    * values; else without garbage collection, which needs almost no space and still deletes the blob
    * files that hold nothing live, and then with it if that made room. What is left is returned.
    */
-  Compaction compactAll() {
+  public Compaction compactAll() {
     checkOpen();
     if (!writable) {
       return Compaction.COMPLETE;
     }
     checkWritable();
-    RocksDBException failed;
-    users.enter();
-    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true).setAllowWriteStall(true);
-        CompactRangeOptions compact = new CompactRangeOptions().setExclusiveManualCompaction(true)
-            .setBottommostLevelCompaction(CompactRangeOptions.BottommostLevelCompaction.kForceOptimized)) {
-      View v = primary();
-      RocksDB db = v.db();
-      db.flush(flush, v.allHandles());
-      long garbage = 0;
-      long needed = 0;
-      for (Cf cf : Cf.values()) {
-        ColumnFamilyHandle h = v.handles().get(cf);
-        if (!cf.blobs) {
-          db.compactRange(h, null, null, compact);
-          continue;
-        }
-        long live = liveBlobBytes(db, h);
-        if (!roomFor(live)) {
-          compactWithoutBlobCollection(db, h, compact);
-          live = liveBlobBytes(db, h);
-        }
-        if (roomFor(live)) {
-          db.setOptions(h, MutableColumnFamilyOptions.builder().setEnableBlobGarbageCollection(true)
-              .setBlobGarbageCollectionAgeCutoff(1.0).build());
-          try {
+    return writingFor("cannot compact", () -> {
+      try (FlushOptions flush = new FlushOptions().setWaitForFlush(true).setAllowWriteStall(true);
+          CompactRangeOptions compact = new CompactRangeOptions().setExclusiveManualCompaction(true)
+              .setBottommostLevelCompaction(CompactRangeOptions.BottommostLevelCompaction.kForceOptimized)) {
+        View v = primary();
+        RocksDB db = v.db();
+        db.flush(flush, v.allHandles());
+        long garbage = 0;
+        long needed = 0;
+        for (Cf cf : Cf.values()) {
+          ColumnFamilyHandle h = v.handles().get(cf);
+          if (!cf.blobs) {
             db.compactRange(h, null, null, compact);
-          } finally {
-            db.setOptions(h, MutableColumnFamilyOptions.builder().setEnableBlobGarbageCollection(blobCollection)
-                .setBlobGarbageCollectionAgeCutoff(BLOB_GC_AGE_CUTOFF).build());
+            continue;
+          }
+          long live = liveBlobBytes(db, h);
+          if (!roomFor(live)) {
+            compactWithoutBlobCollection(db, h, compact);
+            live = liveBlobBytes(db, h);
+          }
+          if (roomFor(live)) {
+            db.setOptions(h, MutableColumnFamilyOptions.builder().setEnableBlobGarbageCollection(true)
+                .setBlobGarbageCollectionAgeCutoff(1.0).build());
+            try {
+              db.compactRange(h, null, null, compact);
+            } finally {
+              db.setOptions(h, MutableColumnFamilyOptions.builder().setEnableBlobGarbageCollection(blobCollection)
+                  .setBlobGarbageCollectionAgeCutoff(BLOB_GC_AGE_CUTOFF).build());
+            }
+          }
+          long left = db.getLongProperty(h, "rocksdb.live-blob-file-garbage-size");
+          if (left > 0) {
+            garbage += left;
+            needed = Math.max(needed, liveBlobBytes(db, h) + DiskReserve.headroomBytes(reserve.target()));
           }
         }
-        long left = db.getLongProperty(h, "rocksdb.live-blob-file-garbage-size");
-        if (left > 0) {
-          garbage += left;
-          needed = Math.max(needed, liveBlobBytes(db, h) + DiskReserve.headroomBytes(reserve.target()));
-        }
+        return new Compaction(garbage, needed);
       }
-      return new Compaction(garbage, needed);
-    } catch (RocksDBException e) {
-      failed = e;
-    } finally {
-      users.exit();
-    }
-    throw writeFailure("cannot compact", failed);
+    });
   }
 
   /** Bytes of deleted values still in blob files (what a compaction with garbage collection would free). */

@@ -1,37 +1,37 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.luben.zstd.Zstd;
-import dev.xlac.cache.Records.ArtifactRecord;
-import dev.xlac.cache.Records.GraphRecord;
-import dev.xlac.cache.RocksDbStore.Cf;
-import dev.xlac.cache.RocksDbStore.Cursor;
+import dev.xlac.cache.Artifact;
+import dev.xlac.cache.ArtifactInfo;
+import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.CacheRepair;
+import dev.xlac.cache.CompileInfo;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.GraphEntry;
+import dev.xlac.cache.GraphInfo;
+import dev.xlac.cache.GraphLog;
+import dev.xlac.cache.NewFailure;
+import dev.xlac.cache.PutOutcome;
+import dev.xlac.cache.store.Records.ArtifactRecord;
+import dev.xlac.cache.store.Records.GraphRecord;
+import dev.xlac.cache.store.RocksDbStore.Cf;
+import dev.xlac.cache.store.RocksDbStore.Cursor;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
-import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
-import dev.xlac.core.io.SiblingTemporaries;
 import dev.xlac.core.neuron.NeuronName;
 import dev.xlac.hlo.GraphFingerprint;
-import dev.xlac.hlo.LoadedModule;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -39,8 +39,11 @@ import java.util.function.Supplier;
 import org.rocksdb.WriteBatch;
 
 /**
- * xlac's persistent compilation cache: graphs (fingerprint to HLO module) and the artifacts
- * compiled from them (graph fingerprint + compiler identity to bytes), in RocksDB.
+ * The engine under {@code CacheStore}: the one owner of the writer lock, the RocksDB instance and
+ * its values, opened in one place and closed in one order ({@link #close}: usage counters, memory,
+ * database, lock; safe twice). Graphs (fingerprint to HLO module) and the artifacts compiled from
+ * them (graph fingerprint + compiler identity to bytes) are written through {@link #commit}
+ * transactions ({@link Txn}) and read back checksum-verified.
  *
  * <p>Invariants (see cache/README.md): every update that touches several records is one atomic
  * WriteBatch, which also rewrites the running totals; every artifact record refers to a stored
@@ -49,23 +52,18 @@ import org.rocksdb.WriteBatch;
  * while any number read through RocksDB read-only instances. Value I/O (whole or chunked values,
  * streaming, the checksum-only probe of lookups) lives in {@link StoredValues}.
  *
- * <p>Lookups go through an in-process Caffeine cache: concurrent requests for one key share one
- * load, and a failed load is not kept.
+ * <p>Lookups go through {@link ArtifactMemory}: concurrent requests for one key share one load,
+ * and a failed load is not kept.
  *
- * <p>Durability: {@link #putArtifact} and {@link #recordFailure} fsync before returning; other
- * writes reach the operating system before returning (so they survive the process being killed)
- * and are fsynced when the operation that made them ends. Imports skip the write-ahead log and end
+ * <p>Durability: artifacts and failures are fsynced before their writes return; other writes reach
+ * the operating system before returning (so they survive the process being killed) and are fsynced
+ * when the operation that made them ends. Imports skip the write-ahead log ({@link #bulk}) and end
  * with one flush, atomic across the column families, that leaves them in fsynced files.
+ *
+ * <p>This package uses neither {@code CacheStore} nor the ops, bundle and layout packages: the
+ * automatic size limit, which prunes, is a hook the facade installs ({@link #onOverLimit}).
  */
-public final class CacheStore implements AutoCloseable {
-  /** How a store is opened. */
-  public enum Mode {
-    /** Reads only; works while another process writes. */
-    READ_ONLY,
-    /** Takes the cache's single-writer lock. */
-    READ_WRITE
-  }
-
+public final class Store implements AutoCloseable {
   /**
    * The version of the key space and record layouts this build writes. Version 2 added Neuron names
    * to graph records (graph_meta format 2); version 3 stores values larger than 8 MiB in chunks
@@ -74,84 +72,67 @@ public final class CacheStore implements AutoCloseable {
    */
   public static final int SCHEMA_VERSION = 3;
   /** The oldest schema version this build reads (and upgrades). */
-  static final int OLDEST_READABLE_SCHEMA = 1;
+  public static final int OLDEST_READABLE_SCHEMA = 1;
   static final byte[] SCHEMA_KEY = "schema_version".getBytes(StandardCharsets.US_ASCII);
   static final byte[] TOTALS_KEY = "totals".getBytes(StandardCharsets.US_ASCII);
   static final byte[] MAX_SIZE_KEY = "config/max_size".getBytes(StandardCharsets.US_ASCII);
   /** Every setting of the cache lives under this prefix of the meta family; {@link #clear} keeps them. */
-  static final byte[] CONFIG_PREFIX = "config/".getBytes(StandardCharsets.US_ASCII);
+  public static final byte[] CONFIG_PREFIX = "config/".getBytes(StandardCharsets.US_ASCII);
   /** Last-access times are rewritten at most this often per entry (ccache-style approximate LRU). */
   static final long TOUCH_INTERVAL_MILLIS = 60_000;
   /** An automatic cleanup trims to this fraction of the configured maximum, so it does not run on every write. */
-  static final double CLEANUP_TARGET = 0.9;
+  public static final double CLEANUP_TARGET = 0.9;
   private static final long MEMORY_CACHE_BYTES = 256L << 20;
   private static final int ZSTD_LEVEL = 3;
   /** The largest value handed out as one array (a little under 2 GiB, as the JDK's own arrays allow). */
-  static final long MAX_ARRAY_BYTES = Integer.MAX_VALUE - 8;
-  private static final System.Logger LOG = System.getLogger(CacheStore.class.getName());
+  public static final long MAX_ARRAY_BYTES = Integer.MAX_VALUE - 8;
 
-  final Path dir;
-  private final Mode mode;
+  public final Path dir;
+  private final boolean writable;
   private final CacheLock lock;
   final RocksDbStore db;
   final StoredValues values;
   final Clock clock;
   private final Consumer<String> notices;
-  /** Held by every batch, and by a prune from its plan to its last removal (see {@link #prune}). */
+  /** Held by every batch, and by a prune from its plan to its last removal (see {@link #underWriteLock}). */
   final ReentrantLock writeLock = new ReentrantLock();
   private volatile Totals totals;
   /** The schema version on disk (a read-only store of an older cache keeps reading it; 0: no cache yet). */
   private int schemaVersion = SCHEMA_VERSION;
   private volatile OptionalLong maxSize;
-  private final AtomicLong pendingHits = new AtomicLong();
-  private final AtomicLong pendingMisses = new AtomicLong();
-  private final AtomicLong pendingSavedMillis = new AtomicLong();
-  private final AtomicLong pendingDamaged = new AtomicLong();
-  private final Cache<ArtifactKey, Remembered> memory;
-  private final ConcurrentHashMap<ArtifactKey, CompletableFuture<Artifact>> inFlight = new ConcurrentHashMap<>();
+  private final UsageCounters pending = new UsageCounters();
+  final ArtifactMemory memory;
   private final ConcurrentHashMap<String, CompilerIdentity> identities = new ConcurrentHashMap<>();
-  private final AtomicReference<RunPins> runPins = new AtomicReference<>();
-  /** Tests only: runs before each load from the database (see SingleFlightTest). */
-  volatile Consumer<ArtifactKey> beforeLoad = k -> { };
+  private final AtomicReference<Pins> runPins = new AtomicReference<>();
+  private volatile Runnable overLimit = () -> { };
   private boolean closed;
 
-  private CacheStore(Path dir, Mode mode, CacheLock lock, RocksDbStore db, Clock clock, Consumer<String> notices) {
+  private Store(Path dir, boolean writable, CacheLock lock, RocksDbStore db, Clock clock, Consumer<String> notices) {
     this.dir = dir;
-    this.mode = mode;
+    this.writable = writable;
     this.lock = lock;
     this.db = db;
     this.values = new StoredValues(db);
     this.clock = clock;
     this.notices = notices;
-    this.memory = Caffeine.newBuilder().maximumWeight(MEMORY_CACHE_BYTES)
-        .weigher((ArtifactKey k, Remembered r) -> r.artifact().bytes().length + 64).executor(Runnable::run).build();
-  }
-
-  /** Opens (creating when needed) the cache at {@code dir}; see {@link #open(Path, Mode, Duration, Consumer)}. */
-  public static CacheStore open(Path dir, Mode mode, Duration lockWait) throws InterruptedException {
-    return open(dir, mode, lockWait, m -> LOG.log(System.Logger.Level.WARNING, m));
+    this.memory = new ArtifactMemory(MEMORY_CACHE_BYTES);
   }
 
   /**
-   * Opens the cache at {@code dir}.
+   * Opens the cache at {@code dir}: read-only (creating nothing: a directory without a cache reads
+   * as an empty one), or for writing under the cache's single-writer lock.
    *
-   * @param lockWait for {@link Mode#READ_WRITE}: how long to wait for another writer to finish
+   * @param lockWait when writable: how long to wait for another writer to finish
    *     ({@link Duration#ZERO}: fail at once with a message naming it; null: wait as long as it takes)
    * @param notices receives one-line notes for the user: waiting for the lock, damaged entries met
-   * @throws XlacException exit code 3 when the cache is locked, on a newer schema, or the disk is full.
-   *     {@link Mode#READ_ONLY} creates nothing: a directory without a cache reads as an empty one.
+   * @throws XlacException exit code 3 when the cache is locked, on a newer schema, or the disk is full
    */
-  public static CacheStore open(Path dir, Mode mode, Duration lockWait, Consumer<String> notices)
-      throws InterruptedException {
-    return open(dir, mode, lockWait, notices, Clock.systemUTC());
-  }
-
-  static CacheStore open(Path dir, Mode mode, Duration lockWait, Consumer<String> notices, Clock clock)
+  public static Store open(Path dir, boolean writable, Duration lockWait, Consumer<String> notices, Clock clock)
       throws InterruptedException {
     Path abs = dir.toAbsolutePath().normalize();
-    if (mode == Mode.READ_ONLY) {
+    if (!writable) {
       RocksDbStore db = RocksDbStore.open(abs, false);
-      return init(new CacheStore(abs, mode, null, db, clock, notices));
+      return init(new Store(abs, false, null, db, clock, notices));
     }
     CacheLock lock = CacheLock.acquire(abs, lockWait, notices);
     RocksDbStore db;
@@ -162,31 +143,31 @@ public final class CacheStore implements AutoCloseable {
       lock.close();
       throw e;
     }
-    return init(new CacheStore(abs, mode, lock, db, clock, notices));
+    return init(new Store(abs, true, lock, db, clock, notices));
   }
 
-  /** For {@link CacheRepair}: opens {@code abs} for writing under the writer lock the caller holds (and keeps). */
-  static CacheStore openLocked(Path abs, Consumer<String> notices, Clock clock) {
-    return init(new CacheStore(abs, Mode.READ_WRITE, null, RocksDbStore.open(abs, true), clock, notices));
+  /** For {@code CacheRepair}: opens {@code abs} for writing under the writer lock the caller holds (and keeps). */
+  public static Store openLocked(Path abs, Consumer<String> notices, Clock clock) {
+    return init(new Store(abs, true, null, RocksDbStore.open(abs, true), clock, notices));
   }
 
   /**
    * For {@link CacheSalvage}: a new cache in a repair's private rebuild directory, written under the
    * real cache's lock, and without a disk reserve of its own (the rebuild needs that space).
    */
-  static CacheStore openRebuild(Path rebuildDir, Consumer<String> notices, Clock clock) {
+  static Store openRebuild(Path rebuildDir, Consumer<String> notices, Clock clock) {
     Path abs = rebuildDir.toAbsolutePath().normalize();
-    return init(new CacheStore(abs, Mode.READ_WRITE, null, RocksDbStore.open(abs, true), clock, notices), false);
+    return init(new Store(abs, true, null, RocksDbStore.open(abs, true), clock, notices), false);
   }
 
-  private static CacheStore init(CacheStore s) {
+  private static Store init(Store s) {
     return init(s, true);
   }
 
-  private static CacheStore init(CacheStore s, boolean reserve) {
+  private static Store init(Store s, boolean reserve) {
     try {
       s.checkSchema();
-      if (s.mode == Mode.READ_WRITE) {
+      if (s.writable) {
         s.db.onReopen(s::reread);
         s.values.removeLeftovers(); // chunks of values whose writer was killed
         if (reserve) {
@@ -201,57 +182,10 @@ public final class CacheStore implements AutoCloseable {
   }
 
   private void checkSchema() {
-    byte[] v = db.get(Cf.META, SCHEMA_KEY);
-    if (v == null && mode == Mode.READ_ONLY && !anyKey(Cf.GRAPH_META) && !anyKey(Cf.ARTIFACT_META)) {
-      // No database yet, or one whose first writer has not committed its first batch: an empty cache.
-      schemaVersion = 0;
-      totals = new Totals();
-      maxSize = OptionalLong.empty();
-      return;
-    }
-    if (v == null) {
-      if (mode != Mode.READ_WRITE || anyKey(Cf.GRAPH_META) || anyKey(Cf.ARTIFACT_META)) {
-        throw new XlacException(ExitCode.ENVIRONMENT, "cache " + dir + " has no schema version; it is not an xlac cache");
-      }
-      Totals t = new Totals();
-      t.countersSince = clock.millis();
-      try (WriteBatch b = new WriteBatch()) {
-        db.put(b, Cf.META, SCHEMA_KEY, Integer.toString(SCHEMA_VERSION).getBytes(StandardCharsets.US_ASCII));
-        db.put(b, Cf.META, TOTALS_KEY, Records.encode(t));
-        db.write(b, true);
-      }
-      v = db.get(Cf.META, SCHEMA_KEY);
-    }
-    int version;
-    try {
-      version = Integer.parseInt(new String(v, StandardCharsets.US_ASCII).strip());
-    } catch (NumberFormatException e) {
-      throw new XlacException(ExitCode.ENVIRONMENT, "cache " + dir + " has an unreadable schema version; it is not an xlac cache");
-    }
-    if (version > SCHEMA_VERSION) {
-      throw new XlacException(ExitCode.ENVIRONMENT, "cache " + dir + " uses schema version " + version
-          + ", written by a newer xlac; this xlac understands version " + SCHEMA_VERSION
-          + " (upgrade xlac, or use another --cache directory)");
-    }
-    if (version < OLDEST_READABLE_SCHEMA) {
-      throw new XlacException(ExitCode.ENVIRONMENT, "cache " + dir + " uses schema version " + version
-          + ", which this xlac cannot read (it reads versions " + OLDEST_READABLE_SCHEMA + " to " + SCHEMA_VERSION
-          + "); use another --cache directory");
-    }
-    schemaVersion = version;
-    if (version < SCHEMA_VERSION && mode == Mode.READ_WRITE) {
-      try (WriteBatch b = new WriteBatch()) {
-        db.put(b, Cf.META, SCHEMA_KEY, Integer.toString(SCHEMA_VERSION).getBytes(StandardCharsets.US_ASCII));
-        db.write(b, true);
-      }
-      LOG.log(System.Logger.Level.INFO, "cache " + dir + " upgraded from schema version " + version + " to "
-          + SCHEMA_VERSION);
-      schemaVersion = SCHEMA_VERSION;
-    }
-    byte[] t = db.get(Cf.META, TOTALS_KEY);
-    totals = t == null ? new Totals() : Records.decodeTotals(t);
-    byte[] m = db.get(Cf.META, MAX_SIZE_KEY);
-    maxSize = m == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(new String(m, StandardCharsets.US_ASCII)));
+    Schema.Found found = Schema.check(db, dir, writable, clock);
+    schemaVersion = found.version();
+    totals = found.totals();
+    maxSize = found.maxSize();
   }
 
   /**
@@ -262,11 +196,8 @@ public final class CacheStore implements AutoCloseable {
   private void reread() {
     writeLock.lock();
     try {
-      byte[] t = db.get(Cf.META, TOTALS_KEY);
-      totals = t == null ? new Totals() : Records.decodeTotals(t);
-      byte[] m = db.get(Cf.META, MAX_SIZE_KEY);
-      maxSize = m == null ? OptionalLong.empty()
-          : OptionalLong.of(Long.parseLong(new String(m, StandardCharsets.US_ASCII)));
+      totals = Schema.totals(db);
+      maxSize = Schema.maxSize(db);
     } catch (RuntimeException e) {
       // keep what we had: the next write fails the same way, and says why
     } finally {
@@ -276,49 +207,7 @@ public final class CacheStore implements AutoCloseable {
     identities.clear();
   }
 
-  private boolean anyKey(Cf cf) {
-    try (Cursor c = db.cursor(cf, null)) {
-      return c.valid();
-    }
-  }
-
-  int schemaVersion() {
-    return schemaVersion;
-  }
-
-  public Path directory() {
-    return dir;
-  }
-
   // ---------------------------------------------------------------- graphs
-
-  /**
-   * Stores a module read from a dump as a graph (pending until something compiles it). The module's
-   * bytes are only asked for when the graph is new: for a mapped (large) file that is a second read.
-   */
-  public PutOutcome putGraph(LoadedModule module) {
-    return putGraph(GraphEntry.of(module));
-  }
-
-  /**
-   * Stores a graph, deduplicated by fingerprint: a graph already present only gets its last-seen
-   * time and count updated.
-   *
-   * @param moduleBytes the serialized HloModuleProto
-   * @param source where it came from, for the user (a file name)
-   */
-  public PutOutcome putGraph(GraphFingerprint fingerprint, String moduleName, byte[] moduleBytes, String source) {
-    return putGraph(new GraphEntry(fingerprint, moduleName, () -> moduleBytes, source, Optional.empty()));
-  }
-
-  /**
-   * As {@link #putGraph(GraphFingerprint, String, byte[], String)}, with the serialized
-   * HloModuleProto only produced (at most once) when the graph is not stored yet.
-   */
-  public PutOutcome putGraph(GraphFingerprint fingerprint, String moduleName, Supplier<byte[]> moduleBytesIfNew,
-      String source) {
-    return putGraph(new GraphEntry(fingerprint, moduleName, moduleBytesIfNew, source, Optional.empty()));
-  }
 
   /**
    * Stores a graph, deduplicated by fingerprint, and its Neuron name when it has one, in one
@@ -470,14 +359,6 @@ public final class CacheStore implements AutoCloseable {
 
   // ---------------------------------------------------------------- artifacts
 
-  /**
-   * Stores a compiled artifact (replacing a recorded failure for the same key), durably: the write
-   * is fsynced before this returns. The graph must already be stored.
-   */
-  public void putArtifact(ArtifactKey key, byte[] bytes, CompileInfo info) {
-    putArtifacts(List.of(new NewArtifact(key, bytes, info)));
-  }
-
   /** One artifact for {@link #putArtifacts}. */
   public record NewArtifact(ArtifactKey key, byte[] bytes, CompileInfo info) {}
 
@@ -555,16 +436,8 @@ public final class CacheStore implements AutoCloseable {
   }
 
   /**
-   * Records that compiling {@code key} failed, with the driver's classification ({@code kind}),
-   * a one-line message and the compiler's log. A failure never replaces a compiled artifact: then
-   * nothing is recorded and this returns false.
-   */
-  public boolean recordFailure(ArtifactKey key, String kind, String message, String log) {
-    return recordFailures(List.of(new NewFailure(key, kind, message, log))) == 1;
-  }
-
-  /**
-   * Records several failed compiles (see {@link #recordFailure}) in one atomic, fsynced batch: for an
+   * Records several failed compiles (with the driver's classification, a one-line message and the compiler's log; a
+   * failure never replaces a compiled artifact) in one atomic, fsynced batch: for an
    * import that meets many at once. Returns how many were recorded; a failure whose key holds a
    * compiled artifact is not. The graphs must already be stored.
    */
@@ -614,64 +487,18 @@ public final class CacheStore implements AutoCloseable {
     return Optional.ofNullable(a);
   }
 
-  /**
-   * One load per key at a time: the first caller reads the artifact, later ones wait for its
-   * outcome. Loaded artifacts stay in the weighted Caffeine cache; misses and failed loads are never
-   * kept (a caller that shared a failed load looks again).
-   */
   private Artifact singleFlight(ArtifactKey key) {
-    while (true) {
-      Remembered cached = memory.getIfPresent(key);
-      if (cached != null) {
-        long now = clock.millis();
-        long last = cached.touched().get();
-        if (now - last >= TOUCH_INTERVAL_MILLIS && cached.touched().compareAndSet(last, now)) {
-          byte[] kb = key.bytes();
-          ArtifactRecord rec = readArtifactRecord(kb);
-          if (rec != null) {
-            touch(key, kb, rec);
-          }
-        }
-        return cached.artifact();
-      }
-      CompletableFuture<Artifact> mine = new CompletableFuture<>();
-      CompletableFuture<Artifact> existing = inFlight.putIfAbsent(key, mine);
-      if (existing != null) {
-        try {
-          return existing.join();
-        } catch (CompletionException e) {
-          continue; // someone else's load failed; look again
+    return memory.get(key, cached -> {
+      long now = clock.millis();
+      long last = cached.touched().get();
+      if (now - last >= TOUCH_INTERVAL_MILLIS && cached.touched().compareAndSet(last, now)) {
+        byte[] kb = key.bytes();
+        ArtifactRecord rec = readArtifactRecord(kb);
+        if (rec != null) {
+          touch(key, kb, rec);
         }
       }
-      try {
-        beforeLoad.accept(key);
-        Artifact a = load(key);
-        if (a != null) {
-          memory.put(key, new Remembered(a, new AtomicLong(clock.millis())));
-        }
-        inFlight.remove(key, mine);
-        mine.complete(a);
-        return a;
-      } catch (Throwable t) {
-        inFlight.remove(key, mine);
-        mine.completeExceptionally(t);
-        throw unwrap(new CompletionException(t));
-      }
-    }
-  }
-
-  /** An artifact kept in memory, and when its last access was last written to the database. */
-  private record Remembered(Artifact artifact, AtomicLong touched) {}
-
-  private static RuntimeException unwrap(CompletionException e) {
-    Throwable c = e.getCause();
-    if (c instanceof RuntimeException r) {
-      return r;
-    }
-    if (c instanceof Error err) {
-      throw err;
-    }
-    return e;
+    }, this::load, clock::millis);
   }
 
   private void count(Artifact a) {
@@ -679,12 +506,7 @@ public final class CacheStore implements AutoCloseable {
   }
 
   private void count(boolean hit, long savedMillis) {
-    if (hit) {
-      pendingHits.incrementAndGet();
-      pendingSavedMillis.addAndGet(savedMillis);
-    } else {
-      pendingMisses.incrementAndGet();
-    }
+    pending.lookup(hit, savedMillis);
   }
 
   /** Reads and verifies one artifact from the database; null on a miss (damage is reported). */
@@ -720,7 +542,7 @@ public final class CacheStore implements AutoCloseable {
       case CheckedValue.Corrupt(String detail) -> "RocksDB reports it corrupt (" + detail + ")";
     };
     if (damage != null) {
-      pendingDamaged.incrementAndGet();
+      pending.damagedRead();
       notices.accept("cache " + dir + ": artifact " + key + " is damaged: " + damage + "; " + then);
     }
   }
@@ -744,7 +566,7 @@ public final class CacheStore implements AutoCloseable {
 
   private void touch(ArtifactKey key, byte[] kb, ArtifactRecord rec) {
     long now = clock.millis();
-    if (mode != Mode.READ_WRITE || now - rec.lastAccess() < TOUCH_INTERVAL_MILLIS) {
+    if (!writable || now - rec.lastAccess() < TOUCH_INTERVAL_MILLIS) {
       return;
     }
     try {
@@ -860,23 +682,10 @@ public final class CacheStore implements AutoCloseable {
 
   // ---------------------------------------------------------------- maintenance
 
-  /** Rows for {@code cache ls}. */
-  public List<ListRow> list(ListQuery query) {
-    return new CacheListing(this).list(query);
-  }
-
-  /** Figures for {@code cache stat}. */
-  public CacheStatistics statistics() {
-    return CacheListing.statistics(this, currentTotals());
-  }
-
   /** Sets the usage counters (hits, misses, time saved, cleanups) to zero. */
   public void zeroStatistics() {
     requireWritable();
-    pendingHits.set(0);
-    pendingMisses.set(0);
-    pendingSavedMillis.set(0);
-    pendingDamaged.set(0);
+    pending.zero();
     commit(true, txn -> {
       Totals t = txn.totals;
       t.hits = 0;
@@ -898,9 +707,9 @@ public final class CacheStore implements AutoCloseable {
     requireWritable();
     commit(true, txn -> {
       if (bytes.isPresent()) {
-        db.put(txn.batch, Cf.META, MAX_SIZE_KEY, Long.toString(bytes.getAsLong()).getBytes(StandardCharsets.US_ASCII));
+        txn.putMeta(MAX_SIZE_KEY, Long.toString(bytes.getAsLong()).getBytes(StandardCharsets.US_ASCII));
       } else {
-        db.delete(txn.batch, Cf.META, MAX_SIZE_KEY);
+        txn.deleteMeta(MAX_SIZE_KEY);
       }
       return null;
     });
@@ -909,33 +718,13 @@ public final class CacheStore implements AutoCloseable {
   }
 
   /**
-   * Removes entries as the request says; see {@link PruneRequest}. The prune holds the write lock
-   * from its plan to its last removal, so it removes exactly what it planned: no other thread's
-   * write (a graph gaining an artifact, another cleanup) can slip in between.
+   * Pins what a compile run uses until the returned pins are closed: the automatic size limit never
+   * removes a graph this store stores or looks up, nor an artifact it stores, records a failure for
+   * or finds, meanwhile. Closing them enforces the limit at once. One run at a time.
    */
-  public PruneResult prune(PruneRequest request) {
-    if (!request.dryRun()) {
-      requireWritable();
-    }
-    writeLock.lock();
-    try {
-      return new PruneByLastAccess(this).prune(request);
-    } finally {
-      writeLock.unlock();
-      if (!request.dryRun()) {
-        db.ensureReserve(notices); // released for a prune on a full disk: back when there is room
-      }
-    }
-  }
-
-  /**
-   * Pins what a compile run uses until the returned {@link RunPins} is closed: the automatic size
-   * limit never removes a graph this store stores or looks up, nor an artifact it stores, records a
-   * failure for or finds, meanwhile. Closing it enforces the limit at once. One run at a time.
-   */
-  public RunPins pinForRun() {
+  public Pins pinForRun() {
     requireWritable();
-    RunPins pins = new RunPins(this);
+    Pins pins = new Pins(this);
     if (!runPins.compareAndSet(null, pins)) {
       throw new IllegalStateException("cache " + dir + " already pins the entries of a run");
     }
@@ -943,11 +732,11 @@ public final class CacheStore implements AutoCloseable {
   }
 
   /** The pins of the running compile, or null. */
-  RunPins runPins() {
+  public Pins pins() {
     return runPins.get();
   }
 
-  void endRun(RunPins pins) {
+  void endRun(Pins pins) {
     if (!runPins.compareAndSet(pins, null) || closed) {
       return;
     }
@@ -959,7 +748,7 @@ public final class CacheStore implements AutoCloseable {
   }
 
   private void pinGraph(byte[] fp) {
-    RunPins pins = runPins.get();
+    Pins pins = runPins.get();
     if (pins != null) {
       pins.pinGraph(fp);
     }
@@ -972,7 +761,7 @@ public final class CacheStore implements AutoCloseable {
   }
 
   private void pinArtifact(byte[] key) {
-    RunPins pins = runPins.get();
+    Pins pins = runPins.get();
     if (pins != null) {
       pins.pinArtifact(key);
     }
@@ -1012,25 +801,15 @@ public final class CacheStore implements AutoCloseable {
         }
       }
       long removed = totals.storedBytes();
-      long h = pendingHits.getAndSet(0);
-      long m = pendingMisses.getAndSet(0);
-      long sv = pendingSavedMillis.getAndSet(0);
-      long d = pendingDamaged.getAndSet(0);
       Totals counters = new Totals();
       counters.copyCountersFrom(totals);
-      counters.hits += h;
-      counters.misses += m;
-      counters.savedMillis += sv;
-      counters.damagedReads += d;
+      UsageCounters.Drained drained = pending.drainInto(counters);
       keep.put(TOTALS_KEY, Records.encode(counters));
       db.makeRoom();
       try {
         db.replaceWithFresh(keep); // rereads the totals and settings (see reread)
       } catch (RuntimeException e) {
-        pendingHits.addAndGet(h);
-        pendingMisses.addAndGet(m);
-        pendingSavedMillis.addAndGet(sv);
-        pendingDamaged.addAndGet(d);
+        drained.restore();
         throw e;
       }
       return removed;
@@ -1040,146 +819,176 @@ public final class CacheStore implements AutoCloseable {
     }
   }
 
-  /** Checks every checksum and index record; with {@code repair}, drops what is damaged. */
-  public VerifyReport verify(boolean repair) {
-    if (repair) {
-      requireWritable();
-      db.makeRoom(); // a repair on a full disk writes a little
-    }
-    VerifyReport r = new CacheVerifier(this).verify(repair);
-    if (repair) {
-      memory.invalidateAll();
-      db.ensureReserve(notices);
-    }
-    return r;
+  // ---------------------------------------------------------------- the narrow API of ops and bundles
+
+  public Path directory() {
+    return dir;
   }
 
-  /**
-   * Writes a bundle of the selected entries to {@code file}; see {@link BundleExporter}. First removes what
-   * earlier exports to {@code file} that were killed left beside it (see {@link SiblingTemporaries}).
-   */
-  public BundleExporter.Result exportBundle(Path file, ExportRequest request) {
-    for (SiblingTemporaries.Removed r : SiblingTemporaries.removeStale(file)) {
-      notices.accept("removed " + r.file() + " (" + Sizes.human(r.bytes())
-          + "), left by an export that did not finish");
-    }
-    return new BundleExporter(this).export(file, request);
+  public Clock clock() {
+    return clock;
   }
 
-  /** Merges a bundle into this cache, after validating all of it; see {@link BundleImporter}. */
-  public BundleImporter.Result importBundle(Path file) {
-    return importBundle(file, ImportRequest.defaults());
+  /** Where notes for the user go. */
+  Consumer<String> noticesSink() {
+    return notices;
   }
 
-  /**
-   * As {@link #importBundle(Path)}, with the request's trusted keys besides the cache's {@link #trustSettings()},
-   * and its limit on unpacked bytes, if it has one, instead of the cache's {@link #importMaxUnpacked()}.
-   */
-  public BundleImporter.Result importBundle(Path file, ImportRequest request) {
-    requireWritable();
-    BundleImporter.Trust trust = new BundleImporter.Trust(trustSettings(), request);
-    ImportLimit limit = request.maxUnpacked() != null ? request.maxUnpacked() : importMaxUnpacked();
-    BundleImporter.Result r = new BundleImporter(this, BundleLimits.DEFAULT, trust, limit, () -> { }).importBundle(file);
-    memory.invalidateAll();
-    enforceMaxSize();
-    return r;
+  /** Passes a one-line note to the user. */
+  public void notice(String line) {
+    notices.accept(line);
   }
 
-  /** The most bytes a bundle may unpack to on import ({@code cache config import-max-unpacked}); see {@link ImportLimit}. */
-  public ImportLimit importMaxUnpacked() {
-    return ImportLimit.read(this);
+  /** The schema version on disk (0: no cache yet, for a read-only store). */
+  public int schemaVersion() {
+    return schemaVersion;
   }
 
-  /** Sets {@link #importMaxUnpacked()}: a {@link ImportLimit#setting}, or {@link ImportLimit#defaults()} to remove it. */
-  public void setImportMaxUnpacked(ImportLimit limit) {
-    requireWritable();
-    ImportLimit.write(this, limit);
-  }
-
-  /** Which bundle signers this cache trusts, and whether it imports only signed bundles; see {@link TrustConfig}. */
-  public TrustSettings trustSettings() {
-    return TrustConfig.read(this);
-  }
-
-  /** {@code cache config require-signed on|off}. */
-  public void setRequireSigned(boolean on) {
-    requireWritable();
-    TrustConfig.setRequireSigned(this, on);
-  }
-
-  /** {@code cache config trust add PUBKEY}; false when the key is trusted already. */
-  public boolean trustKey(BundleKey key, String label) {
-    requireWritable();
-    return TrustConfig.add(this, key, label);
-  }
-
-  /**
-   * {@code cache config trust remove KEYID}: the key with this id or unique prefix (8 or more hex
-   * digits). Null when its record was damaged (it is removed all the same).
-   */
-  public TrustSettings.TrustedKey untrustKey(String keyIdOrPrefix) {
-    requireWritable();
-    return TrustConfig.remove(this, keyIdOrPrefix);
-  }
-
-  /** Finds the stored graph a user means: a full fingerprint or a unique prefix of at least 6 hex digits. */
-  public GraphFingerprint resolve(String text) {
-    String t = text.strip().toLowerCase(java.util.Locale.ROOT);
-    if (t.startsWith(GraphFingerprint.VERSION + ":")) {
-      t = t.substring(GraphFingerprint.VERSION.length() + 1);
-    }
-    if (!t.matches("[0-9a-f]{6,64}")) {
-      throw XlacException.badInput("not a fingerprint: '" + text + "' (give hlo1:<64 hex digits> or at least 6 of them)");
-    }
-    byte[] seek = HexFormat.of().parseHex(t.substring(0, t.length() & ~1));
-    List<byte[]> found = new ArrayList<>();
-    try (Cursor c = db.cursor(Cf.GRAPH_META, seek)) {
-      for (; c.valid() && found.size() < 2; c.next()) {
-        byte[] fp = c.key();
-        if (!Keys.hex(fp).startsWith(t)) {
-          break;
-        }
-        found.add(fp);
-      }
-    }
-    if (found.isEmpty()) {
-      throw new XlacException(ExitCode.BAD_INPUT, "no graph in cache " + dir + " has fingerprint " + text);
-    }
-    if (found.size() > 1) {
-      throw XlacException.badInput("fingerprint prefix " + text + " is ambiguous; give more digits");
-    }
-    return Keys.fingerprint(found.getFirst());
-  }
-
-  // ---------------------------------------------------------------- internals
-
-  Totals currentTotals() {
+  /** The totals record with the usage counted since the last batch. */
+  public Totals totals() {
     Totals t = totals.copy();
-    t.hits += pendingHits.get();
-    t.misses += pendingMisses.get();
-    t.savedMillis += pendingSavedMillis.get();
-    t.damagedReads += pendingDamaged.get();
+    pending.addTo(t);
     return t;
   }
 
-  void requireWritable() {
-    if (mode != Mode.READ_WRITE) {
+  /** The stored bytes the totals record counts (what the size limit compares). */
+  public long storedBytes() {
+    return totals.storedBytes();
+  }
+
+  /** Bytes the database's files take on disk. */
+  public long diskUsage() {
+    return db.diskUsage();
+  }
+
+  /** The disk reserve's state (a read-only store looks at the file without taking it). */
+  public DiskReserve.State reserveState() {
+    return (db.reserve() != null ? db.reserve() : new DiskReserve(dir)).state();
+  }
+
+  public void requireWritable() {
+    if (!writable) {
       throw new IllegalStateException("cache " + dir + " is open read-only");
     }
   }
 
-  GraphRecord readGraphRecord(byte[] fp) {
+  public boolean writable() {
+    return writable;
+  }
+
+  public GraphRecord readGraphRecord(byte[] fp) {
     byte[] v = db.get(Cf.GRAPH_META, fp);
     return v == null ? null : Records.decodeGraph(v);
   }
 
-  ArtifactRecord readArtifactRecord(byte[] key) {
+  public ArtifactRecord readArtifactRecord(byte[] key) {
     byte[] v = db.get(Cf.ARTIFACT_META, key);
     return v == null ? null : Records.decodeArtifact(v);
   }
 
+  /** A record of the meta family (settings, schema, totals), or null. */
+  public byte[] meta(byte[] key) {
+    return db.get(Cf.META, key);
+  }
+
+  /** Graph records in fingerprint order, from {@code from} (null: the first). */
+  public RocksDbStore.Cursor graphs(byte[] from) {
+    return db.cursor(Cf.GRAPH_META, from);
+  }
+
+  /** Artifact records in key order (graph fingerprint, then compiler digest), from {@code from} (null: the first). */
+  public RocksDbStore.Cursor artifacts(byte[] from) {
+    return db.cursor(Cf.ARTIFACT_META, from);
+  }
+
+  /** The access index, oldest last access first ({@link Keys#access}). */
+  public RocksDbStore.Cursor accessIndex() {
+    return db.cursor(Cf.ACCESS, null);
+  }
+
+  /** Meta records from {@code prefix} on (the caller stops where the prefix ends). */
+  public RocksDbStore.Cursor metaFrom(byte[] prefix) {
+    return db.cursor(Cf.META, prefix);
+  }
+
+  /** One stored value, checked against its SHA-256; see {@link CheckedValue#read}. */
+  public CheckedValue read(ValueKind kind, byte[] key, long size, byte[] sha256) {
+    return CheckedValue.read(values, kind.cf, key, size, sha256);
+  }
+
+  /** One stored value streamed into {@code out}, checked as it goes; see {@link CheckedValue#stream}. */
+  public CheckedValue stream(ValueKind kind, byte[] key, long size, byte[] sha256, java.io.OutputStream out)
+      throws java.io.IOException {
+    return CheckedValue.stream(values, kind.cf, key, size, sha256, out);
+  }
+
+  /** A writer of one value in chunks, each its own batch, for a record a later batch writes; see {@link StoredValues#writer}. */
+  public StoredValues.ValueWriter valueWriter(ValueKind kind, byte[] key, long size, boolean claim) {
+    return values.writer(kind.cf, key, size, claim);
+  }
+
+  /** Whether a value of this size is stored in chunks. */
+  public static boolean chunked(long size) {
+    return StoredValues.chunked(size);
+  }
+
+  /** The most bytes a value holds in one record; larger ones are chunked ({@link StoredValues}). */
+  public static long chunkBytes() {
+    return StoredValues.chunkBytes();
+  }
+
+  /** How large one unlogged batch of a bulk writer may grow ({@link RocksDbStore#bulkBatchBytes}). */
+  public static long bulkBatchBytes() {
+    return RocksDbStore.bulkBatchBytes();
+  }
+
+  /** Whether an I/O error's message says the disk is full. */
+  public static boolean isDiskFull(String message) {
+    return RocksDbStore.isDiskFull(message);
+  }
+
+  /** Where the database's files are (the directory a full disk is measured on). */
+  public Path databaseDirectory() {
+    return dir.resolve(RocksDbStore.DB_DIR);
+  }
+
+  /** Makes the writes so far durable (fsync of the write-ahead log). */
+  public void syncWal() {
+    db.syncWal();
+  }
+
+  /** On a full disk, releases the disk reserve so that a removal can write; see {@link RocksDbStore#makeRoom}. */
+  public void makeRoom() {
+    db.makeRoom();
+  }
+
+  /** Takes the disk reserve back when there is room again. */
+  public void ensureReserve() {
+    db.ensureReserve(notices);
+  }
+
+  /** Bytes of blob files that compaction would free. */
+  public long blobGarbageBytes() {
+    return db.blobGarbageBytes();
+  }
+
+  /** Compacts every family (blob garbage collection forced where there is room); says what it could not reclaim. */
+  public RocksDbStore.Compaction compactAll() {
+    return db.compactAll();
+  }
+
+  /** Runs {@code body} holding the write lock, so no other thread's batch comes between its steps. */
+  public <T> T underWriteLock(java.util.function.Supplier<T> body) {
+    writeLock.lock();
+    try {
+      return body.get();
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
   /** The identity with this hex digest, or null when its record is missing. */
-  CompilerIdentity identity(String digest) {
+  public CompilerIdentity identity(String digest) {
     CompilerIdentity known = identities.get(digest);
     if (known != null) {
       return known;
@@ -1200,83 +1009,73 @@ public final class CacheStore implements AutoCloseable {
     }
   }
 
-  void reportDamage(String what, String why) {
+  public void reportDamage(String what, String why) {
     notices.accept("cache " + dir + ": " + what + " is damaged: " + why
         + "; treated as a miss (run 'xlac cache verify --repair')");
   }
 
-  /**
-   * Trims the cache to {@link #CLEANUP_TARGET} of the configured maximum when it has grown past it,
-   * least recently used first, leaving what a running compile pinned ({@link RunPins}). When the
-   * pinned entries alone are over the limit, the cache stays over it and says so once per run.
-   */
-  void enforceMaxSize() {
-    OptionalLong max = maxSize;
-    if (mode != Mode.READ_WRITE || max.isEmpty() || totals.storedBytes() <= max.getAsLong()) {
-      return;
-    }
-    long limit = max.getAsLong();
-    long target = (long) (limit * CLEANUP_TARGET);
-    writeLock.lock(); // the check, the prune and what it leaves are one step for concurrent writers
-    try {
-      if (totals.storedBytes() <= limit) {
-        return; // another thread's cleanup came first
-      }
-      RunPins pins = runPins.get();
-      if (pins == null || !pins.onlyPinnedLeft()) {
-        new PruneByLastAccess(this).prune(PruneRequest.automatic(target));
-      }
-      long left = totals.storedBytes();
-      if (pins != null && left > target) {
-        pins.onlyPinnedLeft(true); // the prune removed every unpinned entry and still was over
-      }
-      if (pins != null && left > limit && pins.firstTimeOverLimit()) {
-        notices.accept("cache " + dir + " holds " + Sizes.human(left) + ", over its max-size of " + Sizes.human(limit)
-            + ", all of it in use by this run: it stays over the limit until the run ends, when the least recently"
-            + " used entries are removed (raise the limit with 'xlac cache config max-size SIZE')");
-      }
-    } finally {
-      writeLock.unlock();
-    }
+  /** Installs what runs when a write leaves the cache over its max-size: the facade's size limit (which prunes). */
+  public void onOverLimit(Runnable sizeLimit) {
+    overLimit = sizeLimit;
   }
 
-  /** Every entry a batch writes: see {@link RunPins#written}. */
-  private void written(byte kind, byte[] id) {
-    RunPins pins = runPins.get();
+  /** After a write: runs the size limit ({@link #onOverLimit}) when the cache has grown past its max-size. */
+  public void enforceMaxSize() {
+    OptionalLong max = maxSize;
+    if (!writable || max.isEmpty() || totals.storedBytes() <= max.getAsLong()) {
+      return;
+    }
+    overLimit.run();
+  }
+
+  /** Every entry a batch writes: see {@link Pins#written}. */
+  void written(byte kind, byte[] id) {
+    Pins pins = runPins.get();
     if (pins != null) {
       pins.written(kind, id);
     }
   }
 
-  void invalidateMemory() {
+  /** Forgets the artifacts kept in memory: after entries were removed or replaced behind its back. */
+  public void invalidateMemory() {
     memory.invalidateAll();
   }
 
   /** One atomic WriteBatch: the body adds records, the totals record is rewritten with them. */
   @FunctionalInterface
-  interface TxnBody<T> {
+  public interface TxnBody<T> {
     T apply(Txn txn);
   }
 
-  <T> T commit(boolean sync, TxnBody<T> body) {
-    return commit(sync, true, body);
+  /**
+   * One atomic batch through the write-ahead log: what {@code body} writes, with the totals record
+   * and the usage counted since the last batch. {@code sync}: fsynced before this returns.
+   */
+  public <T> T commit(boolean sync, TxnBody<T> body) {
+    return commitFresh(sync, true, body);
   }
 
-  /**
-   * A batch that skips the write-ahead log (bulk imports): durable after {@link #flushUnlogged()};
-   * a process killed before loses it whole (see {@link RocksDbStore#writeUnlogged}).
-   */
+  /** One batch that skips the write-ahead log: durable after {@link #flushUnlogged}, lost whole by a kill before. */
   <T> T commitUnlogged(TxnBody<T> body) {
-    return commit(false, false, body);
+    return commitFresh(false, false, body);
+  }
+
+  private <T> T commitFresh(boolean sync, boolean logged, TxnBody<T> body) {
+    try (WriteBatch batch = new WriteBatch()) {
+      return commit(sync, logged, batch, body);
+    }
   }
 
   /**
-   * As {@link #commitUnlogged(TxnBody)}, into {@code reused}, which is cleared first and left to the
-   * caller: a bulk writer that keeps one batch keeps its native buffer, instead of growing a fresh
-   * one (copy after copy, page fault after page fault) for every batch.
+   * A writer of batches that skip the write-ahead log (bulk imports), all into one reused native
+   * batch: durable after {@link BulkWriter#flush}; a process killed before loses them whole (see
+   * {@link RocksDbStore#writeUnlogged}).
+   *
+   * @param reserveBytes the batch's initial capacity
    */
-  <T> T commitUnlogged(WriteBatch reused, TxnBody<T> body) {
-    return commit(false, false, reused, body);
+  public BulkWriter bulk(long reserveBytes) {
+    requireWritable();
+    return new BulkWriter(this, reserveBytes);
   }
 
   /** Makes every unlogged batch durable (one atomic flush of all families). */
@@ -1284,27 +1083,15 @@ public final class CacheStore implements AutoCloseable {
     db.flushAll();
   }
 
-  private <T> T commit(boolean sync, boolean logged, TxnBody<T> body) {
-    try (WriteBatch batch = new WriteBatch()) {
-      return commit(sync, logged, batch, body);
-    }
-  }
-
-  private <T> T commit(boolean sync, boolean logged, WriteBatch batch, TxnBody<T> body) {
+  /** The one commit: {@code batch} is cleared first (a reused batch keeps its native buffer's capacity). */
+  <T> T commit(boolean sync, boolean logged, WriteBatch batch, TxnBody<T> body) {
     requireWritable();
     writeLock.lock();
     try {
-      batch.clear(); // a reused batch keeps its native buffer's capacity
-      Txn txn = new Txn(batch, totals.copy());
+      batch.clear();
+      Txn txn = new Txn(this, batch, totals.copy());
       T result = body.apply(txn);
-      long h = pendingHits.getAndSet(0);
-      long m = pendingMisses.getAndSet(0);
-      long s = pendingSavedMillis.getAndSet(0);
-      long d = pendingDamaged.getAndSet(0);
-      txn.totals.hits += h;
-      txn.totals.misses += m;
-      txn.totals.savedMillis += s;
-      txn.totals.damagedReads += d;
+      UsageCounters.Drained drained = pending.drainInto(txn.totals);
       db.put(batch, Cf.META, TOTALS_KEY, Records.encode(txn.totals));
       try {
         if (logged) {
@@ -1312,183 +1099,15 @@ public final class CacheStore implements AutoCloseable {
         } else {
           db.writeUnlogged(batch);
         }
-        txn.valueWriters.forEach(StoredValues.ValueWriter::committed);
+        txn.committed();
       } catch (RuntimeException e) {
-        pendingHits.addAndGet(h);
-        pendingMisses.addAndGet(m);
-        pendingSavedMillis.addAndGet(s);
-        pendingDamaged.addAndGet(d);
+        drained.restore();
         throw e;
       }
       totals = txn.totals;
       return result;
     } finally {
       writeLock.unlock();
-    }
-  }
-
-  /**
-   * The records of one batch. Reads go through an overlay of what the batch already wrote, and
-   * every write keeps the access index and the totals in step with the records, so a batch is
-   * always self-consistent however many changes it holds.
-   */
-  final class Txn {
-    private static final Object REMOVED = new Object();
-    final WriteBatch batch;
-    Totals totals;
-    private final java.util.Map<ByteBuffer, Object> graphs = new java.util.HashMap<>();
-    private final java.util.TreeMap<ByteBuffer, Object> artifacts = new java.util.TreeMap<>();
-    private final Set<String> identitiesWritten = new HashSet<>();
-    private final List<StoredValues.ValueWriter> valueWriters = new ArrayList<>();
-
-    Txn(WriteBatch batch, Totals totals) {
-      this.batch = batch;
-      this.totals = totals;
-    }
-
-    GraphRecord graph(byte[] fp) {
-      Object o = graphs.get(ByteBuffer.wrap(fp));
-      if (o != null) {
-        return o == REMOVED ? null : (GraphRecord) o;
-      }
-      return readGraphRecord(fp);
-    }
-
-    ArtifactRecord artifact(byte[] key) {
-      Object o = artifacts.get(ByteBuffer.wrap(key));
-      if (o != null) {
-        return o == REMOVED ? null : (ArtifactRecord) o;
-      }
-      return readArtifactRecord(key);
-    }
-
-    void requireGraph(ArtifactKey key) {
-      if (graph(key.graph().digest()) == null) {
-        throw XlacException.badInput("graph " + key.graph() + " is not in cache " + dir
-            + "; store the graph before its artifacts");
-      }
-    }
-
-    void putIdentity(CompilerIdentity id) {
-      putIdentityText(id.digest(), id.encode().getBytes(StandardCharsets.UTF_8));
-    }
-
-    void putIdentityText(String digest, byte[] text) {
-      if (identitiesWritten.add(digest) && identity(digest) == null) {
-        db.put(batch, Cf.IDENTITIES, HexFormat.of().parseHex(digest), text);
-      }
-    }
-
-    /**
-     * Adds the rest of a value written in pieces to this batch: the value belongs to the record this
-     * batch writes, once it is written. Write the record with a null value in the same batch.
-     */
-    void commitValue(StoredValues.ValueWriter w) {
-      w.addTo(batch);
-      valueWriters.add(w);
-    }
-
-    /** Writes a graph record (and its stored module when {@code stored} is not null). */
-    void writeGraph(byte[] fp, GraphRecord rec, byte[] stored) {
-      written(Keys.KIND_GRAPH, fp);
-      GraphRecord old = graph(fp);
-      if (old != null) {
-        db.delete(batch, Cf.ACCESS, Keys.access(old.lastAccess(), Keys.KIND_GRAPH, fp));
-        totals.addGraph(old, -1);
-      }
-      db.put(batch, Cf.GRAPH_META, fp, Records.encode(rec));
-      if (stored != null) {
-        values.put(batch, Cf.GRAPHS, fp, stored, old == null ? -1 : old.storedBytes());
-      }
-      db.put(batch, Cf.ACCESS, Keys.access(rec.lastAccess(), Keys.KIND_GRAPH, fp),
-          Records.accessValue(rec.storedBytes(), EntryStatus.PENDING, null));
-      totals.addGraph(rec, 1);
-      graphs.put(ByteBuffer.wrap(fp.clone()), rec);
-    }
-
-    /** Keeps a graph's last access at least as recent as its artifacts', so LRU removes artifacts first. */
-    void touchGraph(byte[] fp, long now) {
-      GraphRecord g = graph(fp);
-      if (g != null && g.lastAccess() < now) {
-        writeGraph(fp, g.withLastAccess(now), null);
-      }
-    }
-
-    /**
-     * Writes an artifact record; {@code bytes} and {@code storedLog} replace the stored values when
-     * not null. A failed record drops any stored bytes; a record without a log drops a stored log.
-     */
-    void writeArtifact(byte[] key, ArtifactRecord rec, byte[] bytes, byte[] storedLog) {
-      written(Keys.KIND_ARTIFACT, key);
-      ArtifactRecord old = artifact(key);
-      if (old != null) {
-        db.delete(batch, Cf.ACCESS, Keys.access(old.lastAccess(), Keys.KIND_ARTIFACT, key));
-        totals.addArtifact(old, -1);
-      }
-      db.put(batch, Cf.ARTIFACT_META, key, Records.encode(rec));
-      long oldBytes = old != null && old.status() == EntryStatus.COMPILED ? old.bytes() : -1;
-      if (bytes != null) {
-        values.put(batch, Cf.ARTIFACTS, key, bytes, oldBytes);
-      } else if (rec.status() == EntryStatus.FAILED && oldBytes >= 0) {
-        values.delete(batch, Cf.ARTIFACTS, key, oldBytes);
-      }
-      long oldLog = old != null && old.logStoredBytes() > 0 ? old.logStoredBytes() : -1;
-      if (storedLog != null) {
-        values.put(batch, Cf.LOGS, key, storedLog, oldLog);
-      } else if (rec.logStoredBytes() == 0 && oldLog >= 0) {
-        values.delete(batch, Cf.LOGS, key, oldLog);
-      }
-      db.put(batch, Cf.ACCESS, Keys.access(rec.lastAccess(), Keys.KIND_ARTIFACT, key),
-          Records.accessValue(rec.storedBytes(), rec.status(), Keys.compilerOf(key)));
-      totals.addArtifact(rec, 1);
-      artifacts.put(ByteBuffer.wrap(key.clone()), rec);
-      touchGraph(Keys.graphOf(key), rec.lastAccess());
-    }
-
-    /** Removes an artifact entry; returns the bytes it occupied. */
-    long removeArtifact(byte[] key) {
-      ArtifactRecord old = artifact(key);
-      if (old == null) {
-        return 0;
-      }
-      db.delete(batch, Cf.ARTIFACT_META, key);
-      values.delete(batch, Cf.ARTIFACTS, key, old.bytes());
-      values.delete(batch, Cf.LOGS, key, old.logStoredBytes());
-      db.delete(batch, Cf.ACCESS, Keys.access(old.lastAccess(), Keys.KIND_ARTIFACT, key));
-      totals.addArtifact(old, -1);
-      artifacts.put(ByteBuffer.wrap(key.clone()), REMOVED);
-      return old.storedBytes();
-    }
-
-    /** Removes a graph and every artifact made from it; returns the bytes they occupied. */
-    long removeGraph(byte[] fp) {
-      GraphRecord old = graph(fp);
-      if (old == null) {
-        return 0;
-      }
-      long freed = 0;
-      java.util.TreeSet<ByteBuffer> keys = new java.util.TreeSet<>();
-      try (Cursor c = db.cursor(Cf.ARTIFACT_META, fp)) {
-        for (; c.valid() && Keys.startsWith(c.key(), fp); c.next()) {
-          keys.add(ByteBuffer.wrap(c.key()));
-        }
-      }
-      ByteBuffer from = ByteBuffer.wrap(fp);
-      for (ByteBuffer k : artifacts.tailMap(from, true).keySet()) {
-        if (!Keys.startsWith(k.array(), fp)) {
-          break;
-        }
-        keys.add(k);
-      }
-      for (ByteBuffer k : keys) {
-        freed += removeArtifact(k.array());
-      }
-      db.delete(batch, Cf.GRAPH_META, fp);
-      values.delete(batch, Cf.GRAPHS, fp, old.storedBytes());
-      db.delete(batch, Cf.ACCESS, Keys.access(old.lastAccess(), Keys.KIND_GRAPH, fp));
-      totals.addGraph(old, -1);
-      graphs.put(ByteBuffer.wrap(fp.clone()), REMOVED);
-      return freed + old.storedBytes();
     }
   }
 
@@ -1499,7 +1118,7 @@ public final class CacheStore implements AutoCloseable {
     }
     closed = true;
     try {
-      if (mode == Mode.READ_WRITE && (pendingHits.get() | pendingMisses.get() | pendingDamaged.get()) != 0) {
+      if (writable && pending.any()) {
         commit(true, txn -> null); // write the usage counters
       }
     } catch (RuntimeException e) {

@@ -1,7 +1,7 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
-import dev.xlac.cache.RocksDbStore.Cf;
-import dev.xlac.cache.RocksDbStore.Cursor;
+import dev.xlac.cache.store.RocksDbStore.Cf;
+import dev.xlac.cache.store.RocksDbStore.Cursor;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -25,16 +25,16 @@ import org.rocksdb.WriteBatch;
  * written with the first chunk and deleted by the batch that writes the record, lets a writer's open
  * ({@link #removeLeftovers}) delete the chunks of a value whose writer was killed.
  */
-final class StoredValues {
+public final class StoredValues {
   /** Values larger than this are stored in chunks of this size. */
   static final int CHUNK_BYTES = 8 << 20;
   /** Tests only: when positive, the chunk size (so that small values exercise the chunked form). */
-  static int chunkBytesForTests = 0;
+  public static int chunkBytesForTests = 0;
   /** What {@link #streamChunks} and {@link #probe} return when there is no value at all. */
   static final long ABSENT = -1;
   /** What they return when the chunks end before the expected size: part of the value is missing. */
   static final long INCOMPLETE = -2;
-  static final byte[] PENDING_PREFIX = "pending/".getBytes(StandardCharsets.US_ASCII);
+  public static final byte[] PENDING_PREFIX = "pending/".getBytes(StandardCharsets.US_ASCII);
   private static final int INDEX_BYTES = 4;
   /** A lookup only needs the length RocksDB reports; it reads and checks the whole value regardless. */
   private static final int PROBE_VALUE_BYTES = 16;
@@ -234,7 +234,7 @@ final class StoredValues {
    * to the batch that writes the record. A writer closed before that batch was written removes
    * whatever it wrote.
    */
-  final class ValueWriter implements AutoCloseable {
+  public final class ValueWriter implements AutoCloseable {
     private final Cf cf;
     private final byte[] key;
     private final long size;
@@ -265,12 +265,12 @@ final class StoredValues {
       return size;
     }
 
-    void write(byte[] b) {
+    public void write(byte[] b) {
       write(b, 0, b.length);
     }
 
     /** Appends bytes; more than the declared size is an error. */
-    void write(byte[] b, int off, int len) {
+    public void write(byte[] b, int off, int len) {
       if (closed || committed) {
         throw new IllegalStateException("value writer is finished");
       }

@@ -1,39 +1,42 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
+
+import dev.xlac.cache.EntryStatus;
 
 /**
  * The running totals of a cache, kept in one record that every mutating WriteBatch rewrites, so
  * they never drift from the entries they count. The usage counters (hits, misses, ...) are
  * written with the next batch or at close; a crash may lose the latest of them, never entries.
  */
-final class Totals {
-  static final int FIELDS = 14;
-
-  long graphs;
-  long graphRawBytes;
-  long graphStoredBytes;
-  long compiled;
-  long failed;
-  long artifactBytes;
+public final class Totals {
+  public long graphs;
+  public long graphRawBytes;
+  public long graphStoredBytes;
+  public long compiled;
+  public long failed;
+  public long artifactBytes;
   long logRawBytes;
   long logStoredBytes;
-  long hits;
-  long misses;
-  long savedMillis;
-  long cleanups;
-  long damagedReads;
-  long countersSince;
+  public long hits;
+  public long misses;
+  public long savedMillis;
+  public long cleanups;
+  public long damagedReads;
+  public long countersSince;
 
-  long storedBytes() {
+  public long storedBytes() {
     return graphStoredBytes + artifactBytes + logStoredBytes;
   }
 
-  long rawBytes() {
+  public long rawBytes() {
     return graphRawBytes + artifactBytes + logRawBytes;
   }
 
   Totals copy() {
     return fromArray(toArray());
   }
+
+  /** How many longs the totals record holds: the length of {@link #toArray()}, so it cannot drift from it. */
+  static final int FIELDS = new Totals().toArray().length;
 
   long[] toArray() {
     return new long[] {graphs, graphRawBytes, graphStoredBytes, compiled, failed, artifactBytes, logRawBytes,
@@ -60,7 +63,7 @@ final class Totals {
   }
 
   /** True when the entry counts (not the usage counters) agree. */
-  boolean sameContents(Totals o) {
+  public boolean sameContents(Totals o) {
     return graphs == o.graphs && graphRawBytes == o.graphRawBytes && graphStoredBytes == o.graphStoredBytes
         && compiled == o.compiled && failed == o.failed && artifactBytes == o.artifactBytes
         && logRawBytes == o.logRawBytes && logStoredBytes == o.logStoredBytes;

@@ -1,6 +1,7 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
-import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.cache.DamagedCacheException;
+import dev.xlac.cache.store.RocksDbStore.Cf;
 import dev.xlac.core.XlacException;
 import java.io.IOException;
 import java.security.MessageDigest;

@@ -1,5 +1,6 @@
-package dev.xlac.cache;
+package dev.xlac.cache.bundle;
 
+import dev.xlac.cache.ImportResult;
 import static dev.xlac.cache.Fixtures.CPU;
 import static dev.xlac.cache.Fixtures.TRN1;
 import static dev.xlac.cache.Fixtures.bytes;
@@ -10,7 +11,13 @@ import static dev.xlac.cache.Fixtures.open;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.xlac.cache.BundleTest.Entry;
+import dev.xlac.cache.BundleSigningKey;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.CompileInfo;
+import dev.xlac.cache.ExportRequest;
+import dev.xlac.cache.ImportRequest;
+import dev.xlac.cache.TrustSettings;
+import dev.xlac.cache.bundle.BundleTest.Entry;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import java.nio.charset.StandardCharsets;
@@ -94,7 +101,7 @@ class BundleSignatureTest {
     assertThat(new String(data(es, BundleSignature.NAME), StandardCharsets.US_ASCII))
         .startsWith("xlac-bundle-signature\t1\nalgorithm\ted25519\nkey-id\t" + ci.publicKey().id() + "\n");
     try (CacheStore t = open(tmp.resolve("target"))) {
-      BundleImporter.Result r = t.importBundle(signed, trusting(ci));
+      ImportResult r = t.importBundle(signed, trusting(ci));
       assertThat(r.signer()).isEqualTo(ci.publicKey());
       assertThat(r.signerTrusted()).isTrue();
       assertThat(r.artifactsAdded()).isEqualTo(2);
@@ -138,7 +145,7 @@ class BundleSignatureTest {
         + ", which is not trusted");
     // And the clean signed bundle goes in.
     try (CacheStore t = open(strict)) {
-      BundleImporter.Result r = t.importBundle(export("clean.tar.zst", ci));
+      ImportResult r = t.importBundle(export("clean.tar.zst", ci));
       assertThat(r.signerTrusted()).isTrue();
       assertThat(t.getArtifact(key(0, CPU)).orElseThrow().bytes()).isEqualTo(bytes(0, 20_000));
     }
@@ -161,7 +168,7 @@ class BundleSignatureTest {
         + ", which is not trusted (trust its public key with 'xlac cache config trust add PUBKEY', or pass"
         + " '--trust PUBKEY')");
     try (CacheStore t = open(tmp.resolve("lenient"))) {
-      BundleImporter.Result r = t.importBundle(byOther);
+      ImportResult r = t.importBundle(byOther);
       assertThat(r.signer()).isEqualTo(other.publicKey());
       assertThat(r.signerTrusted()).isFalse();
       assertThat(r.graphsAdded()).isEqualTo(3);

@@ -1,9 +1,11 @@
-package dev.xlac.cache;
+package dev.xlac.cache.bundle;
 
-import static dev.xlac.cache.ChunkedValuesTest.bigModule;
-import static dev.xlac.cache.ChunkedValuesTest.keysOf;
-import static dev.xlac.cache.ChunkedValuesTest.text;
+import dev.xlac.cache.ImportResult;
+import dev.xlac.cache.Internals;
 import static dev.xlac.cache.Fixtures.CPU;
+import static dev.xlac.cache.store.ChunkedValuesTest.bigModule;
+import static dev.xlac.cache.store.ChunkedValuesTest.keysOf;
+import static dev.xlac.cache.store.ChunkedValuesTest.text;
 import static dev.xlac.cache.Fixtures.TRN1;
 import static dev.xlac.cache.Fixtures.bytes;
 import static dev.xlac.cache.Fixtures.fp;
@@ -11,8 +13,22 @@ import static dev.xlac.cache.Fixtures.key;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.xlac.cache.BundleTest.Entry;
-import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.cache.BundleLimits;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.CompileInfo;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.ExportRequest;
+import dev.xlac.cache.Fixtures;
+import dev.xlac.cache.ImportLimit;
+import dev.xlac.cache.ImportRequest;
+import dev.xlac.cache.bundle.BundleTest.Entry;
+import dev.xlac.cache.store.CacheFaultTest;
+import dev.xlac.cache.store.StoreInternals;
+import dev.xlac.cache.store.Keys;
+import dev.xlac.cache.store.Records;
+import dev.xlac.cache.store.RocksDbStore;
+import dev.xlac.cache.store.RocksDbStore.Cf;
+import dev.xlac.cache.store.StoredValues;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import java.io.ByteArrayOutputStream;
@@ -69,7 +85,7 @@ class BundleStreamingTest {
   }
 
   private static void assertNoPendingMarker(CacheStore s) {
-    try (RocksDbStore.Cursor c = s.db.cursor(Cf.META, StoredValues.PENDING_PREFIX)) {
+    try (RocksDbStore.Cursor c = StoreInternals.db(Internals.store(s)).cursor(Cf.META, StoredValues.PENDING_PREFIX)) {
       assertThat(c.valid() && Keys.startsWith(c.key(), StoredValues.PENDING_PREFIX)).as("a pending marker left").isFalse();
     }
   }
@@ -85,7 +101,7 @@ class BundleStreamingTest {
     assertNoPendingMarker(t);
     // chunks only, no whole value beside them, and no chunk beyond the value's
     assertThat(keysOf(t, Cf.ARTIFACTS, key(1, CPU).bytes())).hasSize(11);
-    assertThat(keysOf(t, Cf.LOGS, key(1, CPU).bytes())).hasSize(chunks(t.readArtifactRecord(key(1, CPU).bytes())
+    assertThat(keysOf(t, Cf.LOGS, key(1, CPU).bytes())).hasSize(chunks(Internals.store(t).readArtifactRecord(key(1, CPU).bytes())
         .logStoredBytes()));
   }
 
@@ -96,13 +112,13 @@ class BundleStreamingTest {
   @Test
   void import_streamsGraphsArtifactsAndLogsLargerThanAChunk_byteIdentical() throws Exception {
     try (CacheStore t = Fixtures.open(tmp.resolve("target"))) {
-      BundleImporter.Result r = t.importBundle(bundle);
+      ImportResult r = t.importBundle(bundle);
       assertThat(r.graphsAdded()).isEqualTo(2);
       assertThat(r.artifactsAdded()).isEqualTo(1);
       assertThat(r.failuresAdded()).isEqualTo(1);
       assertHoldsTheBundle(t);
       // Again: nothing is written, nothing left behind.
-      BundleImporter.Result again = t.importBundle(bundle);
+      ImportResult again = t.importBundle(bundle);
       assertThat(again.graphsPresent()).isEqualTo(2);
       assertThat(again.artifactsPresent()).isEqualTo(2);
       assertThat(again.graphsAdded() + again.artifactsAdded() + again.failuresAdded()).isZero();
@@ -116,7 +132,7 @@ class BundleStreamingTest {
       t.putGraph(fp(1), "jit_g1", module, "test");
       t.recordFailure(key(1, CPU), "compile-error", "it failed here", text(9, 90_000)); // more chunks than the new log
       assertThat(keysOf(t, Cf.LOGS, key(1, CPU).bytes())).hasSizeGreaterThan(chunks(log.length() / 3));
-      BundleImporter.Result r = t.importBundle(bundle);
+      ImportResult r = t.importBundle(bundle);
       assertThat(r.artifactsAdded()).isEqualTo(1);
       assertHoldsTheBundle(t);
       assertThat(t.artifactInfo(key(1, CPU)).orElseThrow().status()).isEqualTo(EntryStatus.COMPILED);
@@ -137,7 +153,7 @@ class BundleStreamingTest {
     }
     Path changedFile = Forgery.write(tmp.resolve("changed.tar.zst"), changed);
     try (CacheStore t = Fixtures.open(tmp.resolve("target"))) {
-      BundleImporter swapping = new BundleImporter(t, BundleLimits.DEFAULT, BundleImporter.Trust.NONE, () -> {
+      BundleImporter swapping = new BundleImporter(Internals.store(t), BundleLimits.DEFAULT, BundleImporter.Trust.NONE, () -> {
         try {
           Files.copy(changedFile, bundle, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
@@ -178,7 +194,7 @@ class BundleStreamingTest {
     // Only logs stored whole wait in memory: a log of many chunks is written as it is read.
     BundleLimits small = new BundleLimits(1 << 20, 1000, 1 << 20, 1 << 20, 1 << 20, 4096, CHUNK, 4096);
     try (CacheStore t = Fixtures.open(tmp.resolve("target"))) {
-      new BundleImporter(t, small).importBundle(bundle);
+      new BundleImporter(Internals.store(t), small).importBundle(bundle);
       assertHoldsTheBundle(t);
     }
   }
@@ -256,7 +272,7 @@ class BundleStreamingTest {
     // Values may exceed 2 GiB (chunks; a bundle imports them); one array cannot hold them.
     try (CacheStore s = Fixtures.open(tmp.resolve("target"))) {
       Fixtures.graph(s, 1);
-      s.commit(true, txn -> {
+      Internals.store(s).commit(true, txn -> {
         txn.putIdentity(CPU);
         txn.writeArtifact(key(1, CPU).bytes(), new Records.ArtifactRecord(EntryStatus.COMPILED, 3_000_000_000L,
             new byte[32], 1, 1, 1, null, null, 0, 0, null), null, null);

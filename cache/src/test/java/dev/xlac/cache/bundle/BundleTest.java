@@ -1,5 +1,9 @@
-package dev.xlac.cache;
+package dev.xlac.cache.bundle;
 
+import dev.xlac.cache.ImportResult;
+import dev.xlac.cache.ExportResult;
+import dev.xlac.cache.Internals;
+import dev.xlac.cache.store.StoreInternals;
 import static dev.xlac.cache.Fixtures.CPU;
 import static dev.xlac.cache.Fixtures.TRN1;
 import static dev.xlac.cache.Fixtures.bytes;
@@ -12,6 +16,18 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.github.luben.zstd.ZstdInputStream;
 import com.github.luben.zstd.ZstdOutputStream;
+import dev.xlac.cache.BundleLimits;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.CompileInfo;
+import dev.xlac.cache.CompilerFilter;
+import dev.xlac.cache.ExportRequest;
+import dev.xlac.cache.Fixtures;
+import dev.xlac.cache.GraphInfo;
+import dev.xlac.cache.ListQuery;
+import dev.xlac.cache.ListRow;
+import dev.xlac.cache.store.Checksums;
+import dev.xlac.cache.store.RocksDbStore;
+import dev.xlac.cache.store.Totals;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.neuron.NeuronName;
@@ -35,7 +51,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class BundleTest {
+public class BundleTest {
   @TempDir
   Path tmp;
   Path source;
@@ -54,7 +70,7 @@ class BundleTest {
       s.putArtifact(key(1, CPU), bytes(2, 10), CompileInfo.of(1, ""));
       s.recordFailure(key(2, TRN1), "compile-error", "unsupported op", "neuronx-cc: error\n");
       s.recordFailure(key(3, TRN1), "timeout", "took too long", "");
-      BundleExporter.Result r = s.exportBundle(bundle, ExportRequest.all());
+      ExportResult r = s.exportBundle(bundle, ExportRequest.all());
       assertThat(r.graphs()).isEqualTo(4);
       assertThat(r.artifacts()).isEqualTo(3);
       assertThat(r.failures()).isEqualTo(2);
@@ -68,8 +84,8 @@ class BundleTest {
       byte[] bad = bytes(1, 50_000);
       bad[40_000] ^= 1;
       try (org.rocksdb.WriteBatch b = new org.rocksdb.WriteBatch()) {
-        s.db.put(b, RocksDbStore.Cf.ARTIFACTS, key(0, TRN1).bytes(), bad);
-        s.db.write(b, true);
+        StoreInternals.db(Internals.store(s)).put(b, RocksDbStore.Cf.ARTIFACTS, key(0, TRN1).bytes(), bad);
+        StoreInternals.db(Internals.store(s)).write(b, true);
       }
       assertThatThrownBy(() -> s.exportBundle(out, ExportRequest.all()))
           .isInstanceOf(XlacException.class)
@@ -90,20 +106,20 @@ class BundleTest {
   void import_bringsEverything_andASecondImportChangesNothing() throws Exception {
     Path target = tmp.resolve("target");
     try (CacheStore t = open(target)) {
-      BundleImporter.Result r = t.importBundle(bundle);
+      ImportResult r = t.importBundle(bundle);
       assertThat(r.graphsAdded()).isEqualTo(4);
       assertThat(r.artifactsAdded()).isEqualTo(3);
       assertThat(r.failuresAdded()).isEqualTo(2);
       assertThat(t.getArtifact(key(0, TRN1)).orElseThrow().bytes()).isEqualTo(bytes(1, 50_000));
       assertThat(t.log(fp(2)).orElseThrow().artifacts().getFirst().log()).isEqualTo("neuronx-cc: error\n");
       assertThat(t.readGraph(fp(3))).isPresent();
-      Totals before = t.currentTotals();
+      Totals before = Internals.store(t).totals();
       List<ListRow> rows = t.list(ListQuery.all());
-      BundleImporter.Result again = t.importBundle(bundle);
+      ImportResult again = t.importBundle(bundle);
       assertThat(again.graphsAdded() + again.artifactsAdded() + again.failuresAdded()).isZero();
       assertThat(again.graphsPresent()).isEqualTo(4);
       assertThat(t.list(ListQuery.all())).isEqualTo(rows);
-      assertThat(t.currentTotals().sameContents(before)).isTrue();
+      assertThat(Internals.store(t).totals().sameContents(before)).isTrue();
       assertThat(t.verify(false).clean()).isTrue();
     }
   }
@@ -112,7 +128,7 @@ class BundleTest {
   void export_byCompiler_carriesOnlyItsArtifactsAndTheirGraphs() throws Exception {
     Path cpuOnly = tmp.resolve("cpu.tar.zst");
     try (CacheStore s = CacheStore.open(source, CacheStore.Mode.READ_ONLY, java.time.Duration.ZERO)) {
-      BundleExporter.Result r = s.exportBundle(cpuOnly, new ExportRequest(CompilerFilter.parse("pjrt:cpu"), null));
+      ExportResult r = s.exportBundle(cpuOnly, new ExportRequest(CompilerFilter.parse("pjrt:cpu"), null));
       assertThat(r.graphs()).isEqualTo(2);
       assertThat(r.artifacts()).isEqualTo(2);
       assertThat(r.failures()).isZero();
@@ -161,7 +177,7 @@ class BundleTest {
     try (CacheStore t = open(target)) {
       graph(t, 0);
       t.addNeuronName(fp(0), ownA); // the target's own name at the same location stays
-      BundleImporter.Result r = t.importBundle(bundle);
+      ImportResult r = t.importBundle(bundle);
       assertThat(r.neuronNamesAdded()).isEqualTo(1);
       assertThat(t.graph(fp(0)).orElseThrow().neuronNames()).containsExactlyInAnyOrder(ownA, NAME_B);
       assertThat(t.graph(fp(1)).orElseThrow().neuronNames()).isEmpty();
@@ -199,7 +215,7 @@ class BundleTest {
         new Entry("graphs/" + fp + ".hlo.zst", stored, TarConstants.LF_NORMAL, null),
         new Entry("artifacts/" + fp + "." + cid + ".bin", artifact, TarConstants.LF_NORMAL, null)));
     try (CacheStore t = open(tmp.resolve("target"))) {
-      BundleImporter.Result r = t.importBundle(old);
+      ImportResult r = t.importBundle(old);
       assertThat(r.graphsAdded()).isEqualTo(1);
       assertThat(r.artifactsAdded()).isEqualTo(1);
       assertThat(r.neuronNamesAdded()).isZero();
@@ -304,7 +320,7 @@ class BundleTest {
   void anOversizedEntry_isRefused() throws Exception {
     BundleLimits small = new BundleLimits(1 << 20, 1000, 60_000, 60_000, 1 << 20, 4096, 1 << 20, 4096);
     try (CacheStore t = open(tmp.resolve("target"))) {
-      assertThatThrownBy(() -> new BundleImporter(t, small).importBundle(bundle))
+      assertThatThrownBy(() -> new BundleImporter(Internals.store(t), small).importBundle(bundle))
           .hasMessageContaining("exceeds the limit of 60000").hasMessageContaining("nothing was imported");
       assertThat(t.statistics().graphs()).isZero();
     }
@@ -359,7 +375,7 @@ class BundleTest {
     Path original = tmp.resolve("original.tar.zst");
     Files.copy(bundle, original);
     try (CacheStore t = open(tmp.resolve("target"))) {
-      BundleImporter swapping = new BundleImporter(t, BundleLimits.DEFAULT, BundleImporter.Trust.NONE, () -> {
+      BundleImporter swapping = new BundleImporter(Internals.store(t), BundleLimits.DEFAULT, BundleImporter.Trust.NONE, () -> {
         try {
           Files.copy(changed, bundle, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
@@ -542,7 +558,7 @@ class BundleTest {
     }
   }
 
-  record Entry(String name, byte[] data, byte type, String link) {
+  public record Entry(String name, byte[] data, byte type, String link) {
     Entry renamed(String n) {
       return new Entry(n, data, type, link);
     }

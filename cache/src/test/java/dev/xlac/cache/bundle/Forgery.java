@@ -1,9 +1,10 @@
-package dev.xlac.cache;
+package dev.xlac.cache.bundle;
 
 import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdInputStream;
 import com.github.luben.zstd.ZstdOutputStream;
-import dev.xlac.cache.BundleTest.Entry;
+import dev.xlac.cache.bundle.BundleTest.Entry;
+import dev.xlac.cache.store.Checksums;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

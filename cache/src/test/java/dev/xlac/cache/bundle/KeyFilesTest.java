@@ -1,8 +1,12 @@
-package dev.xlac.cache;
+package dev.xlac.cache.bundle;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.xlac.cache.BundleKey;
+import dev.xlac.cache.BundleSigningKey;
+import dev.xlac.cache.store.Checksums;
+import dev.xlac.cache.store.Keys;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import java.nio.file.Files;

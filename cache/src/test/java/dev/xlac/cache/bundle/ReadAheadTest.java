@@ -1,4 +1,4 @@
-package dev.xlac.cache;
+package dev.xlac.cache.bundle;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,5 +1,8 @@
-package dev.xlac.cache;
+package dev.xlac.cache.ops;
 
+import dev.xlac.cache.Internals;
+import dev.xlac.cache.store.StoreInternals;
+import dev.xlac.cache.store.Store;
 import static dev.xlac.cache.Fixtures.CPU;
 import static dev.xlac.cache.Fixtures.TRN1;
 import static dev.xlac.cache.Fixtures.bytes;
@@ -8,7 +11,14 @@ import static dev.xlac.cache.Fixtures.graph;
 import static dev.xlac.cache.Fixtures.key;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.CompileInfo;
+import dev.xlac.cache.CompilerFilter;
+import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.Fixtures.ManualClock;
+import dev.xlac.cache.PruneRequest;
+import dev.xlac.cache.PruneResult;
+import dev.xlac.cache.store.Totals;
 import dev.xlac.core.XlacException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,7 +39,7 @@ class PruneTest {
 
   @BeforeEach
   void fill() throws Exception {
-    store = CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> { }, clock);
+    store = Internals.open(dir, m -> { }, clock);
     // Graph n is used at hour n: its CPU artifact (10 kB) and, for odd n, a failed trn1 compile.
     for (int n = 0; n < 6; n++) {
       graph(store, n);
@@ -123,7 +133,7 @@ class PruneTest {
   void aConfiguredMaxSize_isEnforcedAfterWrites() {
     long total = store.statistics().storedBytes();
     store.setMaxSize(OptionalLong.of(total / 2));
-    assertThat(store.statistics().storedBytes()).isLessThanOrEqualTo((long) (total / 2 * CacheStore.CLEANUP_TARGET));
+    assertThat(store.statistics().storedBytes()).isLessThanOrEqualTo((long) (total / 2 * Store.CLEANUP_TARGET));
     assertThat(store.statistics().cleanups()).isEqualTo(1);
     graph(store, 10);
     store.putArtifact(key(10, CPU), bytes(10, 10_000), CompileInfo.of(1, ""));
@@ -142,7 +152,7 @@ class PruneTest {
   @Test
   void automaticCleanup_withConcurrentWriters_stopsAtItsTarget_notFarBelowIt() throws Exception {
     long limit = 1_000_000;
-    long target = (long) (limit * CacheStore.CLEANUP_TARGET);
+    long target = (long) (limit * Store.CLEANUP_TARGET);
     long largestEntry = 2_100 + 10_000; // a graph with its artifact
     for (int round = 0; round < 5; round++) {
       try (CacheStore s = CacheStore.open(dir.resolve("round-" + round), CacheStore.Mode.READ_WRITE, Duration.ZERO,
@@ -163,7 +173,7 @@ class PruneTest {
               } catch (XlacException e) {
                 continue; // its graph was removed (nothing is pinned here)
               }
-              Totals t1 = s.currentTotals();
+              Totals t1 = Internals.store(s).totals();
               if (t1.cleanups > 0) {
                 lowest.accumulateAndGet(t1.storedBytes(), Math::min);
               }
@@ -173,10 +183,10 @@ class PruneTest {
         for (Thread w : writers) {
           w.join();
         }
-        assertThat(s.currentTotals().cleanups).isPositive();
+        assertThat(Internals.store(s).totals().cleanups).isPositive();
         assertThat(lowest.get()).as("round %d: lowest size after a cleanup", round)
             .isGreaterThan(target - largestEntry);
-        assertThat(s.currentTotals().storedBytes()).isLessThanOrEqualTo(limit);
+        assertThat(Internals.store(s).totals().storedBytes()).isLessThanOrEqualTo(limit);
         assertThat(s.verify(false).clean()).isTrue();
       }
     }
@@ -188,7 +198,7 @@ class PruneTest {
       graph(store, n);
       store.putArtifact(key(n, CPU), bytes(n, 2_000_000), CompileInfo.of(1, "")); // blob files
     }
-    store.db.compactAll();
+    StoreInternals.db(Internals.store(store)).compactAll();
     PruneResult r = store.prune(request(0L, null, false, null, false));
     assertThat(r.bytesFreed()).isGreaterThan(20_000_000);
     assertThat(r.diskBefore()).isGreaterThan(20_000_000);

@@ -1,5 +1,17 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
+import dev.xlac.cache.Internals;
+import dev.xlac.cache.Artifact;
+import dev.xlac.cache.BundleKey;
+import dev.xlac.cache.CacheRepair;
+import dev.xlac.cache.CacheStatistics;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.CompileInfo;
+import dev.xlac.cache.Fixtures;
+import dev.xlac.cache.PruneRequest;
+import dev.xlac.cache.PruneResult;
+import dev.xlac.cache.RepairReport;
+import dev.xlac.cache.TrustSettings;
 import dev.xlac.core.XlacException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -70,7 +82,7 @@ public final class CacheFaultMain {
     }
     if (args[0].equals("repair")) {
       String pauseAt = args.length > 2 ? args[2] : null;
-      CacheRepair.stepsForTests = step -> {
+      DatabaseRepair.stepsForTests = step -> {
         System.out.println("step " + step);
         if (step.equals(pauseAt)) {
           try {
@@ -140,7 +152,7 @@ public final class CacheFaultMain {
         case "half-a-value" -> {
           int size = Integer.parseInt(args[2]);
           Fixtures.graph(s, 1);
-          StoredValues.ValueWriter w = s.values.writer(RocksDbStore.Cf.ARTIFACTS, Fixtures.key(1, Fixtures.CPU).bytes(),
+          StoredValues.ValueWriter w = Internals.store(s).values.writer(RocksDbStore.Cf.ARTIFACTS, Fixtures.key(1, Fixtures.CPU).bytes(),
               size, true);
           w.write(Fixtures.bytes(1, size), 0, size / 2);
           s.sync();

@@ -1,10 +1,20 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
+import dev.xlac.cache.Internals;
 import static dev.xlac.cache.Fixtures.CPU;
 import static dev.xlac.cache.Fixtures.bytes;
 import static dev.xlac.cache.Fixtures.key;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.CompileInfo;
+import dev.xlac.cache.ExportRequest;
+import dev.xlac.cache.Fixtures;
+import dev.xlac.cache.ListQuery;
+import dev.xlac.cache.ListRow;
+import dev.xlac.cache.PruneRequest;
+import dev.xlac.cache.PruneResult;
+import dev.xlac.cache.VerifyReport;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -24,28 +34,28 @@ import org.junit.jupiter.api.io.TempDir;
  * Faults with real processes: SIGKILL in the middle of writes, an import and a prune; a disk that
  * fills up (RLIMIT_FSIZE, so writes fail with EFBIG); two writers started at once.
  */
-class CacheFaultTest {
+public class CacheFaultTest {
   @TempDir
   Path tmp;
   final Random random = new Random(Long.getLong("xlac.test.seed", System.nanoTime()));
 
   /** A child JVM running {@link CacheFaultMain}, optionally under a shell prefix (ulimit). */
-  static final class Child {
-    final Process process;
-    final List<String> lines = new CopyOnWriteArrayList<>();
+  public static final class Child {
+    public final Process process;
+    public final List<String> lines = new CopyOnWriteArrayList<>();
     final Thread reader;
 
-    Child(String shellPrefix, String... args) throws IOException {
+    public Child(String shellPrefix, String... args) throws IOException {
       this(shellPrefix, null, args);
     }
 
     /** {@code libraryDir}: where RocksDB's native library already lies, so the child need not unpack it to /tmp. */
-    Child(String shellPrefix, Path libraryDir, String... args) throws IOException {
+    public Child(String shellPrefix, Path libraryDir, String... args) throws IOException {
       this(shellPrefix, List.of(), libraryDir, args);
     }
 
     /** A child started through {@code wrapper} (a command that runs its arguments: nsenter into a namespace). */
-    static Child through(List<String> wrapper, String... args) throws IOException {
+    public static Child through(List<String> wrapper, String... args) throws IOException {
       return new Child(null, wrapper, null, args);
     }
 
@@ -82,7 +92,7 @@ class CacheFaultTest {
       });
     }
 
-    void awaitLine(String prefix, long count) throws InterruptedException {
+    public void awaitLine(String prefix, long count) throws InterruptedException {
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       while (lines.stream().filter(l -> l.startsWith(prefix)).count() < count) {
         if (System.nanoTime() > deadline || !process.isAlive() && !reader.isAlive()) {
@@ -92,14 +102,14 @@ class CacheFaultTest {
       }
     }
 
-    int kill() throws InterruptedException {
+    public int kill() throws InterruptedException {
       process.destroyForcibly(); // SIGKILL
       int code = process.waitFor();
       reader.join();
       return code;
     }
 
-    int await() throws InterruptedException {
+    public int await() throws InterruptedException {
       assertThat(process.waitFor(120, TimeUnit.SECONDS)).as("child finished").isTrue();
       reader.join();
       return process.exitValue();
@@ -110,7 +120,7 @@ class CacheFaultTest {
     }
   }
 
-  static void assertIntact(Path dir, List<Integer> committed, int size) throws Exception {
+  public static void assertIntact(Path dir, List<Integer> committed, int size) throws Exception {
     try (CacheStore s = Fixtures.open(dir)) {
       VerifyReport r = s.verify(false);
       assertThat(r.problems()).as("verify after the fault").isEmpty();
@@ -156,17 +166,17 @@ class CacheFaultTest {
     c.awaitLine("half", 1);
     c.kill();
     try (CacheStore r = CacheStore.open(dir, CacheStore.Mode.READ_ONLY, Duration.ZERO, m -> { })) {
-      try (RocksDbStore.Cursor m = r.db.cursor(RocksDbStore.Cf.META, StoredValues.PENDING_PREFIX)) {
+      try (RocksDbStore.Cursor m = Internals.store(r).db.cursor(RocksDbStore.Cf.META, StoredValues.PENDING_PREFIX)) {
         assertThat(m.valid() && Keys.startsWith(m.key(), StoredValues.PENDING_PREFIX)).as("the killed writer's marker")
             .isTrue();
       }
-      assertThat(r.db.get(RocksDbStore.Cf.ARTIFACTS, StoredValues.chunkKey(key(1, CPU).bytes(), 99)))
+      assertThat(Internals.store(r).db.get(RocksDbStore.Cf.ARTIFACTS, StoredValues.chunkKey(key(1, CPU).bytes(), 99)))
           .as("its 100th chunk").hasSize(1000);
       assertThat(r.artifactInfo(key(1, CPU))).isEmpty();
     }
     try (CacheStore s = Fixtures.open(dir)) {
       assertNoValueWithoutRecord(s);
-      try (RocksDbStore.Cursor a = s.db.cursor(RocksDbStore.Cf.ARTIFACTS, null)) {
+      try (RocksDbStore.Cursor a = Internals.store(s).db.cursor(RocksDbStore.Cf.ARTIFACTS, null)) {
         assertThat(a.valid()).as("a chunk left").isFalse();
       }
       assertThat(s.verify(false).problems()).isEmpty();
@@ -327,7 +337,7 @@ class CacheFaultTest {
     assertIntact(dir, expected, 2000);
   }
 
-  static List<String> blobFiles(Path cache) throws IOException {
+  public static List<String> blobFiles(Path cache) throws IOException {
     try (var files = Files.list(cache.resolve(RocksDbStore.DB_DIR))) {
       return files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".blob")).toList();
     } catch (java.nio.file.NoSuchFileException e) {
@@ -339,18 +349,18 @@ class CacheFaultTest {
    * A value whose record a crash lost would be invisible to verify; look for one directly (a chunk
    * counts as its value's). After a writer's open no pending marker is left either.
    */
-  static void assertNoValueWithoutRecord(CacheStore s) {
+  public static void assertNoValueWithoutRecord(CacheStore s) {
     for (RocksDbStore.Cf[] pair : new RocksDbStore.Cf[][] {{RocksDbStore.Cf.GRAPHS, RocksDbStore.Cf.GRAPH_META},
         {RocksDbStore.Cf.ARTIFACTS, RocksDbStore.Cf.ARTIFACT_META}, {RocksDbStore.Cf.LOGS, RocksDbStore.Cf.ARTIFACT_META}}) {
       int keyBytes = pair[0] == RocksDbStore.Cf.GRAPHS ? Keys.DIGEST : Keys.ARTIFACT;
-      try (RocksDbStore.Cursor c = s.db.cursor(pair[0], null)) {
+      try (RocksDbStore.Cursor c = Internals.store(s).db.cursor(pair[0], null)) {
         for (; c.valid(); c.next()) {
           byte[] key = java.util.Arrays.copyOf(c.key(), keyBytes); // a chunk's key: its value's key and an index
-          assertThat(s.db.get(pair[1], key)).as("record in %s of a value in %s", pair[1], pair[0]).isNotNull();
+          assertThat(Internals.store(s).db.get(pair[1], key)).as("record in %s of a value in %s", pair[1], pair[0]).isNotNull();
         }
       }
     }
-    try (RocksDbStore.Cursor c = s.db.cursor(RocksDbStore.Cf.META, StoredValues.PENDING_PREFIX)) {
+    try (RocksDbStore.Cursor c = Internals.store(s).db.cursor(RocksDbStore.Cf.META, StoredValues.PENDING_PREFIX)) {
       assertThat(c.valid() && Keys.startsWith(c.key(), StoredValues.PENDING_PREFIX)).as("a pending marker left").isFalse();
     }
   }
@@ -428,7 +438,7 @@ class CacheFaultTest {
     }
   }
 
-  static boolean exists(Path p) {
+  public static boolean exists(Path p) {
     return Files.exists(p);
   }
 }

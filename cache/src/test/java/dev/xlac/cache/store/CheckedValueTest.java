@@ -1,8 +1,9 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.cache.Fixtures;
+import dev.xlac.cache.store.RocksDbStore.Cf;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;

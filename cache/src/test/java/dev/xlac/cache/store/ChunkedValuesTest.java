@@ -1,12 +1,20 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
+import dev.xlac.cache.Internals;
 import static dev.xlac.cache.Fixtures.CPU;
 import static dev.xlac.cache.Fixtures.bytes;
 import static dev.xlac.cache.Fixtures.fp;
 import static dev.xlac.cache.Fixtures.key;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.CompileInfo;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.ExportRequest;
+import dev.xlac.cache.Fixtures;
+import dev.xlac.cache.VerifyReport;
+import dev.xlac.cache.store.RocksDbStore.Cf;
 import dev.xlac.core.neuron.NeuronName;
 import java.io.ByteArrayOutputStream;
 import java.nio.file.Path;
@@ -25,7 +33,7 @@ import org.rocksdb.WriteBatch;
  * {@link StoredValues#chunkBytesForTests}), written chunk by chunk, read, streamed, probed, replaced
  * and removed like whole ones; and one real value over 8 MiB.
  */
-class ChunkedValuesTest {
+public class ChunkedValuesTest {
   private static final int CHUNK = 1000;
 
   @TempDir
@@ -41,14 +49,14 @@ class ChunkedValuesTest {
     StoredValues.chunkBytesForTests = 0;
   }
 
-  static CacheStore open(Path dir, List<String> notices) throws InterruptedException {
+  public static CacheStore open(Path dir, List<String> notices) throws InterruptedException {
     return CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, notices::add);
   }
 
   /** The keys stored under {@code key} in {@code cf}: the key itself and its chunks. */
-  static List<byte[]> keysOf(CacheStore s, Cf cf, byte[] key) {
+  public static List<byte[]> keysOf(CacheStore s, Cf cf, byte[] key) {
     List<byte[]> out = new ArrayList<>();
-    try (RocksDbStore.Cursor c = s.db.cursor(cf, key)) {
+    try (RocksDbStore.Cursor c = Internals.store(s).db.cursor(cf, key)) {
       for (; c.valid() && Keys.startsWith(c.key(), key); c.next()) {
         out.add(c.key());
       }
@@ -56,7 +64,7 @@ class ChunkedValuesTest {
     return out;
   }
 
-  static String text(long seed, int length) {
+  public static String text(long seed, int length) {
     Random r = new Random(seed);
     StringBuilder b = new StringBuilder();
     for (int i = 0; i < length; i++) {
@@ -69,7 +77,7 @@ class ChunkedValuesTest {
    * Graph {@code n}'s real module ({@link Fixtures#module}, so a bundle of it passes import's checks)
    * with 6,000 random letters of source metadata: the same fingerprint, a zstd form of several chunks.
    */
-  static byte[] bigModule(int n) throws Exception {
+  public static byte[] bigModule(int n) throws Exception {
     var m = dev.xlac.hlo.proto.HloProtos.HloModuleProto.parseFrom(Fixtures.module(n)).toBuilder();
     var instruction = m.getComputationsBuilder(0).getInstructionsBuilder(0);
     instruction.setMetadata(instruction.getMetadata().toBuilder().setSourceFile(text(3, 6_000)));
@@ -119,7 +127,7 @@ class ChunkedValuesTest {
 
       s.remove(List.of(fp(1)));
       for (Cf cf : List.of(Cf.GRAPHS, Cf.ARTIFACTS, Cf.LOGS)) {
-        try (RocksDbStore.Cursor c = s.db.cursor(cf, null)) {
+        try (RocksDbStore.Cursor c = Internals.store(s).db.cursor(cf, null)) {
           assertThat(c.valid()).as("a key left in %s", cf).isFalse();
         }
       }
@@ -152,11 +160,11 @@ class ChunkedValuesTest {
       s.putArtifact(key(2, CPU), art, CompileInfo.of(1, ""));
       byte[] changed = bytes(9, CHUNK);
       try (WriteBatch b = new WriteBatch()) {
-        s.db.delete(b, Cf.ARTIFACTS, StoredValues.chunkKey(key(1, CPU).bytes(), 5));
-        s.db.put(b, Cf.ARTIFACTS, StoredValues.chunkKey(key(2, CPU).bytes(), 5), changed);
-        s.db.write(b, true);
+        Internals.store(s).db.delete(b, Cf.ARTIFACTS, StoredValues.chunkKey(key(1, CPU).bytes(), 5));
+        Internals.store(s).db.put(b, Cf.ARTIFACTS, StoredValues.chunkKey(key(2, CPU).bytes(), 5), changed);
+        Internals.store(s).db.write(b, true);
       }
-      s.invalidateMemory();
+      Internals.store(s).invalidateMemory();
       assertThat(s.lookup(key(1, CPU))).as("a chunk missing: not a hit").isEmpty();
       assertThat(s.getArtifact(key(1, CPU))).isEmpty();
       assertThat(s.lookup(key(2, CPU))).as("a changed chunk of the right length passes the CRC checks of a lookup")
@@ -179,7 +187,7 @@ class ChunkedValuesTest {
     try (CacheStore s = open(tmp.resolve("cache"), new ArrayList<>())) {
       Fixtures.graph(s, 1);
       byte[] kb = key(1, CPU).bytes();
-      try (StoredValues.ValueWriter w = s.values.writer(Cf.ARTIFACTS, kb, 10_000, true)) {
+      try (StoredValues.ValueWriter w = Internals.store(s).values.writer(Cf.ARTIFACTS, kb, 10_000, true)) {
         w.write(bytes(1, 10_000), 0, 6_500);
         assertThat(keysOf(s, Cf.ARTIFACTS, kb)).hasSize(6);
       }
@@ -195,12 +203,12 @@ class ChunkedValuesTest {
     try (CacheStore s = open(tmp.resolve("cache"), new ArrayList<>())) {
       Fixtures.graph(s, 1);
       byte[] kb = key(1, CPU).bytes();
-      try (StoredValues.ValueWriter w = s.values.writer(Cf.ARTIFACTS, kb, art.length, false)) {
+      try (StoredValues.ValueWriter w = Internals.store(s).values.writer(Cf.ARTIFACTS, kb, art.length, false)) {
         for (int off = 0; off < art.length; off += 333) {
           w.write(art, off, Math.min(333, art.length - off));
         }
-        long now = s.clock.millis();
-        s.commitUnlogged(txn -> {
+        long now = Internals.store(s).clock().millis();
+        Internals.store(s).commitUnlogged(txn -> {
           txn.putIdentity(CPU);
           txn.writeArtifact(kb, new Records.ArtifactRecord(EntryStatus.COMPILED, art.length, Checksums.sha256(art), 5,
               now, now, null, null, 0, 0, null), null, null);
@@ -208,7 +216,7 @@ class ChunkedValuesTest {
           return null;
         });
       }
-      s.flushUnlogged();
+      Internals.store(s).flushUnlogged();
       assertThat(s.getArtifact(key(1, CPU))).hasValueSatisfying(a -> assertThat(a.bytes()).isEqualTo(art));
       assertThat(s.verify(false).problems()).isEmpty();
       CacheFaultTest.assertNoValueWithoutRecord(s);
@@ -223,7 +231,7 @@ class ChunkedValuesTest {
       Fixtures.graph(s, 1);
       s.putArtifact(key(1, CPU), art, CompileInfo.of(1, ""));
       assertThat(keysOf(s, Cf.ARTIFACTS, key(1, CPU).bytes())).hasSize(2);
-      s.invalidateMemory();
+      Internals.store(s).invalidateMemory();
       assertThat(s.lookup(key(1, CPU))).isPresent();
       assertThat(s.getArtifact(key(1, CPU))).hasValueSatisfying(a -> assertThat(a.bytes()).isEqualTo(art));
       ByteArrayOutputStream streamed = new ByteArrayOutputStream();

@@ -1,8 +1,8 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.xlac.cache.CacheFaultTest.Child;
+import dev.xlac.cache.store.CacheFaultTest.Child;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;

@@ -1,10 +1,15 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
-import dev.xlac.cache.Records.ArtifactRecord;
-import dev.xlac.cache.Records.GraphRecord;
-import dev.xlac.cache.RocksDbStore.Cf;
-import dev.xlac.cache.RocksDbStore.Cursor;
-import dev.xlac.cache.RocksDbStore.DamagedValueException;
+import dev.xlac.cache.CacheRepair;
+import dev.xlac.cache.DamagedCacheException;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.RepairReport;
+import dev.xlac.cache.VerifyReport;
+import dev.xlac.cache.store.Records.ArtifactRecord;
+import dev.xlac.cache.store.Records.GraphRecord;
+import dev.xlac.cache.store.RocksDbStore.Cf;
+import dev.xlac.cache.store.RocksDbStore.Cursor;
+import dev.xlac.cache.store.RocksDbStore.DamagedValueException;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.XlacException;
 import java.io.IOException;
@@ -36,8 +41,8 @@ import java.util.Set;
  * by key from their records; the blob families are never scanned, since an iterator would load
  * every blob a second time.
  */
-final class CacheVerifier {
-  private final CacheStore store;
+public final class CacheVerifier {
+  private final Store store;
   private final List<VerifyReport.Problem> problems = new ArrayList<>();
   /** Damaged values by entry: what to drop or recover. */
   private final List<DamagedValue> damagedValues = new ArrayList<>();
@@ -50,7 +55,21 @@ final class CacheVerifier {
   private String tableDamage;
   private boolean indexesOutOfStep;
 
-  CacheVerifier(CacheStore store) {
+  /** Checks every checksum and index record; with {@code repair}, drops what is damaged. */
+  public static VerifyReport run(Store store, boolean repair) {
+    if (repair) {
+      store.requireWritable();
+      store.db.makeRoom(); // a repair on a full disk writes a little
+    }
+    VerifyReport r = new CacheVerifier(store).verify(repair);
+    if (repair) {
+      store.invalidateMemory();
+      store.db.ensureReserve(store.noticesSink());
+    }
+    return r;
+  }
+
+  CacheVerifier(Store store) {
     this.store = store;
   }
 
@@ -216,7 +235,7 @@ final class CacheVerifier {
     if (indexesOutOfStep) {
       problem("access index", "out of step with the records (" + expectedAccess.size() + " records)", false);
     }
-    if (!recomputed.sameContents(store.currentTotals())) {
+    if (!recomputed.sameContents(store.totals())) {
       problem("totals", "out of step with the records", false);
     }
     return new long[] {graphCount, artifactCount, recomputed.storedBytes()};

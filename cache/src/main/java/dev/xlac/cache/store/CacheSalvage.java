@@ -1,10 +1,12 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
 import com.github.luben.zstd.ZstdInputStream;
-import dev.xlac.cache.Records.ArtifactRecord;
-import dev.xlac.cache.Records.GraphRecord;
-import dev.xlac.cache.RocksDbStore.Cf;
-import dev.xlac.cache.RocksDbStore.Cursor;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.RepairReport;
+import dev.xlac.cache.store.Records.ArtifactRecord;
+import dev.xlac.cache.store.Records.GraphRecord;
+import dev.xlac.cache.store.RocksDbStore.Cf;
+import dev.xlac.cache.store.RocksDbStore.Cursor;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.FileTrees;
@@ -117,7 +119,7 @@ final class CacheSalvage {
       }
       readRecords(entries);
       ValueSalvage values = new ValueSalvage(sources, blobs, familyIds());
-      try (CacheStore fresh = CacheStore.openRebuild(rebuildDir, notices, clock)) {
+      try (Store fresh = Store.openRebuild(rebuildDir, notices, clock)) {
         Writer w = new Writer(fresh, values, blobs);
         w.settings();
         if (entries) {
@@ -195,14 +197,14 @@ final class CacheSalvage {
     for (RocksDbStore s : sources) {
       Map<String, byte[]> found = new LinkedHashMap<>();
       boolean complete = scan(s, Cf.META, (k, v) -> {
-        if (Keys.startsWith(k, CacheStore.CONFIG_PREFIX)) {
+        if (Keys.startsWith(k, Store.CONFIG_PREFIX)) {
           found.put(new String(k, StandardCharsets.US_ASCII), v);
         }
       });
       found.forEach(config::putIfAbsent);
       if (counters == null) {
         try {
-          byte[] t = s.get(Cf.META, CacheStore.TOTALS_KEY);
+          byte[] t = s.get(Cf.META, Store.TOTALS_KEY);
           counters = t == null ? null : Records.decodeTotals(t);
         } catch (RuntimeException e) {
           // damaged: the next source, or counters from zero
@@ -312,7 +314,7 @@ final class CacheSalvage {
 
   /** Writes what was read into the fresh store, an entry per unlogged batch; flushed at the end. */
   private final class Writer {
-    final CacheStore fresh;
+    final Store fresh;
     final ValueSalvage values;
     final BlobFiles blobs;
     final Set<ByteBuffer> keptGraphs = new HashSet<>();
@@ -326,7 +328,7 @@ final class CacheSalvage {
     long fromBlobFiles;
     long logsLost;
 
-    Writer(CacheStore fresh, ValueSalvage values, BlobFiles blobs) {
+    Writer(Store fresh, ValueSalvage values, BlobFiles blobs) {
       this.fresh = fresh;
       this.values = values;
       this.blobs = blobs;

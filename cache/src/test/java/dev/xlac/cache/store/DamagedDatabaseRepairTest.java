@@ -1,5 +1,6 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
+import dev.xlac.cache.Internals;
 import static dev.xlac.cache.Fixtures.CPU;
 import static dev.xlac.cache.Fixtures.TRN1;
 import static dev.xlac.cache.Fixtures.bytes;
@@ -9,6 +10,17 @@ import static dev.xlac.cache.Fixtures.module;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.xlac.cache.ArtifactInfo;
+import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.CacheRepair;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.CompileInfo;
+import dev.xlac.cache.DamagedCacheException;
+import dev.xlac.cache.Fixtures;
+import dev.xlac.cache.GraphInfo;
+import dev.xlac.cache.PruneRequest;
+import dev.xlac.cache.RepairReport;
+import dev.xlac.cache.ops.TrustConfig;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
@@ -87,7 +99,7 @@ class DamagedDatabaseRepairTest {
           s.recordFailure(key(PER_GROUP, TRN1), "compile-error", "no", "failed: " + text.nextLong());
           logs.put(key(PER_GROUP, TRN1), null);
         }
-        s.flushUnlogged();
+        Internals.store(s).flushUnlogged();
         Set<Path> after = blobFiles();
         after.removeAll(before);
         blobFilesOfGroup.put(g, List.copyOf(new TreeSet<>(after)));
@@ -111,7 +123,7 @@ class DamagedDatabaseRepairTest {
   @AfterEach
   void resetChunkSize() {
     StoredValues.chunkBytesForTests = 0;
-    CacheRepair.stepsForTests = step -> { };
+    DatabaseRepair.stepsForTests = step -> { };
   }
 
   // ---------------------------------------------------------------- blob files
@@ -275,8 +287,8 @@ class DamagedDatabaseRepairTest {
   void trustRemove_ofADamagedTrustedKeyRecord_worksAsTheMessageAdvises() throws Exception {
     String id = "ab".repeat(32);
     try (CacheStore s = Fixtures.open(dir)) {
-      s.commit(true, txn -> {
-        s.db.put(txn.batch, RocksDbStore.Cf.META, (TrustConfig.TRUSTED_PREFIX + id).getBytes(), "garbage".getBytes());
+      Internals.store(s).commit(true, txn -> {
+        Internals.store(s).db.put(txn.batch, RocksDbStore.Cf.META, (TrustConfig.TRUSTED_PREFIX + id).getBytes(), "garbage".getBytes());
         return null;
       });
       assertThatThrownBy(s::trustSettings).hasMessageContaining("remove it with 'xlac cache config trust remove " + id + "'");
@@ -388,7 +400,7 @@ class DamagedDatabaseRepairTest {
   void repair_whenTheRebuildFails_movesTheDatabaseAside_startsEmpty_andSaysSo() throws Exception {
     Path manifest = only("MANIFEST-");
     truncate(manifest, Files.size(manifest) - 3);
-    CacheRepair.stepsForTests = step -> {
+    DatabaseRepair.stepsForTests = step -> {
       if (step.equals("rebuilding")) {
         throw new IllegalStateException("injected");
       }

@@ -1,9 +1,18 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
+import dev.xlac.cache.Internals;
 import static dev.xlac.cache.Fixtures.CPU;
 import static dev.xlac.cache.Fixtures.key;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.xlac.cache.BundleKey;
+import dev.xlac.cache.CacheRepair;
+import dev.xlac.cache.CacheStatistics;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.Fixtures;
+import dev.xlac.cache.PruneRequest;
+import dev.xlac.cache.PruneResult;
+import dev.xlac.cache.RepairReport;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -111,7 +120,7 @@ class DiskReserveTest {
     int size = 64 << 10;
     try (CacheStore s = Fixtures.open(dir)) {
       Fixtures.bulk(s, 0, 200, size); // one batch: the artifacts share a blob file
-      s.db.flushAll();
+      Internals.store(s).db.flushAll();
       long stored = s.statistics().storedBytes();
       DiskReserve.usableSpaceForTests = () -> 0;
       PruneResult tight = s.prune(new PruneRequest(OptionalLong.of(stored / 2), null, false, null, null, false,
@@ -187,7 +196,7 @@ class DiskReserveTest {
     }
     try (CacheStore s = Fixtures.open(dir)) {
       assertThat(s.clear()).isPositive();
-      assertThat(s.db.diskUsage()).isLessThan(1 << 20);
+      assertThat(Internals.store(s).db.diskUsage()).isLessThan(1 << 20);
     }
     assertCleared(dir);
   }

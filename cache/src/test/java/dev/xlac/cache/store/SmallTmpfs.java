@@ -1,4 +1,4 @@
-package dev.xlac.cache;
+package dev.xlac.cache.store;
 
 import java.io.BufferedReader;
 import java.io.IOException;
