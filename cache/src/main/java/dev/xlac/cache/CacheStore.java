@@ -7,6 +7,7 @@ import dev.xlac.cache.ops.GraphResolver;
 import dev.xlac.cache.ops.PruneByLastAccess;
 import dev.xlac.cache.ops.SizeLimit;
 import dev.xlac.cache.ops.TrustConfig;
+import dev.xlac.cache.store.ArtifactWrites;
 import dev.xlac.cache.store.CacheVerifier;
 import dev.xlac.cache.store.Store;
 import dev.xlac.core.Sizes;
@@ -145,7 +146,7 @@ public final class CacheStore implements AutoCloseable {
    * name added, as {@link #addNeuronName} does). The module's bytes are asked for only when it is new.
    */
   public PutOutcome putGraph(GraphEntry entry) {
-    return store.putGraph(entry);
+    return store.graphWrites().putGraph(entry);
   }
 
   /**
@@ -156,7 +157,7 @@ public final class CacheStore implements AutoCloseable {
    * @throws XlacException (bad input) when the graph is not stored
    */
   public boolean addNeuronName(GraphFingerprint fingerprint, NeuronName name) {
-    return store.addNeuronName(fingerprint, name);
+    return store.graphWrites().addNeuronName(fingerprint, name);
   }
 
   /** Makes the writes of the current operation durable (fsync of the write-ahead log). */
@@ -165,17 +166,17 @@ public final class CacheStore implements AutoCloseable {
   }
 
   public Optional<GraphInfo> graph(GraphFingerprint fingerprint) {
-    return store.graph(fingerprint);
+    return store.reads().graph(fingerprint);
   }
 
   /** The serialized HloModuleProto of a stored graph, checksum-verified; empty when absent or damaged (reported). */
   public Optional<byte[]> readGraph(GraphFingerprint fingerprint) {
-    return store.readGraph(fingerprint);
+    return store.reads().readGraph(fingerprint);
   }
 
   /** Every stored graph, in fingerprint order. */
   public List<GraphInfo> graphs() {
-    return store.graphs();
+    return store.reads().graphs();
   }
 
   // ---------------------------------------------------------------- artifacts
@@ -196,7 +197,8 @@ public final class CacheStore implements AutoCloseable {
    * scheduler that finishes many compiles at once; the graphs must already be stored.
    */
   public void putArtifacts(List<NewArtifact> artifacts) {
-    store.putArtifacts(artifacts.stream().map(a -> new Store.NewArtifact(a.key(), a.bytes(), a.info())).toList());
+    store.artifactWrites().putArtifacts(
+        artifacts.stream().map(a -> new ArtifactWrites.NewArtifact(a.key(), a.bytes(), a.info())).toList());
   }
 
   /**
@@ -214,7 +216,7 @@ public final class CacheStore implements AutoCloseable {
    * compiled artifact is not. The graphs must already be stored.
    */
   public int recordFailures(List<NewFailure> failures) {
-    return store.recordFailures(failures);
+    return store.artifactWrites().recordFailures(failures);
   }
 
   /**
@@ -223,7 +225,7 @@ public final class CacheStore implements AutoCloseable {
    * Concurrent calls for one key share one load.
    */
   public Optional<Artifact> getArtifact(ArtifactKey key) {
-    return store.getArtifact(key);
+    return store.reads().getArtifact(key);
   }
 
   /**
@@ -233,7 +235,7 @@ public final class CacheStore implements AutoCloseable {
    * or it is damaged (reported); then {@code out} may hold part of it, which the caller discards.
    */
   public boolean readArtifact(ArtifactKey key, OutputStream out) throws IOException {
-    return store.readArtifact(key, out);
+    return store.reads().readArtifact(key, out);
   }
 
   /**
@@ -244,27 +246,27 @@ public final class CacheStore implements AutoCloseable {
    * empty as an absent one, counted as a damaged read and reported on one line.
    */
   public Optional<ArtifactInfo> lookup(ArtifactKey key) {
-    return store.lookup(key);
+    return store.reads().lookup(key);
   }
 
   /** The metadata of one entry (compiled or failed), without reading its bytes. */
   public Optional<ArtifactInfo> artifactInfo(ArtifactKey key) {
-    return store.artifactInfo(key);
+    return store.reads().artifactInfo(key);
   }
 
   /** The graph's metadata and, per compiler, its entry and log; empty when the graph is not stored. */
   public Optional<GraphLog> log(GraphFingerprint fingerprint) {
-    return store.log(fingerprint);
+    return store.reads().log(fingerprint);
   }
 
   /** The compiler's log of one entry; empty when the entry is absent or has no log. Only that entry's log is read. */
   public String log(ArtifactKey key) {
-    return store.log(key);
+    return store.reads().log(key);
   }
 
   /** The graph's entries (compiled or failed), one per compiler, metadata only: no bytes or logs are read. */
   public List<ArtifactInfo> entries(GraphFingerprint fingerprint) {
-    return store.entries(fingerprint);
+    return store.reads().entries(fingerprint);
   }
 
   // ---------------------------------------------------------------- maintenance

@@ -83,28 +83,31 @@ public final class Store implements AutoCloseable {
   /** An automatic cleanup trims to this fraction of the configured maximum, so it does not run on every write. */
   public static final double CLEANUP_TARGET = 0.9;
   private static final long MEMORY_CACHE_BYTES = 256L << 20;
-  private static final int ZSTD_LEVEL = 3;
+  static final int ZSTD_LEVEL = 3;
   /** The largest value handed out as one array (a little under 2 GiB, as the JDK's own arrays allow). */
   public static final long MAX_ARRAY_BYTES = Integer.MAX_VALUE - 8;
 
   public final Path dir;
-  private final boolean writable;
+  final boolean writable;
   private final CacheLock lock;
   final RocksDbStore db;
   final StoredValues values;
   final Clock clock;
-  private final Consumer<String> notices;
+  final Consumer<String> notices;
   /** Held by every batch, and by a prune from its plan to its last removal (see {@link #underWriteLock}). */
   final ReentrantLock writeLock = new ReentrantLock();
   private volatile Totals totals;
   /** The schema version on disk (a read-only store of an older cache keeps reading it; 0: no cache yet). */
   private int schemaVersion = SCHEMA_VERSION;
   private volatile OptionalLong maxSize;
-  private final UsageCounters pending = new UsageCounters();
+  final UsageCounters pending = new UsageCounters();
   final ArtifactMemory memory;
   private final ConcurrentHashMap<String, CompilerIdentity> identities = new ConcurrentHashMap<>();
   private final AtomicReference<Pins> runPins = new AtomicReference<>();
   private volatile Runnable overLimit = () -> { };
+  private final GraphWrites graphWrites = new GraphWrites(this);
+  private final ArtifactWrites artifactWrites = new ArtifactWrites(this);
+  private final EntryReads reads = new EntryReads(this);
   private boolean closed;
 
   private Store(Path dir, boolean writable, CacheLock lock, RocksDbStore db, Clock clock, Consumer<String> notices) {
@@ -207,477 +210,21 @@ public final class Store implements AutoCloseable {
     identities.clear();
   }
 
-  // ---------------------------------------------------------------- graphs
+  // ---------------------------------------------------------------- entries
 
-  /**
-   * Stores a graph, deduplicated by fingerprint, and its Neuron name when it has one, in one
-   * transaction: a graph already present only gets its last-seen time and count updated (and the
-   * name added, see {@link #addNeuronName}). The module's bytes are asked for only when it is new.
-   */
-  public PutOutcome putGraph(GraphEntry entry) {
-    requireWritable();
-    byte[] fp = entry.fingerprint().digest();
-    pinGraph(fp);
-    long now = clock.millis();
-    if (readGraphRecord(fp) != null) { // the common case: no need to compress it
-      PutOutcome seen = commit(false, txn -> markSeen(txn, fp, now, entry));
-      if (seen != null) {
-        return seen;
-      }
-      // removed meanwhile: store it below
-    }
-    byte[] moduleBytes = entry.bytesIfNew().get();
-    byte[] stored = Zstd.compress(moduleBytes, ZSTD_LEVEL);
-    GraphRecord plain = new GraphRecord(entry.moduleName(), entry.source(), now, now, 1, moduleBytes.length,
-        stored.length, Checksums.sha256(stored), now, List.of());
-    GraphRecord rec = entry.neuronName().map(plain::withNeuronName).orElse(plain);
-    PutOutcome outcome;
-    if (StoredValues.chunked(stored.length)) {
-      // Chunk by chunk, each its own batch; the claim on the key keeps a second thread storing the
-      // same graph from writing chunks under it, and it finds the graph stored when it gets the claim.
-      try (StoredValues.ValueWriter w = values.writer(Cf.GRAPHS, fp, stored.length, true)) {
-        boolean fresh = readGraphRecord(fp) == null;
-        if (fresh) {
-          w.write(stored);
-        }
-        outcome = commit(false, txn -> {
-          PutOutcome seen = markSeen(txn, fp, now, entry);
-          if (seen != null || !fresh) {
-            return seen;
-          }
-          txn.writeGraph(fp, rec, null);
-          txn.commitValue(w);
-          return PutOutcome.ADDED;
-        });
-      }
-      if (outcome == null) { // stored by another thread, then removed, meanwhile: store it now
-        return putGraph(new GraphEntry(entry.fingerprint(), entry.moduleName(), () -> moduleBytes, entry.source(),
-            entry.neuronName()));
-      }
-    } else {
-      outcome = commit(false, txn -> {
-        PutOutcome seen = markSeen(txn, fp, now, entry);
-        if (seen != null) {
-          return seen;
-        }
-        txn.writeGraph(fp, rec, stored);
-        return PutOutcome.ADDED;
-      });
-    }
-    enforceMaxSize();
-    return outcome;
+  /** Graph writes: {@code putGraph(GraphEntry)}, {@code addNeuronName}. */
+  public GraphWrites graphWrites() {
+    return graphWrites;
   }
 
-  /**
-   * Counts one more sighting of a stored graph (adding the entry's Neuron name); null (nothing
-   * written) when it is not stored.
-   */
-  private static PutOutcome markSeen(Txn txn, byte[] fp, long now, GraphEntry entry) {
-    GraphRecord old = txn.graph(fp);
-    if (old == null) {
-      return null;
-    }
-    GraphRecord seen = old.seenAgain(now);
-    if (entry.neuronName().isPresent() && !seen.neuronNames().contains(entry.neuronName().get())) {
-      seen = seen.withNeuronName(entry.neuronName().get());
-    }
-    txn.writeGraph(fp, seen, null);
-    return PutOutcome.ALREADY_PRESENT;
+  /** Artifact writes: {@code putArtifacts}, {@code recordFailures}. */
+  public ArtifactWrites artifactWrites() {
+    return artifactWrites;
   }
 
-  /** Makes the writes of the current operation durable (fsync of the write-ahead log). */
-  public void sync() {
-    db.syncWal();
-  }
-
-  public Optional<GraphInfo> graph(GraphFingerprint fingerprint) {
-    byte[] fp = fingerprint.digest();
-    GraphRecord r = readGraphRecord(fp);
-    return r == null ? Optional.empty() : Optional.of(GraphInfo.of(fp, r));
-  }
-
-  /** The serialized HloModuleProto of a stored graph, checksum-verified; empty when absent or damaged (reported). */
-  public Optional<byte[]> readGraph(GraphFingerprint fingerprint) {
-    byte[] fp = fingerprint.digest();
-    GraphRecord r = readGraphRecord(fp);
-    if (r == null) {
-      return Optional.empty();
-    }
-    String damage;
-    try {
-      switch (CheckedValue.read(values, Cf.GRAPHS, fp, r.storedBytes(), r.storedSha256())) {
-        case CheckedValue.Ok(byte[] stored) -> {
-          return Optional.of(Zstd.decompress(stored, Math.toIntExact(r.rawBytes())));
-        }
-        case CheckedValue.Gone() -> {
-          return Optional.empty(); // removed by a writer since this reader opened
-        }
-        case CheckedValue.Missing() -> damage = "its module is missing";
-        case CheckedValue.Mismatch() -> damage = "its module fails its checksum";
-        case CheckedValue.Corrupt(String detail) -> damage = "RocksDB reports it corrupt (" + detail + ")";
-      }
-    } catch (RuntimeException e) {
-      damage = "its module does not decompress (" + e.getMessage() + ")";
-    }
-    reportDamage("graph " + fingerprint.shortForm() + " (" + r.moduleName() + ")", damage);
-    return Optional.empty();
-  }
-
-  /** Every stored graph, in fingerprint order. */
-  public List<GraphInfo> graphs() {
-    List<GraphInfo> out = new ArrayList<>();
-    try (Cursor g = db.cursor(Cf.GRAPH_META, null)) {
-      for (; g.valid(); g.next()) {
-        out.add(GraphInfo.of(g.key(), Records.decodeGraph(g.value())));
-      }
-    }
-    return out;
-  }
-
-  /**
-   * Remembers where a stored graph lives in a Neuron compile cache. A name at the same location
-   * (version and MODULE directory) is replaced; the graph keeps all its other names.
-   *
-   * @return false when exactly this name was already recorded
-   * @throws XlacException (bad input) when the graph is not stored
-   */
-  public boolean addNeuronName(GraphFingerprint fingerprint, NeuronName name) {
-    byte[] fp = fingerprint.digest();
-    return commit(false, txn -> {
-      GraphRecord g = txn.graph(fp);
-      if (g == null) {
-        throw XlacException.badInput("graph " + fingerprint + " is not in cache " + dir
-            + "; store the graph before its Neuron name");
-      }
-      if (g.neuronNames().contains(name)) {
-        return false;
-      }
-      txn.writeGraph(fp, g.withNeuronName(name), null);
-      return true;
-    });
-  }
-
-  // ---------------------------------------------------------------- artifacts
-
-  /** One artifact for {@link #putArtifacts}. */
-  public record NewArtifact(ArtifactKey key, byte[] bytes, CompileInfo info) {}
-
-  /**
-   * Stores several compiled artifacts in one atomic, fsynced batch: all of them or none. For a
-   * scheduler that finishes many compiles at once; the graphs must already be stored.
-   */
-  public void putArtifacts(List<NewArtifact> artifacts) {
-    if (artifacts.stream().map(NewArtifact::key).distinct().count() < artifacts.size()) {
-      java.util.Map<ArtifactKey, NewArtifact> last = new java.util.LinkedHashMap<>();
-      artifacts.forEach(a -> last.put(a.key(), a)); // one batch: the last one of a key is what it would leave
-      artifacts = List.copyOf(last.values());
-    }
-    storeArtifacts(artifacts);
-    artifacts.forEach(a -> memory.invalidate(a.key()));
-  }
-
-  private void storeArtifacts(List<NewArtifact> artifacts) {
-    requireWritable();
-    long now = clock.millis();
-    List<ArtifactRecord> records = new ArrayList<>(artifacts.size());
-    List<byte[]> logs = new ArrayList<>(artifacts.size());
-    for (NewArtifact a : artifacts) {
-      pinArtifact(a.key());
-      byte[] log = a.info().log().getBytes(StandardCharsets.UTF_8);
-      byte[] storedLog = log.length == 0 ? null : Zstd.compress(log, ZSTD_LEVEL);
-      logs.add(storedLog);
-      records.add(new ArtifactRecord(EntryStatus.COMPILED, a.bytes().length, Checksums.sha256(a.bytes()),
-          a.info().compileTime().toMillis(), now, now, null, null, log.length, storedLog == null ? 0 : storedLog.length,
-          storedLog == null ? null : Checksums.sha256(storedLog)));
-    }
-    // Large artifacts go out chunk by chunk before the batch that writes their records.
-    List<StoredValues.ValueWriter> writers = new ArrayList<>();
-    try {
-      for (NewArtifact a : artifacts) {
-        writers.add(StoredValues.chunked(a.bytes().length) ? chunkedArtifact(a.key().bytes(), a.bytes()) : null);
-      }
-      commit(true, txn -> {
-        for (int i = 0; i < artifacts.size(); i++) {
-          NewArtifact a = artifacts.get(i);
-          txn.requireGraph(a.key());
-          txn.putIdentity(a.key().compiler());
-          StoredValues.ValueWriter w = writers.get(i);
-          txn.writeArtifact(a.key().bytes(), records.get(i), w == null ? a.bytes() : null, logs.get(i));
-          if (w != null) {
-            txn.commitValue(w);
-          }
-        }
-        return null;
-      });
-    } finally {
-      writers.stream().filter(java.util.Objects::nonNull).forEach(StoredValues.ValueWriter::close);
-    }
-    enforceMaxSize();
-  }
-
-  /**
-   * Writes a large artifact's chunks. An entry under the key whose value is chunked too is removed
-   * first: its readers would otherwise meet the new chunks under their old record (it is a miss
-   * until the new record is written).
-   */
-  private StoredValues.ValueWriter chunkedArtifact(byte[] key, byte[] bytes) {
-    StoredValues.ValueWriter w = values.writer(Cf.ARTIFACTS, key, bytes.length, true);
-    try {
-      ArtifactRecord old = readArtifactRecord(key);
-      if (old != null && old.status() == EntryStatus.COMPILED && StoredValues.chunked(old.bytes())) {
-        commit(false, txn -> txn.removeArtifact(key));
-      }
-      w.write(bytes);
-      return w;
-    } catch (RuntimeException e) {
-      w.close();
-      throw e;
-    }
-  }
-
-  /**
-   * Records several failed compiles (with the driver's classification, a one-line message and the compiler's log; a
-   * failure never replaces a compiled artifact) in one atomic, fsynced batch: for an
-   * import that meets many at once. Returns how many were recorded; a failure whose key holds a
-   * compiled artifact is not. The graphs must already be stored.
-   */
-  public int recordFailures(List<NewFailure> failures) {
-    requireWritable();
-    long now = clock.millis();
-    List<ArtifactRecord> records = new ArrayList<>(failures.size());
-    List<byte[]> logs = new ArrayList<>(failures.size());
-    for (NewFailure f : failures) {
-      byte[] logBytes = f.log() == null ? new byte[0] : f.log().getBytes(StandardCharsets.UTF_8);
-      byte[] storedLog = logBytes.length == 0 ? null : Zstd.compress(logBytes, ZSTD_LEVEL);
-      logs.add(storedLog);
-      records.add(new ArtifactRecord(EntryStatus.FAILED, 0, null, 0, now, now, f.kind() == null ? "error" : f.kind(),
-          f.message() == null ? "" : f.message(), logBytes.length, storedLog == null ? 0 : storedLog.length,
-          storedLog == null ? null : Checksums.sha256(storedLog)));
-      pinArtifact(f.key());
-    }
-    int recorded = commit(true, txn -> {
-      int n = 0;
-      for (int i = 0; i < failures.size(); i++) {
-        ArtifactKey key = failures.get(i).key();
-        byte[] kb = key.bytes();
-        txn.requireGraph(key);
-        ArtifactRecord old = txn.artifact(kb);
-        if (old != null && old.status() == EntryStatus.COMPILED) {
-          continue;
-        }
-        txn.putIdentity(key.compiler());
-        txn.writeArtifact(kb, records.get(i), null, logs.get(i));
-        n++;
-      }
-      return n;
-    });
-    enforceMaxSize();
-    return recorded;
-  }
-
-  /**
-   * The artifact for {@code key}, checksum-verified. An entry that is absent, failed, or whose
-   * bytes are missing or fail their checksum is a miss (empty); damage is also reported.
-   * Concurrent calls for one key share one load.
-   */
-  public Optional<Artifact> getArtifact(ArtifactKey key) {
-    pinArtifact(key);
-    Artifact a = singleFlight(key);
-    count(a);
-    return Optional.ofNullable(a);
-  }
-
-  private Artifact singleFlight(ArtifactKey key) {
-    return memory.get(key, cached -> {
-      long now = clock.millis();
-      long last = cached.touched().get();
-      if (now - last >= TOUCH_INTERVAL_MILLIS && cached.touched().compareAndSet(last, now)) {
-        byte[] kb = key.bytes();
-        ArtifactRecord rec = readArtifactRecord(kb);
-        if (rec != null) {
-          touch(key, kb, rec);
-        }
-      }
-    }, this::load, clock::millis);
-  }
-
-  private void count(Artifact a) {
-    count(a != null, a == null ? 0 : a.compileTime().toMillis());
-  }
-
-  private void count(boolean hit, long savedMillis) {
-    pending.lookup(hit, savedMillis);
-  }
-
-  /** Reads and verifies one artifact from the database; null on a miss (damage is reported). */
-  private Artifact load(ArtifactKey key) {
-    byte[] kb = key.bytes();
-    ArtifactRecord rec = readArtifactRecord(kb);
-    if (rec == null || rec.status() != EntryStatus.COMPILED) {
-      return null;
-    }
-    if (rec.bytes() > MAX_ARRAY_BYTES) {
-      throw XlacException.badInput("artifact " + key + " in cache " + dir + " is " + rec.bytes()
-          + " bytes, more than one array can hold (" + MAX_ARRAY_BYTES + "); read it as a stream (export or materialize)");
-    }
-    CheckedValue read = CheckedValue.read(values, Cf.ARTIFACTS, kb, rec.bytes(), rec.sha256());
-    if (read instanceof CheckedValue.Ok(byte[] bytes)) {
-      touch(key, kb, rec);
-      return new Artifact(key, bytes, Duration.ofMillis(rec.compileMillis()), Instant.ofEpochMilli(rec.created()));
-    }
-    artifactDamage(key, read, "fail their checksum", "treated as a miss (run 'xlac cache verify --repair')");
-    return null;
-  }
-
-  /**
-   * Counts and reports (one line) an artifact read that found damage; nothing for {@link CheckedValue.Gone},
-   * a plain miss. {@code mismatch} words a {@link CheckedValue.Mismatch}; {@code then} says what happens now.
-   */
-  private void artifactDamage(ArtifactKey key, CheckedValue outcome, String mismatch, String then) {
-    String damage = switch (outcome) {
-      case CheckedValue.Ok ok -> null;
-      case CheckedValue.Gone gone -> null;
-      case CheckedValue.Missing() -> "its bytes are missing";
-      case CheckedValue.Mismatch() -> "its bytes " + mismatch;
-      case CheckedValue.Corrupt(String detail) -> "RocksDB reports it corrupt (" + detail + ")";
-    };
-    if (damage != null) {
-      pending.damagedRead();
-      notices.accept("cache " + dir + ": artifact " + key + " is damaged: " + damage + "; " + then);
-    }
-  }
-
-  /**
-   * Streams one compiled artifact into {@code out}, a chunk at a time, checking it against its
-   * SHA-256 as it goes: for copying artifacts of any size out of the cache (a Neuron layout). Not
-   * counted as a hit or miss, not kept in memory. Returns false when there is no compiled artifact
-   * or it is damaged (reported); then {@code out} may hold part of it, which the caller discards.
-   */
-  public boolean readArtifact(ArtifactKey key, java.io.OutputStream out) throws java.io.IOException {
-    byte[] kb = key.bytes();
-    ArtifactRecord rec = readArtifactRecord(kb);
-    if (rec == null || rec.status() != EntryStatus.COMPILED) {
-      return false;
-    }
-    CheckedValue read = CheckedValue.stream(values, Cf.ARTIFACTS, kb, rec.bytes(), rec.sha256(), out);
-    artifactDamage(key, read, "fail their checksum", "treated as a miss (run 'xlac cache verify --repair')");
-    return read instanceof CheckedValue.Ok;
-  }
-
-  private void touch(ArtifactKey key, byte[] kb, ArtifactRecord rec) {
-    long now = clock.millis();
-    if (!writable || now - rec.lastAccess() < TOUCH_INTERVAL_MILLIS) {
-      return;
-    }
-    try {
-      commit(false, txn -> {
-        ArtifactRecord cur = txn.artifact(kb);
-        if (cur != null && cur.status() == EntryStatus.COMPILED) {
-          txn.writeArtifact(kb, cur.withLastAccess(now), null, null);
-        }
-        return null;
-      });
-    } catch (XlacException e) {
-      notices.accept("cannot record the access to " + key + ": " + e.getMessage());
-    }
-  }
-
-  /**
-   * {@link #artifactInfo}, counted for {@code cache stat} as a compile run's lookup: a compiled
-   * entry is a hit (its compile time saved), an absent or failed one a miss. A compiled entry is a
-   * hit only when its bytes are all there, of the recorded length, and pass RocksDB's checksums
-   * (CRC32C of the blocks or blob records that hold them; {@link CheckedValue#probe}); the SHA-256 is
-   * not computed here (it is whenever the bytes are handed out). A damaged one is a miss, empty as an
-   * absent one, counted as a damaged read and reported on one line: the compile run compiles it again.
-   */
-  public Optional<ArtifactInfo> lookup(ArtifactKey key) {
-    byte[] kb = key.bytes();
-    pinArtifact(kb);
-    ArtifactRecord r = readArtifactRecord(kb);
-    if (r == null || r.status() != EntryStatus.COMPILED) {
-      count(false, 0);
-      return r == null ? Optional.empty() : Optional.of(ArtifactInfo.of(key, r));
-    }
-    CheckedValue probe = CheckedValue.probe(values, Cf.ARTIFACTS, kb, r.bytes(), r.sha256());
-    boolean hit = probe instanceof CheckedValue.Ok;
-    count(hit, hit ? r.compileMillis() : 0);
-    artifactDamage(key, probe, "are not of the recorded length", "treated as a miss, so it is compiled again");
-    if (hit) {
-      touch(key, kb, r); // a run that finds it cached uses it: least recently used order must say so
-    }
-    return hit ? Optional.of(ArtifactInfo.of(key, r)) : Optional.empty();
-  }
-
-  /** The metadata of one entry (compiled or failed), without reading its bytes. */
-  public Optional<ArtifactInfo> artifactInfo(ArtifactKey key) {
-    ArtifactRecord r = readArtifactRecord(key.bytes());
-    return r == null ? Optional.empty() : Optional.of(ArtifactInfo.of(key, r));
-  }
-
-  /** The graph's metadata and, per compiler, its entry and log; empty when the graph is not stored. */
-  public Optional<GraphLog> log(GraphFingerprint fingerprint) {
-    Optional<GraphInfo> g = graph(fingerprint);
-    if (g.isEmpty()) {
-      return Optional.empty();
-    }
-    List<GraphLog.Entry> entries = new ArrayList<>();
-    forEachEntry(fingerprint, (kb, info, r) -> entries.add(new GraphLog.Entry(info, readLog(kb, r))));
-    return Optional.of(new GraphLog(g.get(), List.copyOf(entries)));
-  }
-
-  /** The compiler's log of one entry; empty when the entry is absent or has no log. Only that entry's log is read. */
-  public String log(ArtifactKey key) {
-    byte[] kb = key.bytes();
-    ArtifactRecord r = readArtifactRecord(kb);
-    return r == null ? "" : readLog(kb, r);
-  }
-
-  /** The graph's entries (compiled or failed), one per compiler, metadata only: no bytes or logs are read. */
-  public List<ArtifactInfo> entries(GraphFingerprint fingerprint) {
-    List<ArtifactInfo> out = new ArrayList<>();
-    forEachEntry(fingerprint, (kb, info, r) -> out.add(info));
-    return out;
-  }
-
-  private interface EntryVisitor {
-    void visit(byte[] key, ArtifactInfo info, ArtifactRecord record);
-  }
-
-  /** The graph's artifact records in key order; one whose compiler identity record is missing is left out (verify reports it). */
-  private void forEachEntry(GraphFingerprint fingerprint, EntryVisitor visitor) {
-    byte[] fp = fingerprint.digest();
-    try (Cursor c = db.cursor(Cf.ARTIFACT_META, fp)) {
-      for (; c.valid() && Keys.startsWith(c.key(), fp); c.next()) {
-        byte[] kb = c.key();
-        CompilerIdentity id = identity(Keys.hex(Keys.compilerOf(kb)));
-        if (id == null) {
-          continue;
-        }
-        ArtifactRecord r = Records.decodeArtifact(c.value());
-        visitor.visit(kb, ArtifactInfo.of(new ArtifactKey(fingerprint, id), r), r);
-      }
-    }
-  }
-
-  private String readLog(byte[] kb, ArtifactRecord r) {
-    if (r.logStoredBytes() == 0) {
-      return "";
-    }
-    try {
-      if (r.logStoredBytes() > MAX_ARRAY_BYTES) {
-        return "(the log is too large to show: " + r.logStoredBytes() + " bytes compressed)";
-      }
-      CheckedValue read = CheckedValue.read(values, Cf.LOGS, kb, r.logStoredBytes(), r.logSha256());
-      if (read instanceof CheckedValue.Gone) {
-        return "";
-      }
-      if (read instanceof CheckedValue.Ok(byte[] stored)) {
-        return new String(Zstd.decompress(stored, Math.toIntExact(r.logRawBytes())), StandardCharsets.UTF_8);
-      }
-    } catch (RuntimeException e) {
-      // damaged or undecodable: the text below says so
-    }
-    return "(the log is damaged; run 'xlac cache verify --repair')";
+  /** Reads of graphs, artifacts, entries and logs. */
+  public EntryReads reads() {
+    return reads;
   }
 
   // ---------------------------------------------------------------- maintenance
@@ -747,20 +294,20 @@ public final class Store implements AutoCloseable {
     }
   }
 
-  private void pinGraph(byte[] fp) {
+  void pinGraph(byte[] fp) {
     Pins pins = runPins.get();
     if (pins != null) {
       pins.pinGraph(fp);
     }
   }
 
-  private void pinArtifact(ArtifactKey key) {
+  void pinArtifact(ArtifactKey key) {
     if (runPins.get() != null) {
       pinArtifact(key.bytes());
     }
   }
 
-  private void pinArtifact(byte[] key) {
+  void pinArtifact(byte[] key) {
     Pins pins = runPins.get();
     if (pins != null) {
       pins.pinArtifact(key);
