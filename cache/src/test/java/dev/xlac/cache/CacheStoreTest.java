@@ -199,14 +199,14 @@ class CacheStoreTest {
       s.putArtifact(key(1, CPU), bytes(1, 10), CompileInfo.of(1, ""));
       assertThat(s.recordFailure(key(1, CPU), "compile-error", "boom", "log")).isFalse();
       assertThat(s.recordFailure(key(2, CPU), "oom-killed", "killed by signal 9", "the log\nline 2")).isTrue();
-      // what graphsLacking(CPU) = [3] and graphsLacking(CPU, retryFailed) = [2, 3] said, per entry:
+      // per entry: 1 compiled, 2 failed (compiled again only when a run retries failures), 3 still to compile
       assertThat(s.artifactInfo(key(1, CPU)).orElseThrow().status()).isEqualTo(EntryStatus.COMPILED);
       assertThat(s.lookup(key(1, CPU))).isPresent();
       assertThat(s.artifactInfo(key(2, CPU)).orElseThrow().status()).isEqualTo(EntryStatus.FAILED);
       assertThat(s.lookup(key(2, CPU))).hasValueSatisfying(i -> assertThat(i.status()).isEqualTo(EntryStatus.FAILED));
       assertThat(s.artifactInfo(key(3, CPU))).isEmpty();
       assertThat(s.lookup(key(3, CPU))).isEmpty();
-      for (int n = 1; n <= 3; n++) { // graphsLacking(TRN1) held all three
+      for (int n = 1; n <= 3; n++) { // nothing for TRN1: all three still to compile for it
         assertThat(s.artifactInfo(key(n, TRN1))).isEmpty();
       }
       GraphLog log = s.log(fp(2)).orElseThrow();

@@ -120,7 +120,7 @@ class NeuronCacheLayoutTest {
           .contains("INFO: start");
 
       GraphFingerprint pending = fingerprint(modules.get(2));
-      // graphsLacking(id) was [pending]: the other two have entries, the pending graph none
+      // the graphs with no entry for this identity: only the pending one (the other two have theirs)
       assertThat(store.graphs()).extracting(GraphInfo::fingerprint)
           .filteredOn(g -> store.artifactInfo(new ArtifactKey(g, id)).isEmpty()).containsExactly(pending);
       assertThat(store.readGraph(pending)).hasValueSatisfying(b -> assertThat(b).isEqualTo(modules.get(2)));
