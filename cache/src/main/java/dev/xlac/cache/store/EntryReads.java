@@ -36,7 +36,7 @@ public final class EntryReads {
   public Optional<GraphInfo> graph(GraphFingerprint fingerprint) {
     byte[] fp = fingerprint.digest();
     GraphRecord r = store.readGraphRecord(fp);
-    return r == null ? Optional.empty() : Optional.of(GraphInfo.of(fp, r));
+    return r == null ? Optional.empty() : Optional.of(Records.info(fp, r));
   }
 
   /** The serialized HloModuleProto of a stored graph, checksum-verified; empty when absent or damaged (reported). */
@@ -71,7 +71,7 @@ public final class EntryReads {
     List<GraphInfo> out = new ArrayList<>();
     try (Cursor g = store.db.cursor(Cf.GRAPH_META, null)) {
       for (; g.valid(); g.next()) {
-        out.add(GraphInfo.of(g.key(), Records.decodeGraph(g.value())));
+        out.add(Records.info(g.key(), Records.decodeGraph(g.value())));
       }
     }
     return out;
@@ -202,7 +202,7 @@ public final class EntryReads {
     ArtifactRecord r = store.readArtifactRecord(kb);
     if (r == null || r.status() != EntryStatus.COMPILED) {
       count(false, 0);
-      return r == null ? Optional.empty() : Optional.of(ArtifactInfo.of(key, r));
+      return r == null ? Optional.empty() : Optional.of(Records.info(key, r));
     }
     CheckedValue probe = CheckedValue.probe(store.values, Cf.ARTIFACTS, kb, r.bytes(), r.sha256());
     boolean hit = probe instanceof CheckedValue.Ok;
@@ -211,13 +211,13 @@ public final class EntryReads {
     if (hit) {
       touch(key, kb, r); // a run that finds it cached uses it: least recently used order must say so
     }
-    return hit ? Optional.of(ArtifactInfo.of(key, r)) : Optional.empty();
+    return hit ? Optional.of(Records.info(key, r)) : Optional.empty();
   }
 
   /** The metadata of one entry (compiled or failed), without reading its bytes. */
   public Optional<ArtifactInfo> artifactInfo(ArtifactKey key) {
     ArtifactRecord r = store.readArtifactRecord(key.bytes());
-    return r == null ? Optional.empty() : Optional.of(ArtifactInfo.of(key, r));
+    return r == null ? Optional.empty() : Optional.of(Records.info(key, r));
   }
 
   /** The graph's metadata and, per compiler, its entry and log; empty when the graph is not stored. */
@@ -256,7 +256,7 @@ public final class EntryReads {
           continue;
         }
         ArtifactRecord r = Records.decodeArtifact(c.value());
-        visitor.visit(kb, ArtifactInfo.of(new ArtifactKey(fingerprint, id), r), r);
+        visitor.visit(kb, Records.info(new ArtifactKey(fingerprint, id), r), r);
       }
     }
   }

@@ -1,9 +1,14 @@
 package dev.xlac.cache.store;
 
+import dev.xlac.cache.ArtifactInfo;
+import dev.xlac.cache.ArtifactKey;
 import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.GraphInfo;
 import dev.xlac.core.neuron.NeuronName;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
 
 /**
  * The stored records and their binary encodings. Each value starts with a format byte so the
@@ -129,6 +134,20 @@ public final class Records {
   public static ArtifactRecord decodeArtifact(byte[] value) {
     return read(value, in -> new ArtifactRecord(EntryStatus.ofCode(in.readByte()), in.readLong(), bytes(in), in.readLong(),
         in.readLong(), in.readLong(), str(in), str(in), in.readLong(), in.readLong(), bytes(in)));
+  }
+
+  /** What the public API says of a graph record. */
+  static GraphInfo info(byte[] digest, GraphRecord r) {
+    return new GraphInfo(Keys.fingerprint(digest), r.moduleName(), r.source(), Instant.ofEpochMilli(r.firstSeen()),
+        Instant.ofEpochMilli(r.lastSeen()), r.seenCount(), r.rawBytes(), r.storedBytes(),
+        Instant.ofEpochMilli(r.lastAccess()), r.neuronNames());
+  }
+
+  /** What the public API says of an artifact record. */
+  static ArtifactInfo info(ArtifactKey key, ArtifactRecord r) {
+    return new ArtifactInfo(key, r.status(), r.bytes(), Duration.ofMillis(r.compileMillis()),
+        Instant.ofEpochMilli(r.created()), Instant.ofEpochMilli(r.lastAccess()), r.failureKind(), r.failureMessage(),
+        r.logRawBytes());
   }
 
   static byte[] encode(Totals t) {
