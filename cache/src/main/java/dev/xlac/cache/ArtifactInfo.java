@@ -10,11 +10,4 @@ import java.time.Instant;
  *     {@code oom-killed}, {@code timeout}); null otherwise
  */
 public record ArtifactInfo(ArtifactKey key, EntryStatus status, long bytes, Duration compileTime, Instant created,
-    Instant lastAccess, String failureKind, String failureMessage, long logBytes) {
-
-  static ArtifactInfo of(ArtifactKey key, Records.ArtifactRecord r) {
-    return new ArtifactInfo(key, r.status(), r.bytes(), Duration.ofMillis(r.compileMillis()),
-        Instant.ofEpochMilli(r.created()), Instant.ofEpochMilli(r.lastAccess()), r.failureKind(), r.failureMessage(),
-        r.logRawBytes());
-  }
-}
+    Instant lastAccess, String failureKind, String failureMessage, long logBytes) {}

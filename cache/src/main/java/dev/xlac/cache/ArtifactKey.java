@@ -1,5 +1,6 @@
 package dev.xlac.cache;
 
+import dev.xlac.cache.store.Keys;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.hlo.GraphFingerprint;
 import java.util.HexFormat;
@@ -22,7 +23,7 @@ public record ArtifactKey(GraphFingerprint graph, CompilerIdentity compiler) {
     return compiler.digest();
   }
 
-  byte[] bytes() {
+  public byte[] bytes() {
     return Keys.artifact(graph.digest(), HexFormat.of().parseHex(compilerDigest()));
   }
 

@@ -1,5 +1,8 @@
 package dev.xlac.cache;
 
+import dev.xlac.cache.bundle.KeyFiles;
+import dev.xlac.cache.store.Checksums;
+import dev.xlac.cache.store.Keys;
 import dev.xlac.core.XlacException;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
@@ -24,12 +27,12 @@ public final class BundleKey {
     this.id = Keys.hex(Checksums.sha256(encoded));
   }
 
-  static BundleKey of(PublicKey key) {
+  public static BundleKey of(PublicKey key) {
     return new BundleKey(key.getEncoded(), key);
   }
 
   /** An Ed25519 key from its X.509 SubjectPublicKeyInfo encoding; an {@link IllegalArgumentException} says why not. */
-  static BundleKey fromEncoded(byte[] der) {
+  public static BundleKey fromEncoded(byte[] der) {
     PublicKey k;
     try {
       k = KeyFactory.getInstance(KeyFiles.ED25519).generatePublic(new X509EncodedKeySpec(der));
@@ -62,7 +65,7 @@ public final class BundleKey {
     return encoded.clone();
   }
 
-  PublicKey publicKey() {
+  public PublicKey publicKey() {
     return publicKey;
   }
 

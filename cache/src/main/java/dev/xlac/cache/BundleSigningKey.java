@@ -1,5 +1,6 @@
 package dev.xlac.cache;
 
+import dev.xlac.cache.bundle.KeyFiles;
 import dev.xlac.core.XlacException;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
@@ -17,7 +18,7 @@ public final class BundleSigningKey {
   private final PrivateKey privateKey;
   private final BundleKey publicKey;
 
-  BundleSigningKey(PrivateKey privateKey, BundleKey publicKey) {
+  public BundleSigningKey(PrivateKey privateKey, BundleKey publicKey) {
     this.privateKey = privateKey;
     this.publicKey = publicKey;
   }
@@ -56,7 +57,7 @@ public final class BundleSigningKey {
     return publicKey;
   }
 
-  byte[] sign(byte[] message) {
+  public byte[] sign(byte[] message) {
     try {
       Signature s = Signature.getInstance(KeyFiles.ED25519);
       s.initSign(privateKey);

@@ -14,7 +14,7 @@ public final class DamagedCacheException extends XlacException {
   private final String damage;
   private final String summary;
 
-  DamagedCacheException(java.nio.file.Path cacheDir, String damage, Throwable cause) {
+  public DamagedCacheException(java.nio.file.Path cacheDir, String damage, Throwable cause) {
     this(damage, "cache " + cacheDir + " is damaged (" + damage + ")", cause);
   }
 

@@ -11,7 +11,7 @@ import dev.xlac.core.XlacException;
 public final class DiskFullException extends XlacException {
   private static final long serialVersionUID = 1L;
 
-  DiskFullException(String message) {
+  public DiskFullException(String message) {
     super(ExitCode.ENVIRONMENT, message);
   }
 }

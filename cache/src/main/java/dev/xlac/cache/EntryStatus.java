@@ -17,11 +17,11 @@ public enum EntryStatus {
     return name().toLowerCase(Locale.ROOT);
   }
 
-  byte code() {
+  public byte code() {
     return (byte) ordinal();
   }
 
-  static EntryStatus ofCode(byte code) {
+  public static EntryStatus ofCode(byte code) {
     if (code < 0 || code >= values().length) {
       throw new IllegalArgumentException("unknown entry status code " + code);
     }

@@ -15,11 +15,4 @@ import java.util.List;
  * @param neuronNames where the graph lives in Neuron compile caches it was imported from (often none)
  */
 public record GraphInfo(GraphFingerprint fingerprint, String moduleName, String source, Instant firstSeen,
-    Instant lastSeen, long seenCount, long hloBytes, long storedBytes, Instant lastAccess, List<NeuronName> neuronNames) {
-
-  static GraphInfo of(byte[] digest, Records.GraphRecord r) {
-    return new GraphInfo(Keys.fingerprint(digest), r.moduleName(),
-        r.source(), Instant.ofEpochMilli(r.firstSeen()), Instant.ofEpochMilli(r.lastSeen()), r.seenCount(), r.rawBytes(),
-        r.storedBytes(), Instant.ofEpochMilli(r.lastAccess()), r.neuronNames());
-  }
-}
+    Instant lastSeen, long seenCount, long hloBytes, long storedBytes, Instant lastAccess, List<NeuronName> neuronNames) {}

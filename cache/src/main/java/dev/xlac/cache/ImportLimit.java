@@ -1,6 +1,6 @@
 package dev.xlac.cache;
 
-import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.cache.store.Store;
 import dev.xlac.core.Sizes;
 import java.nio.charset.StandardCharsets;
 import java.util.OptionalLong;
@@ -66,7 +66,7 @@ public record ImportLimit(OptionalLong bytes, Source source) {
   }
 
   /** Which limit refused a bundle, and how to change it. */
-  String why() {
+  public String why() {
     return switch (source) {
       case REQUEST -> "given with --max-unpacked";
       case CACHE_SETTING -> "the cache's import-max-unpacked setting; pass --max-unpacked SIZE to import it anyway";
@@ -74,8 +74,8 @@ public record ImportLimit(OptionalLong bytes, Source source) {
     };
   }
 
-  static ImportLimit read(CacheStore store) {
-    byte[] v = store.db.get(Cf.META, KEY);
+  static ImportLimit read(Store store) {
+    byte[] v = store.meta(KEY);
     if (v == null) {
       return defaults();
     }
@@ -91,34 +91,15 @@ public record ImportLimit(OptionalLong bytes, Source source) {
   }
 
   /** Writes {@code limit} as the cache's setting; a {@link Source#DEFAULT} one removes the setting. */
-  static void write(CacheStore store, ImportLimit limit) {
+  static void write(Store store, ImportLimit limit) {
     store.commit(true, txn -> {
       if (limit.source() == Source.DEFAULT) {
-        store.db.delete(txn.batch, Cf.META, KEY);
+        txn.deleteMeta(KEY);
       } else {
         String text = limit.bytes().isEmpty() ? NONE : Long.toString(limit.bytes().getAsLong());
-        store.db.put(txn.batch, Cf.META, KEY, text.getBytes(StandardCharsets.US_ASCII));
+        txn.putMeta(KEY, text.getBytes(StandardCharsets.US_ASCII));
       }
       return null;
     });
-  }
-
-  /** Counts the bytes an import unpacks as it reads them; past the limit it refuses the bundle. */
-  static final class Counter {
-    private final ImportLimit limit;
-    private long count;
-
-    Counter(ImportLimit limit) {
-      this.limit = limit;
-    }
-
-    /** @throws IllegalArgumentException the refusal, when the count passes the limit */
-    void add(long n) {
-      count += n;
-      if (limit.bytes().isPresent() && count > limit.bytes().getAsLong()) {
-        throw new IllegalArgumentException("it unpacks to more than " + Sizes.human(limit.bytes().getAsLong()) + " ("
-            + limit.bytes().getAsLong() + " bytes), the limit on unpacked bytes (" + limit.why() + ")");
-      }
-    }
   }
 }

@@ -21,16 +21,16 @@ public record PruneRequest(OptionalLong maxSize, Duration olderThan, boolean fai
     maxSize = maxSize == null ? OptionalLong.empty() : maxSize;
   }
 
-  boolean hasFilter() {
+  public boolean hasFilter() {
     return failedOnly || compiler != null || notCompiler != null;
   }
 
-  boolean hasBound() {
+  public boolean hasBound() {
     return maxSize.isPresent() || olderThan != null;
   }
 
   /** The cleanup a configured max-size triggers after a write. */
-  static PruneRequest automatic(long targetBytes) {
+  public static PruneRequest automatic(long targetBytes) {
     return new PruneRequest(OptionalLong.of(targetBytes), null, false, null, null, false, true);
   }
 }

@@ -18,7 +18,7 @@ public record TrustSettings(boolean requireSigned, List<TrustedKey> keys) {
   }
 
   /** The trusted key with this id, or null. */
-  TrustedKey find(String keyId) {
+  public TrustedKey find(String keyId) {
     return keys.stream().filter(k -> k.key().id().equals(keyId)).findFirst().orElse(null);
   }
 }

@@ -25,7 +25,7 @@ public record VerifyReport(long graphsChecked, long artifactsChecked, long bytes
       this(entry, description, damage, null);
     }
 
-    Problem withAction(String a) {
+    public Problem withAction(String a) {
       return new Problem(entry, description, damage, a);
     }
   }

@@ -1,17 +1,19 @@
 package dev.xlac.cache;
 
+import dev.xlac.cache.store.StoreInternals;
 import static dev.xlac.cache.Fixtures.CPU;
 import static dev.xlac.cache.Fixtures.TRN1;
 import static dev.xlac.cache.Fixtures.bytes;
 import static dev.xlac.cache.Fixtures.fp;
 import static dev.xlac.cache.Fixtures.graph;
 import static dev.xlac.cache.Fixtures.key;
+import static dev.xlac.cache.Fixtures.module;
 import static dev.xlac.cache.Fixtures.open;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
-import dev.xlac.cache.RocksDbStore.Cf;
+import dev.xlac.cache.store.RocksDbStore.Cf;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.neuron.NeuronName;
@@ -131,10 +133,10 @@ class CacheStoreTest {
       byte[] bad = bytes(1, 5000);
       bad[4000] ^= 1;
       try (WriteBatch b = new WriteBatch()) {
-        s.db.put(b, Cf.ARTIFACTS, key(1, CPU).bytes(), bad);
-        s.db.write(b, true);
+        StoreInternals.db(Internals.store(s)).put(b, Cf.ARTIFACTS, key(1, CPU).bytes(), bad);
+        StoreInternals.db(Internals.store(s)).write(b, true);
       }
-      s.invalidateMemory();
+      Internals.store(s).invalidateMemory();
       assertThat(s.getArtifact(key(1, CPU))).isEmpty();
       assertThat(notices).singleElement().asString().contains("is damaged: its bytes fail their checksum");
       assertThat(s.statistics().damagedReads()).isEqualTo(1);
@@ -152,8 +154,8 @@ class CacheStoreTest {
     try (CacheStore s = open(dir); WriteBatch b = new WriteBatch()) {
       graph(s, 1);
       s.putArtifact(key(1, CPU), bytes(1, 500), CompileInfo.of(1, ""));
-      s.db.delete(b, Cf.ARTIFACTS, key(1, CPU).bytes());
-      s.db.write(b, true);
+      StoreInternals.db(Internals.store(s)).delete(b, Cf.ARTIFACTS, key(1, CPU).bytes());
+      StoreInternals.db(Internals.store(s)).write(b, true);
       assertThat(s.verify(false).problems()).singleElement()
           .satisfies(p -> assertThat(p.description()).isEqualTo("its bytes are missing"));
     }
@@ -165,7 +167,7 @@ class CacheStoreTest {
     try (CacheStore s = open(dir)) {
       graph(s, 1);
       s.putArtifact(key(1, CPU), big, CompileInfo.of(1, ""));
-      s.db.compactAll(); // flush to a blob file
+      StoreInternals.db(Internals.store(s)).compactAll(); // flush to a blob file
     }
     List<Path> blobs;
     try (Stream<Path> files = Files.list(dir.resolve("db"))) {
@@ -189,7 +191,7 @@ class CacheStoreTest {
   }
 
   @Test
-  void recordFailure_neverReplacesACompiledArtifact_andGraphsLackingSkipsFailures() throws Exception {
+  void recordFailure_neverReplacesACompiledArtifact_andLookupsTellFailedFromAbsent() throws Exception {
     try (CacheStore s = open(dir)) {
       graph(s, 1);
       graph(s, 2);
@@ -197,9 +199,16 @@ class CacheStoreTest {
       s.putArtifact(key(1, CPU), bytes(1, 10), CompileInfo.of(1, ""));
       assertThat(s.recordFailure(key(1, CPU), "compile-error", "boom", "log")).isFalse();
       assertThat(s.recordFailure(key(2, CPU), "oom-killed", "killed by signal 9", "the log\nline 2")).isTrue();
-      assertThat(s.graphsLacking(CPU)).extracting(GraphInfo::fingerprint).containsExactly(fp(3));
-      assertThat(s.graphsLacking(CPU, true)).extracting(GraphInfo::fingerprint).containsExactlyInAnyOrder(fp(2), fp(3));
-      assertThat(s.graphsLacking(TRN1)).hasSize(3);
+      // per entry: 1 compiled, 2 failed (compiled again only when a run retries failures), 3 still to compile
+      assertThat(s.artifactInfo(key(1, CPU)).orElseThrow().status()).isEqualTo(EntryStatus.COMPILED);
+      assertThat(s.lookup(key(1, CPU))).isPresent();
+      assertThat(s.artifactInfo(key(2, CPU)).orElseThrow().status()).isEqualTo(EntryStatus.FAILED);
+      assertThat(s.lookup(key(2, CPU))).hasValueSatisfying(i -> assertThat(i.status()).isEqualTo(EntryStatus.FAILED));
+      assertThat(s.artifactInfo(key(3, CPU))).isEmpty();
+      assertThat(s.lookup(key(3, CPU))).isEmpty();
+      for (int n = 1; n <= 3; n++) { // nothing for TRN1: all three still to compile for it
+        assertThat(s.artifactInfo(key(n, TRN1))).isEmpty();
+      }
       GraphLog log = s.log(fp(2)).orElseThrow();
       assertThat(log.artifacts()).singleElement().satisfies(e -> {
         assertThat(e.info().status()).isEqualTo(EntryStatus.FAILED);
@@ -223,8 +232,8 @@ class CacheStoreTest {
   @Test
   void aNewerSchemaVersion_isRefusedWithAClearMessage() throws Exception {
     try (CacheStore s = open(dir); WriteBatch b = new WriteBatch()) {
-      s.db.put(b, Cf.META, CacheStore.SCHEMA_KEY, "7".getBytes(StandardCharsets.US_ASCII));
-      s.db.write(b, true);
+      StoreInternals.db(Internals.store(s)).put(b, Cf.META, StoreInternals.schemaKey(), "7".getBytes(StandardCharsets.US_ASCII));
+      StoreInternals.db(Internals.store(s)).write(b, true);
     }
     assertThatThrownBy(() -> open(dir)).isInstanceOf(XlacException.class)
         .hasMessageContaining("schema version 7, written by a newer xlac")
@@ -239,16 +248,16 @@ class CacheStoreTest {
     try (CacheStore s = open(dir); WriteBatch b = new WriteBatch()) {
       graph(s, 1);
       s.putArtifact(key(1, CPU), bytes(1, 100), CompileInfo.of(1, ""));
-      s.db.put(b, Cf.META, CacheStore.SCHEMA_KEY, version.getBytes(StandardCharsets.US_ASCII));
-      s.db.write(b, true);
+      StoreInternals.db(Internals.store(s)).put(b, Cf.META, StoreInternals.schemaKey(), version.getBytes(StandardCharsets.US_ASCII));
+      StoreInternals.db(Internals.store(s)).write(b, true);
     }
     try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
       assertThat(s.graph(fp(1)).orElseThrow().neuronNames()).isEmpty();
-      assertThat(new String(s.db.get(Cf.META, CacheStore.SCHEMA_KEY), StandardCharsets.US_ASCII)).isEqualTo(version);
+      assertThat(new String(StoreInternals.db(Internals.store(s)).get(Cf.META, StoreInternals.schemaKey()), StandardCharsets.US_ASCII)).isEqualTo(version);
       assertThat(s.statistics().schemaVersion()).isEqualTo(Integer.parseInt(version));
     }
     try (CacheStore s = open(dir)) {
-      assertThat(new String(s.db.get(Cf.META, CacheStore.SCHEMA_KEY), StandardCharsets.US_ASCII)).isEqualTo("3");
+      assertThat(new String(StoreInternals.db(Internals.store(s)).get(Cf.META, StoreInternals.schemaKey()), StandardCharsets.US_ASCII)).isEqualTo("3");
       assertThat(s.getArtifact(key(1, CPU))).isPresent();
       assertThat(s.verify(false).problems()).isEmpty();
     }
@@ -344,6 +353,47 @@ class CacheStoreTest {
       assertThat(s.list(ListQuery.all())).isEmpty();
       assertThat(s.statistics().storedBytes()).isZero();
       assertThat(s.verify(false).clean()).isTrue();
+    }
+  }
+
+  @Test
+  void putGraph_graphEntry_storesTheGraphAndItsNeuronNameTogether_andAsksForBytesOnlyWhenNew() throws Exception {
+    NeuronName a = new NeuronName("neuronxcc-2.15.1.0", "MODULE_1+abcdef01", "[\"-O1\"]");
+    NeuronName b = new NeuronName("neuronxcc-2.16.0.0", "MODULE_1+abcdef01", null);
+    java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+    GraphEntry entry = new GraphEntry(fp(1), "m1", () -> {
+      asked.incrementAndGet();
+      return module(1);
+    }, "src", java.util.Optional.of(a));
+    try (CacheStore s = open(dir)) {
+      assertThat(s.putGraph(entry)).isEqualTo(PutOutcome.ADDED);
+      assertThat(s.putGraph(entry)).isEqualTo(PutOutcome.ALREADY_PRESENT);
+      assertThat(s.putGraph(entry.withNeuronName(b))).isEqualTo(PutOutcome.ALREADY_PRESENT);
+      assertThat(asked).hasValue(1);
+      GraphInfo g = s.graph(fp(1)).orElseThrow();
+      assertThat(g.neuronNames()).containsExactly(a, b);
+      assertThat(g.seenCount()).isEqualTo(3);
+      assertThat(s.readGraph(fp(1))).hasValue(module(1));
+      assertThat(s.verify(false).problems()).isEmpty();
+    }
+  }
+
+  @Test
+  void recordFailures_storesABatch_butNeverOverACompiledArtifact() throws Exception {
+    try (CacheStore s = open(dir)) {
+      graph(s, 1);
+      graph(s, 2);
+      s.putArtifact(key(1, CPU), bytes(1, 10), CompileInfo.of(1, ""));
+      assertThat(s.recordFailures(List.of(new NewFailure(key(1, CPU), "compile-error", "boom", "log"),
+          new NewFailure(key(2, CPU), "compile-error", "bang", "the log"),
+          new NewFailure(key(2, TRN1), null, null, null)))).isEqualTo(2);
+      assertThat(s.artifactInfo(key(1, CPU)).orElseThrow().status()).isEqualTo(EntryStatus.COMPILED);
+      assertThat(s.artifactInfo(key(2, CPU)).orElseThrow().failureMessage()).isEqualTo("bang");
+      assertThat(s.log(key(2, CPU))).isEqualTo("the log");
+      assertThat(s.artifactInfo(key(2, TRN1)).orElseThrow().failureKind()).isEqualTo("error");
+      assertThatThrownBy(() -> s.recordFailures(List.of(new NewFailure(key(9, CPU), "k", "m", "l"))))
+          .hasMessageContaining("is not in cache");
+      assertThat(s.verify(false).problems()).isEmpty();
     }
   }
 }

@@ -1,5 +1,9 @@
 package dev.xlac.cache;
 
+import dev.xlac.cache.store.Checksums;
+import dev.xlac.cache.store.Records;
+import dev.xlac.cache.store.Store;
+import dev.xlac.cache.store.StoreInternals;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloFileKind;
@@ -16,9 +20,9 @@ import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** Test data: synthetic fingerprints, identities and artifact bytes; a settable clock. */
-final class Fixtures {
-  static final CompilerIdentity CPU = new CompilerIdentity("pjrt", "cpu 0.7.1", "cpu", List.of(), Map.of());
-  static final CompilerIdentity TRN1 = new CompilerIdentity("neuronx-cc", "2.21.0", "trn1", List.of("-O2"),
+public final class Fixtures {
+  public static final CompilerIdentity CPU = new CompilerIdentity("pjrt", "cpu 0.7.1", "cpu", List.of(), Map.of());
+  public static final CompilerIdentity TRN1 = new CompilerIdentity("neuronx-cc", "2.21.0", "trn1", List.of("-O2"),
       Map.of("num_replicas", "1"));
 
   private Fixtures() {}
@@ -30,27 +34,27 @@ final class Fixtures {
    * Graph {@code n}'s module: a small real HloModuleProto named {@code jit_g<n>} whose constant is
    * {@code n}, so that a bundle of it passes import's fingerprint check.
    */
-  static byte[] module(int n) {
+  public static byte[] module(int n) {
     return MODULES.computeIfAbsent(n, k -> TestModules.mulAdd(k).toBuilder().setName("jit_g" + k).build().toByteArray())
         .clone();
   }
 
   /** The fingerprint of {@link #module(int)}. */
-  static GraphFingerprint fp(int n) {
+  public static GraphFingerprint fp(int n) {
     return FINGERPRINTS.computeIfAbsent(n, k -> {
       byte[] m = module(k);
       return new HloModuleReader().parse(Path.of("graph-" + k), HloFileKind.HLO_MODULE, m, m.length).fingerprint();
     });
   }
 
-  static byte[] bytes(long seed, int size) {
+  public static byte[] bytes(long seed, int size) {
     byte[] b = new byte[size];
     new Random(seed).nextBytes(b);
     return b;
   }
 
   /** Stores graph {@code n} with its small module. */
-  static void graph(CacheStore s, int n) {
+  public static void graph(CacheStore s, int n) {
     s.putGraph(fp(n), "jit_g" + n, module(n), "test/" + n);
   }
 
@@ -58,18 +62,18 @@ final class Fixtures {
    * Stores graphs {@code from..to-1}, each with a CPU artifact of {@code size} bytes, a thousand to
    * a batch and without fsync: fast set-up for tests that need many entries.
    */
-  static void bulk(CacheStore s, int from, int to, int size) {
+  public static void bulk(CacheStore s, int from, int to, int size) {
     bulk(s, from, to, size, true);
     s.sync();
   }
 
   /** As {@link #bulk(CacheStore, int, int, int)}; {@code logged} false: the batches skip the write-ahead log, unsynced. */
-  static void bulk(CacheStore s, int from, int to, int size, boolean logged) {
+  public static void bulk(CacheStore s, int from, int to, int size, boolean logged) {
     for (int start = from; start < to; start += 1000) {
       int end = Math.min(to, start + 1000);
       int first = start;
-      CacheStore.TxnBody<Object> body = txn -> {
-        long now = s.clock.millis();
+      Store.TxnBody<Object> body = txn -> {
+        long now = Internals.store(s).clock().millis();
         for (int n = first; n < end; n++) {
           byte[] module = module(n);
           byte[] stored = com.github.luben.zstd.Zstd.compress(module);
@@ -83,26 +87,26 @@ final class Fixtures {
         return null;
       };
       if (logged) {
-        s.commit(false, body);
+        Internals.store(s).commit(false, body);
       } else {
-        s.commitUnlogged(body);
+        StoreInternals.commitUnlogged(Internals.store(s), body);
       }
     }
   }
 
-  static ArtifactKey key(int n, CompilerIdentity c) {
+  public static ArtifactKey key(int n, CompilerIdentity c) {
     return new ArtifactKey(fp(n), c);
   }
 
-  static CacheStore open(Path dir) throws InterruptedException {
+  public static CacheStore open(Path dir) throws InterruptedException {
     return CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> { });
   }
 
   /** A clock tests move by hand, so last-access order is exact. */
-  static final class ManualClock extends Clock {
+  public static final class ManualClock extends Clock {
     final AtomicLong millis = new AtomicLong(1_700_000_000_000L);
 
-    void advance(Duration d) {
+    public void advance(Duration d) {
       millis.addAndGet(d.toMillis());
     }
 

@@ -1,5 +1,6 @@
 package dev.xlac.cache;
 
+import dev.xlac.cache.store.Store;
 import static dev.xlac.cache.Fixtures.CPU;
 import static dev.xlac.cache.Fixtures.bytes;
 import static dev.xlac.cache.Fixtures.fp;
@@ -31,7 +32,7 @@ class RunPinsTest {
 
   @BeforeEach
   void fill() throws Exception {
-    store = CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, notices::add, clock);
+    store = Internals.open(dir, notices::add, clock);
     // Earlier runs' entries: graph n (n < 6) and its 10 kB CPU artifact, last used at hour n.
     for (int n = 0; n < 6; n++) {
       graph(store, n);
@@ -91,7 +92,7 @@ class RunPinsTest {
     assertThat(stored()).isEqualTo(before);
     try (RunPins run = store.pinForRun()) {
       store.setMaxSize(OptionalLong.of(limit)); // lowered during the run: unpinned entries go at once
-      assertThat(stored()).isLessThanOrEqualTo((long) (limit * CacheStore.CLEANUP_TARGET));
+      assertThat(stored()).isLessThanOrEqualTo((long) (limit * Store.CLEANUP_TARGET));
       compileRun(10, 20); // 100 kB, all pinned
 
       assertThat(stored()).isGreaterThan(limit);
@@ -104,7 +105,7 @@ class RunPinsTest {
           .contains("over its max-size of 48.8 KiB, all of it in use by this run");
     }
     // The run ended: the limit holds again, least recently used first.
-    assertThat(stored()).isLessThanOrEqualTo((long) (limit * CacheStore.CLEANUP_TARGET));
+    assertThat(stored()).isLessThanOrEqualTo((long) (limit * Store.CLEANUP_TARGET));
     assertThat(store.graph(fp(10))).isEmpty();
     assertThat(store.graph(fp(19))).isPresent();
     assertThat(notices).hasSize(1);

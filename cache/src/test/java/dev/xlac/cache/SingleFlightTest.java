@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -25,51 +26,54 @@ class SingleFlightTest {
   Path dir;
 
   @Test
-  void concurrentRequestsForOneKey_shareOneCompile() throws Exception {
+  void getArtifact_concurrentCallers_shareOneLoad() throws Exception {
     try (CacheStore s = open(dir)) {
       graph(s, 1);
-      AtomicInteger compiles = new AtomicInteger();
+      s.putArtifact(key(1, CPU), bytes(1, 1000), CompileInfo.of(5, "compiled"));
+      AtomicInteger loads = new AtomicInteger();
       CountDownLatch release = new CountDownLatch(1);
+      Internals.beforeLoad(s, k -> {
+        loads.incrementAndGet();
+        try {
+          release.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
       ExecutorService pool = Executors.newFixedThreadPool(8);
       try {
-        List<Future<Artifact>> results = new ArrayList<>();
+        List<Future<Optional<Artifact>>> results = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
-          results.add(pool.submit(() -> s.getOrCompile(key(1, CPU), () -> {
-            compiles.incrementAndGet();
-            release.await(10, TimeUnit.SECONDS);
-            return new CacheStore.Compiled(bytes(1, 1000), CompileInfo.of(5, "compiled"));
-          })));
+          results.add(pool.submit(() -> s.getArtifact(key(1, CPU))));
         }
-        Thread.sleep(200); // let every request arrive while the first compile is still running
+        Thread.sleep(200); // let every request arrive while the first load is still running
         release.countDown();
-        for (Future<Artifact> f : results) {
-          assertThat(f.get(10, TimeUnit.SECONDS).bytes()).isEqualTo(bytes(1, 1000));
+        for (Future<Optional<Artifact>> f : results) {
+          assertThat(f.get(10, TimeUnit.SECONDS).orElseThrow().bytes()).isEqualTo(bytes(1, 1000));
         }
       } finally {
         pool.shutdownNow();
       }
-      assertThat(compiles).hasValue(1);
-      assertThat(s.artifactInfo(key(1, CPU)).orElseThrow().status()).isEqualTo(EntryStatus.COMPILED);
+      assertThat(loads).hasValue(1);
+      assertThat(s.getArtifact(key(1, CPU))).isPresent(); // kept in memory: no second load
+      assertThat(loads).hasValue(1);
     }
   }
 
   @Test
-  void aFailedCompile_isNotCached() throws Exception {
+  void getArtifact_aFailedLoad_isNotRemembered() throws Exception {
     try (CacheStore s = open(dir)) {
       graph(s, 1);
-      AtomicInteger compiles = new AtomicInteger();
-      assertThatThrownBy(() -> s.getOrCompile(key(1, CPU), () -> {
-        compiles.incrementAndGet();
-        throw new IllegalStateException("compiler crashed");
-      })).hasMessageContaining("compiler crashed");
-      assertThat(s.getArtifact(key(1, CPU))).isEmpty();
-      Artifact a = s.getOrCompile(key(1, CPU), () -> {
-        compiles.incrementAndGet();
-        return new CacheStore.Compiled(bytes(2, 10), CompileInfo.of(1, ""));
+      s.putArtifact(key(1, CPU), bytes(1, 10), CompileInfo.of(1, ""));
+      AtomicInteger loads = new AtomicInteger();
+      Internals.beforeLoad(s, k -> {
+        if (loads.incrementAndGet() == 1) {
+          throw new IllegalStateException("read failed");
+        }
       });
-      assertThat(a.bytes()).isEqualTo(bytes(2, 10));
-      assertThat(compiles).hasValue(2);
-      assertThat(s.getArtifact(key(1, CPU))).isPresent();
+      assertThatThrownBy(() -> s.getArtifact(key(1, CPU))).hasMessageContaining("read failed");
+      assertThat(s.getArtifact(key(1, CPU))).hasValueSatisfying(a -> assertThat(a.bytes()).isEqualTo(bytes(1, 10)));
+      assertThat(loads).hasValue(2);
     }
   }
 }

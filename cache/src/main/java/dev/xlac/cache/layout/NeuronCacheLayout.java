@@ -1,14 +1,25 @@
 package dev.xlac.cache.layout;
 
+import static dev.xlac.core.neuron.NeuronFiles.DONE;
+import static dev.xlac.core.neuron.NeuronFiles.FLAGS;
+import static dev.xlac.core.neuron.NeuronFiles.HLO;
+import static dev.xlac.core.neuron.NeuronFiles.LOG;
+import static dev.xlac.core.neuron.NeuronFiles.NEFF;
+
 import dev.xlac.cache.ArtifactInfo;
 import dev.xlac.cache.ArtifactKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.CompileInfo;
 import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.GraphEntry;
 import dev.xlac.cache.GraphInfo;
+import dev.xlac.cache.NewFailure;
+import dev.xlac.cache.PutOutcome;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.AtomicFiles;
 import dev.xlac.core.neuron.NeuronFiles;
+import dev.xlac.core.neuron.NeuronLogs;
 import dev.xlac.core.neuron.NeuronName;
 import dev.xlac.core.neuron.NeuronxCcIdentity;
 import dev.xlac.hlo.HloFileKind;
@@ -17,13 +28,10 @@ import dev.xlac.hlo.HloReadException;
 import dev.xlac.hlo.LoadedModule;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.channels.FileChannel;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -54,11 +62,6 @@ import java.util.stream.Stream;
  * recomputed; a graph that has none cannot be written back.
  */
 public final class NeuronCacheLayout {
-  public static final String HLO = "model.hlo_module.pb";
-  public static final String FLAGS = "compile_flags.json";
-  public static final String NEFF = "model.neff";
-  public static final String DONE = "model.done";
-  public static final String LOG = "model.log";
   /** The failure kind recorded for a Neuron cache entry that holds a failed compile's log. */
   public static final String FAILED_IN_NEURON_CACHE = "compile-error";
   private static final int BATCH_ENTRIES = 32;
@@ -127,6 +130,9 @@ public final class NeuronCacheLayout {
     final Consumer<String> problems;
     final HloModuleReader reader = new HloModuleReader();
     final List<CacheStore.NewArtifact> batch = new ArrayList<>();
+    final List<NewFailure> failures = new ArrayList<>();
+    /** The keys of {@link #failures}: the first failure met for a key is the one recorded. */
+    final Set<ArtifactKey> failing = new java.util.HashSet<>();
     long batchBytes;
     int compiled, failed, pending, bad, staleLocks, graphsAdded;
 
@@ -208,11 +214,11 @@ public final class NeuronCacheLayout {
           bad(entry, HLO + " is not an HLO module (" + e.reason() + ")");
           return;
         }
-        if (store.putGraph(module.fingerprint(), module.moduleName(), hlo, hloFile.toString())
-            == dev.xlac.cache.PutOutcome.ADDED) {
+        GraphEntry graph = new GraphEntry(module.fingerprint(), module.moduleName(), () -> hlo, hloFile.toString(),
+            Optional.of(name));
+        if (store.putGraph(graph) == PutOutcome.ADDED) {
           graphsAdded++;
         }
-        store.addNeuronName(module.fingerprint(), name);
         for (String lock : locks) {
           staleLocks++;
           problems.accept("Neuron cache entry " + entry + ": stale lock " + lock + " beside a finished compile ignored");
@@ -224,15 +230,15 @@ public final class NeuronCacheLayout {
           if (known.isEmpty() || known.get().status() != EntryStatus.COMPILED) {
             batch.add(new CacheStore.NewArtifact(key, neffBytes, new CompileInfo(Duration.ZERO, log == null ? "" : log)));
             batchBytes += neffBytes.length;
-            if (batch.size() >= BATCH_ENTRIES || batchBytes >= BATCH_BYTES) {
-              flush();
-            }
+            flushWhenFull();
           }
         } else if (log != null) {
           failed++;
-          if (known.isEmpty()) {
-            store.recordFailure(key, FAILED_IN_NEURON_CACHE, "failed in the Neuron cache (" + entry.getFileName() + ")"
-                + firstErrorLine(log), log);
+          if (known.isEmpty() && failing.add(key)) {
+            failures.add(new NewFailure(key, FAILED_IN_NEURON_CACHE, "failed in the Neuron cache ("
+                + entry.getFileName() + ")" + NeuronLogs.firstErrorLine(log).map(l -> ": " + l).orElse(""), log));
+            batchBytes += log.length();
+            flushWhenFull();
           }
         } else {
           pending++;
@@ -244,12 +250,24 @@ public final class NeuronCacheLayout {
       }
     }
 
+    void flushWhenFull() {
+      if (batch.size() + failures.size() >= BATCH_ENTRIES || batchBytes >= BATCH_BYTES) {
+        flush();
+      }
+    }
+
+    /** Stores the batched artifacts in one fsynced batch, then the batched failures in another. */
     void flush() {
       if (!batch.isEmpty()) {
         store.putArtifacts(List.copyOf(batch));
         batch.clear();
-        batchBytes = 0;
       }
+      if (!failures.isEmpty()) {
+        store.recordFailures(List.copyOf(failures));
+        failures.clear();
+        failing.clear();
+      }
+      batchBytes = 0;
     }
   }
 
@@ -336,13 +354,7 @@ public final class NeuronCacheLayout {
     return new MaterializeResult(compiled, failed, pending, w.written, w.unchanged, withoutName, damaged);
   }
 
-  /** Bytes produced into a stream; false when they could not be (a damaged artifact), and the stream is to be discarded. */
-  @FunctionalInterface
-  private interface Source {
-    boolean writeTo(OutputStream out) throws IOException;
-  }
-
-  /** Atomic file writes: temp file in the same directory, fsync, rename over the target. */
+  /** Atomic file writes ({@link AtomicFiles}) that leave a file already holding the same bytes alone. */
   private static final class Writer {
     int written;
     int unchanged;
@@ -363,7 +375,7 @@ public final class NeuronCacheLayout {
      * Writes what {@code source} produces, streamed. A file that already holds exactly those bytes is
      * compared as they stream and left alone. Returns false (writing nothing) when the source fails.
      */
-    boolean write(Path target, Source source) throws IOException {
+    boolean write(Path target, AtomicFiles.Body source) throws IOException {
       if (Files.isRegularFile(target)) {
         try (SameBytes same = new SameBytes(target)) {
           if (!source.writeTo(same)) {
@@ -378,24 +390,13 @@ public final class NeuronCacheLayout {
       return replace(target, source);
     }
 
-    /** Temp file, fsync, rename over {@code target}; false (nothing written) when the source fails. */
-    private boolean replace(Path target, Source source) throws IOException {
-      Path tmp = Files.createTempFile(target.getParent(), "." + target.getFileName() + ".", ".xlac-tmp");
-      try {
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-          OutputStream out = new java.io.BufferedOutputStream(java.nio.channels.Channels.newOutputStream(ch), 1 << 16);
-          if (!source.writeTo(out)) {
-            return false;
-          }
-          out.flush();
-          ch.force(true);
-        }
-        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        written++;
-        return true;
-      } finally {
-        Files.deleteIfExists(tmp);
+    /** Replaces {@code target} atomically ({@link AtomicFiles}); false (nothing written) when the source fails. */
+    private boolean replace(Path target, AtomicFiles.Body source) throws IOException {
+      if (!AtomicFiles.write(target, source)) {
+        return false;
       }
+      written++;
+      return true;
     }
   }
 
@@ -455,10 +456,5 @@ public final class NeuronCacheLayout {
 
   private static String readLossy(Path f) throws IOException {
     return new String(Files.readAllBytes(f), StandardCharsets.UTF_8);
-  }
-
-  private static String firstErrorLine(String log) {
-    return log.lines().map(String::strip).filter(l -> l.contains("ERROR") || l.toLowerCase().contains("error:"))
-        .findFirst().map(l -> ": " + (l.length() > 200 ? l.substring(0, 197) + "..." : l)).orElse("");
   }
 }

@@ -1,10 +1,10 @@
 package dev.xlac.cli.cache;
 
-import dev.xlac.cache.BundleExporter;
 import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.CompilerFilter;
 import dev.xlac.cache.ExportRequest;
+import dev.xlac.cache.ExportResult;
 import dev.xlac.core.Sizes;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -43,7 +43,7 @@ final class CacheExportCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     BundleSigningKey key = sign == null ? null : BundleSigningKey.read(sign); // a bad key file fails before any work
-    BundleExporter.Result r;
+    ExportResult r;
     try (CacheStore store = cache.openReadOnly()) {
       r = store.exportBundle(file, new ExportRequest(compiler == null ? null : CompilerFilter.parse(compiler), since,
           key));

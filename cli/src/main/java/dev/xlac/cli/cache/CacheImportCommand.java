@@ -1,9 +1,9 @@
 package dev.xlac.cli.cache;
 
-import dev.xlac.cache.BundleImporter;
 import dev.xlac.cache.BundleKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.ImportRequest;
+import dev.xlac.cache.ImportResult;
 import dev.xlac.cache.layout.NeuronCacheLayout;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.Sizes;
@@ -74,7 +74,7 @@ final class CacheImportCommand implements Callable<Integer> {
     if (maxUnpacked != null) {
       request = request.withMaxUnpacked(CacheConfigCommand.sizeOrNone(maxUnpacked, "--max-unpacked"));
     }
-    BundleImporter.Result r;
+    ImportResult r;
     try (CacheStore store = cache.openWritable()) {
       r = store.importBundle(file, request);
     }

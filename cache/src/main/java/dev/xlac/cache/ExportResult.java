@@ -1,0 +1,11 @@
+package dev.xlac.cache;
+
+import java.nio.file.Path;
+
+/**
+ * What an export wrote ({@link CacheStore#exportBundle}).
+ *
+ * @param payloadBytes the stored bytes of the graphs, logs and artifacts it holds
+ * @param fileBytes the size of the bundle file
+ */
+public record ExportResult(Path file, long graphs, long artifacts, long failures, long payloadBytes, long fileBytes) {}

@@ -1,0 +1,83 @@
+package dev.xlac.architecture;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchRule;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.store.Store;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The cache's own layering, on the compiled main classes: the facade {@code dev.xlac.cache} (with the
+ * public value types) over {@code ops}, {@code bundle} and {@code layout}, all over {@code store}, the
+ * one package that holds RocksDB. Nothing outside the cache reaches past the facade, and the store
+ * never calls back up (the size limit is a hook the facade installs).
+ */
+class CacheRulesTest {
+  private static final List<String> NOT_PRODUCT = List.of("e2e", "faults", "bench", "architecture");
+  private static final String[] CACHE_INTERNALS = {"dev.xlac.cache.store..", "dev.xlac.cache.ops..",
+      "dev.xlac.cache.bundle.."};
+
+  static final ArchRule NOTHING_OUTSIDE_USES_INTERNALS = noClasses().that().resideOutsideOfPackage("dev.xlac.cache..")
+      .should().dependOnClassesThat().resideInAnyPackage(CACHE_INTERNALS)
+      .because("other modules use the cache through CacheStore and its public value types");
+
+  static final ArchRule STORE_DOES_NOT_CALL_UP = noClasses().that().resideInAPackage("dev.xlac.cache.store..")
+      .should().dependOnClassesThat().resideInAnyPackage("dev.xlac.cache.ops..", "dev.xlac.cache.bundle..",
+          "dev.xlac.cache.layout..")
+      .orShould().dependOnClassesThat().belongToAnyOf(CacheStore.class)
+      .because("the store is the bottom of the cache: ops, bundles and layouts use it, never the other way");
+
+  static final ArchRule ONLY_STORE_TOUCHES_ROCKSDB = noClasses().that().resideOutsideOfPackage("dev.xlac.cache.store..")
+      .should().dependOnClassesThat().resideInAPackage("org.rocksdb..")
+      .because("RocksDB, its batches and iterators stay behind the store's narrow API");
+
+  private static JavaClasses product;
+
+  @BeforeAll
+  static void importMainClasses() {
+    product = new ClassFileImporter()
+        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+        .withImportOption(location -> !location.contains("-tests.jar"))
+        .withImportOption(location -> NOT_PRODUCT.stream().noneMatch(p -> location.contains("/dev/xlac/" + p + "/")))
+        .importPackages("dev.xlac");
+  }
+
+  @Test
+  void theImport_seesEveryCachePackage() {
+    for (String pkg : List.of("cache", "cache.store", "cache.ops", "cache.bundle", "cache.layout", "cli")) {
+      assertThat(product.stream().filter(c -> c.getPackageName().equals("dev.xlac." + pkg))).as(pkg).isNotEmpty();
+    }
+  }
+
+  @Test
+  void nothingOutsideTheCache_usesItsInternalPackages() {
+    NOTHING_OUTSIDE_USES_INTERNALS.check(product);
+  }
+
+  @Test
+  void theStore_usesNeitherTheFacadeNorOpsBundlesOrLayouts() {
+    STORE_DOES_NOT_CALL_UP.check(product);
+  }
+
+  @Test
+  void onlyTheStore_touchesRocksDb() {
+    ONLY_STORE_TOUCHES_ROCKSDB.check(product);
+  }
+
+  @Test
+  void aWrongWayDependency_isReported() {
+    // The rules see a dependency when there is one: CacheStore itself depends on the store.
+    JavaClasses facade = new ClassFileImporter().importClasses(CacheStore.class, Store.class);
+    assertThatThrownBy(() -> noClasses().that().belongToAnyOf(CacheStore.class).should().dependOnClassesThat()
+        .resideInAnyPackage(CACHE_INTERNALS).check(facade)).isInstanceOf(AssertionError.class)
+        .hasMessageContaining("CacheStore");
+  }
+}
