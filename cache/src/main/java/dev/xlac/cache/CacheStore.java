@@ -24,7 +24,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.function.Supplier;
 
 /**
  * xlac's persistent compilation cache: graphs (fingerprint to HLO module) and the artifacts
@@ -129,15 +128,6 @@ public final class CacheStore implements AutoCloseable {
    */
   public PutOutcome putGraph(GraphFingerprint fingerprint, String moduleName, byte[] moduleBytes, String source) {
     return putGraph(new GraphEntry(fingerprint, moduleName, () -> moduleBytes, source, Optional.empty()));
-  }
-
-  /**
-   * As {@link #putGraph(GraphFingerprint, String, byte[], String)}, with the serialized
-   * HloModuleProto only produced (at most once) when the graph is not stored yet.
-   */
-  public PutOutcome putGraph(GraphFingerprint fingerprint, String moduleName, Supplier<byte[]> moduleBytesIfNew,
-      String source) {
-    return putGraph(new GraphEntry(fingerprint, moduleName, moduleBytesIfNew, source, Optional.empty()));
   }
 
   /**

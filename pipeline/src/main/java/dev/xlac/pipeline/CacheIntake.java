@@ -3,6 +3,7 @@ package dev.xlac.pipeline;
 import dev.xlac.cache.ArtifactInfo;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.GraphEntry;
 import dev.xlac.cache.PutOutcome;
 import dev.xlac.capture.CaptureListener;
 import dev.xlac.capture.CapturedModule;
@@ -14,11 +15,11 @@ import java.nio.file.Path;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 
 /**
  * The one way graphs enter the cache from outside: from dump files and directories
@@ -57,12 +58,7 @@ public final class CacheIntake implements CaptureListener {
 
   /** Stores a module read from a dump file; its bytes are only read again when the graph is new. */
   static PutOutcome put(CacheStore store, LoadedModule m) {
-    return put(store, m.fingerprint(), m.moduleName(), m::moduleBytes, m.file().toAbsolutePath().toString());
-  }
-
-  private static PutOutcome put(CacheStore store, GraphFingerprint fp, String moduleName, Supplier<byte[]> bytes,
-      String source) {
-    return store.putGraph(fp, moduleName, bytes, source);
+    return store.putGraph(GraphEntry.of(m));
   }
 
   @Override
@@ -70,22 +66,22 @@ public final class CacheIntake implements CaptureListener {
     modules++;
     processes.add(m.process());
     boolean first = unique.add(m.fingerprint());
-    if (first) {
-      String source = m.module().file().toAbsolutePath().toString();
-      if (m.neuron().isPresent()) {
-        source = m.neuron().get().compilerDir() + "/" + m.neuron().get().moduleDir();
-      }
-      if (put(store, m.fingerprint(), m.moduleName(), m.module()::moduleBytes, source) == PutOutcome.ADDED) {
-        added++;
-      }
-    }
     // Every MODULE name is kept, also for a graph seen before under other flags or another version,
     // so `cache materialize --layout neuron` writes the entries where the Neuron runtime looks.
-    m.neuron().filter(n -> !n.compilerDir().isEmpty())
-        .ifPresent(n -> store.addNeuronName(m.fingerprint(),
-            new NeuronName(n.compilerDir(), n.moduleDir(), n.compileFlagsJson())));
+    Optional<NeuronName> name = m.neuron().filter(n -> !n.compilerDir().isEmpty())
+        .map(n -> new NeuronName(n.compilerDir(), n.moduleDir(), n.compileFlagsJson()));
     if (first) {
+      GraphEntry entry = GraphEntry.of(m.module());
+      if (m.neuron().isPresent()) {
+        entry = new GraphEntry(entry.fingerprint(), entry.moduleName(), entry.bytesIfNew(),
+            m.neuron().get().compilerDir() + "/" + m.neuron().get().moduleDir(), name);
+      }
+      if (store.putGraph(entry) == PutOutcome.ADDED) { // the graph and its Neuron name in one transaction
+        added++;
+      }
       onNewGraph.accept(m);
+    } else {
+      name.ifPresent(n -> store.addNeuronName(m.fingerprint(), n));
     }
   }
 
