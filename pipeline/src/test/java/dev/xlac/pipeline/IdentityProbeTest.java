@@ -25,10 +25,29 @@ class IdentityProbeTest {
   /** A factory whose compiler cannot start; remembers being closed. */
   private static final class Broken implements DriverFactory {
     final AtomicBoolean closed = new AtomicBoolean();
+    private final java.util.function.Supplier<? extends RuntimeException> runtimeFailure;
+    private final Error error;
+
+    Broken() {
+      this(() -> XlacException.environment("cannot use PJRT plugin /nowhere.so: no such file"), null);
+    }
+
+    private Broken(java.util.function.Supplier<? extends RuntimeException> runtimeFailure, Error error) {
+      this.runtimeFailure = runtimeFailure;
+      this.error = error;
+    }
+
+    /** One whose identity throws {@code error}. */
+    static Broken erring(Error error) {
+      return new Broken(null, error);
+    }
 
     @Override
     public CompilerIdentity identity() {
-      throw XlacException.environment("cannot use PJRT plugin /nowhere.so: no such file");
+      if (error != null) {
+        throw error;
+      }
+      throw runtimeFailure.get();
     }
 
     @Override
@@ -78,23 +97,7 @@ class IdentityProbeTest {
 
   @Test
   void anError_inTheProbe_failsAWaitingFixedList_insteadOfHangingIt() throws Exception {
-    AtomicBoolean closed = new AtomicBoolean();
-    DriverFactory erring = new DriverFactory() {
-      @Override
-      public CompilerIdentity identity() {
-        throw new ExceptionInInitializerError("the plugin's bindings could not be made");
-      }
-
-      @Override
-      public CompilerDriver open() {
-        throw new AssertionError("no driver is opened without an identity");
-      }
-
-      @Override
-      public void close() {
-        closed.set(true);
-      }
-    };
+    Broken erring = Broken.erring(new ExceptionInInitializerError("the plugin's bindings could not be made"));
     try (CacheStore store = CacheStore.open(tmp, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {});
         CompileFeed feed = new CompileFeed(store, new SchedulerSettings(1, 0, 0), false, RunListener.NONE,
             () -> Long.MAX_VALUE)) {
@@ -109,7 +112,7 @@ class IdentityProbeTest {
       assertThatThrownBy(() -> waiting.get(30, TimeUnit.SECONDS))
           .hasCauseInstanceOf(ExceptionInInitializerError.class);
       probe.join();
-      assertThat(closed).isTrue();
+      assertThat(erring.closed).isTrue();
       assertThat(probe.failure().exitCode()).isEqualTo(ExitCode.INTERNAL);
     }
   }
