@@ -50,10 +50,9 @@ public final class AtomicFiles {
   public static boolean write(Path target, Set<PosixFilePermission> permissions, Body body) throws IOException {
     Path abs = target.toAbsolutePath();
     SiblingTemporaries.removeStale(abs);
-    Path tmp = SiblingTemporaries.unique(abs);
+    Path tmp = create(abs, permissions);
     boolean moved = false;
     try {
-      create(tmp, permissions);
       try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
         OutputStream out = new BufferedOutputStream(Channels.newOutputStream(ch), BUFFER);
         if (!body.writeTo(out)) {
@@ -101,17 +100,27 @@ public final class AtomicFiles {
     }
   }
 
-  private static void create(Path tmp, Set<PosixFilePermission> permissions) throws IOException {
+  /**
+   * Creates a new temporary for {@code target}. A name that exists already belongs to some other writer (a process
+   * with this PID in another PID namespace sharing the directory, or one before a PID was reused): it is left alone
+   * and the next name is taken.
+   */
+  private static Path create(Path target, Set<PosixFilePermission> permissions) throws IOException {
     FileAttribute<?>[] attrs = permissions == null
         ? new FileAttribute<?>[0] : new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(permissions)};
-    try {
-      Files.createFile(tmp, attrs);
-    } catch (UnsupportedOperationException e) {
-      Files.createFile(tmp); // no POSIX permissions on this file system
-    } catch (FileAlreadyExistsException e) {
-      // Left by an earlier process with this PID that reached this sequence number: not ours, and not running.
-      Files.delete(tmp);
-      create(tmp, permissions);
+    for (int attempt = 0; ; attempt++) {
+      Path tmp = SiblingTemporaries.unique(target);
+      try {
+        try {
+          return Files.createFile(tmp, attrs);
+        } catch (UnsupportedOperationException e) {
+          return Files.createFile(tmp); // no POSIX permissions on this file system
+        }
+      } catch (FileAlreadyExistsException e) {
+        if (attempt >= 1000) {
+          throw e;
+        }
+      }
     }
   }
 }

@@ -128,6 +128,23 @@ class AtomicFilesTest {
     assertThat(siblings()).containsExactlyInAnyOrder("layout.neff", "started");
   }
 
+  @Test
+  void aTemporaryNameThatExists_isSomeoneElses_leftAlone_andTheNextNameIsTaken() throws Exception {
+    Path target = tmp.resolve("probe.json");
+    String last = SiblingTemporaries.unique(target).getFileName().toString();
+    long n = Long.parseLong(last.substring(last.lastIndexOf('.') + 1));
+    String prefix = last.substring(0, last.lastIndexOf('.') + 1);
+    List<Path> others = new ArrayList<>();
+    for (long i = n + 1; i <= n + 3; i++) { // another writer's temporaries, by the names this process would take next
+      others.add(Files.writeString(tmp.resolve(prefix + i), "theirs " + i));
+    }
+    AtomicFiles.writeString(target, "ours");
+    assertThat(target).hasContent("ours");
+    for (Path p : others) {
+      assertThat(p).hasContent("theirs " + p.getFileName().toString().substring(prefix.length()));
+    }
+  }
+
   /** Writes part of a file through {@link AtomicFiles}, says so, then waits to be killed. */
   public static final class SlowWriter {
     public static void main(String[] args) throws Exception {
