@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.function.Consumer;
 
 /**
  * xlac's persistent compilation cache: graphs (fingerprint to HLO module) and the artifacts
@@ -85,19 +86,14 @@ public final class CacheStore implements AutoCloseable {
    * @throws XlacException exit code 3 when the cache is locked, on a newer schema, or the disk is full.
    *     {@link Mode#READ_ONLY} creates nothing: a directory without a cache reads as an empty one.
    */
-  public static CacheStore open(Path dir, Mode mode, Duration lockWait, java.util.function.Consumer<String> notices)
+  public static CacheStore open(Path dir, Mode mode, Duration lockWait, Consumer<String> notices)
       throws InterruptedException {
     return open(dir, mode, lockWait, notices, Clock.systemUTC());
   }
 
-  static CacheStore open(Path dir, Mode mode, Duration lockWait, java.util.function.Consumer<String> notices,
+  static CacheStore open(Path dir, Mode mode, Duration lockWait, Consumer<String> notices,
       Clock clock) throws InterruptedException {
     return new CacheStore(Store.open(dir, mode == Mode.READ_WRITE, lockWait, notices, clock));
-  }
-
-  /** For {@link CacheRepair}: opens {@code abs} for writing under the writer lock the caller holds (and keeps). */
-  static CacheStore openLocked(Path abs, java.util.function.Consumer<String> notices, Clock clock) {
-    return new CacheStore(Store.openLocked(abs, notices, clock));
   }
 
   /** The engine under this facade, for {@link CacheRepair} and tests. */

@@ -8,7 +8,11 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
+import dev.xlac.cache.CacheRepair;
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.RunPins;
+import dev.xlac.cache.layout.archfixture.ReachesPast;
+import dev.xlac.cache.store.archfixture.CallsUp;
 import dev.xlac.cache.store.Store;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
@@ -32,8 +36,14 @@ class CacheRulesTest {
   static final ArchRule STORE_DOES_NOT_CALL_UP = noClasses().that().resideInAPackage("dev.xlac.cache.store..")
       .should().dependOnClassesThat().resideInAnyPackage("dev.xlac.cache.ops..", "dev.xlac.cache.bundle..",
           "dev.xlac.cache.layout..")
-      .orShould().dependOnClassesThat().belongToAnyOf(CacheStore.class)
-      .because("the store is the bottom of the cache: ops, bundles and layouts use it, never the other way");
+      .orShould().dependOnClassesThat().belongToAnyOf(CacheStore.class, RunPins.class, CacheRepair.class)
+      .because("the store is the bottom of the cache: the facade, ops, bundles and layouts use it, never the other"
+          + " way (it may use the root package's value types, records and exceptions)");
+
+  static final ArchRule LAYOUTS_USE_THE_FACADE = noClasses().that().resideInAPackage("dev.xlac.cache.layout..")
+      .should().dependOnClassesThat().resideInAnyPackage(CACHE_INTERNALS)
+      .because("a runtime layout reads and writes the cache through CacheStore, like any other user, so it gets the"
+          + " facade's size limit, pins and damage reports");
 
   static final ArchRule ONLY_STORE_TOUCHES_ROCKSDB = noClasses().that().resideOutsideOfPackage("dev.xlac.cache.store..")
       .should().dependOnClassesThat().resideInAPackage("org.rocksdb..")
@@ -73,11 +83,25 @@ class CacheRulesTest {
   }
 
   @Test
-  void aWrongWayDependency_isReported() {
-    // The rules see a dependency when there is one: CacheStore itself depends on the store.
-    JavaClasses facade = new ClassFileImporter().importClasses(CacheStore.class, Store.class);
-    assertThatThrownBy(() -> noClasses().that().belongToAnyOf(CacheStore.class).should().dependOnClassesThat()
-        .resideInAnyPackage(CACHE_INTERNALS).check(facade)).isInstanceOf(AssertionError.class)
-        .hasMessageContaining("CacheStore");
+  void layouts_useOnlyTheFacade() {
+    LAYOUTS_USE_THE_FACADE.check(product);
+  }
+
+  @Test
+  void eachRule_reportsAClassThatBreaksIt() {
+    // This test class names Store: from outside the cache, that is reaching past the facade.
+    assertThatThrownBy(() -> NOTHING_OUTSIDE_USES_INTERNALS.check(
+        new ClassFileImporter().importClasses(CacheRulesTest.class, Store.class)))
+        .isInstanceOf(AssertionError.class).hasMessageContaining(CacheRulesTest.class.getName());
+    // A store-side class calling up into the facade.
+    assertThatThrownBy(() -> STORE_DOES_NOT_CALL_UP.check(
+        new ClassFileImporter().importClasses(CallsUp.class, CacheStore.class)))
+        .isInstanceOf(AssertionError.class).hasMessageContaining(CallsUp.class.getName());
+    // A layout-side class naming the store and a RocksDB type.
+    JavaClasses reachesPast = new ClassFileImporter().importClasses(ReachesPast.class, Store.class);
+    assertThatThrownBy(() -> LAYOUTS_USE_THE_FACADE.check(reachesPast))
+        .isInstanceOf(AssertionError.class).hasMessageContaining(ReachesPast.class.getName());
+    assertThatThrownBy(() -> ONLY_STORE_TOUCHES_ROCKSDB.check(reachesPast))
+        .isInstanceOf(AssertionError.class).hasMessageContaining("org.rocksdb.RocksDB");
   }
 }

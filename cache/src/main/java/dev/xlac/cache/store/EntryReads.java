@@ -156,7 +156,7 @@ public final class EntryReads {
   /**
    * Streams one compiled artifact into {@code out}, a chunk at a time, checking it against its
    * SHA-256 as it goes: for copying artifacts of any size out of the cache (a Neuron layout). Not
-   * counted as a hit or miss, not kept in store.memory. Returns false when there is no compiled artifact
+   * counted as a hit or miss, not kept in the artifact memory. Returns false when there is no compiled artifact
    * or it is damaged (reported); then {@code out} may hold part of it, which the caller discards.
    */
   public boolean readArtifact(ArtifactKey key, java.io.OutputStream out) throws java.io.IOException {
@@ -245,7 +245,7 @@ public final class EntryReads {
     return out;
   }
 
-  /** The graph's artifact records in key order; one whose compiler store.identity record is missing is left out (verify reports it). */
+  /** The graph's artifact records in key order; one whose compiler identity record is missing is left out (verify reports it). */
   private void forEachEntry(GraphFingerprint fingerprint, EntryVisitor visitor) {
     byte[] fp = fingerprint.digest();
     try (Cursor c = store.db.cursor(Cf.ARTIFACT_META, fp)) {

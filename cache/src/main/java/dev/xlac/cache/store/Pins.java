@@ -82,8 +82,7 @@ public final class Pins {
     return artifacts.size();
   }
 
-  /** Ends the run: unpins everything, then enforces the size limit. Safe twice. */
-  /** Ends the pins: the size limit is enforced at once. A second call does nothing. */
+  /** Ends the run: unpins everything, then enforces the size limit at once. A second call does nothing. */
   public void close() {
     if (closed.compareAndSet(false, true)) {
       store.endRun(this);

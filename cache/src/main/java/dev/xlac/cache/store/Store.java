@@ -4,7 +4,6 @@ import com.github.luben.zstd.Zstd;
 import dev.xlac.cache.Artifact;
 import dev.xlac.cache.ArtifactInfo;
 import dev.xlac.cache.ArtifactKey;
-import dev.xlac.cache.CacheRepair;
 import dev.xlac.cache.CompileInfo;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.GraphEntry;
@@ -150,7 +149,7 @@ public final class Store implements AutoCloseable {
   }
 
   /** For {@code CacheRepair}: opens {@code abs} for writing under the writer lock the caller holds (and keeps). */
-  public static Store openLocked(Path abs, Consumer<String> notices, Clock clock) {
+  static Store openLocked(Path abs, Consumer<String> notices, Clock clock) {
     return init(new Store(abs, true, null, RocksDbStore.open(abs, true), clock, notices));
   }
 

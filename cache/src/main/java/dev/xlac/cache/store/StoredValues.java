@@ -29,7 +29,7 @@ public final class StoredValues {
   /** Values larger than this are stored in chunks of this size. */
   static final int CHUNK_BYTES = 8 << 20;
   /** Tests only: when positive, the chunk size (so that small values exercise the chunked form). */
-  public static int chunkBytesForTests = 0;
+  static int chunkBytesForTests = 0;
   /** What {@link #streamChunks} and {@link #probe} return when there is no value at all. */
   static final long ABSENT = -1;
   /** What they return when the chunks end before the expected size: part of the value is missing. */

@@ -46,7 +46,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Import streams values larger than a chunk (made small here with
- * {@link StoredValues#chunkBytesForTests}) into the cache a piece at a time, and bounds what a
+ * {@code StoreInternals.chunkBytes}) into the cache a piece at a time, and bounds what a
  * bundle may unpack to ({@link ImportLimit}). The real sizes (a 2e9-byte artifact in a small heap,
  * a bundle larger than a small filesystem) are tested through the CLI, in child JVMs
  * ({@code cli/.../CacheImportLargeBundleTest}).
@@ -64,7 +64,7 @@ class BundleStreamingTest {
 
   @BeforeEach
   void aBundleWithLargeValues() throws Exception {
-    StoredValues.chunkBytesForTests = CHUNK;
+    StoreInternals.chunkBytes(CHUNK);
     module = bigModule(1); // its zstd form is several chunks
     art = bytes(4, 10_500);
     log = text(5, 20_000);
@@ -81,7 +81,7 @@ class BundleStreamingTest {
 
   @AfterEach
   void realChunks() {
-    StoredValues.chunkBytesForTests = 0;
+    StoreInternals.chunkBytes(0);
   }
 
   private static void assertNoPendingMarker(CacheStore s) {
@@ -209,7 +209,7 @@ class BundleStreamingTest {
     int chunk = 64 << 10;
     int size = 1 << 20;
     int count = 40;
-    StoredValues.chunkBytesForTests = chunk;
+    StoreInternals.chunkBytes(chunk);
     Path source = tmp.resolve("source-large");
     Path file = tmp.resolve("streamed.tar.zst");
     try (CacheStore s = Fixtures.open(source)) {

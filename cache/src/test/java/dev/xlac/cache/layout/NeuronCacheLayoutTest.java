@@ -115,7 +115,9 @@ class NeuronCacheLayoutTest {
 
       ArtifactInfo failed = store.artifactInfo(new ArtifactKey(fingerprint(modules.get(1)), id)).orElseThrow();
       assertThat(failed.status()).isEqualTo(EntryStatus.FAILED);
-      assertThat(failed.failureMessage()).contains("MODULE_2222+aaaaaaaa", "[NCC_EXXX001] unsupported op");
+      // The first error line by the one rule for neuronx-cc logs (core.neuron.NeuronLogs), as the driver reports it.
+      assertThat(failed.failureMessage())
+          .isEqualTo("failed in the Neuron cache (MODULE_2222+aaaaaaaa): [ERROR] [NCC_EXXX001] unsupported op");
       assertThat(store.log(fingerprint(modules.get(1))).orElseThrow().artifacts().getFirst().log())
           .contains("INFO: start");
 
@@ -180,6 +182,16 @@ class NeuronCacheLayoutTest {
     assertThat(tree(out)).isEqualTo(withoutTopLevelFiles(tree(root)));
     try (Stream<Path> s = Files.walk(out)) {
       assertThat(s.map(p -> p.getFileName().toString())).noneMatch(n -> n.endsWith(".lock") || n.contains("xlac-tmp") || n.contains(".tmp-"));
+    }
+    // Each file gets the mode any new file gets here (the umask's), not a temporary's private 0600: the training
+    // run that reads the layout may run as another user.
+    Path probe = Files.createFile(tmp.resolve("mode-probe"));
+    String expected = java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(probe));
+    try (Stream<Path> s = Files.walk(out)) {
+      for (Path f : s.filter(Files::isRegularFile).toList()) {
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(f)))
+            .as(f.toString()).isEqualTo(expected);
+      }
     }
     // Idempotent: a second run rewrites nothing.
     try (CacheStore store = open("c")) {

@@ -32,4 +32,9 @@ public final class StoreInternals {
   public static void beforeLoad(Store s, Consumer<ArtifactKey> hook) {
     s.memory.beforeLoad = hook;
   }
+
+  /** Values larger than {@code bytes} are stored in chunks of that size (0: the real size), for every store. */
+  public static void chunkBytes(int bytes) {
+    StoredValues.chunkBytesForTests = bytes;
+  }
 }
