@@ -2,17 +2,15 @@ package dev.xlac.cache.store;
 
 import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.AtomicFiles;
 import dev.xlac.core.io.SiblingTemporaries;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.function.Consumer;
 
 /**
@@ -108,17 +106,15 @@ public final class DiskReserve {
     if (usable >= 0 && usable < target + headroomBytes(target)) {
       return false;
     }
-    Path tmp = SiblingTemporaries.of(file);
+    long bytes = FILE_BYTES_FOR_TESTS > 0 ? Math.min(FILE_BYTES_FOR_TESTS, target) : target;
     try {
-      write(tmp, FILE_BYTES_FOR_TESTS > 0 ? Math.min(FILE_BYTES_FOR_TESTS, target) : target);
-      Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      // Whole or not at all; the fsync allocates the blocks now, not at some later write-back.
+      AtomicFiles.write(file, out -> {
+        write(out, bytes);
+        return true;
+      });
       return true;
     } catch (IOException | RuntimeException e) {
-      try {
-        Files.deleteIfExists(tmp);
-      } catch (IOException ignored) {
-        // removed by the next writer's open
-      }
       if (!warned) {
         warned = true;
         notices.accept("cache " + dir + ": cannot write its disk reserve " + file + " (" + Sizes.human(target) + "): "
@@ -129,22 +125,17 @@ public final class DiskReserve {
     }
   }
 
-  private static void write(Path tmp, long bytes) throws IOException {
+  private static void write(OutputStream out, long bytes) throws IOException {
     byte[] pattern = "xlac disk reserve: space kept for a full disk; deleted when it is needed\n"
         .getBytes(StandardCharsets.US_ASCII);
-    ByteBuffer block = ByteBuffer.allocate(1 << 20);
-    while (block.hasRemaining()) {
-      block.put(pattern, 0, Math.min(pattern.length, block.remaining()));
+    byte[] block = new byte[1 << 20];
+    for (int i = 0; i < block.length; i += pattern.length) {
+      System.arraycopy(pattern, 0, block, i, Math.min(pattern.length, block.length - i));
     }
-    try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-        StandardOpenOption.WRITE)) {
-      for (long left = bytes; left > 0; ) {
-        block.clear().limit((int) Math.min(block.capacity(), left));
-        while (block.hasRemaining()) {
-          left -= ch.write(block);
-        }
-      }
-      ch.force(true); // the blocks are allocated now, not at some later write-back
+    for (long left = bytes; left > 0; ) {
+      int n = (int) Math.min(block.length, left);
+      out.write(block, 0, n);
+      left -= n;
     }
   }
 
