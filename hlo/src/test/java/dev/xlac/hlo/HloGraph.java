@@ -19,6 +19,10 @@ import java.util.Map;
  * ordered by a post-order walk of the call graph from the entry computation (callees before
  * callers, in the canonical order of the calling instructions); unreachable computations follow
  * in file order. All walks are iterative: hostile graphs cannot overflow the stack.
+ *
+ * <p>The tests' oracle: production validates and orders on the wire ({@link HloWireIndex}); this is the same
+ * specification written a second way, over protobuf-java objects with one generic walk, so that a mistake in either
+ * shows up as a disagreement in {@code StreamingFingerprintTest}.
  */
 public final class HloGraph {
   private final HloModuleProto module;
@@ -151,88 +155,63 @@ public final class HloGraph {
     return byId;
   }
 
-  /** Iterative post-order over operands then control predecessors, from the root, then the rest in file order. */
+  /** Post-order over operands, then control predecessors, from the root; then the rest in file order. */
   private static int[] instructionOrder(HloComputationProto c, Map<Long, Integer> byId, int root) {
-    int n = c.getInstructionsCount();
+    return postOrder(c.getInstructionsCount(), root, pos -> {
+      HloInstructionProto in = c.getInstructions(pos);
+      return java.util.stream.LongStream.concat(in.getOperandIdsList().stream().mapToLong(Long::longValue),
+          in.getControlPredecessorIdsList().stream().mapToLong(Long::longValue))
+          .mapToInt(id -> byId.get(id)).toArray();
+    });
+  }
+
+  /**
+   * The oracle's one graph walk, written apart from production's on purpose: post-order of the nodes reachable from
+   * {@code first} (children in the order given), then of every node not yet reached, in index order. The stack is a
+   * heap-allocated deque, so deep graphs cannot overflow the thread's stack.
+   */
+  private static int[] postOrder(int n, int first, java.util.function.IntFunction<int[]> children) {
     int[] order = new int[n];
-    int count = 0;
-    boolean[] visited = new boolean[n];
-    int[] stack = new int[n];
-    int[] next = new int[n];
-    for (int start = -1; start < n; start++) {
-      int s = start < 0 ? root : start;
-      if (visited[s]) {
+    int done = 0;
+    boolean[] reached = new boolean[n];
+    int[][] kids = new int[n][]; // each node's children, asked for once
+    java.util.ArrayDeque<int[]> path = new java.util.ArrayDeque<>(); // {node, index of its next child}
+    for (int i = -1; i < n; i++) {
+      int start = i < 0 ? first : i;
+      if (reached[start]) {
         continue;
       }
-      int sp = 0;
-      stack[sp] = s;
-      next[sp] = 0;
-      visited[s] = true;
-      sp++;
-      while (sp > 0) {
-        int cur = stack[sp - 1];
-        HloInstructionProto in = c.getInstructions(cur);
-        int k = next[sp - 1]++;
-        int ops = in.getOperandIdsCount();
-        if (k < ops + in.getControlPredecessorIdsCount()) {
-          long id = k < ops ? in.getOperandIds(k) : in.getControlPredecessorIds(k - ops);
-          int child = byId.get(id);
-          if (!visited[child]) {
-            visited[child] = true;
-            stack[sp] = child;
-            next[sp] = 0;
-            sp++;
-          }
+      reached[start] = true;
+      path.push(new int[] {start, 0});
+      while (!path.isEmpty()) {
+        int[] top = path.peek();
+        if (kids[top[0]] == null) {
+          kids[top[0]] = children.apply(top[0]);
+        }
+        int[] next = kids[top[0]];
+        if (top[1] == next.length) {
+          order[done++] = path.pop()[0];
         } else {
-          order[count++] = cur;
-          sp--;
+          int child = next[top[1]++];
+          if (!reached[child]) {
+            reached[child] = true;
+            path.push(new int[] {child, 0});
+          }
         }
       }
     }
     return order;
   }
 
+  /** Post-order of the call graph from the entry (callees before callers); then the rest in file order. */
   private static int[] computationOrder(HloModuleProto module, Map<Long, Integer> positionById, int[][] orderByPos,
       int entryPos) {
     int n = module.getComputationsCount();
-    int[] order = new int[n];
-    int count = 0;
-    boolean[] visited = new boolean[n];
-    int[] stack = new int[n];
-    int[] callees = new int[n]; // cursor over the flattened callee list of each stacked computation
     List<int[]> calleesByPos = new ArrayList<>(n);
     for (int p = 0; p < n; p++) {
       calleesByPos.add(callees(module.getComputations(p), orderByPos[p], positionById));
     }
-    for (int start = -1; start < n; start++) {
-      int s = start < 0 ? entryPos : start;
-      if (visited[s]) {
-        continue;
-      }
-      int sp = 0;
-      stack[sp] = s;
-      callees[sp] = 0;
-      visited[s] = true;
-      sp++;
-      while (sp > 0) {
-        int cur = stack[sp - 1];
-        int[] cs = calleesByPos.get(cur);
-        int k = callees[sp - 1]++;
-        if (k < cs.length) {
-          int child = cs[k];
-          if (!visited[child]) {
-            visited[child] = true;
-            stack[sp] = child;
-            callees[sp] = 0;
-            sp++;
-          }
-        } else {
-          order[count++] = cur;
-          sp--;
-        }
-      }
-    }
-    return order;
+    return postOrder(n, entryPos, calleesByPos::get);
   }
 
   private static int[] callees(HloComputationProto c, int[] instrOrder, Map<Long, Integer> positionById) {
