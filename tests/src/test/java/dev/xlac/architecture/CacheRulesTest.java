@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
 import dev.xlac.cache.CacheRepair;
 import dev.xlac.cache.CacheStore;
@@ -25,7 +24,6 @@ import org.junit.jupiter.api.Test;
  * never calls back up (the size limit is a hook the facade installs).
  */
 class CacheRulesTest {
-  private static final List<String> NOT_PRODUCT = List.of("e2e", "faults", "bench", "architecture");
   private static final String[] CACHE_INTERNALS = {"dev.xlac.cache.store..", "dev.xlac.cache.ops..",
       "dev.xlac.cache.bundle.."};
 
@@ -53,11 +51,7 @@ class CacheRulesTest {
 
   @BeforeAll
   static void importMainClasses() {
-    product = new ClassFileImporter()
-        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-        .withImportOption(location -> !location.contains("-tests.jar"))
-        .withImportOption(location -> NOT_PRODUCT.stream().noneMatch(p -> location.contains("/dev/xlac/" + p + "/")))
-        .importPackages("dev.xlac");
+    product = ProductClasses.all();
   }
 
   @Test

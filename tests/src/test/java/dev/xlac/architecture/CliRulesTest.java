@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
 import dev.xlac.capture.CommandTracer;
 import dev.xlac.capture.DumpWatcher;
@@ -29,10 +28,7 @@ class CliRulesTest {
 
   @BeforeAll
   static void importMainClasses() {
-    product = new ClassFileImporter()
-        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-        .withImportOption(location -> !location.contains("-tests.jar"))
-        .importPackages("dev.xlac.cli", "dev.xlac.pipeline");
+    product = ProductClasses.all();
   }
 
   /** The rule, also checked against a fixture below so that it is known to catch what it names. */

@@ -10,7 +10,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
-import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
 import dev.xlac.cli.Main;
@@ -28,8 +27,6 @@ import org.junit.jupiter.api.Test;
  * picocli outside the CLI).
  */
 class LayerTest {
-  /** Top-level packages that are not part of the product: test suites, benchmarks and these rules. */
-  private static final List<String> NOT_PRODUCT = List.of("e2e", "faults", "bench", "architecture");
 
   /**
    * The layers, each a package tree; Capture, Cache and Compiler never see each other, nor the
@@ -58,11 +55,7 @@ class LayerTest {
 
   @BeforeAll
   static void importMainClasses() {
-    product = new ClassFileImporter()
-        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-        .withImportOption(location -> !location.contains("-tests.jar")) // other modules' test-jars (TestModules)
-        .withImportOption(location -> NOT_PRODUCT.stream().noneMatch(p -> location.contains("/dev/xlac/" + p + "/")))
-        .importPackages("dev.xlac");
+    product = ProductClasses.all();
   }
 
   @Test
