@@ -684,7 +684,7 @@ final class HloWireIndex {
     return value;
   }
 
-  private String computationName(int p) {
+  String computationName(int p) {
     return lastString(compStart[p], compEnd[p], 1);
   }
 
@@ -722,6 +722,11 @@ final class HloWireIndex {
   /** The position, within computation {@code p}, of its root instruction. */
   int rootPosition(int p) {
     return rootPos[p];
+  }
+
+  /** The opcode of instruction {@code g} (a global position in file order), read back from the bytes. */
+  String opcode(int g) {
+    return lastString(instrStart[g], instrEnd[g], 2);
   }
 
   /** The position, within computation {@code p}, of its {@code j}-th instruction in canonical order. */
