@@ -4,6 +4,9 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 
 /**
  * The canonical form of a module (hlo/README.md) cut into its parts and each part hashed on its
@@ -37,6 +40,10 @@ final class CanonicalParts extends CanonicalSink implements CanonicalWireEncoder
   private final Hash refsHash = new Hash();
   private Hash current = moduleHash;
 
+  /** Also fed every byte, after the domain string, when the parts are computed with the fingerprint. */
+  private MessageDigest sha;
+  private GraphFingerprint fingerprint;
+
   private CanonicalParts(HloWireIndex x) {
     local = new long[x.instructionCount()];
     refs = new long[x.instructionCount()];
@@ -52,13 +59,43 @@ final class CanonicalParts extends CanonicalSink implements CanonicalWireEncoder
     return parts;
   }
 
+  /**
+   * Encodes once, hashing each part and the whole: the fingerprint is the one {@link GraphFingerprint}
+   * computes, since SHA-256 sees the same bytes in the same order, only cut at other places.
+   */
+  static CanonicalParts withFingerprint(HloWireIndex x) {
+    CanonicalParts parts = new CanonicalParts(x);
+    try {
+      parts.sha = MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
+    parts.sha.update(GraphFingerprint.DOMAIN);
+    new CanonicalWireEncoder(x, parts, parts).module();
+    parts.flush();
+    parts.module = parts.moduleHash.finish();
+    parts.fingerprint = new GraphFingerprint(GraphFingerprint.VERSION + ":" + HexFormat.of().formatHex(parts.sha.digest()));
+    return parts;
+  }
+
+  /** The fingerprint, when computed with the parts ({@link #withFingerprint}); else null. */
+  GraphFingerprint fingerprint() {
+    return fingerprint;
+  }
+
   @Override
   protected void drain(byte[] b, int off, int len) {
+    if (sha != null) {
+      sha.update(b, off, len);
+    }
     current.update(b, off, len);
   }
 
   @Override
   protected void drain(ByteBuffer b) {
+    if (sha != null) {
+      sha.update(b.duplicate());
+    }
     if (b.hasArray()) {
       current.update(b.array(), b.arrayOffset() + b.position(), b.remaining());
       return;

@@ -60,19 +60,24 @@ final class GraphDiffer {
   GraphDiff diff() {
     a = ma.index();
     b = mb.index();
-    GraphDiff.Side sideA = side(ma, a);
-    GraphDiff.Side sideB = side(mb, b);
+    String[] opsA = opcodes(a);
+    String[] opsB = opcodes(b);
+    GraphDiff.Side sideA = side(ma, a, opsA);
+    GraphDiff.Side sideB = side(mb, b, opsB);
     if (ma.fingerprint().equals(mb.fingerprint())) {
       return new GraphDiff(true, "same program", List.of(), sideA, sideB,
           new GraphDiff.Matching(true, a.computationCount(), a.instructionCount(), null), List.of(), 0, List.of(),
           List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), 0, Map.of(), List.of());
     }
-    String[] opsA = opcodes(a);
-    String[] opsB = opcodes(b);
     int[][] ids = GraphMatcher.opcodeIds(a, b, opsA, opsB);
-    GraphMatcher m = new GraphMatcher(a, b, CanonicalParts.of(a), CanonicalParts.of(b), ids[0], ids[1]);
+    GraphMatcher m = new GraphMatcher(a, b, parts(ma, a), parts(mb, b), ids[0], ids[1]);
     m.run();
     return new Analysis(m, opsA, opsB, sideA, sideB).result();
+  }
+
+  private static CanonicalParts parts(LoadedModule m, HloWireIndex x) {
+    CanonicalParts kept = m.keptParts();
+    return kept != null ? kept : CanonicalParts.of(x);
   }
 
   private static String[] opcodes(HloWireIndex x) {
@@ -94,13 +99,13 @@ final class GraphDiffer {
     }
   }
 
-  private static GraphDiff.Side side(LoadedModule m, HloWireIndex x) {
+  private static GraphDiff.Side side(LoadedModule m, HloWireIndex x, String[] ops) {
     int entry = x.entryPosition();
     int first = x.firstInstr[entry];
     TreeMap<Long, String> params = new TreeMap<>();
     for (int j = 0; j < x.instructionCount(entry); j++) {
       int g = first + x.canonicalInstruction(entry, j);
-      if (x.opcode(g).equals("parameter")) {
+      if (ops[g].equals("parameter")) {
         HloInstructionProto in = instruction(x, g);
         params.put(in.getParameterNumber(), HloShapes.format(in.getShape()));
       }
@@ -206,8 +211,8 @@ final class GraphDiffer {
       sideB.parameters().forEach(p -> pb.put(p.number(), p.shape()));
       java.util.SortedSet<Long> numbers = new java.util.TreeSet<>(pa.keySet());
       numbers.addAll(pb.keySet());
-      Map<Long, ShapeProto> shapesA = parameterShapes(a);
-      Map<Long, ShapeProto> shapesB = parameterShapes(b);
+      Map<Long, ShapeProto> shapesA = parameterShapes(a, opsA);
+      Map<Long, ShapeProto> shapesB = parameterShapes(b, opsB);
       for (long n : numbers) {
         String from = pa.get(n);
         String to = pb.get(n);
@@ -232,13 +237,13 @@ final class GraphDiffer {
       }
     }
 
-    private Map<Long, ShapeProto> parameterShapes(HloWireIndex x) {
+    private Map<Long, ShapeProto> parameterShapes(HloWireIndex x, String[] ops) {
       Map<Long, ShapeProto> out = new TreeMap<>();
       int entry = x.entryPosition();
       int first = x.firstInstr[entry];
       for (int j = 0; j < x.instructionCount(entry); j++) {
         int g = first + x.canonicalInstruction(entry, j);
-        if (x.opcode(g).equals("parameter")) {
+        if (ops[g].equals("parameter")) {
           HloInstructionProto in = instruction(x, g);
           out.put(in.getParameterNumber(), in.getShape());
         }

@@ -103,6 +103,60 @@ class GraphDiffTest {
     assertThat(d.opcodeDeltas()).isNotEmpty();
   }
 
+  private static List<Path> goldenInputs(String run) throws Exception {
+    try (var files = java.nio.file.Files.list(TestModules.golden(run))) {
+      return files.filter(f -> f.getFileName().toString().endsWith(".before_optimizations.hlo.pb")).sorted().toList();
+    }
+  }
+
+  /** The diff reader computes the fingerprint in the same pass as the parts; it must be the fingerprint. */
+  @Test
+  void forDiffReader_givesTheSameFingerprints() throws Exception {
+    for (String run : List.of("mlp_run1", "mlp_renamed", "mlp_batch64", "mlp_const", "gz", "snapshot")) {
+      try (var files = java.nio.file.Files.list(TestModules.golden(run))) {
+        for (Path f : files.filter(f -> f.getFileName().toString().contains(".pb")).toList()) {
+          if (f.getFileName().toString().contains("memory-usage")) {
+            continue;
+          }
+          assertThat(HloModuleReader.forDiff().read(f).fingerprint()).as(f.toString())
+              .isEqualTo(READER.read(f).fingerprint());
+        }
+      }
+    }
+  }
+
+  /** Never the wrong verdict: "same program" exactly when the fingerprints are equal, on every golden pair. */
+  @Test
+  void sameProgram_exactlyWhenTheFingerprintsAreEqual_onEveryGoldenPair() throws Exception {
+    List<Path> base = goldenInputs("mlp_run1");
+    int same = 0;
+    int different = 0;
+    for (String run : List.of("mlp_run2", "mlp_renamed", "mlp_batch64", "mlp_const")) {
+      List<Path> other = goldenInputs(run);
+      assertThat(other).hasSameSizeAs(base);
+      for (int i = 0; i < base.size(); i++) {
+        LoadedModule a = HloModuleReader.forDiff().read(base.get(i));
+        LoadedModule b = HloModuleReader.forDiff().read(other.get(i));
+        GraphDiff d = GraphDiff.of(a, b);
+        boolean equal = a.fingerprint().equals(b.fingerprint());
+        assertThat(d.same()).as(other.get(i).toString()).isEqualTo(equal);
+        assertThat(d.verdict().equals("same program")).as(d.verdict()).isEqualTo(equal);
+        assertThat(d.kinds().isEmpty()).isEqualTo(equal);
+        if (equal) {
+          same++;
+        } else {
+          different++;
+          assertThat(d.verdict()).doesNotStartWith("same program");
+          assertThat(d.kinds()).doesNotContain(GraphDiff.Kind.UNLOCATED, GraphDiff.Kind.UNMATCHED);
+          // The plain reader's modules give the same diff.
+          assertThat(GraphDiff.of(READER.read(base.get(i)), READER.read(other.get(i))).verdict()).isEqualTo(d.verdict());
+        }
+      }
+    }
+    assertThat(same).isEqualTo(25 + 25 + 21 + 24);
+    assertThat(different).isEqualTo(4 + 1);
+  }
+
   // ---- hand-built modules ----
 
   private static ShapeProto shape(PrimitiveType t, long... dims) {

@@ -64,7 +64,7 @@ public final class Diffs {
     LoadedModule load(String input) throws InterruptedException {
       Path file = Path.of(input);
       if (Files.exists(file) || !looksLikeFingerprint(input)) {
-        return new HloModuleReader().read(file);
+        return HloModuleReader.forDiff().read(file);
       }
       if (store == null) {
         store = CacheStore.open(cacheDir, CacheStore.Mode.READ_ONLY, Duration.ZERO, notices);
@@ -73,7 +73,7 @@ public final class Diffs {
       byte[] bytes = store.readGraph(fp).orElseThrow(() -> new XlacException(ExitCode.BAD_INPUT,
           "graph " + fp.shortForm() + " in cache " + cacheDir + " cannot be read (it is damaged; "
               + "`xlac cache verify --repair` removes it)"));
-      LoadedModule m = new HloModuleReader().parse(Path.of(fp.value()), HloFileKind.HLO_MODULE, bytes, bytes.length);
+      LoadedModule m = HloModuleReader.forDiff().parse(Path.of(fp.value()), HloFileKind.HLO_MODULE, bytes, bytes.length);
       if (!m.fingerprint().equals(fp)) {
         throw new XlacException(ExitCode.BAD_INPUT, "graph " + fp.shortForm() + " in cache " + cacheDir
             + " has fingerprint " + m.fingerprint().shortForm() + " when read (the cache entry is damaged)");
