@@ -503,7 +503,7 @@ final class GraphDiffer {
   }
 
   private static String article(String word) {
-    return "aeiou".indexOf(Character.toLowerCase(word.charAt(0))) >= 0 ? "an" : "a";
+    return !word.isEmpty() && "aeiou".indexOf(Character.toLowerCase(word.charAt(0))) >= 0 ? "an" : "a";
   }
 
   static String computation(String name) {

@@ -157,6 +157,32 @@ class GraphDiffTest {
     assertThat(different).isEqualTo(4 + 1);
   }
 
+  /** Modules that set every field at random: the diff never fails, and is "same program" only with itself. */
+  @Test
+  void generatedModules_diffWithoutFailing_andSameOnlyWithThemselves() {
+    LoadedModule previous = null;
+    for (int seed = 0; seed < 60; seed++) {
+      byte[] bytes = StreamingFingerprintTest.RandomModules.module(new java.util.Random(seed)).toByteArray();
+      LoadedModule m;
+      try {
+        m = HloModuleReader.forDiff().parse(Path.of(seed + ".pb"), HloFileKind.HLO_MODULE, bytes, bytes.length);
+      } catch (HloReadException e) {
+        continue;  // some generated graphs are invalid on purpose
+      }
+      assertThat(GraphDiff.of(m, m).verdict()).isEqualTo("same program");
+      if (previous != null) {
+        GraphDiff d = GraphDiff.of(previous, m);
+        assertThat(d.same()).isEqualTo(previous.fingerprint().equals(m.fingerprint()));
+        assertThat(d.verdict()).isNotBlank();
+        if (!d.same()) {
+          assertThat(d.verdict()).doesNotStartWith("same program");
+          assertThat(d.kinds()).isNotEmpty();
+        }
+      }
+      previous = m;
+    }
+  }
+
   // ---- hand-built modules ----
 
   private static ShapeProto shape(PrimitiveType t, long... dims) {
