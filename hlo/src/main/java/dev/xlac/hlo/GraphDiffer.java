@@ -81,13 +81,7 @@ final class GraphDiffer {
   }
 
   private static String[] opcodes(HloWireIndex x) {
-    String[] ops = new String[x.instructionCount()];
-    Map<String, String> interned = new java.util.HashMap<>();
-    for (int g = 0; g < ops.length; g++) {
-      String op = x.opcode(g);
-      ops[g] = interned.computeIfAbsent(op, k -> k);
-    }
-    return ops;
+    return x.opcodes();
   }
 
   static HloInstructionProto instruction(HloWireIndex x, int g) {
