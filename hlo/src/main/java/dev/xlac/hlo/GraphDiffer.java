@@ -23,7 +23,6 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -69,7 +68,7 @@ final class GraphDiffer {
           new GraphDiff.Matching(true, a.computationCount(), a.instructionCount(), null), List.of(), 0, List.of(),
           List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), 0, Map.of(), List.of());
     }
-    int[][] ids = GraphMatcher.opcodeIds(a, b, opsA, opsB);
+    int[][] ids = GraphMatcher.opcodeIds(opsA, opsB);
     GraphMatcher m = new GraphMatcher(a, b, parts(ma, a), parts(mb, b), ids[0], ids[1]);
     m.run();
     return new Analysis(m, opsA, opsB, sideA, sideB).result();
@@ -278,8 +277,13 @@ final class GraphDiffer {
       }
       int firstA = a.firstInstr[ca];
       int firstB = b.firstInstr[m.compAtoB[ca]];
+      boolean explained = false;
       for (int e = 0; e < na; e++) {
-        if (m.instrAtoB[firstA + a.opPos[a.opFrom[ga] + e]] != firstB + b.opPos[b.opFrom[gb] + e]) {
+        int opA = firstA + a.opPos[a.opFrom[ga] + e];
+        int opB = firstB + b.opPos[b.opFrom[gb] + e];
+        // An operand that was added or removed explains the change: the instruction is not rewired.
+        explained |= m.instrAtoB[opA] < 0 || m.instrBtoA[opB] < 0;
+        if (m.instrAtoB[opA] != opB && !explained) {
           return false;
         }
       }

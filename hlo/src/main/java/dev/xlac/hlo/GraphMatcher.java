@@ -60,7 +60,7 @@ final class GraphMatcher {
   }
 
   /** Interns opcodes as small ints, so instructions compare by opcode without strings. */
-  static int[][] opcodeIds(HloWireIndex a, HloWireIndex b, String[] opcodesA, String[] opcodesB) {
+  static int[][] opcodeIds(String[] opcodesA, String[] opcodesB) {
     Map<String, Integer> ids = new HashMap<>();
     int[] ia = new int[opcodesA.length];
     int[] ib = new int[opcodesB.length];

@@ -795,11 +795,6 @@ final class HloWireIndex {
     return true;
   }
 
-  /** The opcode of instruction {@code g} (a global position in file order), read back from the bytes. */
-  String opcode(int g) {
-    return lastString(instrStart[g], instrEnd[g], 2);
-  }
-
   /** The position, within computation {@code p}, of its {@code j}-th instruction in canonical order. */
   int canonicalInstruction(int p, int j) {
     return order[firstInstr[p] + j];

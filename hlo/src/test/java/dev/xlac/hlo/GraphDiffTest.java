@@ -250,6 +250,25 @@ class GraphDiffTest {
     assertThat(d.matching().instructions()).isEqualTo(4);
   }
 
+  /** p -> tanh -> exp -> negate, and the same with a layer (a constant and a multiply) inserted after tanh. */
+  @Test
+  void aLayerInsertedMidChain_isTwoAddedInstructions_andTheRestMatches() throws Exception {
+    ShapeProto s = TestModules.f32(8);
+    HloModuleProto a = module(computation(100, "main", 4, instr(1, "parameter", s).setParameterNumber(0),
+        instr(2, "tanh", s, 1), instr(3, "exponential", s, 2), instr(4, "negate", s, 3)));
+    HloModuleProto b = module(computation(100, "main", 4, instr(1, "parameter", s).setParameterNumber(0),
+        instr(2, "tanh", s, 1),
+        instr(20, "constant", s).setLiteral(dev.xlac.hlo.proto.XlaDataProtos.LiteralProto.newBuilder().setShape(s)
+            .setF32S(com.google.protobuf.ByteString.copyFrom(new byte[32]))),
+        instr(21, "multiply", s, 2, 20), instr(3, "exponential", s, 21), instr(4, "negate", s, 3)));
+    GraphDiff d = GraphDiff.of(write("a", a), write("b", b));
+    assertThat(d.verdict()).isEqualTo("2 instructions added: a `constant` and a `multiply` in the entry computation");
+    assertThat(d.matching().instructions()).isEqualTo(4);
+    assertThat(d.rewired()).isZero();
+    GraphDiff back = GraphDiff.of(write("b2", b), write("a2", a));
+    assertThat(back.verdict()).isEqualTo("2 instructions removed: a `constant` and a `multiply` in the entry computation");
+  }
+
   @Test
   void removedInstructions_areTheReverse() throws Exception {
     HloModuleProto small = module(computation(100, "main", 3,
