@@ -25,6 +25,7 @@ final class CommandTree {
     SequencedMap<String, Class<?>> m = new LinkedHashMap<>();
     m.put("hash", HashCommand.class);
     m.put("inspect", InspectCommand.class);
+    m.put("diff", DiffCommand.class);
     m.put("dump", DumpCommand.class);
     m.put("cache", CacheCommand.class);
     m.put("parallel-compile", ParallelCompileCommand.class);

@@ -106,7 +106,34 @@ final class CanonicalWireEncoder {
     }
   }
 
+  /**
+   * Told where each computation and instruction begins and ends in the canonical stream, and where
+   * an instruction's references (operands, control predecessors, callees) are written; the diff
+   * ({@link GraphDiff}) uses it to hash each part of the canonical form on its own.
+   */
+  interface Spans {
+    void enterComputation(int p);
+
+    void exitComputation(int p);
+
+    void enterInstruction(int g);
+
+    void exitInstruction(int g);
+
+    void enterReferences();
+
+    void exitReferences();
+  }
+
+  private final Spans spans;
+
   CanonicalWireEncoder(HloWireIndex index, CanonicalSink out) {
+    this(index, out, null);
+  }
+
+  /** {@code spans}: told of the parts as they are written, or null. */
+  CanonicalWireEncoder(HloWireIndex index, CanonicalSink out, Spans spans) {
+    this.spans = spans;
     this.x = index;
     this.buf = index.buf;
     this.c = new WireCursor(buf);
@@ -380,7 +407,15 @@ final class CanonicalWireEncoder {
           out.i32(x.canonical[x.firstInstr[p] + x.rootPos[p]]);
         }
       }
-      case WireSchema.INSTRUCTION -> references(number);
+      case WireSchema.INSTRUCTION -> {
+        if (spans != null) {
+          spans.enterReferences();
+          references(number);
+          spans.exitReferences();
+        } else {
+          references(number);
+        }
+      }
       case WireSchema.SHAPE -> {
         if (to > from) {
           field(s, i, f, from, to, depth);
@@ -397,7 +432,13 @@ final class CanonicalWireEncoder {
     Frame f = frame(depth);
     f.segmentCount = 0;
     f.segment(x.compStart[p], x.compEnd[p]);
+    if (spans != null) {
+      spans.enterComputation(p);
+    }
     message(COMPUTATION, depth);
+    if (spans != null) {
+      spans.exitComputation(p);
+    }
   }
 
   private void instruction(int g, int depth) {
@@ -405,7 +446,13 @@ final class CanonicalWireEncoder {
     Frame f = frame(depth);
     f.segmentCount = 0;
     f.segment(x.instrStart[g], x.instrEnd[g]);
+    if (spans != null) {
+      spans.enterInstruction(g);
+    }
     message(INSTRUCTION, depth);
+    if (spans != null) {
+      spans.exitInstruction(g);
+    }
   }
 
   /** Operands, control predecessors and callees as canonical indices. */

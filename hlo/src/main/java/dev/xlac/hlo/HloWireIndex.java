@@ -684,7 +684,7 @@ final class HloWireIndex {
     return value;
   }
 
-  private String computationName(int p) {
+  String computationName(int p) {
     return lastString(compStart[p], compEnd[p], 1);
   }
 
@@ -722,6 +722,77 @@ final class HloWireIndex {
   /** The position, within computation {@code p}, of its root instruction. */
   int rootPosition(int p) {
     return rootPos[p];
+  }
+
+  /**
+   * Every instruction's opcode (by global position in file order), read back from the bytes. A graph
+   * repeats a few opcodes, so each distinct opcode's bytes become one String, shared.
+   */
+  String[] opcodes() {
+    String[] out = new String[instrCount];
+    WireCursor r = new WireCursor(buf);
+    int slots = 256;
+    byte[][] keys = new byte[slots][];
+    String[] values = new String[slots];
+    int size = 0;
+    try {
+      for (int g = 0; g < instrCount; g++) {
+        int end = instrEnd[g];
+        r.pos = instrStart[g];
+        int from = -1;
+        int to = -1;
+        while (r.pos < end) {
+          int tag = r.tag(end);
+          if (tag == (2 << 3 | WT_LEN)) {
+            int len = r.bytesLength(end);
+            from = r.pos;
+            to = from + len;
+            r.pos = to;
+          } else {
+            r.skipField(tag, end, 0);
+          }
+        }
+        if (from < 0) {
+          out[g] = "";
+          continue;
+        }
+        int len = to - from;
+        int h = len;
+        for (int i = from; i < to; i++) {
+          h = h * 31 + r.at(i);
+        }
+        int slot = h & (slots - 1);
+        while (keys[slot] != null && !sameBytes(r, from, len, keys[slot])) {
+          slot = (slot + 1) & (slots - 1);
+        }
+        if (keys[slot] == null) {
+          if (size * 2 >= slots) {
+            // Many distinct opcodes (a hostile file): no sharing from here on.
+            out[g] = r.utf8(from, to);
+            continue;
+          }
+          keys[slot] = buf.asSlice(from, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+          values[slot] = r.utf8(from, to);
+          size++;
+        }
+        out[g] = values[slot];
+      }
+    } catch (InvalidProtocolBufferException e) {
+      throw new IllegalStateException("checked bytes failed to read", e);
+    }
+    return out;
+  }
+
+  private static boolean sameBytes(WireCursor r, int from, int len, byte[] key) {
+    if (key.length != len) {
+      return false;
+    }
+    for (int i = 0; i < len; i++) {
+      if (r.at(from + i) != key[i]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The position, within computation {@code p}, of its {@code j}-th instruction in canonical order. */

@@ -32,6 +32,9 @@ public final class LoadedModule {
   private final String moduleName;
   private final GraphFingerprint fingerprint;
   private HloModuleProto module;
+  /** Kept by a {@link HloModuleReader#forDiff()} reader: the validated index and the canonical parts. */
+  private HloWireIndex keptIndex;
+  private CanonicalParts keptParts;
 
   LoadedModule(Path file, HloFileKind kind, long fileBytes, byte[] bytes, int[] moduleSegments, String moduleName,
       GraphFingerprint fingerprint) {
@@ -132,6 +135,9 @@ public final class LoadedModule {
    * ({@link ModuleSummary}). Not kept: the fingerprint path drops its index once it has hashed.
    */
   HloWireIndex index() {
+    if (keptIndex != null) {
+      return keptIndex;
+    }
     byte[] bytes = bytes();
     int[] segments = moduleSegments;
     byte[] wire = segments.length == 2 ? bytes : moduleBytes();
@@ -144,6 +150,16 @@ public final class LoadedModule {
     } catch (InvalidProtocolBufferException | HloWireIndex.NoModuleException | IllegalArgumentException e) {
       throw new IllegalStateException("a checked module failed to read again: " + file, e);
     }
+  }
+
+  void keep(HloWireIndex index, CanonicalParts parts) {
+    keptIndex = index;
+    keptParts = parts;
+  }
+
+  /** The canonical parts a {@link HloModuleReader#forDiff()} reader kept, else null. */
+  CanonicalParts keptParts() {
+    return keptParts;
   }
 
   @Override

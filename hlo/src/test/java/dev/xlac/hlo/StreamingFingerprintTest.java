@@ -166,6 +166,12 @@ class StreamingFingerprintTest {
       byte[] bytes = RandomModules.module(new Random(seed)).toByteArray();
       try {
         assertSameFingerprint(bytes);
+        // The diff's reader computes the fingerprint with the canonical parts, in one pass: the same value.
+        String plain = streaming(bytes, HloFileKind.HLO_MODULE);
+        if (!plain.startsWith("error")) {
+          assertThat(HloModuleReader.forDiff().parse(Path.of("m.pb"), HloFileKind.HLO_MODULE, bytes, bytes.length)
+              .fingerprint().value()).isEqualTo(plain);
+        }
       } catch (AssertionError e) {
         throw new AssertionError("seed " + seed + ": " + e.getMessage(), e);
       }

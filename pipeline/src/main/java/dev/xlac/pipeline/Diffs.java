@@ -1,0 +1,91 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.hlo.GraphDiff;
+import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.hlo.HloFileKind;
+import dev.xlac.hlo.HloModuleReader;
+import dev.xlac.hlo.LoadedModule;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.function.Consumer;
+import java.util.regex.Pattern;
+
+/**
+ * {@code xlac diff A B}: finds the two modules the user names and compares them
+ * ({@link GraphDiff}). Each of A and B is a dump file of any kind xlac reads, or, when no such
+ * file exists, a fingerprint or a unique prefix of at least 6 hex digits of a graph in the cache.
+ * The cache is opened read-only, and only when an input needs it, so a diff works while another
+ * process writes to the cache.
+ */
+public final class Diffs {
+  /** What names a graph in the cache rather than a file: {@code hlo1:} and hex digits, or 6 to 64 hex digits. */
+  private static final Pattern FINGERPRINT = Pattern.compile("(?i)(hlo1:)?[0-9a-f]{6,64}");
+
+  private Diffs() {}
+
+  /**
+   * Reads A and B and compares them.
+   *
+   * @param cacheDir the cache to look fingerprints up in
+   * @param notices one-line notes for the user (damaged cache entries met while reading)
+   * @throws XlacException exit code 2 ({@link ExitCode#BAD_INPUT}) when an input cannot be read, is
+   *     not in the cache or names more than one graph; the message names the input and the reason
+   */
+  public static GraphDiff diff(String a, String b, Path cacheDir, Consumer<String> notices)
+      throws InterruptedException {
+    Inputs inputs = new Inputs(cacheDir, notices);
+    try (inputs) {
+      LoadedModule ma = inputs.load(a);
+      LoadedModule mb = inputs.load(b);
+      return GraphDiff.of(ma, mb);
+    }
+  }
+
+  /** Whether an argument is taken as a fingerprint (when no file of that name exists). */
+  static boolean looksLikeFingerprint(String text) {
+    return FINGERPRINT.matcher(text.strip()).matches();
+  }
+
+  /** Opens the cache on first need and closes it at the end. */
+  private static final class Inputs implements AutoCloseable {
+    private final Path cacheDir;
+    private final Consumer<String> notices;
+    private CacheStore store;
+
+    Inputs(Path cacheDir, Consumer<String> notices) {
+      this.cacheDir = cacheDir;
+      this.notices = notices;
+    }
+
+    LoadedModule load(String input) throws InterruptedException {
+      Path file = Path.of(input);
+      if (Files.exists(file) || !looksLikeFingerprint(input)) {
+        return HloModuleReader.forDiff().read(file);
+      }
+      if (store == null) {
+        store = CacheStore.open(cacheDir, CacheStore.Mode.READ_ONLY, Duration.ZERO, notices);
+      }
+      GraphFingerprint fp = store.resolve(input);
+      byte[] bytes = store.readGraph(fp).orElseThrow(() -> new XlacException(ExitCode.BAD_INPUT,
+          "graph " + fp.shortForm() + " in cache " + cacheDir + " cannot be read (it is damaged; "
+              + "`xlac cache verify --repair` removes it)"));
+      LoadedModule m = HloModuleReader.forDiff().parse(Path.of(fp.value()), HloFileKind.HLO_MODULE, bytes, bytes.length);
+      if (!m.fingerprint().equals(fp)) {
+        throw new XlacException(ExitCode.BAD_INPUT, "graph " + fp.shortForm() + " in cache " + cacheDir
+            + " has fingerprint " + m.fingerprint().shortForm() + " when read (the cache entry is damaged)");
+      }
+      return m;
+    }
+
+    @Override
+    public void close() {
+      if (store != null) {
+        store.close();
+      }
+    }
+  }
+}

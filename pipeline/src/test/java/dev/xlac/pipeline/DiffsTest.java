@@ -1,0 +1,56 @@
+package dev.xlac.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.hlo.GraphDiff;
+import dev.xlac.hlo.HloReadException;
+import dev.xlac.hlo.TestModules;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** How {@code xlac diff} resolves its two inputs: files first, then cache fingerprints, read-only. */
+class DiffsTest {
+  @TempDir
+  Path tmp;
+
+  @Test
+  void fingerprintShapes_areRecognised() {
+    assertThat(Diffs.looksLikeFingerprint("abcdef")).isTrue();
+    assertThat(Diffs.looksLikeFingerprint("ABCDEF12")).isTrue();
+    assertThat(Diffs.looksLikeFingerprint("hlo1:" + "0".repeat(64))).isTrue();
+    assertThat(Diffs.looksLikeFingerprint("abcde")).as("too short").isFalse();
+    assertThat(Diffs.looksLikeFingerprint("0".repeat(65))).as("too long").isFalse();
+    assertThat(Diffs.looksLikeFingerprint("step.hlo.pb")).isFalse();
+  }
+
+  @Test
+  void anExistingFile_winsOverAFingerprintOfTheSameName() throws Exception {
+    Path dir = Files.createDirectories(tmp.resolve("work"));
+    Path a = TestModules.writeDump(dir, "abcdef", TestModules.mulAdd(1f));
+    Path b = TestModules.writeDump(dir, "b.hlo.pb", TestModules.mulAdd(2f));
+    List<String> notices = new ArrayList<>();
+    Path cache = tmp.resolve("no-cache");
+    GraphDiff d = Diffs.diff(a.toString(), b.toString(), cache, notices::add);
+    assertThat(d.verdict()).startsWith("1 constant differs: f32[4] {1.0, 1.0, 1.0, 1.0} -> {2.0, 2.0, 2.0, 2.0}");
+    assertThat(notices).isEmpty();
+    assertThat(cache).as("a read-only open creates nothing, and files need no cache").doesNotExist();
+  }
+
+  @Test
+  void aMissingPrefix_andAMissingFile_areBadInput() {
+    Path cache = tmp.resolve("empty-cache");
+    assertThatThrownBy(() -> Diffs.diff("abcdef", "abcdef", cache, m -> { }))
+        .isInstanceOfSatisfying(XlacException.class, e -> assertThat(e.exitCode()).isEqualTo(ExitCode.BAD_INPUT))
+        .hasMessage("no graph in cache " + cache + " has fingerprint abcdef");
+    assertThat(cache).doesNotExist();
+    assertThatThrownBy(() -> Diffs.diff(tmp.resolve("x.pb").toString(), "abcdef", cache, m -> { }))
+        .isInstanceOf(HloReadException.class).hasMessage("cannot read " + tmp.resolve("x.pb") + ": no such file");
+  }
+}
