@@ -7,10 +7,8 @@ import dev.xlac.hlo.proto.HloProtos.HloComputationProto;
 import dev.xlac.hlo.proto.HloProtos.HloInstructionProto;
 import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
 import dev.xlac.hlo.proto.HloProtos.HloProto;
-import dev.xlac.hlo.proto.XlaDataProtos.LayoutProto;
 import dev.xlac.hlo.proto.XlaDataProtos.LiteralProto;
 import dev.xlac.hlo.proto.XlaDataProtos.OpMetadata;
-import dev.xlac.hlo.proto.XlaDataProtos.PrimitiveType;
 import dev.xlac.hlo.proto.XlaDataProtos.ShapeProto;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -46,25 +44,15 @@ public final class DiffBench {
     }
   }
 
-  private static ShapeProto f32(long... dims) {
-    ShapeProto.Builder s = ShapeProto.newBuilder().setElementType(PrimitiveType.F32);
-    LayoutProto.Builder l = LayoutProto.newBuilder();
-    for (int i = 0; i < dims.length; i++) {
-      s.addDimensions(dims[i]).addIsDynamicDimension(false);
-      l.addMinorToMajor(dims.length - 1 - i);
-    }
-    return s.setLayout(l).build();
-  }
-
   /** HashBench's layers_400k, plus one scalar constant that instruction 200,001 multiplies by. */
   static void generate(Path dir, String name, float constant) throws IOException {
     Files.createDirectories(dir);
     HloComputationProto.Builder d = HloComputationProto.newBuilder().setId(1).setName("main");
-    ShapeProto act = f32(32, 256);
+    ShapeProto act = HashBench.f32(32, 256);
     d.addInstructions(HloInstructionProto.newBuilder().setId(0).setName("p").setOpcode("parameter").setShape(act));
     long constantId = 1_000_000;
     d.addInstructions(HloInstructionProto.newBuilder().setId(constantId).setName("scale").setOpcode("constant")
-        .setShape(f32()).setLiteral(LiteralProto.newBuilder().setShape(f32()).setF32S(com.google.protobuf.ByteString
+        .setShape(HashBench.f32()).setLiteral(LiteralProto.newBuilder().setShape(HashBench.f32()).setF32S(com.google.protobuf.ByteString
             .copyFrom(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putFloat(constant).array()))));
     String[] ops = {"add", "multiply", "tanh", "exponential", "negate"};
     for (int i = 1; i < 400_000; i++) {

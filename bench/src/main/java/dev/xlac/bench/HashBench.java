@@ -51,7 +51,8 @@ public final class HashBench {
     }
   }
 
-  private static ShapeProto f32(long... dims) {
+  /** An f32 shape of {@code dims} with the default (row-major) layout. */
+  static ShapeProto f32(long... dims) {
     ShapeProto.Builder s = ShapeProto.newBuilder().setElementType(PrimitiveType.F32);
     LayoutProto.Builder l = LayoutProto.newBuilder();
     for (int i = 0; i < dims.length; i++) {
