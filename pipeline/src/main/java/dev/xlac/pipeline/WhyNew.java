@@ -60,6 +60,11 @@ public final class WhyNew {
       return change == null ? label : label + " (" + change + ")";
     }
 
+    /** The label is the diff's verdict (its first clause): no shorter reason was found. */
+    public boolean inVerdictsWords() {
+      return verdict != null && change == null && (verdict.equals(label) || verdict.startsWith(label + "; "));
+    }
+
     /** The JSON form: {@code graph}, {@code module}, {@code reason}, {@code only}, {@code relative}, {@code relative_module}, {@code verdict}, {@code compared}. */
     public Map<String, Object> toJson() {
       Map<String, Object> j = new LinkedHashMap<>();
@@ -97,7 +102,8 @@ public final class WhyNew {
     /**
      * The one line, or null when nothing was new. E.g. {@code 3 new graphs: 2 differ from cached
      * graphs only in batch size (32 -> 48: jit_train_step, jit_eval_step), 1 has no relative
-     * (jit_new_metric)}. Groups: same reason and values; the largest first, "no relative" last.
+     * (jit_new_metric)}. Groups: same reason and values ("only" when nothing else differs in any of
+     * them); the largest first, "no relative" last.
      * Null too when the cache held no other graph (a first run explains nothing).
      */
     public String line() {
@@ -106,7 +112,7 @@ public final class WhyNew {
       }
       Map<List<Object>, List<Reason>> groups = new LinkedHashMap<>();
       for (Reason r : reasons) {
-        groups.computeIfAbsent(java.util.Arrays.asList(r.relative() == null, r.label(), r.change(), r.only()),
+        groups.computeIfAbsent(java.util.Arrays.asList(r.relative() == null, r.label(), r.change()),
             k -> new ArrayList<>()).add(r);
       }
       List<List<Reason>> ordered = new ArrayList<>(groups.values());
@@ -126,18 +132,19 @@ public final class WhyNew {
     private static String clause(List<Reason> g) {
       Reason r = g.getFirst();
       int n = g.size();
+      boolean only = g.stream().allMatch(Reason::only);
       String names = names(g);
       if (r.relative() == null) {
         return n + (n == 1 ? " has" : " have") + " no relative (" + names + ")";
       }
       String head = n + (n == 1 ? " differs from a cached graph " : " differ from cached graphs ");
       if (r.change() != null) {
-        return head + (r.only() ? "only in " : "in ") + r.label() + " (" + r.change() + ": " + names + ")";
+        return head + (only ? "only in " : "in ") + r.label() + " (" + r.change() + ": " + names + ")";
       }
-      if (r.label().equals(r.verdict())) { // the diff's own words
+      if (r.inVerdictsWords()) {
         return head + "(" + r.label() + ": " + names + ")";
       }
-      return head + (r.only() ? "only in " : "in ") + r.label() + " (" + names + ")";
+      return head + (only ? "only in " : "in ") + r.label() + " (" + names + ")";
     }
 
     private static String names(List<Reason> g) {
@@ -195,7 +202,12 @@ public final class WhyNew {
     candidates.sort(Comparator.<GraphInfo, Boolean>comparing(g -> g.firstSeen().isAfter(self.firstSeen()))
         .thenComparing(Comparator.comparing(GraphInfo::lastSeen).reversed())
         .thenComparing(g -> g.fingerprint().value()));
-    return reason(store, fp, self.moduleName(), candidates, new HashMap<>());
+    LoadedModule module = load(store, fp);
+    if (module == null) {
+      throw XlacException.badInput("graph " + fp.shortForm() + " in cache " + store.directory()
+          + " cannot be read (it is damaged; `xlac cache verify --repair` removes it)");
+    }
+    return reason(store, fp, self.moduleName(), module, candidates, new HashMap<>());
   }
 
   private static Reason reason(CacheStore store, GraphFingerprint fp, String name, List<GraphInfo> candidates,
@@ -204,9 +216,14 @@ public final class WhyNew {
       return noRelative(fp, name, 0);
     }
     LoadedModule self = load(store, fp);
-    if (self == null) {
+    if (self == null) { // stored a moment ago; unreadable now explains nothing
       return noRelative(fp, name, 0);
     }
+    return reason(store, fp, name, self, candidates, loaded);
+  }
+
+  private static Reason reason(CacheStore store, GraphFingerprint fp, String name, LoadedModule self,
+      List<GraphInfo> candidates, Map<GraphFingerprint, LoadedModule> loaded) {
     GraphDiff best = null;
     GraphInfo bestInfo = null;
     long bestCost = Long.MAX_VALUE;
@@ -315,6 +332,16 @@ public final class WhyNew {
             compared);
       }
     }
+    if (params.isEmpty() && kinds.contains(GraphDiff.Kind.SHAPES)) {
+      // Nothing in changed shape but the instructions and the result: say how the result changed.
+      String ra = withoutLayout(d.a().result());
+      String rb = withoutLayout(d.b().result());
+      if (!ra.equals(rb)) {
+        boolean only = Set.of(GraphDiff.Kind.SHAPES).containsAll(kinds);
+        return new Reason(fp, name, relative, relativeModule, verdict, "result shape", ra + " -> " + rb, only,
+            compared);
+      }
+    }
     if (kinds.equals(List.of(GraphDiff.Kind.CONSTANTS))) {
       if (d.constants().size() == 1) {
         GraphDiff.ConstantChange c = d.constants().getFirst();
@@ -374,6 +401,8 @@ public final class WhyNew {
     if (a == null || b == null) {
       return false;
     }
+    a = Math.abs(a); // -1/32 -> -1/64: a mean's factor, negated
+    b = Math.abs(b);
     return (close(a, from) && close(b, to)) || (close(a, 1.0 / from) && close(b, 1.0 / to));
   }
 
@@ -404,6 +433,11 @@ public final class WhyNew {
       value = x;
     }
     return value;
+  }
+
+  /** {@code f32[8,8]} of {@code f32[8,8]{1,0}}, and so in tuples. */
+  private static String withoutLayout(String shape) {
+    return shape == null ? "" : shape.replaceAll("\\{[^{}]*\\}", "");
   }
 
   /** {@code f32} of {@code f32[8,8]{1,0}}. */
