@@ -36,6 +36,10 @@ public final class WhyNew {
   /** Names listed per group in the summary line before "and N more". */
   private static final int NAMES_SHOWN = 6;
 
+  /** Attributes that hold sizes: a change of a dimension changes them too (a slice's bounds over the batch). */
+  private static final Set<String> SIZE_FIELDS = Set.of("slice_dimensions", "dynamic_slice_sizes", "window",
+      "padding_config");
+
   private WhyNew() {}
 
   /**
@@ -112,7 +116,9 @@ public final class WhyNew {
       }
       Map<List<Object>, List<Reason>> groups = new LinkedHashMap<>();
       for (Reason r : reasons) {
-        groups.computeIfAbsent(java.util.Arrays.asList(r.relative() == null, r.label(), r.change()),
+        // The diff's own words are one group: each is too long to repeat (cache why has them).
+        groups.computeIfAbsent(r.inVerdictsWords() ? List.of("verdict")
+            : java.util.Arrays.asList(r.relative() == null, r.label(), r.change()),
             k -> new ArrayList<>()).add(r);
       }
       List<List<Reason>> ordered = new ArrayList<>(groups.values());
@@ -141,6 +147,9 @@ public final class WhyNew {
       if (r.change() != null) {
         return head + (only ? "only in " : "in ") + r.label() + " (" + r.change() + ": " + names + ")";
       }
+      if (r.inVerdictsWords() && g.stream().map(Reason::label).distinct().count() > 1) {
+        return head + "in other ways (" + names + "; see xlac cache why)";
+      }
       if (r.inVerdictsWords()) {
         return head + "(" + r.label() + ": " + names + ")";
       }
@@ -148,7 +157,10 @@ public final class WhyNew {
     }
 
     private static String names(List<Reason> g) {
-      List<String> distinct = g.stream().map(Reason::module).distinct().toList();
+      Map<String, Long> counts = g.stream().collect(Collectors.groupingBy(Reason::module, LinkedHashMap::new,
+          Collectors.counting()));
+      List<String> distinct = counts.entrySet().stream()
+          .map(e -> e.getValue() == 1 ? e.getKey() : e.getKey() + " x" + e.getValue()).toList();
       if (distinct.size() <= NAMES_SHOWN) {
         return String.join(", ", distinct);
       }
@@ -279,7 +291,13 @@ public final class WhyNew {
     if (!d.matching().matched()) {
       return Integer.MAX_VALUE + (long) Math.abs(d.a().instructions() - d.b().instructions());
     }
-    long n = d.parameters().size() + d.shapeChanges() + d.constants().size() + d.attributes().size()
+    // An entry parameter change weighs more the more dimensions it changes: of two relatives that
+    // differ in as many instructions, the one a single hyperparameter away is the nearer.
+    long n = 0;
+    for (GraphDiff.ParameterChange p : d.parameters()) {
+      n += 1000L * Math.max(1, p.dims().size());
+    }
+    n += d.shapeChanges() + d.constants().size() + d.attributes().size()
         + d.replaced().size() + d.rewired() + d.moduleFields().size();
     for (GraphDiff.InstructionGroup g : d.added()) {
       n += g.count();
@@ -302,6 +320,12 @@ public final class WhyNew {
     String verdict = d.verdict();
     List<GraphDiff.Kind> kinds = d.kinds();
     List<GraphDiff.ParameterChange> params = d.parameters();
+    if (d.a().parameters().size() != d.b().parameters().size()) {
+      Reason r = parameterCount(fp, name, relative, relativeModule, d, compared);
+      if (r != null) {
+        return r;
+      }
+    }
     boolean allResized = !params.isEmpty() && params.stream().allMatch(p -> p.from() != null && p.to() != null
         && !p.elementType() && !p.dims().isEmpty());
     if (allResized) {
@@ -349,7 +373,11 @@ public final class WhyNew {
             ? c.from() + " -> " + c.to() : null;
         return new Reason(fp, name, relative, relativeModule, verdict, "a constant", change, true, compared);
       }
-      return new Reason(fp, name, relative, relativeModule, verdict, d.constants().size() + " constants", null, true,
+      List<String> pairs = d.constants().stream().filter(c -> c.from() != null && c.to() != null
+          && c.from().length() <= 40 && c.to().length() <= 40).map(c -> c.from() + " -> " + c.to()).distinct().toList();
+      String change = pairs.isEmpty() ? null : pairs.size() <= 2 ? String.join(", ", pairs)
+          : String.join(", ", pairs.subList(0, 2)) + " and " + (pairs.size() - 2) + " more";
+      return new Reason(fp, name, relative, relativeModule, verdict, d.constants().size() + " constants", change, true,
           compared);
     }
     int added = d.added().stream().mapToInt(GraphDiff.InstructionGroup::count).sum()
@@ -374,6 +402,33 @@ public final class WhyNew {
   }
 
   /**
+   * Entry parameters added or removed where the numbering shifts (a layer's weights in the middle of a
+   * flattened pytree): when one side's parameter shapes are the other's plus some, the reason counts
+   * them and the instructions that came or went with them.
+   */
+  private static Reason parameterCount(GraphFingerprint fp, String name, GraphFingerprint relative,
+      String relativeModule, GraphDiff d, int compared) {
+    List<String> a = d.a().parameters().stream().map(p -> withoutLayout(p.shape())).toList();
+    List<String> b = d.b().parameters().stream().map(p -> withoutLayout(p.shape())).toList();
+    boolean grew = b.size() > a.size();
+    List<String> rest = new ArrayList<>(grew ? b : a);
+    for (String x : grew ? a : b) {
+      if (!rest.remove(x)) {
+        return null;
+      }
+    }
+    int k = rest.size();
+    int delta = Math.abs(d.b().instructions() - d.a().instructions());
+    String what = grew ? " added" : " removed";
+    String label = k + what + " entry parameter" + (k == 1 ? "" : "s");
+    if (delta > 0) {
+      label += " and " + delta + (d.b().instructions() > d.a().instructions() ? " added" : " removed")
+          + " instruction" + (delta == 1 ? "" : "s");
+    }
+    return new Reason(fp, name, relative, relativeModule, d.verdict(), label, null, false, compared);
+  }
+
+  /**
    * Whether the diff holds nothing but {@code kinds}, shape changes and constants that follow the
    * dimension change {@code from -> to}: a constant that changed shape, or a scalar-like one whose
    * values are the sizes or their reciprocals (a mean over the batch).
@@ -381,6 +436,10 @@ public final class WhyNew {
   private static boolean onlyFollowing(GraphDiff d, Set<GraphDiff.Kind> kinds, long from, long to) {
     for (GraphDiff.Kind k : d.kinds()) {
       if (kinds.contains(k) || k == GraphDiff.Kind.SHAPES) {
+        continue;
+      }
+      if (k == GraphDiff.Kind.ATTRIBUTES && from > 0 && d.attributes().stream()
+          .allMatch(a -> SIZE_FIELDS.containsAll(a.fields()))) {
         continue;
       }
       if (k == GraphDiff.Kind.CONSTANTS && from > 0
@@ -403,7 +462,9 @@ public final class WhyNew {
     }
     a = Math.abs(a); // -1/32 -> -1/64: a mean's factor, negated
     b = Math.abs(b);
-    return (close(a, from) && close(b, to)) || (close(a, 1.0 / from) && close(b, 1.0 / to));
+    double ratio = (double) to / from;
+    return (close(a, from) && close(b, to)) || (close(a, 1.0 / from) && close(b, 1.0 / to))
+        || (a != 0 && (close(b / a, ratio) || close(a / b, ratio))); // a mean over more than the one dimension
   }
 
   private static boolean close(double x, double y) {
