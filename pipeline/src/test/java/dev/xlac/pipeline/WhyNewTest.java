@@ -33,25 +33,33 @@ class WhyNewTest {
   private int files;
 
   /** A training-step-like graph: {@code add(multiply(p0, broadcast(c)), p1)}, then {@code extra} more adds of p1. */
-  private record Spec(String name, long batch, long seq, float constant, int extra, PrimitiveType type) {
+  private record Spec(String name, long batch, long seq, float constant, int extra, PrimitiveType type, int extraParams) {
+    Spec(String name, long batch, long seq, float constant, int extra, PrimitiveType type) {
+      this(name, batch, seq, constant, extra, type, 0);
+    }
+
+    Spec params(int n) {
+      return new Spec(name, batch, seq, constant, extra, type, n);
+    }
+
     Spec batch(long b) {
-      return new Spec(name, b, seq, constant, extra, type);
+      return new Spec(name, b, seq, constant, extra, type, extraParams);
     }
 
     Spec seq(long s) {
-      return new Spec(name, batch, s, constant, extra, type);
+      return new Spec(name, batch, s, constant, extra, type, extraParams);
     }
 
     Spec constant(float c) {
-      return new Spec(name, batch, seq, c, extra, type);
+      return new Spec(name, batch, seq, c, extra, type, extraParams);
     }
 
     Spec extra(int n) {
-      return new Spec(name, batch, seq, constant, n, type);
+      return new Spec(name, batch, seq, constant, n, type, extraParams);
     }
 
     Spec type(PrimitiveType t) {
-      return new Spec(name, batch, seq, constant, extra, t);
+      return new Spec(name, batch, seq, constant, extra, t, extraParams);
     }
   }
 
@@ -101,7 +109,25 @@ class WhyNewTest {
           .addOperandIds(last).addOperandIds(2));
       last = 7 + i;
     }
-    ProgramShapeProto ps = ProgramShapeProto.newBuilder().addParameters(s).addParameters(s).setResult(s).build();
+    ProgramShapeProto.Builder psb = ProgramShapeProto.newBuilder().addParameters(s).addParameters(s);
+    // Extra parameters come first, so the numbers of p0 and p1 shift (as a layer's weights in a pytree do).
+    for (int i = 0; i < g.extraParams(); i++) {
+      long id = 50 + i;
+      c.addInstructions(HloInstructionProto.newBuilder().setId(id).setName("w" + i).setOpcode("parameter")
+          .setShape(shape(g.type(), 7)).setParameterNumber(i));
+      psb.addParameters(shape(g.type(), 7));
+    }
+    if (g.extraParams() > 0) {
+      for (HloInstructionProto.Builder ib : c.getInstructionsBuilderList()) {
+        if (ib.getOpcode().equals("parameter") && ib.getId() < 50) {
+          ib.setParameterNumber(ib.getParameterNumber() + g.extraParams());
+        }
+      }
+      long sumId = 80;
+      c.addInstructions(HloInstructionProto.newBuilder().setId(sumId).setName("wsum").setOpcode("add")
+          .setShape(shape(g.type(), 7)).addOperandIds(50).addOperandIds(50 + g.extraParams() - 1));
+    }
+    ProgramShapeProto ps = psb.setResult(s).build();
     c.setRootId(last).setProgramShape(ps);
     return HloModuleProto.newBuilder().setName(g.name()).setId(1).setEntryComputationName("main")
         .setEntryComputationId(100).addComputations(c).setHostProgramShape(ps).build();
@@ -170,6 +196,15 @@ class WhyNewTest {
     Spec train = step("jit_train_step");
     assertThat(run(cached(train), train.extra(2)).line())
         .isEqualTo("1 new graph: 1 differs from a cached graph only in 2 added instructions (jit_train_step)");
+  }
+
+  @Test
+  void addedEntryParameters_withShiftedNumbers_areCounted() throws Exception {
+    Spec train = step("jit_train_step");
+    WhyNew.Summary s = run(cached(train), train.params(3));
+    assertThat(s.reasons().getFirst().text()).isEqualTo("3 added entry parameters and 4 added instructions");
+    assertThat(s.line()).isEqualTo("1 new graph: 1 differs from a cached graph in 3 added entry parameters and 4 added"
+        + " instructions (jit_train_step)");
   }
 
   @Test
