@@ -14,8 +14,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Why a graph is new, on real JAX runs through the real launcher: the decoder sample is dumped once
  * with its defaults, then rerun with one changed hyperparameter at a time (into the same cache, as a
  * user would), and the line after dump's summary must name that change. A renamed copy of the
- * script is the same program: nothing new, no line. Last, a one-shot parallel-compile's --report
- * carries the reason per new graph.
+ * script is the same program: nothing new, no line. The same for a PyTorch/XLA sample's batch size.
+ * Last, a one-shot parallel-compile's --report carries the reason per new graph.
  */
 class WhyNewE2ETest {
   @TempDir
@@ -76,6 +76,23 @@ class WhyNewE2ETest {
 
     assertThat(whyLine(dump(decoder(), "--dtype", "bfloat16")))
         .containsPattern("\\d+ differ from cached graphs in dtype \\(f32 -> bf16: [^)]*jit_train_step");
+  }
+
+  @Test
+  void torchXla_batchSizeRerun_namesTheBatchSize() throws Exception {
+    String script = Launcher.root().resolve("samples/torch_xla/lazy_mark_step.py").toString();
+    List<String> cmd = List.of(Launcher.root().resolve("xlac").toString(), "dump", "--frontend", "torch-xla",
+        "--cache", cache(), "--", Launcher.python(), script);
+    Launcher.Result first = Launcher.run(cmd, cpu(), 300);
+    assertThat(first.exitCode()).as(first.err()).isZero();
+    assertThat(first.out()).doesNotContain("new graph");
+    List<String> rerun = new ArrayList<>(cmd);
+    rerun.addAll(List.of("--batch-size", "12"));
+    Launcher.Result r = Launcher.run(rerun, cpu(), 300);
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(r.out().lines().toList().getLast()).as(r.out())
+        .matches("\\d+ new graphs?: \\d+ differs? from (a )?cached graphs? only in batch size \\(16 -> 12:"
+            + " SyncTensorsGraph\\.\\d+.*");
   }
 
   @Test
