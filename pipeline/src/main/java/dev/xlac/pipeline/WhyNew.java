@@ -191,10 +191,18 @@ public final class WhyNew {
     }
     byName.values().forEach(l -> l.sort(Comparator.comparing(GraphInfo::lastSeen).reversed()
         .thenComparing(g -> g.fingerprint().value())));
-    Map<GraphFingerprint, LoadedModule> loaded = new HashMap<>(); // candidates shared by graphs of one name
+    // One module name at a time, so that only its candidates are held (read once for all its new graphs).
+    Map<String, List<GraphFingerprint>> newByName = new LinkedHashMap<>();
+    newGraphs.forEach((fp, name) -> newByName.computeIfAbsent(name, k -> new ArrayList<>()).add(fp));
+    Map<GraphFingerprint, Reason> found = new HashMap<>();
+    newByName.forEach((name, fps) -> {
+      Map<GraphFingerprint, LoadedModule> loaded = new HashMap<>();
+      for (GraphFingerprint fp : fps) {
+        found.put(fp, reason(store, fp, name, byName.getOrDefault(name, List.of()), loaded));
+      }
+    });
     List<Reason> reasons = new ArrayList<>();
-    newGraphs.forEach((fp, name) -> reasons.add(reason(store, fp, name,
-        byName.getOrDefault(name, List.of()), loaded)));
+    newGraphs.keySet().forEach(fp -> reasons.add(found.get(fp)));
     return new Summary(reasons, cachedBefore);
   }
 
