@@ -21,6 +21,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.SequencedMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -247,6 +248,32 @@ class WhyNewTest {
     s = run(cached(), train.batch(48).constant(1.5f));
     assertThat(s.reasons().getFirst().text()).as("b48/c2.5 is one constant away, b32/c1.5 a batch size")
         .isEqualTo("a constant (2.5 -> 1.5)");
+  }
+
+  private static GraphFingerprint fp(int n) {
+    return new GraphFingerprint(String.format("hlo1:%064x", n));
+  }
+
+  private static WhyNew.Reason verdictOnly(int n, String module, String verdict) {
+    return new WhyNew.Reason(fp(n), module, fp(100 + n), module, verdict, verdict.split("; ", 2)[0], null, false, 1);
+  }
+
+  @Test
+  void theDiffsOwnWords_areOneGroup_andRepeatedNamesAreCounted() {
+    WhyNew.Summary one = new WhyNew.Summary(List.of(verdictOnly(1, "jit_f", "2 instructions changed opcode; 1 more")),
+        5);
+    assertThat(one.line()).isEqualTo("1 new graph: 1 differs from a cached graph (2 instructions changed opcode: jit_f)");
+    WhyNew.Summary several = new WhyNew.Summary(List.of(verdictOnly(1, "jit_f", "2 instructions changed opcode"),
+        verdictOnly(2, "jit_f", "module-level setting differs: input_output_alias"),
+        verdictOnly(3, "jit_g", "3 instructions take other operands")), 5);
+    assertThat(several.line()).isEqualTo("3 new graphs: 3 differ from cached graphs in other ways (jit_f x2, jit_g;"
+        + " see xlac cache why)");
+    List<WhyNew.Reason> many = new java.util.ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      many.add(new WhyNew.Reason(fp(i), "jit_" + i, null, null, null, "no relative", null, false, 0));
+    }
+    assertThat(new WhyNew.Summary(many, 5).line()).isEqualTo("8 new graphs: 8 have no relative (jit_0, jit_1, jit_2,"
+        + " jit_3, jit_4, jit_5 and 2 more)");
   }
 
   @Test
