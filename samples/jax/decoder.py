@@ -169,6 +169,8 @@ def main():
     parser.add_argument("--untied", action="store_true",
                         help="use a separate lm_head instead of the tied embedding matrix")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
+                        help="dtype of the parameters and optimizer state (the training step's inputs)")
     args = parser.parse_args()
     if args.d_model % args.n_heads or (args.d_model // args.n_heads) % 2:
         parser.error("--d-model must be divisible by --n-heads with an even head dim")
@@ -178,6 +180,8 @@ def main():
     k_params, k_data = jax.random.split(key)
     params = init_params(k_params, args.vocab, args.d_model, args.n_layers, args.n_heads,
                          d_ff, tie_embeddings=not args.untied)
+    if args.dtype != "float32":
+        params = jax.tree_util.tree_map(lambda p: p.astype(args.dtype), params)
     opt_state = adamw_init(params)
     tokens = synthetic_tokens(k_data, args.batch_size, args.seq_len + 1, args.vocab)
 

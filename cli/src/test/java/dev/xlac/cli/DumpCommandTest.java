@@ -103,8 +103,10 @@ class DumpCommandTest {
     CliRunner r = dump("--", "sh", "-c", copy);
     assertThat(r.exitCode()).as(r.err()).isZero();
     assertThat(r.out()).isEqualTo("dumped 4 modules from 2 processes: 3 unique graphs, 2 new, 1 already in the cache"
-        + System.lineSeparator() + "1 already compiled for pjrt:cpu" + System.lineSeparator());
+        + System.lineSeparator() + "1 already compiled for pjrt:cpu" + System.lineSeparator()
+        + "2 new graphs: 2 have no relative (jit_sqrt, jit_multiply)" + System.lineSeparator());
     CliRunner again = dump("--module-filter", "matmul|sqrt", "--", "sh", "-c", copy.replace("$d.2", "$d.3"));
-    assertThat(again.out()).startsWith("dumped 3 modules from 2 processes: 2 unique graphs, 0 new, 2 already in the cache");
+    assertThat(again.out()).startsWith("dumped 3 modules from 2 processes: 2 unique graphs, 0 new, 2 already in the cache")
+        .as("nothing new: no why-new line").doesNotContain("new graph");
   }
 }

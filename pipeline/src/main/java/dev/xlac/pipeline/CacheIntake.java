@@ -12,10 +12,12 @@ import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloReadException;
 import dev.xlac.hlo.LoadedModule;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SequencedMap;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -34,6 +36,7 @@ public final class CacheIntake implements CaptureListener {
   private final Consumer<CapturedModule> onNewGraph;
   private final Set<GraphFingerprint> unique = new LinkedHashSet<>();
   private final Set<String> processes = new TreeSet<>();
+  private final SequencedMap<GraphFingerprint, String> newGraphs = new LinkedHashMap<>();
   private int modules;
   private int added;
   private int unreadable;
@@ -78,6 +81,7 @@ public final class CacheIntake implements CaptureListener {
       }
       if (store.putGraph(entry) == PutOutcome.ADDED) { // the graph and its Neuron name in one transaction
         added++;
+        newGraphs.put(m.fingerprint(), m.moduleName());
       }
       onNewGraph.accept(m);
     } else {
@@ -98,6 +102,11 @@ public final class CacheIntake implements CaptureListener {
 
   public int uniqueGraphs() {
     return unique.size();
+  }
+
+  /** The graphs this run added to the cache (fingerprint -> module name), in the order they were added. */
+  public SequencedMap<GraphFingerprint, String> newGraphs() {
+    return java.util.Collections.unmodifiableSequencedMap(newGraphs);
   }
 
   /** Dumped files that could not be read. */

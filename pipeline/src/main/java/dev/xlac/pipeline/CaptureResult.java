@@ -16,14 +16,16 @@ import java.util.Map;
  * @param keptDumps where the raw dumps were kept ({@code --keep-dumps}), or null
  * @param unreadable dumped files that could not be read (each was reported as it happened)
  * @param exitStatus xlac dump's exit status
+ * @param whyNew why each graph the run added to the cache was new ({@link WhyNew}); empty when none was
  */
 public record CaptureResult(NotRunnable notRunnable, List<String> notes, String summary,
-    Map<String, Integer> alreadyCompiled, Path keptDumps, CommandEnding ending, int unreadable, int exitStatus) {
+    Map<String, Integer> alreadyCompiled, Path keptDumps, CommandEnding ending, int unreadable, int exitStatus,
+    WhyNew.Summary whyNew) {
 
   /** The command was not found (127) or cannot be run (126). */
   public record NotRunnable(int status, String message) {}
 
   static CaptureResult notRunnable(NotRunnable why) {
-    return new CaptureResult(why, List.of(), "", Map.of(), null, null, 0, why.status());
+    return new CaptureResult(why, List.of(), "", Map.of(), null, null, 0, why.status(), WhyNew.Summary.NONE);
   }
 }

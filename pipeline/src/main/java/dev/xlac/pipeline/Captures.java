@@ -25,7 +25,8 @@ public final class Captures {
       // A failure that --ignore-script-errors let pass is 0, even with unreadable dumps.
       ExitCode otherwise = !ending.failed() && intake.unreadable() > 0 ? ExitCode.BAD_INPUT : ExitCode.OK;
       return new CaptureResult(null, traced.outcome().notes(), intake.summary(), intake.alreadyCompiled(),
-          source.keptDumps(), ending, intake.unreadable(), ending.exitStatus(otherwise));
+          source.keptDumps(), ending, intake.unreadable(), ending.exitStatus(otherwise),
+          WhyNew.explain(store, intake.newGraphs()));
     }
   }
 }

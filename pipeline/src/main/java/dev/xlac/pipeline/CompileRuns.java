@@ -132,9 +132,11 @@ public final class CompileRuns {
         feed.cancel();
       }
       RunReport report = finishRun(feed.finish(), start, setup);
+      WhyNew.Summary whyNew = WhyNew.explain(store, intake.newGraphs()); // after the report's wall time
+      report = report.withReasons(whyNew);
       CommandEnding ending = CommandEnding.of(trace.command(), traced.outcome(), intake, trace.ignoreScriptErrors());
       CaptureResult capture = new CaptureResult(null, traced.outcome().notes(), intake.summary(), Map.of(),
-          source.keptDumps(), ending, intake.unreadable(), 0);
+          source.keptDumps(), ending, intake.unreadable(), 0, whyNew);
       return new OneShotResult(capture, report);
     } finally {
       listener.close();

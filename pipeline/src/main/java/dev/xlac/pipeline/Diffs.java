@@ -45,6 +45,18 @@ public final class Diffs {
     }
   }
 
+  /**
+   * {@code xlac cache why FINGERPRINT}: why this graph of the cache is not one of the others, against
+   * its nearest relative of the same module name ({@link WhyNew#explainOne}).
+   *
+   * @param fingerprint a fingerprint or a unique prefix of at least 6 hex digits
+   * @throws XlacException exit code 2 when it is not a fingerprint, names no graph or more than one,
+   *     or the graph cannot be read
+   */
+  public static WhyNew.Reason why(CacheStore store, String fingerprint) {
+    return WhyNew.explainOne(store, store.resolve(fingerprint));
+  }
+
   /** Whether an argument is taken as a fingerprint (when no file of that name exists). */
   static boolean looksLikeFingerprint(String text) {
     return FINGERPRINT.matcher(text.strip()).matches();

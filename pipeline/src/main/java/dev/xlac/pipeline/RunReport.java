@@ -3,6 +3,7 @@ package dev.xlac.pipeline;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.FailureKind;
+import dev.xlac.hlo.GraphFingerprint;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -13,11 +14,23 @@ import java.util.Map;
 /**
  * The outcome of a whole run: every graph considered (compiled, cached or failed), the wall time
  * and the job count; and its renderings: summary lines, the JSON report and JUnit XML.
+ *
+ * @param reasons why each graph the run added to the cache was new (one-shot runs; {@link WhyNew}), by fingerprint
  */
-public record RunReport(List<GraphResult> graphs, Duration wall, int jobs) {
+public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<GraphFingerprint, WhyNew.Reason> reasons) {
 
   public RunReport {
     graphs = List.copyOf(graphs);
+    reasons = Map.copyOf(reasons);
+  }
+
+  public RunReport(List<GraphResult> graphs, Duration wall, int jobs) {
+    this(graphs, wall, jobs, Map.of());
+  }
+
+  /** This report with the reasons of a run's new graphs. */
+  public RunReport withReasons(WhyNew.Summary why) {
+    return new RunReport(graphs, wall, jobs, why.byGraph());
   }
 
   public int total() {
@@ -107,7 +120,9 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs) {
    * {@code fingerprint}, {@code module}, {@code status} ({@code compiled|cached|failed}),
    * {@code compile_seconds}, {@code error} (null unless failed), {@code failure_kind} (null, a
    * driver's kind such as {@code compile-error} or {@code crash}, {@code earlier-failure} or
-   * {@code not-run}) and {@code attempts}.
+   * {@code not-run}), {@code attempts}, {@code reason} (null unless the run added the graph to the
+   * cache, else why it was new: {@link WhyNew.Reason#text()}, e.g. {@code batch size (32 -> 48)} or
+   * {@code no relative}) and {@code relative} (the nearest cached graph's fingerprint, or null).
    */
   public Map<String, Object> toJson() {
     Map<String, Object> m = new LinkedHashMap<>();
@@ -128,6 +143,9 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs) {
       r.put("error", g.error());
       r.put("failure_kind", failureKind(g));
       r.put("attempts", g.attempts());
+      WhyNew.Reason why = reasons.get(g.fingerprint());
+      r.put("reason", why == null ? null : why.text());
+      r.put("relative", why == null || why.relative() == null ? null : why.relative().value());
       rows.add(r);
     }
     m.put("graphs", rows);

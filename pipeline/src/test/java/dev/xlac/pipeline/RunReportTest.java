@@ -78,6 +78,22 @@ class RunReportTest {
   }
 
   @Test
+  void json_carriesWhyEachNewGraphWasNew_andNullForTheOthers() {
+    WhyNew.Reason batch = new WhyNew.Reason(fp(1), "jit_step", fp(7), "jit_step", "entry parameter 0: ...",
+        "batch size", "32 -> 48", true, 1);
+    WhyNew.Reason none = new WhyNew.Reason(fp(3), "jit_<bad>&\"q\"", null, null, null, "no relative", null, false, 0);
+    @SuppressWarnings("unchecked")
+    List<Map<String, Object>> graphs = (List<Map<String, Object>>) REPORT
+        .withReasons(new WhyNew.Summary(List.of(batch, none), 1)).toJson().get("graphs");
+    assertThat(graphs.get(0)).containsEntry("reason", "batch size (32 -> 48)").containsEntry("relative", fp(7).value());
+    assertThat(graphs.get(1)).containsEntry("reason", null).containsEntry("relative", null);
+    assertThat(graphs.get(2)).containsEntry("reason", "no relative").containsEntry("relative", null);
+    @SuppressWarnings("unchecked")
+    List<Map<String, Object>> plain = (List<Map<String, Object>>) REPORT.toJson().get("graphs");
+    assertThat(plain).allSatisfy(g -> assertThat(g).containsEntry("reason", null));
+  }
+
+  @Test
   void junit_parses_withEscapedTextAndOneTestcasePerGraph() throws Exception {
     String xml = REPORT.toJunitXml();
     Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder()

@@ -32,6 +32,7 @@ public final class CacheCommand implements Runnable {
     m.put("import", CacheImportCommand.class);
     m.put("verify", CacheVerifyCommand.class);
     m.put("log", CacheLogCommand.class);
+    m.put("why", CacheWhyCommand.class);
     m.put("rm", CacheRmCommand.class);
     m.put("clear", CacheClearCommand.class);
     m.put("config", CacheConfigCommand.class);

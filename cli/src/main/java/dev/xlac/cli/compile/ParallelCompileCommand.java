@@ -102,6 +102,7 @@ public final class ParallelCompileCommand implements Callable<Integer> {
     }
     CaptureReport.print(r.capture(), cache.out(), cache.err());
     print(r.report());
+    CaptureReport.whyNew(r.capture(), cache.out());
     CaptureReport.ending(r.capture(), cache.err());
     return r.exitStatus();
   }

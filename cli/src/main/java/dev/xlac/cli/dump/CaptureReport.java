@@ -30,6 +30,18 @@ public final class CaptureReport {
     out.flush();
   }
 
+  /**
+   * Why the run's new graphs were new, in one line after the summary lines (stdout, like them); nothing
+   * when no graph was new.
+   */
+  public static void whyNew(CaptureResult r, PrintWriter out) {
+    String line = r.whyNew().line();
+    if (line != null) {
+      out.println(line);
+      out.flush();
+    }
+  }
+
   /** How the command ended, when there is something to say (on stderr). */
   public static void ending(CaptureResult r, PrintWriter err) {
     if (r.ending().line() != null) {

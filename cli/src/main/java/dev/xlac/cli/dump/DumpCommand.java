@@ -49,6 +49,7 @@ public final class DumpCommand implements Callable<Integer> {
       return CaptureReport.notRunnable(r, err);
     }
     CaptureReport.print(r, cache.out(), err);
+    CaptureReport.whyNew(r, cache.out());
     CaptureReport.ending(r, err);
     return r.exitStatus();
   }

@@ -1,0 +1,62 @@
+package dev.xlac.cli.cache;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.core.Json;
+import dev.xlac.pipeline.Diffs;
+import dev.xlac.pipeline.WhyNew;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "why", mixinStandardHelpOptions = true,
+    description = {"Say why one graph of the cache is not a cache hit for the others: its nearest relative and"
+        + " what differs.",
+        "The relatives are the other graphs of the same module name (those first seen before it first, then the most"
+            + " recently seen; at most 8 are compared, by the structural diff of 'xlac diff'). The nearest is the one"
+            + " with the fewest changes; the reason names what differs in a few words: batch size (32 -> 48),"
+            + " sequence length, dtype (f32 -> bf16), a constant (1.5 -> 2.5), N added or removed instructions, else"
+            + " the diff's verdict; 'no relative' when no other graph has that module name. xlac dump and one-shot"
+            + " parallel-compile print the same, grouped, for every new graph of a run."},
+    footer = {"%nText: the graph, the reason, the relative and the diff's verdict (xlac diff RELATIVE GRAPH shows"
+        + " the details). With --json, one object with the keys graph, module, reason, only, relative,"
+        + " relative_module, verdict and compared.",
+        "%nExit codes: 0 (with or without a relative), 2 not a fingerprint, no such graph, an ambiguous prefix or a"
+            + " damaged graph, 3 cache unusable."})
+final class CacheWhyCommand implements Callable<Integer> {
+  @Parameters(paramLabel = "FINGERPRINT", description = "A fingerprint, or a unique prefix of at least 6 hex digits.")
+  String fingerprint;
+
+  @Option(names = "--json", description = "Print a JSON object instead of text.")
+  boolean json;
+
+  @Mixin
+  CacheOptions cache;
+
+  @Override
+  public Integer call() throws InterruptedException {
+    WhyNew.Reason r;
+    try (CacheStore store = cache.openReadOnly()) {
+      r = Diffs.why(store, fingerprint);
+    }
+    PrintWriter out = cache.out();
+    if (json) {
+      out.println(Json.write(r.toJson()));
+      out.flush();
+      return 0;
+    }
+    out.printf("graph:     %s (%s)%n", r.graph().value(), r.module());
+    if (r.relative() == null) {
+      out.printf("why new:   no relative (no other readable graph in the cache is named %s)%n", r.module());
+    } else {
+      out.printf("why new:   differs from its nearest relative%s%s%n", r.inVerdictsWords() ? ": "
+          : r.only() ? " only in " : " in ", r.text());
+      out.printf("relative:  %s (%s; %d compared)%n", r.relative().value(), r.relativeModule(), r.compared());
+      out.printf("verdict:   %s%n", r.verdict());
+    }
+    out.flush();
+    return 0;
+  }
+}

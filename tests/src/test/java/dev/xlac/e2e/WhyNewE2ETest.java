@@ -1,0 +1,113 @@
+package dev.xlac.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Why a graph is new, on real JAX runs through the real launcher: the decoder sample is dumped once
+ * with its defaults, then rerun with one changed hyperparameter at a time (into the same cache, as a
+ * user would), and the line after dump's summary must name that change. A renamed copy of the
+ * script is the same program: nothing new, no line. The same for a PyTorch/XLA sample's batch size.
+ * Last, a one-shot parallel-compile's --report carries the reason per new graph.
+ */
+class WhyNewE2ETest {
+  @TempDir
+  Path work;
+
+  private static Map<String, String> cpu() {
+    return Map.of("JAX_PLATFORMS", "cpu", "PJRT_DEVICE", "CPU");
+  }
+
+  private String cache() {
+    return work.resolve("cache").toString();
+  }
+
+  private static String decoder() {
+    return Launcher.root().resolve("samples/jax/decoder.py").toString();
+  }
+
+  private Launcher.Result dump(String script, String... args) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of(Launcher.root().resolve("xlac").toString(), "dump", "--cache", cache(),
+        "--", Launcher.python(), script, "--steps", "1"));
+    cmd.addAll(List.of(args));
+    Launcher.Result r = Launcher.run(cmd, cpu(), 300);
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(r.out()).contains("done: decoder steps=1");
+    return r;
+  }
+
+  /** The why-new line: the last line of stdout, right after dump's summary. */
+  private static String whyLine(Launcher.Result r) {
+    List<String> lines = r.out().lines().toList();
+    assertThat(lines.get(lines.size() - 2)).as(r.out()).startsWith("dumped ");
+    return lines.getLast();
+  }
+
+  @Test
+  void decoder_rerunWithOneChangedHyperparameter_namesTheChange() throws Exception {
+    Launcher.Result first = dump(decoder());
+    assertThat(first.out()).contains(" new, 0 already in the cache").doesNotContain("new graph");
+
+    Path renamed = Files.copy(Path.of(decoder()), work.resolve("my_renamed_decoder.py"));
+    Launcher.Result same = dump(renamed.toString());
+    assertThat(same.out()).as("a renamed script is the same program").contains(" 0 new, ")
+        .doesNotContain("new graph");
+
+    assertThat(whyLine(dump(decoder(), "--batch-size", "12"))).startsWith("5 new graphs: ")
+        .containsPattern("\\d+ differ from cached graphs only in batch size \\(8 -> 12: [^)]*jit_train_step");
+
+    assertThat(whyLine(dump(decoder(), "--seq-len", "32")))
+        .as("the tokens are seq_len + 1 long: the graph's own sizes")
+        .containsPattern("\\d+ differ from cached graphs (only )?in sequence length \\(65 -> 33: [^)]*jit_train_step");
+
+    assertThat(whyLine(dump(decoder(), "--lr", "1e-3")))
+        .isEqualTo("1 new graph: 1 differs from a cached graph only in 5 constants (0.003 -> 0.001: jit_train_step)");
+
+    assertThat(whyLine(dump(decoder(), "--n-layers", "3"))).as("one more layer: 9 weights, their Adam m and v")
+        .containsPattern("1 differs from a cached graph in 27 added entry parameters and \\d+ added instructions"
+            + " \\(jit_train_step\\)");
+
+    assertThat(whyLine(dump(decoder(), "--dtype", "bfloat16")))
+        .containsPattern("\\d+ differ from cached graphs in dtype \\(f32 -> bf16: [^)]*jit_train_step");
+  }
+
+  @Test
+  void torchXla_batchSizeRerun_namesTheBatchSize() throws Exception {
+    String script = Launcher.root().resolve("samples/torch_xla/lazy_mark_step.py").toString();
+    List<String> cmd = List.of(Launcher.root().resolve("xlac").toString(), "dump", "--frontend", "torch-xla",
+        "--cache", cache(), "--", Launcher.python(), script);
+    Launcher.Result first = Launcher.run(cmd, cpu(), 300);
+    assertThat(first.exitCode()).as(first.err()).isZero();
+    assertThat(first.out()).doesNotContain("new graph");
+    List<String> rerun = new ArrayList<>(cmd);
+    rerun.addAll(List.of("--batch-size", "12"));
+    Launcher.Result r = Launcher.run(rerun, cpu(), 300);
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(r.out().lines().toList().getLast()).as(r.out())
+        .matches("\\d+ new graphs?: \\d+ differs? from (a )?cached graphs? only in batch size \\(16 -> 12:"
+            + " SyncTensorsGraph\\.\\d+.*");
+  }
+
+  @Test
+  void oneShot_reportCarriesTheReasonPerNewGraph() throws Exception {
+    dump(decoder());
+    Path report = work.resolve("report.json");
+    Launcher.Result r = Launcher.run(List.of(Launcher.root().resolve("xlac").toString(), "parallel-compile",
+        "--cache", cache(), "--plugin", Launcher.cpuPlugin(), "--report", report.toString(), "--",
+        Launcher.python(), decoder(), "--steps", "1", "--lr", "1e-3"), cpu(), 300);
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    List<String> lines = r.out().lines().toList();
+    assertThat(lines.get(lines.size() - 2)).startsWith("wall ");
+    assertThat(lines.getLast())
+        .isEqualTo("1 new graph: 1 differs from a cached graph only in 5 constants (0.003 -> 0.001: jit_train_step)");
+    String json = Files.readString(report);
+    assertThat(json).contains("\"reason\": \"5 constants (0.003 -> 0.001)\"").contains("\"relative\": \"hlo1:");
+  }
+}
