@@ -5,11 +5,9 @@
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-XLAC_ROOT="$ROOT"
-xlac_mvn -q -pl bench,cli -am package -DskipTests >&2
+bench_classpath
 work="${1:-$(mktemp -d)}"
 mkdir -p "$work"
-cp="$XLAC_ROOT/bench/target/xlac-bench-0.1.0-SNAPSHOT.jar:$(ls "$XLAC_ROOT"/cli/target/lib/*.jar | tr '\n' ':')"
-java=("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseSerialGC -cp "$cp" dev.xlac.bench.DiffBench)
+java=("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseSerialGC -cp "$CP" dev.xlac.bench.DiffBench)
 [[ -f "$work/layers_400k_c2.hlo.pb" ]] || "${java[@]}" generate "$work" >&2
 "${java[@]}" time "$work/layers_400k_c1.hlo.pb" "$work/layers_400k_c2.hlo.pb" 5

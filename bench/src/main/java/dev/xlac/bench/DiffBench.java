@@ -3,16 +3,7 @@ package dev.xlac.bench;
 import dev.xlac.hlo.GraphDiff;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
-import dev.xlac.hlo.proto.HloProtos.HloComputationProto;
-import dev.xlac.hlo.proto.HloProtos.HloInstructionProto;
-import dev.xlac.hlo.proto.HloProtos.HloModuleProto;
-import dev.xlac.hlo.proto.HloProtos.HloProto;
-import dev.xlac.hlo.proto.XlaDataProtos.LiteralProto;
-import dev.xlac.hlo.proto.XlaDataProtos.OpMetadata;
-import dev.xlac.hlo.proto.XlaDataProtos.ShapeProto;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -47,31 +38,7 @@ public final class DiffBench {
   /** HashBench's layers_400k, plus one scalar constant that instruction 200,001 multiplies by. */
   static void generate(Path dir, String name, float constant) throws IOException {
     Files.createDirectories(dir);
-    HloComputationProto.Builder d = HloComputationProto.newBuilder().setId(1).setName("main");
-    ShapeProto act = HashBench.f32(32, 256);
-    d.addInstructions(HloInstructionProto.newBuilder().setId(0).setName("p").setOpcode("parameter").setShape(act));
-    long constantId = 1_000_000;
-    d.addInstructions(HloInstructionProto.newBuilder().setId(constantId).setName("scale").setOpcode("constant")
-        .setShape(HashBench.f32()).setLiteral(LiteralProto.newBuilder().setShape(HashBench.f32()).setF32S(com.google.protobuf.ByteString
-            .copyFrom(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putFloat(constant).array()))));
-    String[] ops = {"add", "multiply", "tanh", "exponential", "negate"};
-    for (int i = 1; i < 400_000; i++) {
-      HloInstructionProto.Builder in = HloInstructionProto.newBuilder().setId(i).setName(ops[i % 5] + "." + i)
-          .setOpcode(ops[i % 5]).setShape(act).addOperandIds(i - 1)
-          .setMetadata(OpMetadata.newBuilder().setOpName("jit(train_step)/layer_" + (i / 20) + "/" + ops[i % 5])
-              .setSourceFile("/home/user/models/deep.py").setSourceLine(100 + i % 700));
-      if (i == 200_001) {
-        in.addOperandIds(constantId);
-      } else if (i % 5 < 2) {
-        in.addOperandIds(Math.max(0, i - 7));
-      }
-      d.addInstructions(in);
-    }
-    d.setRootId(399_999);
-    Path f = dir.resolve(name);
-    Files.write(f, HloProto.newBuilder().setHloModule(HloModuleProto.newBuilder().setName("layers")
-        .setEntryComputationId(1).addComputations(d)).build().toByteArray());
-    System.out.printf(Locale.ROOT, "wrote %s (%.1f MB)%n", f, Files.size(f) / 1e6);
+    HashBench.write(dir.resolve(name), HashBench.layers(constant));
   }
 
   static void time(Path a, Path b, int reps) {

@@ -94,26 +94,43 @@ public final class HashBench {
         .addComputations(c).build());
 
     // 2. Many layers: 400,000 small instructions with source metadata, as a deep network's step looks.
+    write(dir.resolve("layers_400k.hlo.pb"), layers(null));
+  }
+
+  /**
+   * The many-layers module: 400,000 small instructions with source metadata, as a deep network's step looks. With
+   * {@code constant} not null it also holds a scalar constant of that value, which instruction 200,001 takes as its
+   * second operand (the diff benchmark's one-constant variants).
+   */
+  static HloModuleProto layers(Float constant) {
     HloComputationProto.Builder d = HloComputationProto.newBuilder().setId(1).setName("main");
     ShapeProto act = f32(32, 256);
     d.addInstructions(HloInstructionProto.newBuilder().setId(0).setName("p").setOpcode("parameter").setShape(act));
+    long constantId = 1_000_000;
+    if (constant != null) {
+      d.addInstructions(HloInstructionProto.newBuilder().setId(constantId).setName("scale").setOpcode("constant")
+          .setShape(f32()).setLiteral(dev.xlac.hlo.proto.XlaDataProtos.LiteralProto.newBuilder().setShape(f32())
+              .setF32S(com.google.protobuf.ByteString.copyFrom(java.nio.ByteBuffer.allocate(4)
+                  .order(java.nio.ByteOrder.LITTLE_ENDIAN).putFloat(constant).array()))));
+    }
     String[] ops = {"add", "multiply", "tanh", "exponential", "negate"};
     for (int i = 1; i < 400_000; i++) {
       HloInstructionProto.Builder in = HloInstructionProto.newBuilder().setId(i).setName(ops[i % 5] + "." + i)
           .setOpcode(ops[i % 5]).setShape(act).addOperandIds(i - 1)
           .setMetadata(OpMetadata.newBuilder().setOpName("jit(train_step)/layer_" + (i / 20) + "/" + ops[i % 5])
               .setSourceFile("/home/user/models/deep.py").setSourceLine(100 + i % 700));
-      if (i % 5 < 2) {
+      if (constant != null && i == 200_001) {
+        in.addOperandIds(constantId);
+      } else if (i % 5 < 2) {
         in.addOperandIds(Math.max(0, i - 7));
       }
       d.addInstructions(in);
     }
     d.setRootId(399_999);
-    write(dir.resolve("layers_400k.hlo.pb"), HloModuleProto.newBuilder().setName("layers").setEntryComputationId(1)
-        .addComputations(d).build());
+    return HloModuleProto.newBuilder().setName("layers").setEntryComputationId(1).addComputations(d).build();
   }
 
-  private static void write(Path f, HloModuleProto m) throws IOException {
+  static void write(Path f, HloModuleProto m) throws IOException {
     Files.write(f, HloProto.newBuilder().setHloModule(m).build().toByteArray());
     System.out.printf(Locale.ROOT, "wrote %s (%.1f MB)%n", f, Files.size(f) / 1e6);
   }
