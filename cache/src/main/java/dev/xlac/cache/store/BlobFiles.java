@@ -142,7 +142,7 @@ final class BlobFiles {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
       long size = ch.size();
       ByteBuffer h = read(ch, 0, HEADER_BYTES);
-      if (h == null || h.getInt(0) != MAGIC || h.getInt(4) != 1) {
+      if (!isHeader(h)) {
         return new FileScan(file, number, -1, false, false, size, List.of(), 0,
             h == null ? "it is shorter than a blob file header (truncated)" : "its header is damaged");
       }
@@ -153,13 +153,18 @@ final class BlobFiles {
     }
   }
 
+  /** A blob file header of the one version xlac reads: the magic number and version 1; false for null. */
+  private static boolean isHeader(ByteBuffer h) {
+    return h != null && h.getInt(0) == MAGIC && h.getInt(4) == 1;
+  }
+
   /** Reads one blob file's structure: its header, every record header it can find, its footer. */
   static FileScan scan(Path file) throws IOException {
     long number = fileNumber(file);
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
       long size = ch.size();
       ByteBuffer h = read(ch, 0, HEADER_BYTES);
-      if (h == null || h.getInt(0) != MAGIC || h.getInt(4) != 1) {
+      if (!isHeader(h)) {
         return new FileScan(file, number, -1, false, false, size, List.of(), 0,
             h == null ? "shorter than a blob file header" : "no blob file header");
       }

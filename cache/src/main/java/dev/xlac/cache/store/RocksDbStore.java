@@ -543,6 +543,19 @@ public final class RocksDbStore implements AutoCloseable {
     return v;
   }
 
+  /**
+   * What reads go to: the writer's database (which must be open), or the reader's view, which is null while the
+   * directory holds no database yet.
+   */
+  private View readView() {
+    return writable ? primary() : view;
+  }
+
+  /** {@code cf}'s handle in {@code v}; null without a view, or for a family its writer has not created yet. */
+  private static ColumnFamilyHandle handle(View v, Cf cf) {
+    return v == null ? null : v.handles().get(cf);
+  }
+
   /** The writer's disk reserve (null for a reader). */
   DiskReserve reserve() {
     return reserve;
@@ -561,8 +574,8 @@ public final class RocksDbStore implements AutoCloseable {
     checkOpen();
     users.enter();
     try {
-      View v = writable ? primary() : view;
-      ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
+      View v = readView();
+      ColumnFamilyHandle h = handle(v, cf);
       if (h == null) {
         return null;
       }
@@ -583,8 +596,8 @@ public final class RocksDbStore implements AutoCloseable {
     checkOpen();
     users.enter();
     try {
-      View v = writable ? primary() : view;
-      ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
+      View v = readView();
+      ColumnFamilyHandle h = handle(v, cf);
       if (h == null) {
         return -1;
       }
@@ -808,8 +821,8 @@ public final class RocksDbStore implements AutoCloseable {
     users.enter(); // until the cursor is closed: its iterator must not outlive its database
     boolean handedOut = false;
     try {
-      View v = writable ? primary() : view;
-      ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
+      View v = readView();
+      ColumnFamilyHandle h = handle(v, cf);
       if (h == null) {
         return new Cursor(null, cf.cfName); // no database, or a family its writer has not created yet: empty
       }
@@ -949,7 +962,7 @@ public final class RocksDbStore implements AutoCloseable {
     checkOpen();
     users.enter();
     try {
-      View v = writable ? primary() : view;
+      View v = readView();
       long garbage = 0;
       for (Cf cf : Cf.values()) {
         ColumnFamilyHandle h = v == null || !cf.blobs ? null : v.handles().get(cf);
@@ -1059,7 +1072,7 @@ public final class RocksDbStore implements AutoCloseable {
    */
   int familyId(Cf cf) {
     View v = view;
-    ColumnFamilyHandle h = v == null ? null : v.handles().get(cf);
+    ColumnFamilyHandle h = handle(v, cf);
     return h == null ? -1 : h.getID();
   }
 
