@@ -49,17 +49,10 @@ final class DiffCommand implements Callable<Integer> {
   @Mixin
   CacheOptions cache;
 
-  @picocli.CommandLine.Spec
-  picocli.CommandLine.Model.CommandSpec spec;
-
   @Override
   public Integer call() throws InterruptedException {
-    PrintWriter err = spec.commandLine().getErr();
-    GraphDiff d = Diffs.diff(a, b, cache.directory(), m -> {
-      err.println("xlac: " + m);
-      err.flush();
-    });
-    PrintWriter out = spec.commandLine().getOut();
+    GraphDiff d = Diffs.diff(a, b, cache::openReadOnly);
+    PrintWriter out = cache.out();
     if (json) {
       out.println(Json.write(d.toJson()));
     } else {

@@ -410,10 +410,10 @@ final class CanonicalWireEncoder {
       case WireSchema.INSTRUCTION -> {
         if (spans != null) {
           spans.enterReferences();
-          references(number);
+        }
+        references(number);
+        if (spans != null) {
           spans.exitReferences();
-        } else {
-          references(number);
         }
       }
       case WireSchema.SHAPE -> {

@@ -169,7 +169,7 @@ final class GraphDiffer {
       Map<String, Integer> deltas = opcodeDeltas();
       List<Kind> kinds = new ArrayList<>();
       List<String> clauses = new ArrayList<>();
-      verdict(kinds, clauses);
+      verdict(kinds, clauses, deltas);
       String line = clauses.size() <= 3 ? String.join("; ", clauses)
           : String.join("; ", clauses.subList(0, 3)) + "; and " + (clauses.size() - 3) + " more kinds of difference";
       boolean matched = m.unmatchedReason == null;
@@ -380,7 +380,7 @@ final class GraphDiffer {
       }
     }
 
-    private void verdict(List<Kind> kinds, List<String> clauses) {
+    private void verdict(List<Kind> kinds, List<String> clauses, Map<String, Integer> deltas) {
       int addedCount = added.values().stream().mapToInt(Integer::intValue).sum();
       int removedCount = removed.values().stream().mapToInt(Integer::intValue).sum();
       if (!parameters.isEmpty()) {
@@ -458,7 +458,6 @@ final class GraphDiffer {
         kinds.clear();
         clauses.clear();
         kinds.add(Kind.UNMATCHED);
-        Map<String, Integer> deltas = opcodeDeltas();
         String summary = deltas.isEmpty() ? "same opcode counts" : deltas.entrySet().stream().limit(4)
             .map(e -> (e.getValue() > 0 ? "+" : "") + e.getValue() + " `" + e.getKey() + "`")
             .collect(Collectors.joining(", ")) + (deltas.size() > 4 ? ", ..." : "");
@@ -514,13 +513,13 @@ final class GraphDiffer {
 
   private static String describe(ParameterChange p) {
     if (p.from() == null) {
-      return "entry parameter " + p.number() + " added: " + withoutLayout(p.to());
+      return "entry parameter " + p.number() + " added: " + HloShapes.withoutLayout(p.to());
     }
     if (p.to() == null) {
-      return "entry parameter " + p.number() + " removed: " + withoutLayout(p.from());
+      return "entry parameter " + p.number() + " removed: " + HloShapes.withoutLayout(p.from());
     }
-    String from = withoutLayout(p.from());
-    String to = withoutLayout(p.to());
+    String from = HloShapes.withoutLayout(p.from());
+    String to = HloShapes.withoutLayout(p.to());
     String s = "entry parameter " + p.number() + ": " + (from.equals(to) ? p.from() + " -> " + p.to() : from + " -> " + to);
     if (!p.dims().isEmpty() && !p.elementType()) {
       s += " (" + p.dims().stream().map(d -> "dim " + d.dim() + ": " + d.from() + " -> " + d.to())
@@ -529,14 +528,9 @@ final class GraphDiffer {
     return s;
   }
 
-  /** A shape as XLA's text writes it, without its layouts ({@code f32[8,8]{1,0}} is {@code f32[8,8]}). */
-  static String withoutLayout(String shape) {
-    return shape.replaceAll("\\{[^{}]*\\}", "");
-  }
-
   /** A shape for the verdict: without layouts, and a scalar as {@code scalar f32}. */
   static String brief(String shape) {
-    String s = withoutLayout(shape);
+    String s = HloShapes.withoutLayout(shape);
     return s.endsWith("[]") && !s.startsWith("(") ? "scalar " + s.substring(0, s.length() - 2) : s;
   }
 

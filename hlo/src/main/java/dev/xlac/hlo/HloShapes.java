@@ -63,4 +63,12 @@ public final class HloShapes {
     }
     return (Math.multiplyExact(elements, bitWidth(s.getElementType())) + 7) / 8;
   }
+
+  /**
+   * A shape as XLA's text writes it, without its layouts: {@code f32[8,8]{1,0}} is {@code f32[8,8]}; null is the
+   * empty string.
+   */
+  public static String withoutLayout(String shape) {
+    return shape == null ? "" : shape.replaceAll("\\{[^{}]*\\}", "");
+  }
 }

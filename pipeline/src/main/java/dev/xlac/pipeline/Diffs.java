@@ -10,8 +10,6 @@ import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -30,14 +28,12 @@ public final class Diffs {
   /**
    * Reads A and B and compares them.
    *
-   * @param cacheDir the cache to look fingerprints up in
-   * @param notices one-line notes for the user (damaged cache entries met while reading)
+   * @param cache opens the cache to look fingerprints up in (read-only), called only when an input needs it
    * @throws XlacException exit code 2 ({@link ExitCode#BAD_INPUT}) when an input cannot be read, is
    *     not in the cache or names more than one graph; the message names the input and the reason
    */
-  public static GraphDiff diff(String a, String b, Path cacheDir, Consumer<String> notices)
-      throws InterruptedException {
-    Inputs inputs = new Inputs(cacheDir, notices);
+  public static GraphDiff diff(String a, String b, CacheOpener cache) throws InterruptedException {
+    Inputs inputs = new Inputs(cache);
     try (inputs) {
       LoadedModule ma = inputs.load(a);
       LoadedModule mb = inputs.load(b);
@@ -62,15 +58,31 @@ public final class Diffs {
     return FINGERPRINT.matcher(text.strip()).matches();
   }
 
+  /**
+   * A graph of the cache read for diffing (with the part hashes {@link GraphDiff} needs), checked against its
+   * fingerprint.
+   *
+   * @throws XlacException exit code 2 when its bytes cannot be read or do not have that fingerprint
+   */
+  static LoadedModule readForDiff(CacheStore store, GraphFingerprint fp) {
+    byte[] bytes = store.readGraph(fp).orElseThrow(() -> new XlacException(ExitCode.BAD_INPUT,
+        "graph " + fp.shortForm() + " in cache " + store.directory() + " cannot be read (it is damaged; "
+            + "`xlac cache verify --repair` removes it)"));
+    LoadedModule m = HloModuleReader.forDiff().parse(Path.of(fp.value()), HloFileKind.HLO_MODULE, bytes, bytes.length);
+    if (!m.fingerprint().equals(fp)) {
+      throw new XlacException(ExitCode.BAD_INPUT, "graph " + fp.shortForm() + " in cache " + store.directory()
+          + " has fingerprint " + m.fingerprint().shortForm() + " when read (the cache entry is damaged)");
+    }
+    return m;
+  }
+
   /** Opens the cache on first need and closes it at the end. */
   private static final class Inputs implements AutoCloseable {
-    private final Path cacheDir;
-    private final Consumer<String> notices;
+    private final CacheOpener cache;
     private CacheStore store;
 
-    Inputs(Path cacheDir, Consumer<String> notices) {
-      this.cacheDir = cacheDir;
-      this.notices = notices;
+    Inputs(CacheOpener cache) {
+      this.cache = cache;
     }
 
     LoadedModule load(String input) throws InterruptedException {
@@ -79,18 +91,9 @@ public final class Diffs {
         return HloModuleReader.forDiff().read(file);
       }
       if (store == null) {
-        store = CacheStore.open(cacheDir, CacheStore.Mode.READ_ONLY, Duration.ZERO, notices);
+        store = cache.open();
       }
-      GraphFingerprint fp = store.resolve(input);
-      byte[] bytes = store.readGraph(fp).orElseThrow(() -> new XlacException(ExitCode.BAD_INPUT,
-          "graph " + fp.shortForm() + " in cache " + cacheDir + " cannot be read (it is damaged; "
-              + "`xlac cache verify --repair` removes it)"));
-      LoadedModule m = HloModuleReader.forDiff().parse(Path.of(fp.value()), HloFileKind.HLO_MODULE, bytes, bytes.length);
-      if (!m.fingerprint().equals(fp)) {
-        throw new XlacException(ExitCode.BAD_INPUT, "graph " + fp.shortForm() + " in cache " + cacheDir
-            + " has fingerprint " + m.fingerprint().shortForm() + " when read (the cache entry is damaged)");
-      }
-      return m;
+      return readForDiff(store, store.resolve(input));
     }
 
     @Override

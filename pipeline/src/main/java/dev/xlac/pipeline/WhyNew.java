@@ -5,10 +5,8 @@ import dev.xlac.cache.GraphInfo;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphDiff;
 import dev.xlac.hlo.GraphFingerprint;
-import dev.xlac.hlo.HloFileKind;
-import dev.xlac.hlo.HloModuleReader;
+import dev.xlac.hlo.HloShapes;
 import dev.xlac.hlo.LoadedModule;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -280,12 +278,7 @@ public final class WhyNew {
   /** A graph of the cache read for diffing, or null when it cannot be (damaged, unreadable). */
   private static LoadedModule load(CacheStore store, GraphFingerprint fp) {
     try {
-      byte[] bytes = store.readGraph(fp).orElse(null);
-      if (bytes == null) {
-        return null;
-      }
-      LoadedModule m = HloModuleReader.forDiff().parse(Path.of(fp.value()), HloFileKind.HLO_MODULE, bytes, bytes.length);
-      return m.fingerprint().equals(fp) ? m : null;
+      return Diffs.readForDiff(store, fp);
     } catch (RuntimeException e) {
       return null;
     }
@@ -366,8 +359,8 @@ public final class WhyNew {
     }
     if (params.isEmpty() && kinds.contains(GraphDiff.Kind.SHAPES)) {
       // Nothing in changed shape but the instructions and the result: say how the result changed.
-      String ra = withoutLayout(d.a().result());
-      String rb = withoutLayout(d.b().result());
+      String ra = HloShapes.withoutLayout(d.a().result());
+      String rb = HloShapes.withoutLayout(d.b().result());
       if (!ra.equals(rb)) {
         boolean only = Set.of(GraphDiff.Kind.SHAPES).containsAll(kinds);
         return new Reason(fp, name, relative, relativeModule, verdict, "result shape", ra + " -> " + rb, only,
@@ -416,8 +409,8 @@ public final class WhyNew {
    */
   private static Reason parameterCount(GraphFingerprint fp, String name, GraphFingerprint relative,
       String relativeModule, GraphDiff d, int compared) {
-    List<String> a = d.a().parameters().stream().map(p -> withoutLayout(p.shape())).toList();
-    List<String> b = d.b().parameters().stream().map(p -> withoutLayout(p.shape())).toList();
+    List<String> a = d.a().parameters().stream().map(p -> HloShapes.withoutLayout(p.shape())).toList();
+    List<String> b = d.b().parameters().stream().map(p -> HloShapes.withoutLayout(p.shape())).toList();
     boolean grew = b.size() > a.size();
     List<String> rest = new ArrayList<>(grew ? b : a);
     for (String x : grew ? a : b) {
@@ -502,11 +495,6 @@ public final class WhyNew {
       value = x;
     }
     return value;
-  }
-
-  /** {@code f32[8,8]} of {@code f32[8,8]{1,0}}, and so in tuples. */
-  private static String withoutLayout(String shape) {
-    return shape == null ? "" : shape.replaceAll("\\{[^{}]*\\}", "");
   }
 
   /** {@code f32} of {@code f32[8,8]{1,0}}. */

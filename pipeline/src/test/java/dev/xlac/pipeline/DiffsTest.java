@@ -37,7 +37,7 @@ class DiffsTest {
     Path b = TestModules.writeDump(dir, "b.hlo.pb", TestModules.mulAdd(2f));
     List<String> notices = new ArrayList<>();
     Path cache = tmp.resolve("no-cache");
-    GraphDiff d = Diffs.diff(a.toString(), b.toString(), cache, notices::add);
+    GraphDiff d = Diffs.diff(a.toString(), b.toString(), readOnly(cache, notices::add));
     assertThat(d.verdict()).startsWith("1 constant differs: f32[4] {1.0, 1.0, 1.0, 1.0} -> {2.0, 2.0, 2.0, 2.0}");
     assertThat(notices).isEmpty();
     assertThat(cache).as("a read-only open creates nothing, and files need no cache").doesNotExist();
@@ -46,11 +46,16 @@ class DiffsTest {
   @Test
   void aMissingPrefix_andAMissingFile_areBadInput() {
     Path cache = tmp.resolve("empty-cache");
-    assertThatThrownBy(() -> Diffs.diff("abcdef", "abcdef", cache, m -> { }))
+    assertThatThrownBy(() -> Diffs.diff("abcdef", "abcdef", readOnly(cache, m -> { })))
         .isInstanceOfSatisfying(XlacException.class, e -> assertThat(e.exitCode()).isEqualTo(ExitCode.BAD_INPUT))
         .hasMessage("no graph in cache " + cache + " has fingerprint abcdef");
     assertThat(cache).doesNotExist();
-    assertThatThrownBy(() -> Diffs.diff(tmp.resolve("x.pb").toString(), "abcdef", cache, m -> { }))
+    assertThatThrownBy(() -> Diffs.diff(tmp.resolve("x.pb").toString(), "abcdef", readOnly(cache, m -> { })))
         .isInstanceOf(HloReadException.class).hasMessage("cannot read " + tmp.resolve("x.pb") + ": no such file");
+  }
+
+  private static CacheOpener readOnly(Path cache, java.util.function.Consumer<String> notices) {
+    return () -> dev.xlac.cache.CacheStore.open(cache, dev.xlac.cache.CacheStore.Mode.READ_ONLY,
+        java.time.Duration.ZERO, notices);
   }
 }

@@ -31,7 +31,7 @@ public final class CacheOptions {
     return CacheLocation.resolve(dir);
   }
 
-  PrintWriter out() {
+  public PrintWriter out() {
     return command.commandLine().getOut();
   }
 
@@ -40,7 +40,7 @@ public final class CacheOptions {
   }
 
   /** Opens the cache for reading; works while another process writes to it. */
-  CacheStore openReadOnly() throws InterruptedException {
+  public CacheStore openReadOnly() throws InterruptedException {
     return CacheStore.open(directory(), CacheStore.Mode.READ_ONLY, Duration.ZERO, notices());
   }
 
