@@ -24,15 +24,28 @@ def main():
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--layers", type=int, default=2, help="hidden layers of the MLP")
+    ap.add_argument("--seq-len", type=int, default=0,
+                    help="train on token sequences of this length (embedded and averaged) instead of feature vectors")
+    ap.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
+                    help="dtype of the weights, the optimizer state and the float inputs")
+    ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--inline-scalars", action="store_true",
+                    help="put Python numbers (the learning rate among them) into the graphs as constants, as"
+                         " torch_xla's StableHLO export does with inline_all_constant; by default torch_xla"
+                         " passes them as device data, so changing them does not change the graphs")
     args = ap.parse_args()
 
+    if args.inline_scalars:
+        torch_xla._XLAC._set_xla_all_numbers_special_scalars(True)
     torch.manual_seed(args.seed)
     device = torch_xla.device()
-    model = Mlp(args.hidden).to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    dtype = getattr(torch, args.dtype)
+    model = Mlp(args.hidden, layers=args.layers, tokens=args.seq_len > 0).to(dtype).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
 
-    batches = synthetic_batches(args.steps, args.batch_size, args.seed)
+    batches = synthetic_batches(args.steps, args.batch_size, args.seed, seq_len=args.seq_len, dtype=dtype)
     xs = torch.cat([x for x, _ in batches])
     ys = torch.cat([y for _, y in batches])
     loader = DataLoader(TensorDataset(xs, ys), batch_size=args.batch_size)

@@ -34,6 +34,8 @@ import java.util.Map;
  * @param rewired matched instructions that are the same but take other operands or callees
  * @param opcodeDeltas opcode -> count in B minus count in A, for opcodes whose count changed
  * @param moduleFields module-level fields that differ (aliasing, SPMD settings, ...)
+ * @param elementTypes matched instructions (entry parameters included) whose array element type changed,
+ *     grouped by the change, most frequent first
  */
 public record GraphDiff(
     boolean same,
@@ -53,7 +55,8 @@ public record GraphDiff(
     List<ComputationDelta> computationsRemoved,
     int rewired,
     Map<String, Integer> opcodeDeltas,
-    List<String> moduleFields) {
+    List<String> moduleFields,
+    List<ElementTypeChange> elementTypes) {
 
   /** The kinds of difference, in the order the verdict names them. */
   public enum Kind {
@@ -102,6 +105,12 @@ public record GraphDiff(
 
   /** {@code count} instructions of one opcode added to or removed from one computation (null: the entry). */
   public record InstructionGroup(String computation, String opcode, int count) {}
+
+  /**
+   * {@code instructions} matched instructions (entry parameters included) whose array shape's element
+   * type changed from {@code from} to {@code to} ({@code f32}, {@code bf16}, as XLA's text writes them).
+   */
+  public record ElementTypeChange(String from, String to, int instructions) {}
 
   /** A computation added or removed, by name (for display only), with its instruction count. */
   public record ComputationDelta(String computation, int instructions) {}
@@ -167,6 +176,13 @@ public record GraphDiff(
     j.put("rewired", rewired);
     j.put("opcodes", opcodeDeltas);
     j.put("module_fields", moduleFields);
+    j.put("element_types", elementTypes.stream().map(e -> {
+      Map<String, Object> o = new LinkedHashMap<>();
+      o.put("from", e.from());
+      o.put("to", e.to());
+      o.put("instructions", e.instructions());
+      return o;
+    }).toList());
     return j;
   }
 

@@ -66,7 +66,7 @@ final class GraphDiffer {
     if (ma.fingerprint().equals(mb.fingerprint())) {
       return new GraphDiff(true, "same program", List.of(), sideA, sideB,
           new GraphDiff.Matching(true, a.computationCount(), a.instructionCount(), null), List.of(), 0, List.of(),
-          List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), 0, Map.of(), List.of());
+          List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), 0, Map.of(), List.of(), List.of());
     }
     int[][] ids = GraphMatcher.opcodeIds(opsA, opsB);
     GraphMatcher m = new GraphMatcher(a, b, parts(ma, a), parts(mb, b), ids[0], ids[1]);
@@ -125,7 +125,9 @@ final class GraphDiffer {
     private final List<ComputationDelta> computationsAdded = new ArrayList<>();
     private final List<ComputationDelta> computationsRemoved = new ArrayList<>();
     private final List<String> moduleFields = new ArrayList<>();
+    private final Map<List<String>, Integer> retyped = new LinkedHashMap<>();
     private int shapeChanges;
+    private int retypedShapeChanges;
     private int rewired;
     private int attributeChanges;
     private int constantChanges;
@@ -177,7 +179,12 @@ final class GraphDiffer {
           new GraphDiff.Matching(matched, m.matchedComputations, m.matchedInstructions, m.unmatchedReason),
           List.copyOf(parameters), shapeChanges, List.copyOf(constants), List.copyOf(attributes), List.copyOf(replaced),
           groups(added), groups(removed), List.copyOf(computationsAdded), List.copyOf(computationsRemoved), rewired,
-          deltas, List.copyOf(moduleFields));
+          deltas, List.copyOf(moduleFields), elementTypes());
+    }
+
+    private List<GraphDiff.ElementTypeChange> elementTypes() {
+      return retyped.entrySet().stream().sorted(Map.Entry.<List<String>, Integer>comparingByValue().reversed())
+          .map(e -> new GraphDiff.ElementTypeChange(e.getKey().get(0), e.getKey().get(1), e.getValue())).toList();
     }
 
     private List<InstructionGroup> groups(Map<List<String>, Integer> g) {
@@ -313,6 +320,16 @@ final class GraphDiffer {
       boolean shape = fields.remove("shape");
       boolean literal = fields.remove("literal");
       boolean parameter = entry && ia.getOpcode().equals("parameter");
+      boolean typeChanged = false;
+      if (shape) {
+        ShapeProto sa = ia.getShape();
+        ShapeProto sb = ib.getShape();
+        typeChanged = sa.getElementType() != sb.getElementType() && sa.getElementType() != PrimitiveType.TUPLE
+            && sb.getElementType() != PrimitiveType.TUPLE;
+        if (typeChanged) {
+          retyped.merge(List.of(HloShapes.elementType(sa), HloShapes.elementType(sb)), 1, Integer::sum);
+        }
+      }
       if (!fields.isEmpty()) {
         attributeChanges++;
         if (attributes.size() < MAX_LISTED) {
@@ -329,6 +346,9 @@ final class GraphDiffer {
         }
       } else if (shape && !parameter) {
         shapeChanges++;
+        if (typeChanged) {
+          retypedShapeChanges++;
+        }
       }
       if (!shape && !literal && fields.isEmpty()) {
         // Equal field by field, yet canonically different: a channel numbering or an equivalent form.
@@ -442,7 +462,13 @@ final class GraphDiffer {
       }
       if (shapeChanges > 0 && parameters.isEmpty()) {
         kinds.add(Kind.SHAPES);
-        clauses.add(count(shapeChanges, "instruction") + (shapeChanges == 1 ? " changes" : " change") + " shape");
+        String c = count(shapeChanges, "instruction") + (shapeChanges == 1 ? " changes" : " change") + " shape";
+        if (retyped.size() == 1 && retypedShapeChanges > 0) {
+          List<String> t = retyped.keySet().iterator().next();
+          c += " (" + (retypedShapeChanges == shapeChanges ? "element type " : retypedShapeChanges
+              + " of them element type ") + t.get(0) + " -> " + t.get(1) + ")";
+        }
+        clauses.add(c);
       }
       if (rewired > 0) {
         kinds.add(Kind.OPERANDS);

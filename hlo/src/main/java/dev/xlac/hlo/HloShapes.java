@@ -13,9 +13,7 @@ public final class HloShapes {
     if (s.getElementType() == PrimitiveType.TUPLE) {
       return s.getTupleShapesList().stream().map(HloShapes::format).collect(Collectors.joining(", ", "(", ")"));
     }
-    String type = s.getElementType() == PrimitiveType.UNRECOGNIZED
-        ? "type" + s.getElementTypeValue()
-        : s.getElementType().name().toLowerCase(Locale.ROOT);
+    String type = elementType(s);
     if (s.getElementType() == PrimitiveType.TOKEN || s.getElementType() == PrimitiveType.OPAQUE_TYPE) {
       return type + "[]";
     }
@@ -35,6 +33,13 @@ public final class HloShapes {
           .collect(Collectors.joining(",", "{", "}")));
     }
     return b.toString();
+  }
+
+  /** The element type as XLA's text writes it: {@code f32}, {@code bf16}, {@code tuple}. */
+  public static String elementType(ShapeProto s) {
+    return s.getElementType() == PrimitiveType.UNRECOGNIZED
+        ? "type" + s.getElementTypeValue()
+        : s.getElementType().name().toLowerCase(Locale.ROOT);
   }
 
   /** Bits per element of an array type; 0 for tuples, tokens and unknown types. */

@@ -288,6 +288,22 @@ class GraphDiffTest {
       assertThat(p.elementType()).isTrue();
       assertThat(p.dims()).isEmpty();
     });
+    assertThat(d.elementTypes()).as("both parameters, the multiply and the add")
+        .containsExactly(new GraphDiff.ElementTypeChange("f32", "bf16", 4));
+  }
+
+  @Test
+  void elementTypeChange_withoutParameters_isNamedInTheShapeClause() throws Exception {
+    // The same f32 inputs, computed in f32 then in bf16 (a convert where the output was f32).
+    ShapeProto s = TestModules.f32(4);
+    HloModuleProto b = module(computation(100, "main", 4, instr(1, "parameter", s).setParameterNumber(0),
+        instr(2, "parameter", s).setParameterNumber(1), instr(3, "multiply", s, 1, 2),
+        instr(4, "add", shape(PrimitiveType.BF16, 4), 3, 2)));
+    GraphDiff d = GraphDiff.of(write("a", mulAdd(PrimitiveType.F32, null)), write("b", b));
+    assertThat(d.verdict()).isEqualTo("1 instruction changes shape (element type f32 -> bf16)");
+    assertThat(d.elementTypes()).containsExactly(new GraphDiff.ElementTypeChange("f32", "bf16", 1));
+    assertThat(Json.write(d.toJson())).contains("\"element_types\": [\n    {\n      \"from\": \"f32\",\n"
+        + "      \"to\": \"bf16\",\n      \"instructions\": 1");
   }
 
   @Test
@@ -309,7 +325,7 @@ class GraphDiffTest {
     Map<String, Object> j = d.toJson();
     assertThat(j.keySet()).containsExactly("same", "verdict", "kinds", "a", "b", "matching", "parameters",
         "shape_changes", "constants", "attributes", "replaced", "instructions_added", "instructions_removed",
-        "computations_added", "computations_removed", "rewired", "opcodes", "module_fields");
+        "computations_added", "computations_removed", "rewired", "opcodes", "module_fields", "element_types");
     @SuppressWarnings("unchecked")
     Map<String, Object> a = (Map<String, Object>) j.get("a");
     assertThat(a.keySet()).containsExactly("source", "module", "fingerprint", "computations", "instructions",

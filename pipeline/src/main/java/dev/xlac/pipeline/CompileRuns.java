@@ -57,11 +57,13 @@ public final class CompileRuns {
         try {
           ExitCode inputs = ExitCode.OK;
           SequencedMap<GraphFingerprint, String> graphs = new TreeMap<>();
+          SequencedMap<GraphFingerprint, String> added = new java.util.LinkedHashMap<>();
           if (!paths.isEmpty()) {
             PathSource.Result read = PathSource.ingest(store, paths);
             listener.inputsRead(read);
             inputs = read.exitCode();
             read.graphs().forEach(graphs::putIfAbsent);
+            added.putAll(read.newGraphs());
           } else {
             for (GraphInfo g : store.graphs()) {
               graphs.put(g.fingerprint(), g.moduleName());
@@ -73,7 +75,9 @@ public final class CompileRuns {
             interrupt.cancels(feed::cancel);
             results = feed.offerAll(graphs);
           }
-          return new CompileResult(finishRun(results, start, setup), inputs);
+          RunReport report = finishRun(results, start, setup);
+          WhyNew.Summary whyNew = WhyNew.explain(store, added); // after the report's wall time, as one-shot
+          return new CompileResult(report.withReasons(whyNew), inputs, whyNew);
         } finally {
           probe.join(); // so that no worker starts after the factory was closed
         }

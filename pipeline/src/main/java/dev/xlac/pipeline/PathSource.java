@@ -35,10 +35,11 @@ public final class PathSource {
    * @param graphs the fingerprint and module name of every graph read (added or already present), in
    *     file order; a fingerprint read twice keeps the name it was first read with
    * @param paths the PATHs as given
+   * @param newGraphs the graphs this ingest added to the cache (fingerprint -> module name), in file order
    */
   public record Result(int added, int alreadyPresent, int skipped, List<String> notes,
       List<XlacException> scanErrors, List<XlacException> readErrors, SequencedMap<GraphFingerprint, String> graphs,
-      List<Path> paths) {
+      List<Path> paths, SequencedMap<GraphFingerprint, String> newGraphs) {
     /** Every path that could not be searched or read: the scan's first, then the files'. */
     public List<XlacException> errors() {
       return Stream.concat(scanErrors.stream(), readErrors.stream()).toList();
@@ -102,6 +103,7 @@ public final class PathSource {
     DumpDirectoryReader.Scan scan = DumpDirectoryReader.scan(paths);
     List<XlacException> errors = new ArrayList<>();
     SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
+    SequencedMap<GraphFingerprint, String> added = new LinkedHashMap<>();
     int[] addedAndPresent = new int[2];
     HloBatchReader.withDefaults().readEach(scan.inputs(),
         m -> new Stored(m.fingerprint(), m.moduleName(), CacheIntake.put(store, m)), o -> {
@@ -111,10 +113,13 @@ public final class PathSource {
           }
           graphs.putIfAbsent(o.value().fingerprint(), o.value().moduleName());
           addedAndPresent[o.value().outcome() == PutOutcome.ADDED ? 0 : 1]++;
+          if (o.value().outcome() == PutOutcome.ADDED) {
+            added.putIfAbsent(o.value().fingerprint(), o.value().moduleName());
+          }
         });
     store.sync();
     return new Result(addedAndPresent[0], addedAndPresent[1], scan.skippedFiles() + scan.textDumps().size(), scan.notes(),
         List.<XlacException>copyOf(scan.errors()), List.copyOf(errors), Collections.unmodifiableSequencedMap(graphs),
-        List.copyOf(paths));
+        List.copyOf(paths), Collections.unmodifiableSequencedMap(added));
   }
 }

@@ -15,7 +15,7 @@ import java.util.Map;
  * The outcome of a whole run: every graph considered (compiled, cached or failed), the wall time
  * and the job count; and its renderings: summary lines, the JSON report and JUnit XML.
  *
- * @param reasons why each graph the run added to the cache was new (one-shot runs; {@link WhyNew}), by fingerprint
+ * @param reasons why each graph the run added to the cache was new (dump-path and one-shot runs; {@link WhyNew}), by fingerprint
  */
 public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<GraphFingerprint, WhyNew.Reason> reasons) {
 

@@ -31,12 +31,21 @@ public final class WhyNew {
   /** At most this many cached graphs are compared per new graph, so that a run stays fast. */
   public static final int MAX_CANDIDATES = 8;
 
+  private static final String BATCH = "batch size";
+  private static final String SEQUENCE = "sequence length";
+
+  /** Serialized bytes of graphs under other names read per run to find relatives by structure. */
+  static final long STRUCTURAL_BYTES = 512L << 20;
+
   /** Names listed per group in the summary line before "and N more". */
   private static final int NAMES_SHOWN = 6;
 
   /** Attributes that hold sizes: a change of a dimension changes them too (a slice's bounds over the batch). */
   private static final Set<String> SIZE_FIELDS = Set.of("slice_dimensions", "dynamic_slice_sizes", "window",
       "padding_config");
+
+  /** An array's element type in a shape written as XLA's text writes it: the {@code f32} of {@code f32[8]}. */
+  private static final java.util.regex.Pattern ARRAY_TYPE = java.util.regex.Pattern.compile("([a-z][a-z0-9]*)\\[");
 
   private WhyNew() {}
 
@@ -168,7 +177,8 @@ public final class WhyNew {
 
   /**
    * Explains each of a run's new graphs against the graphs the cache held before the run: those
-   * with the same module name, not among {@code newGraphs}. The cache is listed once.
+   * with the same module name, not among {@code newGraphs}; when none of them can be matched, those
+   * of like structure under other names ({@link #structuralCandidates}). The cache is listed once.
    *
    * @param newGraphs fingerprint -> module name of the graphs this run added, in the order they were added
    */
@@ -178,17 +188,23 @@ public final class WhyNew {
     }
     Set<String> names = Set.copyOf(newGraphs.values());
     Map<String, List<GraphInfo>> byName = new HashMap<>();
-    int cachedBefore = 0;
+    Map<GraphFingerprint, GraphInfo> newInfo = new HashMap<>();
+    List<GraphInfo> before = new ArrayList<>();
     for (GraphInfo g : store.graphs()) {
-      if (!newGraphs.containsKey(g.fingerprint())) {
-        cachedBefore++;
+      if (newGraphs.containsKey(g.fingerprint())) {
+        newInfo.put(g.fingerprint(), g);
+        continue;
       }
-      if (names.contains(g.moduleName()) && !newGraphs.containsKey(g.fingerprint())) {
+      before.add(g);
+      if (names.contains(g.moduleName())) {
         byName.computeIfAbsent(g.moduleName(), k -> new ArrayList<>()).add(g);
       }
     }
-    byName.values().forEach(l -> l.sort(Comparator.comparing(GraphInfo::lastSeen).reversed()
-        .thenComparing(g -> g.fingerprint().value())));
+    Comparator<GraphInfo> newestFirst = Comparator.comparing(GraphInfo::lastSeen).reversed()
+        .thenComparing(g -> g.fingerprint().value());
+    byName.values().forEach(l -> l.sort(newestFirst));
+    before.sort(newestFirst);
+    long[] budget = {STRUCTURAL_BYTES};
     // One module name at a time, so that only its candidates are held (read once for all its new graphs).
     Map<String, List<GraphFingerprint>> newByName = new LinkedHashMap<>();
     newGraphs.forEach((fp, name) -> newByName.computeIfAbsent(name, k -> new ArrayList<>()).add(fp));
@@ -196,68 +212,121 @@ public final class WhyNew {
     newByName.forEach((name, fps) -> {
       Map<GraphFingerprint, LoadedModule> loaded = new HashMap<>();
       for (GraphFingerprint fp : fps) {
-        found.put(fp, reason(store, fp, name, byName.getOrDefault(name, List.of()), loaded));
+        GraphInfo info = newInfo.get(fp);
+        LoadedModule self = before.isEmpty() ? null : load(store, fp);
+        found.put(fp, self == null ? noRelative(fp, name, 0) : reason(store, fp, name, self,
+            info == null ? 0 : info.hloBytes(), byName.getOrDefault(name, List.of()), before, loaded, budget));
       }
     });
     List<Reason> reasons = new ArrayList<>();
     newGraphs.keySet().forEach(fp -> reasons.add(found.get(fp)));
-    return new Summary(reasons, cachedBefore);
+    return new Summary(corroborated(reasons), before.size());
+  }
+
+  /**
+   * A run's evidence shared: a graph whose dimension 0 (or 1) of its entry parameters changed from
+   * a to b, without evidence of its own for calling that the batch size (sequence length), is
+   * called so when another graph of the same run has that evidence for the same a -> b (a training
+   * step's data inputs beside its weights): jit_argmax of a batch of logits changes with the batch
+   * size. A count that changed some other way (jit_unstack of 2 keys, then 16) stays plain.
+   */
+  static List<Reason> corroborated(List<Reason> reasons) {
+    Map<String, Set<String>> evidenced = new HashMap<>();
+    for (Reason r : reasons) {
+      if (r.change() != null && (r.label().equals(BATCH) || r.label().equals(SEQUENCE))) {
+        evidenced.computeIfAbsent(r.label(), k -> new java.util.HashSet<>()).add(r.change());
+      }
+    }
+    if (evidenced.isEmpty()) {
+      return reasons;
+    }
+    List<Reason> out = new ArrayList<>(reasons.size());
+    for (Reason r : reasons) {
+      String label = r.label().startsWith("dimension 0 of ") ? BATCH
+          : r.label().startsWith("dimension 1 of ") ? SEQUENCE : null;
+      if (label != null && evidenced.getOrDefault(label, Set.of()).contains(r.change())) {
+        r = new Reason(r.graph(), r.module(), r.relative(), r.relativeModule(), r.verdict(), label, r.change(),
+            r.only(), r.compared());
+      }
+      out.add(r);
+    }
+    return out;
   }
 
   /**
    * {@code xlac cache why}: the same for one graph of the cache, against the other graphs of its
-   * name (those first seen before it come first, then the most recently seen).
+   * name (those first seen before it come first, then the most recently seen), and when none of
+   * them can be matched, against graphs of like structure under other names.
    */
   public static Reason explainOne(CacheStore store, GraphFingerprint fp) {
     GraphInfo self = store.graph(fp).orElseThrow(() -> XlacException.badInput(
         "no graph in cache " + store.directory() + " has fingerprint " + fp.value()));
-    List<GraphInfo> candidates = new ArrayList<>();
+    List<GraphInfo> others = new ArrayList<>();
     for (GraphInfo g : store.graphs()) {
-      if (g.moduleName().equals(self.moduleName()) && !g.fingerprint().equals(fp)) {
-        candidates.add(g);
+      if (!g.fingerprint().equals(fp)) {
+        others.add(g);
       }
     }
-    candidates.sort(Comparator.<GraphInfo, Boolean>comparing(g -> g.firstSeen().isAfter(self.firstSeen()))
+    others.sort(Comparator.<GraphInfo, Boolean>comparing(g -> g.firstSeen().isAfter(self.firstSeen()))
         .thenComparing(Comparator.comparing(GraphInfo::lastSeen).reversed())
         .thenComparing(g -> g.fingerprint().value()));
+    List<GraphInfo> candidates = others.stream().filter(g -> g.moduleName().equals(self.moduleName())).toList();
     LoadedModule module = load(store, fp);
     if (module == null) {
       throw XlacException.badInput("graph " + fp.shortForm() + " in cache " + store.directory()
           + " cannot be read (it is damaged; `xlac cache verify --repair` removes it)");
     }
-    return reason(store, fp, self.moduleName(), module, candidates, new HashMap<>());
+    return reason(store, fp, self.moduleName(), module, self.hloBytes(), candidates, others, new HashMap<>(),
+        new long[] {STRUCTURAL_BYTES});
   }
 
-  private static Reason reason(CacheStore store, GraphFingerprint fp, String name, List<GraphInfo> candidates,
-      Map<GraphFingerprint, LoadedModule> loaded) {
-    if (candidates.isEmpty()) {
-      return noRelative(fp, name, 0);
+  /**
+   * The nearest relative among {@code sameName} (the first {@link #MAX_CANDIDATES}); when none of them
+   * matches structurally, among {@link #structuralCandidates} of {@code others}, of which only a close
+   * one (at least half of the larger module matched) counts.
+   */
+  private static Reason reason(CacheStore store, GraphFingerprint fp, String name, LoadedModule self, long selfBytes,
+      List<GraphInfo> sameName, List<GraphInfo> others, Map<GraphFingerprint, LoadedModule> loaded, long[] budget) {
+    Nearest n = new Nearest();
+    for (GraphInfo c : sameName.subList(0, Math.min(MAX_CANDIDATES, sameName.size()))) {
+      n.consider(c, loaded.computeIfAbsent(c.fingerprint(), k -> load(store, k)), self, false);
     }
-    LoadedModule self = load(store, fp);
-    if (self == null) { // stored a moment ago; unreadable now explains nothing
-      return noRelative(fp, name, 0);
+    if (n.best == null || !n.best.matching().matched()) {
+      for (GraphInfo c : structuralCandidates(name, selfBytes, others)) {
+        if (budget[0] < c.hloBytes()) {
+          break;
+        }
+        budget[0] -= c.hloBytes();
+        n.consider(c, load(store, c.fingerprint()), self, true); // not kept: each is read for one graph
+      }
     }
-    return reason(store, fp, name, self, candidates, loaded);
+    if (n.best == null) {
+      return noRelative(fp, name, n.compared);
+    }
+    return describe(fp, name, n.bestInfo.fingerprint(), n.bestInfo.moduleName(), n.best, n.compared);
   }
 
-  private static Reason reason(CacheStore store, GraphFingerprint fp, String name, LoadedModule self,
-      List<GraphInfo> candidates, Map<GraphFingerprint, LoadedModule> loaded) {
-    GraphDiff best = null;
-    GraphInfo bestInfo = null;
+  /** The nearest candidate so far (fewest changes, {@link #cost}). */
+  private static final class Nearest {
+    GraphDiff best;
+    GraphInfo bestInfo;
     long bestCost = Long.MAX_VALUE;
-    int compared = 0;
-    for (GraphInfo c : candidates.subList(0, Math.min(MAX_CANDIDATES, candidates.size()))) {
-      LoadedModule other = loaded.computeIfAbsent(c.fingerprint(), k -> load(store, k));
+    int compared;
+
+    void consider(GraphInfo c, LoadedModule other, LoadedModule self, boolean onlyIfClose) {
       if (other == null) {
-        continue;
+        return;
       }
       GraphDiff d;
       try {
         d = GraphDiff.of(other, self);
       } catch (RuntimeException e) { // a diff that fails explains nothing; the run goes on
-        continue;
+        return;
       }
       compared++;
+      if (onlyIfClose && !close(d)) {
+        return;
+      }
       long cost = cost(d);
       if (cost < bestCost) {
         best = d;
@@ -265,10 +334,45 @@ public final class WhyNew {
         bestCost = cost;
       }
     }
-    if (best == null) {
-      return noRelative(fp, name, compared);
+  }
+
+  /**
+   * Graphs under other module names that may be the same program up to shapes, constants or a few
+   * instructions (a renamed function; PyTorch/XLA's {@code SyncTensorsGraph.N}, whose N changes with
+   * the graph): at most {@link #MAX_CANDIDATES}, of a serialized size within 4x of the graph's, those
+   * whose name is the same but for a trailing number first, then the nearest in size.
+   */
+  static List<GraphInfo> structuralCandidates(String name, long bytes, List<GraphInfo> others) {
+    String family = family(name);
+    double size = Math.max(1, bytes);
+    return others.stream()
+        .filter(g -> !g.moduleName().equals(name))
+        .filter(g -> bytes <= 0 || Math.abs(Math.log(Math.max(1, g.hloBytes()) / size)) <= Math.log(4))
+        .sorted(Comparator.<GraphInfo, Boolean>comparing(g -> !family(g.moduleName()).equals(family))
+            .thenComparingDouble(g -> Math.abs(Math.log(Math.max(1, g.hloBytes()) / size))))
+        .limit(MAX_CANDIDATES)
+        .toList();
+  }
+
+  /** A module name without a trailing number: {@code SyncTensorsGraph.257} -> {@code SyncTensorsGraph}. */
+  static String family(String name) {
+    return name.replaceFirst("[._-]?\\d+$", "");
+  }
+
+  /**
+   * A relative under another name counts only when the structure was matched and the opcode counts
+   * nearly agree: the instructions added, removed or changed in opcode are at most half of the larger
+   * module (shapes and constants may differ freely).
+   */
+  static boolean close(GraphDiff d) {
+    if (!d.matching().matched()) {
+      return false;
     }
-    return describe(fp, name, bestInfo.fingerprint(), bestInfo.moduleName(), best, compared);
+    long changed = d.replaced().size();
+    for (int delta : d.opcodeDeltas().values()) {
+      changed += Math.abs(delta);
+    }
+    return 2 * changed <= Math.max(d.a().instructions(), d.b().instructions());
   }
 
   private static Reason noRelative(GraphFingerprint fp, String name, int compared) {
@@ -297,6 +401,9 @@ public final class WhyNew {
     long n = 0;
     for (GraphDiff.ParameterChange p : d.parameters()) {
       n += 1000L * Math.max(1, p.dims().size());
+      if (p.elementType() && isInteger(elementType(p.from())) != isInteger(elementType(p.to()))) {
+        n += 500; // f32 -> bf16 is nearer than s32 -> bf16: a relative of the same kind of number wins a tie
+      }
     }
     n += d.shapeChanges() + d.constants().size() + d.attributes().size()
         + d.replaced().size() + d.rewired() + d.moduleFields().size();
@@ -330,15 +437,14 @@ public final class WhyNew {
     boolean allResized = !params.isEmpty() && params.stream().allMatch(p -> p.from() != null && p.to() != null
         && !p.elementType() && !p.dims().isEmpty());
     if (allResized) {
-      // One dimension changing the same way in every changed entry parameter.
+      // One size changing the same way in every changed entry parameter.
       Set<String> changes = params.stream().flatMap(p -> p.dims().stream())
           .map(x -> x.from() + " -> " + x.to()).collect(Collectors.toSet());
       Set<Integer> dims = params.stream().flatMap(p -> p.dims().stream()).map(GraphDiff.DimChange::dim)
           .collect(Collectors.toSet());
       if (changes.size() == 1) {
         GraphDiff.DimChange c = params.getFirst().dims().getFirst();
-        String label = dims.equals(Set.of(0)) ? "batch size" : dims.equals(Set.of(1)) ? "sequence length"
-            : "entry parameter dimension";
+        String label = dimensionLabel(d, params, dims);
         boolean only = onlyFollowing(d, Set.of(GraphDiff.Kind.PARAMETERS), c.from(), c.to());
         return new Reason(fp, name, relative, relativeModule, verdict, label, c.from() + " -> " + c.to(), only,
             compared);
@@ -346,16 +452,13 @@ public final class WhyNew {
       boolean only = onlyFollowing(d, Set.of(GraphDiff.Kind.PARAMETERS), -1, -1);
       return new Reason(fp, name, relative, relativeModule, verdict, "entry parameter shapes", null, only, compared);
     }
-    boolean allRetyped = !params.isEmpty() && params.stream().allMatch(p -> p.from() != null && p.to() != null
-        && p.elementType());
-    if (allRetyped) {
-      Set<String> changes = params.stream().map(p -> elementType(p.from()) + " -> " + elementType(p.to()))
-          .collect(Collectors.toSet());
-      if (changes.size() == 1) {
-        boolean only = Set.of(GraphDiff.Kind.PARAMETERS).containsAll(kinds);
-        return new Reason(fp, name, relative, relativeModule, verdict, "dtype", changes.iterator().next(), only,
-            compared);
-      }
+    String dtype = d.matching().matched() ? dtypeChange(d) : null;
+    if (dtype != null) {
+      // Every element type that changed (entry parameters, result, matched instructions) changed one way.
+      boolean retypedOnly = params.stream().allMatch(p -> p.from() != null && p.to() != null && p.elementType()
+          && p.dims().isEmpty() && sameRank(p.from(), p.to()));
+      boolean only = retypedOnly && Set.of(GraphDiff.Kind.PARAMETERS, GraphDiff.Kind.SHAPES).containsAll(kinds);
+      return new Reason(fp, name, relative, relativeModule, verdict, "dtype", dtype, only, compared);
     }
     if (params.isEmpty() && kinds.contains(GraphDiff.Kind.SHAPES)) {
       // Nothing in changed shape but the instructions and the result: say how the result changed.
@@ -400,6 +503,84 @@ public final class WhyNew {
     }
     String first = verdict.split("; ", 2)[0];
     return new Reason(fp, name, relative, relativeModule, verdict, first, null, false, compared);
+  }
+
+  /**
+   * What a size change of {@code dims} (one way in every changed entry parameter) is called. Dimension
+   * 0 is the batch size only when the evidence says so: two or more entry parameters change it (inputs
+   * and labels), or the one that changes is a batch of arrays (rank 2 or more) passed beside entry
+   * parameters that did not change (the step's weights). Dimension 1 is the sequence length when a
+   * changed parameter is a batch of token ids (an integer array of rank 2) and only dimension 1 changed.
+   * Anything else is said plainly: {@code dimension 0 of parameter 2}, {@code dimension 1 of 3 entry
+   * parameters}, or {@code entry parameter dimension} when the size changes in several dimensions.
+   */
+  static String dimensionLabel(GraphDiff d, List<GraphDiff.ParameterChange> params, Set<Integer> dims) {
+    if (dims.size() != 1) {
+      return "entry parameter dimension";
+    }
+    int dim = dims.iterator().next();
+    if (dim == 0 && (params.size() >= 2 || (rank(params.getFirst().from()) >= 2
+        && d.b().parameters().size() > params.size()))) {
+      return BATCH;
+    }
+    if (dim == 1 && params.stream().anyMatch(p -> rank(p.from()) == 2 && isInteger(elementType(p.from())))) {
+      return SEQUENCE;
+    }
+    return params.size() == 1 ? "dimension " + dim + " of parameter " + params.getFirst().number()
+        : "dimension " + dim + " of " + params.size() + " entry parameters";
+  }
+
+  /**
+   * The element type change {@code f32 -> bf16} when every element type that changed, in the entry
+   * parameters, the result and the matched instructions, changed that one way; else null.
+   */
+  static String dtypeChange(GraphDiff d) {
+    Set<String> pairs = new java.util.TreeSet<>();
+    for (GraphDiff.ParameterChange p : d.parameters()) {
+      if (p.from() != null && p.to() != null && p.elementType()) {
+        pairs.add(elementType(p.from()) + " -> " + elementType(p.to()));
+      }
+    }
+    List<String> ra = leafTypes(d.a().result());
+    List<String> rb = leafTypes(d.b().result());
+    if (ra.size() == rb.size()) {
+      for (int i = 0; i < ra.size(); i++) {
+        if (!ra.get(i).equals(rb.get(i))) {
+          pairs.add(ra.get(i) + " -> " + rb.get(i));
+        }
+      }
+    }
+    d.elementTypes().forEach(t -> pairs.add(t.from() + " -> " + t.to()));
+    return pairs.size() == 1 ? pairs.iterator().next() : null;
+  }
+
+  /** The element types of a shape's arrays, tuples flattened: {@code (f32[2], s32[])} -> f32, s32. */
+  private static List<String> leafTypes(String shape) {
+    List<String> out = new ArrayList<>();
+    java.util.regex.Matcher m = ARRAY_TYPE.matcher(shape);
+    while (m.find()) {
+      out.add(m.group(1));
+    }
+    return out;
+  }
+
+  private static boolean sameRank(String a, String b) {
+    return rank(a) == rank(b);
+  }
+
+  /** The rank of an array shape written as {@code f32[8,16]{1,0}}; -1 for anything else. */
+  private static int rank(String shape) {
+    int open = shape.indexOf('[');
+    int close = shape.indexOf(']');
+    if (shape.startsWith("(") || open < 0 || close < open) {
+      return -1;
+    }
+    String dims = shape.substring(open + 1, close).strip();
+    return dims.isEmpty() ? 0 : dims.split(",").length;
+  }
+
+  private static boolean isInteger(String type) {
+    return type.matches("[su](2|4|8|16|32|64)");
   }
 
   /**

@@ -54,6 +54,26 @@ class CompileRunsTest {
   }
 
   @Test
+  void paths_sayWhyEachNewGraphIsNew_asOneShotDoes() throws Exception {
+    FakeCompiler compiler = new FakeCompiler(false);
+    Path first = TestModules.writeDump(tmp.resolve("run1"), "a.before_optimizations.hlo.pb", TestModules.mulAdd(2.5f));
+    CompileResult r1 = CompileRuns.paths(setup(compiler, RunListener.NONE), List.of(first));
+    assertThat(r1.whyNew().line()).as("a first fill explains nothing").isNull();
+
+    Path second = TestModules.writeDump(tmp.resolve("run2"), "a.before_optimizations.hlo.pb", TestModules.mulAdd(3.5f));
+    CompileResult r2 = CompileRuns.paths(setup(compiler, RunListener.NONE), List.of(first, second));
+    assertThat(r2.whyNew().line()).isEqualTo("1 new graph: 1 differs from a cached graph only in a constant"
+        + " ({2.5, 2.5, 2.5, 2.5} -> {3.5, 3.5, 3.5, 3.5}: jit_step)");
+    String json = dev.xlac.core.Json.write(r2.report().toJson());
+    assertThat(json).contains("\"reason\": \"a constant ({2.5, 2.5, 2.5, 2.5} -> {3.5, 3.5, 3.5, 3.5})\"")
+        .contains("\"relative\": \"" + r1.report().graphs().getFirst().fingerprint().value() + "\"");
+    assertThat(r2.report().reasons()).as("the graph already cached has no reason").hasSize(1);
+
+    CompileResult cacheRun = CompileRuns.cache(setup(compiler, RunListener.NONE));
+    assertThat(cacheRun.whyNew().line()).as("a run over the cache adds nothing").isNull();
+  }
+
+  @Test
   void allCached_startsNoWorker() throws Exception {
     Path dir = dumps(2);
     try (CacheStore store = CacheStore.open(tmp.resolve("cache"), CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {})) {

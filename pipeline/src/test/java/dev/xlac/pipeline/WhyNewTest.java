@@ -34,33 +34,43 @@ class WhyNewTest {
   private int files;
 
   /** A training-step-like graph: {@code add(multiply(p0, broadcast(c)), p1)}, then {@code extra} more adds of p1. */
-  private record Spec(String name, long batch, long seq, float constant, int extra, PrimitiveType type, int extraParams) {
+  private record Spec(String name, long batch, long seq, float constant, int extra, PrimitiveType type, int extraParams,
+      boolean tokens) {
     Spec(String name, long batch, long seq, float constant, int extra, PrimitiveType type) {
-      this(name, batch, seq, constant, extra, type, 0);
+      this(name, batch, seq, constant, extra, type, 0, false);
+    }
+
+    Spec(String name, long batch, long seq, float constant, int extra, PrimitiveType type, int extraParams) {
+      this(name, batch, seq, constant, extra, type, extraParams, false);
+    }
+
+    /** With a third entry parameter of token ids, s32[batch, seq] (unused, as a step's data input may be). */
+    Spec withTokens() {
+      return new Spec(name, batch, seq, constant, extra, type, extraParams, true);
     }
 
     Spec params(int n) {
-      return new Spec(name, batch, seq, constant, extra, type, n);
+      return new Spec(name, batch, seq, constant, extra, type, n, tokens);
     }
 
     Spec batch(long b) {
-      return new Spec(name, b, seq, constant, extra, type, extraParams);
+      return new Spec(name, b, seq, constant, extra, type, extraParams, tokens);
     }
 
     Spec seq(long s) {
-      return new Spec(name, batch, s, constant, extra, type, extraParams);
+      return new Spec(name, batch, s, constant, extra, type, extraParams, tokens);
     }
 
     Spec constant(float c) {
-      return new Spec(name, batch, seq, c, extra, type, extraParams);
+      return new Spec(name, batch, seq, c, extra, type, extraParams, tokens);
     }
 
     Spec extra(int n) {
-      return new Spec(name, batch, seq, constant, n, type, extraParams);
+      return new Spec(name, batch, seq, constant, n, type, extraParams, tokens);
     }
 
     Spec type(PrimitiveType t) {
-      return new Spec(name, batch, seq, constant, extra, t, extraParams);
+      return new Spec(name, batch, seq, constant, extra, t, extraParams, tokens);
     }
   }
 
@@ -111,6 +121,12 @@ class WhyNewTest {
       last = 7 + i;
     }
     ProgramShapeProto.Builder psb = ProgramShapeProto.newBuilder().addParameters(s).addParameters(s);
+    if (g.tokens()) {
+      ShapeProto t = shape(PrimitiveType.S32, g.batch(), g.seq());
+      c.addInstructions(HloInstructionProto.newBuilder().setId(40).setName("tokens").setOpcode("parameter").setShape(t)
+          .setParameterNumber(2));
+      psb.addParameters(t);
+    }
     // Extra parameters come first, so the numbers of p0 and p1 shift (as a layer's weights in a pytree do).
     for (int i = 0; i < g.extraParams(); i++) {
       long id = 50 + i;
@@ -135,8 +151,56 @@ class WhyNewTest {
   }
 
   private LoadedModule read(Spec g) throws Exception {
-    Path f = TestModules.writeDump(tmp.resolve("dumps"), "m" + files++ + ".hlo.pb", module(g));
+    return read(module(g));
+  }
+
+  private LoadedModule read(HloModuleProto m) throws Exception {
+    Path f = TestModules.writeDump(tmp.resolve("dumps"), "m" + files++ + ".hlo.pb", m);
     return HloModuleReader.forDiff().read(f);
+  }
+
+  /**
+   * A one-parameter graph unlike {@link #module}: {@code p0: in[dims]}, {@code n} chained
+   * {@code negate}s, then a {@code convert} to {@code out} when it differs from {@code in}.
+   */
+  private static HloModuleProto chain(String name, PrimitiveType in, long[] dims, PrimitiveType out, int n) {
+    ShapeProto s = shape(in, dims);
+    HloComputationProto.Builder c = HloComputationProto.newBuilder().setId(100).setName("main");
+    c.addInstructions(HloInstructionProto.newBuilder().setId(1).setName("p0").setOpcode("parameter").setShape(s)
+        .setParameterNumber(0));
+    long last = 1;
+    for (int i = 0; i < n; i++) {
+      c.addInstructions(HloInstructionProto.newBuilder().setId(2 + i).setName("neg" + i).setOpcode("negate")
+          .setShape(s).addOperandIds(last));
+      last = 2 + i;
+    }
+    ShapeProto result = s;
+    if (out != in) {
+      result = shape(out, dims);
+      c.addInstructions(HloInstructionProto.newBuilder().setId(90).setName("cvt").setOpcode("convert")
+          .setShape(result).addOperandIds(last));
+      last = 90;
+    }
+    ProgramShapeProto ps = ProgramShapeProto.newBuilder().addParameters(s).setResult(result).build();
+    c.setRootId(last).setProgramShape(ps);
+    return HloModuleProto.newBuilder().setName(name).setId(1).setEntryComputationName("main")
+        .setEntryComputationId(100).addComputations(c).setHostProgramShape(ps).build();
+  }
+
+  /** Like {@link #run(Spec[], Spec...)}, for modules built by hand. */
+  private WhyNew.Summary runModules(List<HloModuleProto> cached, HloModuleProto... fresh) throws Exception {
+    try (CacheStore store = open()) {
+      for (HloModuleProto g : cached) {
+        store.putGraph(read(g));
+      }
+      SequencedMap<GraphFingerprint, String> added = new LinkedHashMap<>();
+      for (HloModuleProto g : fresh) {
+        LoadedModule m = read(g);
+        store.putGraph(m);
+        added.put(m.fingerprint(), m.moduleName());
+      }
+      return WhyNew.explain(store, added);
+    }
   }
 
   private CacheStore open() throws InterruptedException {
@@ -177,10 +241,70 @@ class WhyNewTest {
   }
 
   @Test
-  void sequenceLength() throws Exception {
-    Spec train = step("jit_train_step");
+  void sequenceLength_ofTokenIds() throws Exception {
+    Spec train = step("jit_train_step").withTokens();
     assertThat(run(cached(train), train.seq(128)).line())
         .isEqualTo("1 new graph: 1 differs from a cached graph only in sequence length (64 -> 128: jit_train_step)");
+  }
+
+  @Test
+  void dimensionOne_withoutTokenIds_isNotCalledSequenceLength() throws Exception {
+    Spec train = step("jit_train_step");
+    WhyNew.Summary s = run(cached(train), train.seq(128));
+    assertThat(s.reasons().getFirst().text()).isEqualTo("dimension 1 of 2 entry parameters (64 -> 128)");
+    assertThat(s.line()).isEqualTo("1 new graph: 1 differs from a cached graph only in dimension 1 of 2 entry"
+        + " parameters (64 -> 128: jit_train_step)");
+  }
+
+  @Test
+  void batchSize_ofTokenIds_andTheirTargets() throws Exception {
+    Spec train = step("jit_train_step").withTokens();
+    assertThat(run(cached(train), train.batch(8)).reasons().getFirst().text()).isEqualTo("batch size (32 -> 8)");
+  }
+
+  @Test
+  void dimensionZero_ofALoneParameter_isNotCalledBatchSize() throws Exception {
+    // jit_unstack of 2 keys, then of 16: the leading dimension of its only parameter is a count, not a batch.
+    HloModuleProto two = chain("jit_unstack", PrimitiveType.U32, new long[] {2, 2}, PrimitiveType.U32, 1);
+    HloModuleProto sixteen = chain("jit_unstack", PrimitiveType.U32, new long[] {16, 2}, PrimitiveType.U32, 1);
+    WhyNew.Summary s = runModules(List.of(two), sixteen);
+    assertThat(s.reasons().getFirst().text()).isEqualTo("dimension 0 of parameter 0 (2 -> 16)");
+    assertThat(s.line()).isEqualTo("1 new graph: 1 differs from a cached graph only in dimension 0 of parameter 0"
+        + " (2 -> 16: jit_unstack)");
+  }
+
+  @Test
+  void dimensionZero_ofALoneParameter_isTheBatchSize_whenAStepOfTheSameRunSaysSo() throws Exception {
+    // jit_argmax of a batch of logits: alone it is a plain dimension; beside a training step whose
+    // inputs changed 32 -> 48 the same way, it is the batch size. A count changing otherwise stays plain.
+    Spec train = step("jit_train_step");
+    HloModuleProto argmax32 = chain("jit_argmax", PrimitiveType.F32, new long[] {32, 10}, PrimitiveType.F32, 2);
+    HloModuleProto argmax48 = chain("jit_argmax", PrimitiveType.F32, new long[] {48, 10}, PrimitiveType.F32, 2);
+    HloModuleProto unstack2 = chain("jit_unstack", PrimitiveType.U32, new long[] {2, 2}, PrimitiveType.U32, 1);
+    HloModuleProto unstack16 = chain("jit_unstack", PrimitiveType.U32, new long[] {16, 2}, PrimitiveType.U32, 1);
+    WhyNew.Summary s = runModules(List.of(module(train), argmax32, unstack2), module(train.batch(48)), argmax48,
+        unstack16);
+    assertThat(s.reasons()).extracting(WhyNew.Reason::text).containsExactly("batch size (32 -> 48)",
+        "batch size (32 -> 48)", "dimension 0 of parameter 0 (2 -> 16)");
+    assertThat(s.line()).isEqualTo("3 new graphs: 2 differ from cached graphs only in batch size (32 -> 48:"
+        + " jit_train_step, jit_argmax), 1 differs from a cached graph only in dimension 0 of parameter 0 (2 -> 16:"
+        + " jit_unstack)");
+  }
+
+  @Test
+  void dimensionZero_ofOneParameterBesideUnchangedOnes_isTheBatchSize() throws Exception {
+    // A step's weights (w0, w1: f32[7]) do not change; its one data input does, in its leading dimension.
+    Spec train = step("jit_train_step").params(2);
+    HloModuleProto before = module(train);
+    HloModuleProto.Builder after = before.toBuilder();
+    for (HloInstructionProto.Builder ib : after.getComputationsBuilder(0).getInstructionsBuilderList()) {
+      if (ib.getName().equals("p0")) { // p0 alone, f32[32,64] -> f32[48,64] (p1 keeps its shape)
+        ib.setShape(shape(PrimitiveType.F32, 48, 64));
+      }
+    }
+    WhyNew.Reason r = runModules(List.of(before), after.build()).reasons().getFirst();
+    assertThat(r.verdict()).startsWith("entry parameter 2: f32[32,64] -> f32[48,64] (dim 0: 32 -> 48)");
+    assertThat(r.text()).isEqualTo("batch size (32 -> 48)");
   }
 
   @Test
@@ -218,10 +342,83 @@ class WhyNewTest {
   }
 
   @Test
+  void dtype_ofTheResultAlone_isNamed() throws Exception {
+    // jit_convert_element_type: the same f32 input, converted to bf16 where it was kept as f32.
+    long[] dims = {64, 64};
+    HloModuleProto f32 = chain("jit_convert_element_type", PrimitiveType.F32, dims, PrimitiveType.F16, 1);
+    HloModuleProto bf16 = chain("jit_convert_element_type", PrimitiveType.F32, dims, PrimitiveType.BF16, 1);
+    WhyNew.Summary s = runModules(List.of(f32), bf16);
+    assertThat(s.reasons().getFirst().verdict()).isEqualTo("1 instruction changes shape (element type f16 -> bf16)");
+    assertThat(s.line()).isEqualTo("1 new graph: 1 differs from a cached graph only in dtype (f16 -> bf16:"
+        + " jit_convert_element_type)");
+  }
+
+  @Test
+  void dtype_withOtherChanges_isNamedButNotOnly() throws Exception {
+    // The bf16 run's casts of each weight shape: the one cached cast has another shape, and kept f32.
+    HloModuleProto cached = chain("jit_convert_element_type", PrimitiveType.F32, new long[] {}, PrimitiveType.F32, 1);
+    HloModuleProto a = chain("jit_convert_element_type", PrimitiveType.F32, new long[] {256, 64}, PrimitiveType.BF16, 1);
+    HloModuleProto b = chain("jit_convert_element_type", PrimitiveType.F32, new long[] {64}, PrimitiveType.BF16, 1);
+    WhyNew.Summary s = runModules(List.of(cached), a, b);
+    assertThat(s.reasons()).extracting(WhyNew.Reason::text).containsOnly("dtype (f32 -> bf16)");
+    assertThat(s.reasons()).noneMatch(WhyNew.Reason::only);
+    assertThat(s.line()).isEqualTo("2 new graphs: 2 differ from cached graphs in dtype (f32 -> bf16:"
+        + " jit_convert_element_type x2)");
+  }
+
+  @Test
+  void ofTwoRetypedRelatives_theSameKindOfNumberIsNearer() throws Exception {
+    // The bf16 run's broadcasts: a cached f32 one is nearer than a cached s32 one (which is seen later).
+    HloModuleProto f32 = chain("jit_broadcast_in_dim", PrimitiveType.F32, new long[] {4}, PrimitiveType.F32, 1);
+    HloModuleProto s32 = chain("jit_broadcast_in_dim", PrimitiveType.S32, new long[] {4}, PrimitiveType.S32, 1);
+    HloModuleProto bf16 = chain("jit_broadcast_in_dim", PrimitiveType.BF16, new long[] {4}, PrimitiveType.BF16, 1);
+    WhyNew.Reason r = runModules(List.of(f32, s32), bf16).reasons().getFirst();
+    assertThat(r.text()).isEqualTo("dtype (f32 -> bf16)");
+    assertThat(r.only()).isTrue();
+  }
+
+  @Test
+  void elementTypeChanges_inTwoDirections_areNotOneDtype() throws Exception {
+    HloModuleProto x = chain("jit_f", PrimitiveType.F32, new long[] {4}, PrimitiveType.S32, 1);
+    HloModuleProto y = chain("jit_f", PrimitiveType.BF16, new long[] {4}, PrimitiveType.F32, 1);
+    assertThat(runModules(List.of(x), y).reasons().getFirst().label()).isNotEqualTo("dtype");
+  }
+
+  @Test
+  void renamedModule_findsItsRelativeByStructure() throws Exception {
+    // PyTorch/XLA names a graph after its size (SyncTensorsGraph.N): one more layer renames it.
+    Spec old = step("SyncTensorsGraph.116");
+    Spec grown = step("SyncTensorsGraph.128").extra(2);
+    WhyNew.Summary s = run(cached(old, step("jit_other").batch(4).seq(4).extra(7)), grown);
+    WhyNew.Reason r = s.reasons().getFirst();
+    assertThat(r.relativeModule()).isEqualTo("SyncTensorsGraph.116");
+    assertThat(r.text()).isEqualTo("2 added instructions");
+    // A renamed function whose batch size changed.
+    s = run(cached(step("jit_train_step").extra(4)), step("jit_train_step_v2").extra(4).batch(48));
+    assertThat(s.reasons().getFirst().text()).isEqualTo("batch size (32 -> 48)");
+    assertThat(s.reasons().getFirst().relativeModule()).isEqualTo("jit_train_step");
+  }
+
+  @Test
+  void structuralCandidates_preferTheSameNameButForItsNumber_thenTheNearestSize() {
+    assertThat(WhyNew.family("SyncTensorsGraph.257")).isEqualTo("SyncTensorsGraph");
+    assertThat(WhyNew.family("jit_train_step")).isEqualTo("jit_train_step");
+    java.time.Instant t = java.time.Instant.EPOCH;
+    java.util.function.BiFunction<String, Long, dev.xlac.cache.GraphInfo> g = (name, bytes) ->
+        new dev.xlac.cache.GraphInfo(fp(name.hashCode() & 0xffff), name, "", t, t, 1, bytes, bytes, t, List.of());
+    List<dev.xlac.cache.GraphInfo> others = List.of(g.apply("jit_a", 1000L), g.apply("SyncTensorsGraph.9", 1900L),
+        g.apply("jit_b", 100_000L), g.apply("SyncTensorsGraph.12", 1000L), g.apply("jit_c", 1100L));
+    assertThat(WhyNew.structuralCandidates("SyncTensorsGraph.12", 1000, others))
+        .extracting(dev.xlac.cache.GraphInfo::moduleName)
+        .as("not itself by name, not 100x the size").containsExactly("SyncTensorsGraph.9", "jit_a", "jit_c");
+  }
+
+  @Test
   void noRelative_andGrouping_inOneLine() throws Exception {
     Spec train = step("jit_train_step");
     Spec eval = step("jit_eval_step").extra(1);
-    WhyNew.Summary s = run(cached(train, eval), train.batch(48), step("jit_new_metric").extra(3), eval.batch(48));
+    WhyNew.Summary s = runModules(List.of(module(train), module(eval)), module(train.batch(48)),
+        chain("jit_new_metric", PrimitiveType.F32, new long[] {5}, PrimitiveType.F32, 6), module(eval.batch(48)));
     assertThat(s.line()).isEqualTo("3 new graphs: 2 differ from cached graphs only in batch size (32 -> 48:"
         + " jit_train_step, jit_eval_step), 1 has no relative (jit_new_metric)");
     WhyNew.Reason none = s.reasons().get(1);
@@ -296,7 +493,7 @@ class WhyNewTest {
       WhyNew.Reason r = WhyNew.explainOne(store, fp);
       assertThat(r.text()).isEqualTo("batch size (32 -> 48)");
       assertThat(r.relative()).isNotNull().isNotEqualTo(fp);
-      LoadedModule alone = read(step("jit_alone").extra(5));
+      LoadedModule alone = read(chain("jit_alone", PrimitiveType.F32, new long[] {3}, PrimitiveType.F32, 5));
       store.putGraph(alone);
       assertThat(WhyNew.explainOne(store, alone.fingerprint()).text()).isEqualTo("no relative");
     }

@@ -91,6 +91,7 @@ public final class ParallelCompileCommand implements Callable<Integer> {
   private int compile(List<Path> paths, SchedulerSettings settings) throws InterruptedException {
     CompileResult r = paths.isEmpty() ? CompileRuns.cache(setup(settings)) : CompileRuns.paths(setup(settings), paths);
     print(r.report());
+    CaptureReport.whyNew(r.whyNew(), cache.out()); // the same last line as one-shot's and dump's
     return r.exitCode().code();
   }
 

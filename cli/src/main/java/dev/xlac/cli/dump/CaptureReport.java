@@ -1,6 +1,7 @@
 package dev.xlac.cli.dump;
 
 import dev.xlac.pipeline.CaptureResult;
+import dev.xlac.pipeline.WhyNew;
 import java.io.PrintWriter;
 
 /** How {@code xlac dump} and the one-shot {@code parallel-compile -- COMMAND} print what a traced command did. */
@@ -35,7 +36,12 @@ public final class CaptureReport {
    * when no graph was new.
    */
   public static void whyNew(CaptureResult r, PrintWriter out) {
-    String line = r.whyNew().line();
+    whyNew(r.whyNew(), out);
+  }
+
+  /** The same line for any run's reasons ({@code parallel-compile PATH...} too). */
+  public static void whyNew(WhyNew.Summary why, PrintWriter out) {
+    String line = why.line();
     if (line != null) {
       out.println(line);
       out.flush();

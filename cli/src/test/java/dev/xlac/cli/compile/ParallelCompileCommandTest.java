@@ -128,6 +128,26 @@ class ParallelCompileCommandTest {
   }
 
   @Test
+  void paths_printWhyEachNewGraphIsNew_asTheLastLine_andInTheReport() throws Exception {
+    Path good = dumps.resolve("module_0001.jit_step_ok.before_optimizations.hlo.pb");
+    Run first = xlac("--plugin", testPlugin.toString(), good.toString());
+    assertThat(first.code()).as(first.err()).isZero();
+    assertThat(first.out()).as("a first fill explains nothing").doesNotContain("new graph");
+
+    Path changed = TestModules.writeDump(tmp.resolve("rerun"), "module_0001.jit_step_ok.before_optimizations.hlo.pb",
+        TestModules.mulAdd(1.5f, 1, "_ok", 1));
+    Path report = tmp.resolve("report.json");
+    Run second = xlac("--plugin", testPlugin.toString(), "--report", report.toString(), changed.toString());
+    assertThat(second.code()).as(second.err()).isZero();
+    List<String> lines = second.out().lines().toList();
+    assertThat(lines.get(lines.size() - 2)).startsWith("wall ");
+    assertThat(lines.getLast()).isEqualTo("1 new graph: 1 differs from a cached graph only in a constant"
+        + " ({1.0, 1.0, 1.0, 1.0} -> {1.5, 1.5, 1.5, 1.5}: jit_step_ok)");
+    assertThat(Files.readString(report)).contains("\"reason\": \"a constant ({1.0, 1.0, 1.0, 1.0} -> {1.5, 1.5, 1.5,"
+        + " 1.5})\"").contains("\"relative\": \"hlo1:");
+  }
+
+  @Test
   void unreadablePaths_areReportedBeforeCompiling_searchErrorsThenNotesThenFiles_andExit2() throws IOException {
     Path good = dumps.resolve("module_0001.jit_step_ok.before_optimizations.hlo.pb");
     Path more = Files.createDirectories(tmp.resolve("more"));
