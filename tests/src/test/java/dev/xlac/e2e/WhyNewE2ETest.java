@@ -14,7 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Why a graph is new, on real JAX runs through the real launcher: the decoder sample is dumped once
  * with its defaults, then rerun with one changed hyperparameter at a time (into the same cache, as a
  * user would), and the line after dump's summary must name that change. A renamed copy of the
- * script is the same program: nothing new, no line. The same for a PyTorch/XLA sample's batch size.
+ * script is the same program: nothing new, no line. The same changes to the PyTorch/XLA sample.
  * Last, a one-shot parallel-compile's --report carries the reason per new graph.
  */
 class WhyNewE2ETest {
@@ -75,24 +75,64 @@ class WhyNewE2ETest {
             + " \\(jit_train_step\\)");
 
     assertThat(whyLine(dump(decoder(), "--dtype", "bfloat16")))
-        .containsPattern("\\d+ differ from cached graphs in dtype \\(f32 -> bf16: [^)]*jit_train_step");
+        .as("the casts of the weights to bf16 (jit_convert_element_type) change the dtype too")
+        .containsPattern("\\d+ differ from cached graphs in dtype \\(f32 -> bf16: [^)]*jit_convert_element_type x\\d+"
+            + "[^)]*jit_train_step")
+        .doesNotContain("other ways");
+  }
+
+  /**
+   * The PyTorch/XLA sample, lazy tensors, one step: a token model (so that there is a sequence
+   * length) with Python numbers inlined as constants (so that the learning rate is in the graph;
+   * torch_xla passes numbers as device data by default). One baseline serves every change.
+   */
+  private Launcher.Result torchDump(String script, String... args) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of(Launcher.root().resolve("xlac").toString(), "dump", "--frontend",
+        "torch-xla", "--cache", cache(), "--", Launcher.python(), script, "--steps", "1", "--inline-scalars",
+        "--seq-len", "16"));
+    cmd.addAll(List.of(args));
+    Launcher.Result r = Launcher.run(cmd, cpu(), 300);
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(r.out()).contains("done: 2 steps");
+    return r;
   }
 
   @Test
-  void torchXla_batchSizeRerun_namesTheBatchSize() throws Exception {
-    String script = Launcher.root().resolve("samples/torch_xla/lazy_mark_step.py").toString();
-    List<String> cmd = List.of(Launcher.root().resolve("xlac").toString(), "dump", "--frontend", "torch-xla",
-        "--cache", cache(), "--", Launcher.python(), script);
-    Launcher.Result first = Launcher.run(cmd, cpu(), 300);
-    assertThat(first.exitCode()).as(first.err()).isZero();
-    assertThat(first.out()).doesNotContain("new graph");
-    List<String> rerun = new ArrayList<>(cmd);
-    rerun.addAll(List.of("--batch-size", "12"));
-    Launcher.Result r = Launcher.run(rerun, cpu(), 300);
-    assertThat(r.exitCode()).as(r.err()).isZero();
-    assertThat(r.out().lines().toList().getLast()).as(r.out())
+  void torchXla_rerunWithOneChangedHyperparameter_namesTheChange() throws Exception {
+    Path samples = Launcher.root().resolve("samples/torch_xla");
+    String script = samples.resolve("lazy_mark_step.py").toString();
+    Launcher.Result first = torchDump(script);
+    assertThat(first.out()).contains("3 new, 0 already in the cache").doesNotContain("new graph");
+
+    assertThat(whyLine(torchDump(script, "--batch-size", "12"))).as("the token ids and their labels")
         .matches("\\d+ new graphs?: \\d+ differs? from (a )?cached graphs? only in batch size \\(16 -> 12:"
             + " SyncTensorsGraph\\.\\d+.*");
+
+    assertThat(whyLine(torchDump(script, "--seq-len", "8"))).as("the token ids' second dimension")
+        .matches("\\d+ new graphs?: \\d+ differs? from (a )?cached graphs? only in sequence length \\(16 -> 8:"
+            + " SyncTensorsGraph\\.\\d+.*");
+
+    assertThat(whyLine(torchDump(script, "--lr", "0.05"))).as("SGD's -lr, inlined")
+        .matches("\\d+ new graphs?: \\d+ differs? from (a )?cached graphs? only in \\d+ constants \\(-0\\.1 -> -0\\.05:"
+            + " SyncTensorsGraph\\.\\d+.*");
+
+    assertThat(whyLine(torchDump(script, "--layers", "3")))
+        .as("one more hidden layer: its weight and bias; the graphs are renamed (SyncTensorsGraph.N counts"
+            + " nodes), so the relatives are found by structure")
+        .startsWith("3 new graphs: ").doesNotContain("no relative")
+        .containsPattern("differs? from (a )?cached graphs? in 2 added entry parameters and \\d+ added instructions"
+            + " \\(SyncTensorsGraph\\.\\d+");
+
+    assertThat(whyLine(torchDump(script, "--dtype", "bfloat16"))).doesNotContain("no relative")
+        .matches("\\d+ new graphs?: \\d+ differs? from (a )?cached graphs? (only )?in dtype \\(f32 -> bf16:"
+            + " SyncTensorsGraph\\.\\d+.*");
+
+    Path dir = Files.createDirectories(work.resolve("renamed"));
+    Files.copy(samples.resolve("common.py"), dir.resolve("common.py"));
+    Path renamed = Files.copy(Path.of(script), dir.resolve("my_renamed_training.py"));
+    Launcher.Result same = torchDump(renamed.toString());
+    assertThat(same.out()).as("a renamed script is the same program").contains(" 0 new, 3 already in the cache")
+        .doesNotContain("new graph");
   }
 
   @Test
