@@ -29,7 +29,7 @@ import picocli.CommandLine.Parameters;
         + " deltas, changed constants, changed attributes, computations added or removed, and how much was matched.",
         "With --json, one object with the keys same, verdict, kinds, a, b, matching, parameters, shape_changes,"
             + " constants, attributes, replaced, instructions_added, instructions_removed, computations_added,"
-            + " computations_removed, rewired, opcodes and module_fields (hlo/README.md, \"Diffs\").",
+            + " computations_removed, rewired, opcodes, module_fields and element_types (hlo/README.md, \"Diffs\").",
         "%nExit codes: 0 whether the graphs are the same or not (with --exit-code: 0 same, 1 different),"
             + " 2 bad input (an unreadable file, a fingerprint not in the cache or an ambiguous prefix),"
             + " 3 cache unusable."})
@@ -95,6 +95,8 @@ final class DiffCommand implements Callable<Integer> {
     if (d.shapeChanges() > 0) {
       out.printf("instructions changing shape: %d%n", d.shapeChanges());
     }
+    list("element types", d.elementTypes().stream().map(t -> t.from() + " -> " + t.to() + ": " + t.instructions()
+        + " instruction" + (t.instructions() == 1 ? "" : "s")).toList(), out);
     list("constants", d.constants().stream().map(c -> where(c.computation()) + ": " + c.shapeA()
         + (c.shapeA().equals(c.shapeB()) ? "" : " -> " + c.shapeB()) + " " + c.from() + " -> " + c.to()
         + " (used by " + c.users() + ")").toList(), out);

@@ -20,12 +20,13 @@ import java.util.stream.Collectors;
 
 /**
  * Why a graph was not a cache hit: the nearest graph the cache already had (same module name, the
- * {@link #MAX_CANDIDATES} most recently seen, compared by {@link GraphDiff}; fewest changes wins) and
- * a short reason derived from their diff ("batch size (32 -> 48)", "a constant (1.5 -> 2.5)", "dtype
- * (f32 -> bf16)", "12 added instructions", else the diff's verdict; "no relative" when the cache has
- * no other graph of that name). {@link #explain} does it for the new graphs of a run and groups the
- * reasons into one summary line; {@link #explainOne} does it for one graph of the cache
- * ({@code xlac cache why}).
+ * {@link #MAX_CANDIDATES} most recently seen, compared by {@link GraphDiff}; fewest changes wins; when
+ * none of them matches structurally, graphs of like structure under other names) and a short reason
+ * derived from their diff ("batch size (32 -> 48)", "dimension 0 of parameter 2 (8 -> 16)", "a
+ * constant (1.5 -> 2.5)", "dtype (f32 -> bf16)", "12 added instructions", else the diff's verdict; "no
+ * relative" when the cache has no related graph). {@link #explain} does it for the new graphs of a run
+ * and groups the reasons into one summary line; {@link #explainOne} does it for one graph of the cache
+ * ({@code xlac cache why}). pipeline/README.md, "Why a graph is new", has the rules.
  */
 public final class WhyNew {
   /** At most this many cached graphs are compared per new graph, so that a run stays fast. */
