@@ -61,8 +61,10 @@ final class GraphDiffer {
     b = mb.index();
     String[] opsA = opcodes(a);
     String[] opsB = opcodes(b);
-    GraphDiff.Side sideA = side(ma, a, opsA);
-    GraphDiff.Side sideB = side(mb, b, opsB);
+    Map<Long, ShapeProto> paramsA = parameterShapes(a, opsA);
+    Map<Long, ShapeProto> paramsB = parameterShapes(b, opsB);
+    GraphDiff.Side sideA = side(ma, a, paramsA);
+    GraphDiff.Side sideB = side(mb, b, paramsB);
     if (ma.fingerprint().equals(mb.fingerprint())) {
       return new GraphDiff(true, "same program", List.of(), sideA, sideB,
           new GraphDiff.Matching(true, a.computationCount(), a.instructionCount(), null), List.of(), 0, List.of(),
@@ -71,7 +73,7 @@ final class GraphDiffer {
     int[][] ids = GraphMatcher.opcodeIds(opsA, opsB);
     GraphMatcher m = new GraphMatcher(a, b, parts(ma, a), parts(mb, b), ids[0], ids[1]);
     m.run();
-    return new Analysis(m, opsA, opsB, sideA, sideB).result();
+    return new Analysis(m, opsA, opsB, sideA, sideB, paramsA, paramsB).result();
   }
 
   private static CanonicalParts parts(LoadedModule m, HloWireIndex x) {
@@ -92,21 +94,28 @@ final class GraphDiffer {
     }
   }
 
-  private static GraphDiff.Side side(LoadedModule m, HloWireIndex x, String[] ops) {
+  private static GraphDiff.Side side(LoadedModule m, HloWireIndex x, Map<Long, ShapeProto> params) {
+    int entry = x.entryPosition();
+    String result = HloShapes.format(instruction(x, x.firstInstr[entry] + x.rootPosition(entry)).getShape());
+    List<Parameter> list = params.entrySet().stream()
+        .map(e -> new Parameter(e.getKey(), HloShapes.format(e.getValue()))).toList();
+    return new GraphDiff.Side(m.file().toString(), m.moduleName(), m.fingerprint(), x.computationCount(),
+        x.instructionCount(), list, result);
+  }
+
+  /** The entry computation's parameters by number, parsed once for the sides and the comparison. */
+  private static Map<Long, ShapeProto> parameterShapes(HloWireIndex x, String[] ops) {
+    Map<Long, ShapeProto> out = new TreeMap<>();
     int entry = x.entryPosition();
     int first = x.firstInstr[entry];
-    TreeMap<Long, String> params = new TreeMap<>();
     for (int j = 0; j < x.instructionCount(entry); j++) {
       int g = first + x.canonicalInstruction(entry, j);
       if (ops[g].equals("parameter")) {
         HloInstructionProto in = instruction(x, g);
-        params.put(in.getParameterNumber(), HloShapes.format(in.getShape()));
+        out.put(in.getParameterNumber(), in.getShape());
       }
     }
-    String result = HloShapes.format(instruction(x, first + x.rootPosition(entry)).getShape());
-    List<Parameter> list = params.entrySet().stream().map(e -> new Parameter(e.getKey(), e.getValue())).toList();
-    return new GraphDiff.Side(m.file().toString(), m.moduleName(), m.fingerprint(), x.computationCount(),
-        x.instructionCount(), list, result);
+    return out;
   }
 
   /** The comparison of two different modules once matched. */
@@ -133,12 +142,18 @@ final class GraphDiffer {
     private int constantChanges;
     private int otherChanges;
 
-    Analysis(GraphMatcher m, String[] opsA, String[] opsB, GraphDiff.Side sideA, GraphDiff.Side sideB) {
+    private final Map<Long, ShapeProto> shapesA;
+    private final Map<Long, ShapeProto> shapesB;
+
+    Analysis(GraphMatcher m, String[] opsA, String[] opsB, GraphDiff.Side sideA, GraphDiff.Side sideB,
+        Map<Long, ShapeProto> shapesA, Map<Long, ShapeProto> shapesB) {
       this.m = m;
       this.opsA = opsA;
       this.opsB = opsB;
       this.sideA = sideA;
       this.sideB = sideB;
+      this.shapesA = shapesA;
+      this.shapesB = shapesB;
     }
 
     /** A computation's name for display (null for the entry computation). */
@@ -211,8 +226,6 @@ final class GraphDiffer {
       sideB.parameters().forEach(p -> pb.put(p.number(), p.shape()));
       java.util.SortedSet<Long> numbers = new java.util.TreeSet<>(pa.keySet());
       numbers.addAll(pb.keySet());
-      Map<Long, ShapeProto> shapesA = parameterShapes(a, opsA);
-      Map<Long, ShapeProto> shapesB = parameterShapes(b, opsB);
       for (long n : numbers) {
         String from = pa.get(n);
         String to = pb.get(n);
@@ -235,20 +248,6 @@ final class GraphDiffer {
         }
         parameters.add(new ParameterChange(n, from, to, List.copyOf(dims), type));
       }
-    }
-
-    private Map<Long, ShapeProto> parameterShapes(HloWireIndex x, String[] ops) {
-      Map<Long, ShapeProto> out = new TreeMap<>();
-      int entry = x.entryPosition();
-      int first = x.firstInstr[entry];
-      for (int j = 0; j < x.instructionCount(entry); j++) {
-        int g = first + x.canonicalInstruction(entry, j);
-        if (ops[g].equals("parameter")) {
-          HloInstructionProto in = instruction(x, g);
-          out.put(in.getParameterNumber(), in.getShape());
-        }
-      }
-      return out;
     }
 
     private void compareComputation(int ca, int cb) {

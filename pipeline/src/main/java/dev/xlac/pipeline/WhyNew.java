@@ -72,6 +72,18 @@ public final class WhyNew {
       return change == null ? label : label + " (" + change + ")";
     }
 
+    /**
+     * How the graph differs from its relative, as one graph's sentence goes on after "differs from its
+     * nearest relative": {@code " only in batch size (32 -> 48)"}, {@code " in dtype (f32 -> bf16)"},
+     * {@code ": 2 instructions changed opcode"} (the diff's own words); {@code " (no relative)"} without one.
+     */
+    public String againstRelative() {
+      if (relative == null) {
+        return " (no relative)";
+      }
+      return inVerdictsWords() ? ": " + text() : (only ? " only in " : " in ") + text();
+    }
+
     /** The label is the diff's verdict (its first clause): no shorter reason was found. */
     public boolean inVerdictsWords() {
       return verdict != null && change == null && (verdict.equals(label) || verdict.startsWith(label + "; "));
@@ -213,10 +225,13 @@ public final class WhyNew {
     newByName.forEach((name, fps) -> {
       Map<GraphFingerprint, LoadedModule> loaded = new HashMap<>();
       for (GraphFingerprint fp : fps) {
-        GraphInfo info = newInfo.get(fp);
-        LoadedModule self = before.isEmpty() ? null : load(store, fp);
-        found.put(fp, self == null ? noRelative(fp, name, 0) : reason(store, fp, name, self,
-            info == null ? 0 : info.hloBytes(), byName.getOrDefault(name, List.of()), before, loaded, budget));
+        long bytes = newInfo.containsKey(fp) ? newInfo.get(fp).hloBytes() : 0;
+        List<GraphInfo> sameName = byName.getOrDefault(name, List.of());
+        // Read (again: the run did not keep it) only a graph that has someone to be compared with.
+        LoadedModule self = sameName.isEmpty() && structuralCandidates(name, bytes, before).isEmpty() ? null
+            : load(store, fp);
+        found.put(fp, self == null ? noRelative(fp, name, 0) : reason(store, fp, name, self, bytes, sameName, before,
+            loaded, budget));
       }
     });
     List<Reason> reasons = new ArrayList<>();

@@ -49,10 +49,10 @@ final class CacheWhyCommand implements Callable<Integer> {
     }
     out.printf("graph:     %s (%s)%n", r.graph().value(), r.module());
     if (r.relative() == null) {
-      out.printf("why new:   no relative (no other readable graph in the cache is named %s)%n", r.module());
+      out.printf("why new:   no relative (no other readable graph in the cache is named %s, and none under"
+          + " another name has a like structure)%n", r.module());
     } else {
-      out.printf("why new:   differs from its nearest relative%s%s%n", r.inVerdictsWords() ? ": "
-          : r.only() ? " only in " : " in ", r.text());
+      out.printf("why new:   differs from its nearest relative%s%n", r.againstRelative());
       out.printf("relative:  %s (%s; %d compared)%n", r.relative().value(), r.relativeModule(), r.compared());
       out.printf("verdict:   %s%n", r.verdict());
     }

@@ -78,7 +78,8 @@ class CacheWhyCommandTest {
     CliRunner none = CliRunner.run("cache", "why", "--cache", cache(), fp(argmax));
     assertThat(none.exitCode()).as(none.err()).isZero();
     assertThat(none.out()).isEqualTo("graph:     " + fp(argmax) + " (jit__argmax)" + NL
-        + "why new:   no relative (no other readable graph in the cache is named jit__argmax)" + NL);
+        + "why new:   no relative (no other readable graph in the cache is named jit__argmax, and none under another"
+        + " name has a like structure)" + NL);
   }
 
   @Test
