@@ -6,9 +6,7 @@ import dev.xlac.hlo.GraphDiff;
 import dev.xlac.pipeline.Diffs;
 import java.io.PrintWriter;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -68,16 +66,10 @@ final class DiffCommand implements Callable<Integer> {
     side("A", d.a(), out);
     side("B", d.b(), out);
     out.println("parameters:");
-    Map<Long, String> pa = d.a().parameters().stream()
-        .collect(Collectors.toMap(GraphDiff.Parameter::number, GraphDiff.Parameter::shape, (x, y) -> y));
-    Map<Long, String> pb = d.b().parameters().stream()
-        .collect(Collectors.toMap(GraphDiff.Parameter::number, GraphDiff.Parameter::shape, (x, y) -> y));
-    java.util.TreeSet<Long> numbers = new java.util.TreeSet<>(pa.keySet());
-    numbers.addAll(pb.keySet());
-    for (long n : numbers) {
-      String x = pa.getOrDefault(n, "-");
-      String y = pb.getOrDefault(n, "-");
-      out.printf("  %3d  %s%n", n, x.equals(y) ? x : x + " -> " + y);
+    for (GraphDiff.ParameterRow row : d.parameterRows()) {
+      String x = row.a() == null ? "-" : row.a();
+      String y = row.b() == null ? "-" : row.b();
+      out.printf("  %3d  %s%n", row.number(), x.equals(y) ? x : x + " -> " + y);
     }
     String ra = d.a().result();
     String rb = d.b().result();

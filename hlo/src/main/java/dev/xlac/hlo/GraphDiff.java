@@ -115,6 +115,21 @@ public record GraphDiff(
   /** A computation added or removed, by name (for display only), with its instruction count. */
   public record ComputationDelta(String computation, int instructions) {}
 
+  /** One entry parameter number with its shape in A and in B (null where that side has no such parameter). */
+  public record ParameterRow(long number, String a, String b) {}
+
+  /** Both sides' entry parameters aligned by number, in number order (what the details print). */
+  public List<ParameterRow> parameterRows() {
+    return parameterRows(a, b);
+  }
+
+  static List<ParameterRow> parameterRows(Side a, Side b) {
+    java.util.TreeMap<Long, String[]> rows = new java.util.TreeMap<>();
+    a.parameters().forEach(p -> rows.computeIfAbsent(p.number(), k -> new String[2])[0] = p.shape());
+    b.parameters().forEach(p -> rows.computeIfAbsent(p.number(), k -> new String[2])[1] = p.shape());
+    return rows.entrySet().stream().map(e -> new ParameterRow(e.getKey(), e.getValue()[0], e.getValue()[1])).toList();
+  }
+
   /** Compares two modules; both must be valid (as {@link HloModuleReader} returns them). */
   public static GraphDiff of(LoadedModule a, LoadedModule b) {
     return new GraphDiffer(a, b).diff();

@@ -220,15 +220,10 @@ final class GraphDiffer {
     }
 
     private void compareParameters() {
-      Map<Long, String> pa = new TreeMap<>();
-      sideA.parameters().forEach(p -> pa.put(p.number(), p.shape()));
-      Map<Long, String> pb = new TreeMap<>();
-      sideB.parameters().forEach(p -> pb.put(p.number(), p.shape()));
-      java.util.SortedSet<Long> numbers = new java.util.TreeSet<>(pa.keySet());
-      numbers.addAll(pb.keySet());
-      for (long n : numbers) {
-        String from = pa.get(n);
-        String to = pb.get(n);
+      for (GraphDiff.ParameterRow row : GraphDiff.parameterRows(sideA, sideB)) {
+        long n = row.number();
+        String from = row.a();
+        String to = row.b();
         if (Objects.equals(from, to)) {
           continue;
         }

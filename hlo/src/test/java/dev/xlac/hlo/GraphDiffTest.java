@@ -293,6 +293,16 @@ class GraphDiffTest {
   }
 
   @Test
+  void parameterRows_alignBothSidesByNumber() throws Exception {
+    ShapeProto s = TestModules.f32(4);
+    HloModuleProto one = module(computation(100, "main", 2, instr(1, "parameter", s).setParameterNumber(0),
+        instr(2, "negate", s, 1)));
+    GraphDiff d = GraphDiff.of(write("a", one), write("b", mulAdd(PrimitiveType.BF16, null)));
+    assertThat(d.parameterRows()).containsExactly(new GraphDiff.ParameterRow(0, "f32[4]{0}", "bf16[4]{0}"),
+        new GraphDiff.ParameterRow(1, null, "bf16[4]{0}"));
+  }
+
+  @Test
   void elementTypeChange_withoutParameters_isNamedInTheShapeClause() throws Exception {
     // The same f32 inputs, computed in f32 then in bf16 (a convert where the output was f32).
     ShapeProto s = TestModules.f32(4);
