@@ -665,14 +665,23 @@ final class HloWireIndex {
   /** The last value of a top-level string field of a message (proto3: the last one wins), or "". */
   private String lastString(int start, int end, int number) {
     WireCursor r = new WireCursor(buf);
+    long range = lastField(r, start, end, number);
+    return range < 0 ? "" : r.utf8((int) (range >>> 32), (int) range);
+  }
+
+  /**
+   * Where the last value of a top-level length-delimited field of the message at {@code start..end}
+   * lies: {@code from << 32 | to}, or -1 when the field is absent.
+   */
+  private static long lastField(WireCursor r, int start, int end, int number) {
     r.pos = start;
-    String value = "";
+    long range = -1;
     try {
       while (r.pos < end) {
         int tag = r.tag(end);
         if (tag == (number << 3 | WT_LEN)) {
           int len = r.bytesLength(end);
-          value = r.utf8(r.pos, r.pos + len);
+          range = (long) r.pos << 32 | (r.pos + len);
           r.pos += len;
         } else {
           r.skipField(tag, end, 0);
@@ -681,7 +690,7 @@ final class HloWireIndex {
     } catch (InvalidProtocolBufferException e) {
       throw new IllegalStateException("checked bytes failed to read", e);
     }
-    return value;
+    return range;
   }
 
   String computationName(int p) {
@@ -735,50 +744,34 @@ final class HloWireIndex {
     byte[][] keys = new byte[slots][];
     String[] values = new String[slots];
     int size = 0;
-    try {
-      for (int g = 0; g < instrCount; g++) {
-        int end = instrEnd[g];
-        r.pos = instrStart[g];
-        int from = -1;
-        int to = -1;
-        while (r.pos < end) {
-          int tag = r.tag(end);
-          if (tag == (2 << 3 | WT_LEN)) {
-            int len = r.bytesLength(end);
-            from = r.pos;
-            to = from + len;
-            r.pos = to;
-          } else {
-            r.skipField(tag, end, 0);
-          }
-        }
-        if (from < 0) {
-          out[g] = "";
+    for (int g = 0; g < instrCount; g++) {
+      long range = lastField(r, instrStart[g], instrEnd[g], 2);
+      if (range < 0) {
+        out[g] = "";
+        continue;
+      }
+      int from = (int) (range >>> 32);
+      int to = (int) range;
+      int len = to - from;
+      int h = len;
+      for (int i = from; i < to; i++) {
+        h = h * 31 + r.at(i);
+      }
+      int slot = h & (slots - 1);
+      while (keys[slot] != null && !sameBytes(r, from, len, keys[slot])) {
+        slot = (slot + 1) & (slots - 1);
+      }
+      if (keys[slot] == null) {
+        if (size * 2 >= slots) {
+          // Many distinct opcodes (a hostile file): no sharing from here on.
+          out[g] = r.utf8(from, to);
           continue;
         }
-        int len = to - from;
-        int h = len;
-        for (int i = from; i < to; i++) {
-          h = h * 31 + r.at(i);
-        }
-        int slot = h & (slots - 1);
-        while (keys[slot] != null && !sameBytes(r, from, len, keys[slot])) {
-          slot = (slot + 1) & (slots - 1);
-        }
-        if (keys[slot] == null) {
-          if (size * 2 >= slots) {
-            // Many distinct opcodes (a hostile file): no sharing from here on.
-            out[g] = r.utf8(from, to);
-            continue;
-          }
-          keys[slot] = buf.asSlice(from, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
-          values[slot] = r.utf8(from, to);
-          size++;
-        }
-        out[g] = values[slot];
+        keys[slot] = buf.asSlice(from, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+        values[slot] = r.utf8(from, to);
+        size++;
       }
-    } catch (InvalidProtocolBufferException e) {
-      throw new IllegalStateException("checked bytes failed to read", e);
+      out[g] = values[slot];
     }
     return out;
   }
