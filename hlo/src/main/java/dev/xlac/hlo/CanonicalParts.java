@@ -5,8 +5,6 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 
 /**
  * The canonical form of a module (hlo/README.md) cut into its parts and each part hashed on its
@@ -65,16 +63,11 @@ final class CanonicalParts extends CanonicalSink implements CanonicalWireEncoder
    */
   static CanonicalParts withFingerprint(HloWireIndex x) {
     CanonicalParts parts = new CanonicalParts(x);
-    try {
-      parts.sha = MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
-    }
-    parts.sha.update(GraphFingerprint.DOMAIN);
+    parts.sha = GraphFingerprint.newDigest();
     new CanonicalWireEncoder(x, parts, parts).module();
     parts.flush();
     parts.module = parts.moduleHash.finish();
-    parts.fingerprint = new GraphFingerprint(GraphFingerprint.VERSION + ":" + HexFormat.of().formatHex(parts.sha.digest()));
+    parts.fingerprint = GraphFingerprint.ofDigest(parts.sha.digest());
     return parts;
   }
 

@@ -43,16 +43,26 @@ public record GraphFingerprint(String value) implements Comparable<GraphFingerpr
 
   /** Pass 2 over a read and validated module: its canonical form, streamed into SHA-256. */
   static GraphFingerprint of(HloWireIndex index) {
+    CanonicalSink.Digest sink = new CanonicalSink.Digest(newDigest());
+    new CanonicalWireEncoder(index, sink).module();
+    return ofDigest(sink.finish());
+  }
+
+  /** The fingerprint's SHA-256, already fed the domain string: the canonical form goes next. */
+  static MessageDigest newDigest() {
     MessageDigest sha;
     try {
       sha = MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is missing from this JVM", e);
     }
-    CanonicalSink.Digest sink = new CanonicalSink.Digest(sha);
-    sink.raw(DOMAIN);
-    new CanonicalWireEncoder(index, sink).module();
-    return new GraphFingerprint(VERSION + ":" + HexFormat.of().formatHex(sink.finish()));
+    sha.update(DOMAIN);
+    return sha;
+  }
+
+  /** The fingerprint of a finished {@link #newDigest()}. */
+  static GraphFingerprint ofDigest(byte[] digest) {
+    return new GraphFingerprint(VERSION + ":" + HexFormat.of().formatHex(digest));
   }
 
   /** Parses user input: a full fingerprint. */
