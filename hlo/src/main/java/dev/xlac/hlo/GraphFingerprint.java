@@ -65,6 +65,18 @@ public record GraphFingerprint(String value) implements Comparable<GraphFingerpr
     return new GraphFingerprint(VERSION + ":" + HexFormat.of().formatHex(digest));
   }
 
+  /**
+   * What a user's fingerprint argument names: the lowercase hex digits of a full fingerprint or of a
+   * prefix of at least 6 digits, with or without {@code hlo1:}; null when {@code text} is neither.
+   */
+  public static String prefixDigits(String text) {
+    String t = text.strip().toLowerCase(java.util.Locale.ROOT);
+    if (t.startsWith(VERSION + ":")) {
+      t = t.substring(VERSION.length() + 1);
+    }
+    return t.matches("[0-9a-f]{6,64}") ? t : null;
+  }
+
   /** Parses user input: a full fingerprint. */
   public static GraphFingerprint parse(String text) {
     return new GraphFingerprint(text.strip().toLowerCase(java.util.Locale.ROOT));

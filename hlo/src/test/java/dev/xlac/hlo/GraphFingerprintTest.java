@@ -198,4 +198,14 @@ class GraphFingerprintTest {
     HloModuleProto m = HloModuleProto.newBuilder().setEntryComputationId(1).addComputations(c).build();
     assertThat(fp(m).value()).startsWith("hlo1:");
   }
+
+  @Test
+  void prefixDigits_isTheOneRuleForFingerprintArguments() {
+    assertThat(GraphFingerprint.prefixDigits(" HLO1:ABCdef12 ")).isEqualTo("abcdef12");
+    assertThat(GraphFingerprint.prefixDigits("abcdef")).isEqualTo("abcdef");
+    assertThat(GraphFingerprint.prefixDigits("abcde")).as("fewer than 6 digits").isNull();
+    assertThat(GraphFingerprint.prefixDigits("a".repeat(65))).as("more than 64").isNull();
+    assertThat(GraphFingerprint.prefixDigits("train_step")).isNull();
+    assertThat(GraphFingerprint.prefixDigits("hlo2:abcdef")).isNull();
+  }
 }

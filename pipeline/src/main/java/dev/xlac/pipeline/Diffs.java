@@ -10,7 +10,6 @@ import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.regex.Pattern;
 
 /**
  * {@code xlac diff A B}: finds the two modules the user names and compares them
@@ -20,9 +19,6 @@ import java.util.regex.Pattern;
  * process writes to the cache.
  */
 public final class Diffs {
-  /** What names a graph in the cache rather than a file: {@code hlo1:} and hex digits, or 6 to 64 hex digits. */
-  private static final Pattern FINGERPRINT = Pattern.compile("(?i)(hlo1:)?[0-9a-f]{6,64}");
-
   private Diffs() {}
 
   /**
@@ -55,7 +51,7 @@ public final class Diffs {
 
   /** Whether an argument is taken as a fingerprint (when no file of that name exists). */
   static boolean looksLikeFingerprint(String text) {
-    return FINGERPRINT.matcher(text.strip()).matches();
+    return GraphFingerprint.prefixDigits(text) != null; // the rule CacheStore.resolve applies
   }
 
   /**

@@ -9,7 +9,6 @@ import dev.xlac.hlo.GraphFingerprint;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Locale;
 
 /** Finds the stored graph a user means: a full fingerprint or a unique prefix of at least 6 hex digits. */
 public final class GraphResolver {
@@ -17,11 +16,8 @@ public final class GraphResolver {
 
   /** The one stored graph {@code text} names; bad input when it names none, or more than one. */
   public static GraphFingerprint resolve(Store store, String text) {
-    String t = text.strip().toLowerCase(Locale.ROOT);
-    if (t.startsWith(GraphFingerprint.VERSION + ":")) {
-      t = t.substring(GraphFingerprint.VERSION.length() + 1);
-    }
-    if (!t.matches("[0-9a-f]{6,64}")) {
+    String t = GraphFingerprint.prefixDigits(text);
+    if (t == null) {
       throw XlacException.badInput("not a fingerprint: '" + text + "' (give hlo1:<64 hex digits> or at least 6 of them)");
     }
     byte[] seek = HexFormat.of().parseHex(t.substring(0, t.length() & ~1));
