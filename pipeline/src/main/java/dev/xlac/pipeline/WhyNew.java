@@ -376,15 +376,16 @@ public final class WhyNew {
   }
 
   /**
-   * A relative under another name counts only when the structure was matched and the opcode counts
-   * nearly agree: the instructions added, removed or changed in opcode are at most half of the larger
-   * module (shapes and constants may differ freely).
+   * A relative under another name counts only when the structure was matched, no matched instruction
+   * changed its opcode, and the instructions added or removed are at most half of the larger module
+   * (shapes and constants may differ freely): the same program up to shapes, constants and a few
+   * instructions, not another small program that happens to align (an add where a multiply was).
    */
   static boolean close(GraphDiff d) {
-    if (!d.matching().matched()) {
+    if (!d.matching().matched() || !d.replaced().isEmpty()) {
       return false;
     }
-    long changed = d.replaced().size();
+    long changed = 0;
     for (int delta : d.opcodeDeltas().values()) {
       changed += Math.abs(delta);
     }

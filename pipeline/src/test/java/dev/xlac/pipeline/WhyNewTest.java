@@ -400,6 +400,19 @@ class WhyNewTest {
   }
 
   @Test
+  void anotherSmallProgramUnderAnotherName_isNoRelative() throws Exception {
+    // p0 -> 3 negates vs p0 -> 3 negates -> convert would be close; p0 -> 3 exps is another program.
+    HloModuleProto negates = chain("jit_negate3", PrimitiveType.F32, new long[] {8}, PrimitiveType.F32, 3);
+    HloModuleProto.Builder exps = chain("jit_exp3", PrimitiveType.F32, new long[] {8}, PrimitiveType.F32, 3)
+        .toBuilder();
+    exps.getComputationsBuilder(0).getInstructionsBuilderList().stream()
+        .filter(i -> i.getOpcode().equals("negate")).forEach(i -> i.setOpcode("exponential"));
+    WhyNew.Summary s = runModules(List.of(negates), exps.build());
+    assertThat(s.reasons().getFirst().text()).isEqualTo("no relative");
+    assertThat(s.reasons().getFirst().compared()).as("it was tried, and is not close").isEqualTo(1);
+  }
+
+  @Test
   void structuralCandidates_preferTheSameNameButForItsNumber_thenTheNearestSize() {
     assertThat(WhyNew.family("SyncTensorsGraph.257")).isEqualTo("SyncTensorsGraph");
     assertThat(WhyNew.family("jit_train_step")).isEqualTo("jit_train_step");
