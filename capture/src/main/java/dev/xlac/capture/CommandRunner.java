@@ -24,24 +24,56 @@ public final class CommandRunner {
   public record Outcome(int exitStatus, String signalForwarded, List<String> notes) {}
 
   /**
-   * Runs {@code command} in exactly {@code environment} and waits for it. Throws
-   * {@link CommandNotRunnableException} (127 or 126) when it cannot be started; an interrupt sends
-   * SIGTERM to its group, waits up to 10 s and is rethrown.
+   * Runs {@code command} in exactly {@code environment} and waits for it: {@link #start} then
+   * {@link Running#waitFor()}.
    */
   public static Outcome run(List<String> command, Map<String, String> environment) throws InterruptedException {
+    return start(command, environment).waitFor();
+  }
+
+  /**
+   * Starts {@code command} in exactly {@code environment}; signals are forwarded to its group from
+   * now until {@link Running#waitFor()} returns. Throws {@link CommandNotRunnableException} (127 or
+   * 126) when it cannot be started.
+   */
+  public static Running start(List<String> command, Map<String, String> environment) {
     GroupChild.Started started = GroupChild.start(List.copyOf(command), environment);
-    Process child = started.process();
-    List<String> notes = started.ownGroup() ? List.of() : List.of(GroupChild.noSetsidNote());
-    try (SignalForwarding signals = SignalForwarding.forwardTo(child.pid())) {
-      int status;
-      try {
-        status = child.waitFor();
-      } catch (InterruptedException e) {
-        Signals.killGroup(child.pid(), Signals.SIGTERM);
-        child.waitFor(10, TimeUnit.SECONDS);
-        throw e;
+    return new Running(started.process(), SignalForwarding.forwardTo(started.process().pid()),
+        started.ownGroup() ? List.of() : List.of(GroupChild.noSetsidNote()));
+  }
+
+  /** A started command; call {@link #waitFor()} exactly once. */
+  public static final class Running {
+    private final Process child;
+    private final SignalForwarding signals;
+    private final List<String> notes;
+
+    private Running(Process child, SignalForwarding signals, List<String> notes) {
+      this.child = child;
+      this.signals = signals;
+      this.notes = notes;
+    }
+
+    public long pid() {
+      return child.pid();
+    }
+
+    /**
+     * Waits for the command and stops forwarding signals. An interrupt sends SIGTERM to its group,
+     * waits up to 10 s and is rethrown.
+     */
+    public Outcome waitFor() throws InterruptedException {
+      try (signals) {
+        int status;
+        try {
+          status = child.waitFor();
+        } catch (InterruptedException e) {
+          Signals.killGroup(child.pid(), Signals.SIGTERM);
+          child.waitFor(10, TimeUnit.SECONDS);
+          throw e;
+        }
+        return new Outcome(status, signals.received(), notes);
       }
-      return new Outcome(status, signals.received(), notes);
     }
   }
 
