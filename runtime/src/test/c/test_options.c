@@ -114,6 +114,28 @@ int main(void) {
   /* pinned: RequestKeyTest.jaxLikeKeyIsPinned expects the same */
   CHECK(!strcmp(ka, "1bea69b6f77e9d076577bcf6ef729dc6fad453b47ba6d599f5266e8e3988844b"), "JAX-like key is %s", ka);
 
+  /* two real JAX runs: the same options in different bytes, one canonical form */
+  {
+    msg r1 = {0}, r2 = {0};
+    FILE *f1 = fopen("src/test/resources/jax-options/run1.bin", "rb");
+    FILE *f2 = fopen("src/test/resources/jax-options/run2.bin", "rb");
+    REQUIRE(f1 && f2, "the JAX option fixtures (run from runtime/)");
+    r1.n = fread(r1.b, 1, sizeof r1.b, f1);
+    r2.n = fread(r2.b, 1, sizeof r2.b, f2);
+    fclose(f1);
+    fclose(f2);
+    CHECK(r1.n == 991 && r2.n == 991 && memcmp(r1.b, r2.b, r1.n) != 0, "two serializations");
+    CHECK(same_canonical(&r1, &r2), "one canonical form");
+    size_t cn;
+    uint8_t *c = xcanonical_options(r1.b, r1.n, &cn);
+    uint8_t d[32];
+    char h[65];
+    xsha256_buffer(c, cn, d);
+    xhex(d, 32, h);
+    CHECK(c[0] != 0xff && !strcmp(h, "996e714a3b557fa1558bd5682b4a77e8ee2a41da1941991194404518cbd24440"), "canonical JAX options: %s", h);
+    free(c);
+  }
+
   /* every single-byte change of the options changes the key */
   for (size_t i = 0; i < a.n; i++) {
     for (int bit = 0; bit < 8; bit += 7) {

@@ -21,6 +21,24 @@ class CanonicalOptionsTest {
   }
 
   @Test
+  void twoRealJaxRunsGiveOneCanonicalForm() throws Exception {
+    byte[] run1;
+    byte[] run2;
+    try (var a = getClass().getResourceAsStream("/jax-options/run1.bin");
+        var b = getClass().getResourceAsStream("/jax-options/run2.bin")) {
+      run1 = a.readAllBytes();
+      run2 = b.readAllBytes();
+    }
+    assertThat(run1).hasSize(991).isNotEqualTo(run2);
+    byte[] canonical = CanonicalOptions.canonical(run1);
+    assertThat(canonical).isEqualTo(CanonicalOptions.canonical(run2));
+    assertThat(canonical[0]).isNotEqualTo((byte) 0xff);
+    // pinned by src/test/c/test_options.c too
+    assertThat(HEX.formatHex(RequestKey.sha256().digest(canonical)))
+        .isEqualTo("996e714a3b557fa1558bd5682b4a77e8ee2a41da1941991194404518cbd24440");
+  }
+
+  @Test
   void everySingleByteChangeChangesTheKey() {
     byte[] a = Proto.jaxLike(false);
     RequestKey k = RequestKeyTest.jaxLikeKey(a);
