@@ -20,7 +20,9 @@ import java.util.Map;
  *       unless the user set {@code JAX_PLATFORMS} (then a note, when it does not name {@code xlac});
  *       {@code JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS=0} and
  *       {@code JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX=.*}, so that the script's path is not in
- *       the program bytes, and hence not in the request key.</li>
+ *       the program bytes, and hence not in the request key; {@code JAX_COMPILER_DETAILED_LOGGING_MIN_OPS=0}
+ *       as {@code xlac dump} sets it, because JAX writes the resulting {@code xla_detailed_logging} into
+ *       the compile options.</li>
  *   <li>PyTorch/XLA: issue #13 (its plugin variables go in {@link #frameworks}).</li>
  * </ul>
  *
@@ -86,6 +88,10 @@ public record ProxyEnvironment(Map<String, String> variables, List<String> notes
     }
     env.put(JAX_FULL_TRACEBACKS, "0");
     env.put(JAX_FILE_REGEX, ".*");
+    // JAX writes xla_detailed_logging (true for modules of at least this many ops) into the compile
+    // options, so into the request key; xlac dump sets 0 to dump every module, and a recording made
+    // while dumping must give the keys that xlac run asks for.
+    env.put(TraceEnvironment.JAX_MIN_OPS, "0");
     // PyTorch/XLA: issue #13 adds its plugin variables here.
   }
 

@@ -21,6 +21,7 @@ class ProxyEnvironmentTest {
         .containsEntry("JAX_PLATFORMS", "xlac")
         .containsEntry("JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS", "0")
         .containsEntry("JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX", ".*")
+        .containsEntry("JAX_COMPILER_DETAILED_LOGGING_MIN_OPS", "0")
         .containsEntry("XLAC_PJRT_REAL_PLUGIN", "/p/plugin.so")
         .containsEntry("XLAC_PJRT_PLUGIN_SHA256", "ff:1:2:3:4")
         .containsEntry("XLAC_PJRT_LAYOUT", "/c/runtime/pjrt")

@@ -31,16 +31,19 @@ import java.util.Set;
  * @param damagedKeys keys whose layout entry the proxy could not serve (a fallback with a key): the
  *     next materialize should write them again
  * @param fallbackReasons the distinct reasons of the fallbacks, in the order first seen
+ * @param missLookupTime the proxy's own time on the misses (key and layout lookup): its overhead
+ * @param missCompileTime the real plugin's compile time on the misses, to set the overhead against
  */
 public record RunStatistics(long compiles, long hits, long misses, long fallbacks, long recorded,
     long unrecorded, Duration compileTime, Duration savedTime, Map<RequestKey, Long> hitsByKey,
-    Set<RequestKey> damagedKeys, List<String> fallbackReasons) {
+    Set<RequestKey> damagedKeys, List<String> fallbackReasons, Duration missLookupTime,
+    Duration missCompileTime) {
 
   /** The prefix of every statistics file the proxy writes. */
   public static final String FILE_PREFIX = "stats-";
 
   public static final RunStatistics NONE = new RunStatistics(0, 0, 0, 0, 0, 0, Duration.ZERO, Duration.ZERO,
-      Map.of(), Set.of(), List.of());
+      Map.of(), Set.of(), List.of(), Duration.ZERO, Duration.ZERO);
 
   public RunStatistics {
     hitsByKey = Collections.unmodifiableMap(new LinkedHashMap<>(hitsByKey));
@@ -82,6 +85,11 @@ public record RunStatistics(long compiles, long hits, long misses, long fallback
     return b.build();
   }
 
+  /** The proxy's time on the misses as a percentage of their compile time; 0 without misses. */
+  public double missOverheadPercent() {
+    return missCompileTime.isZero() ? 0 : 100.0 * missLookupTime.toNanos() / missCompileTime.toNanos();
+  }
+
   /** Sums statistics lines; package-private for tests. */
   static final class Builder {
     private long hits;
@@ -91,6 +99,8 @@ public record RunStatistics(long compiles, long hits, long misses, long fallback
     private long unrecorded;
     private long compileNanos;
     private long savedNanos;
+    private long missLookupNanos;
+    private long missCompileNanos;
     private final Map<RequestKey, Long> hitsByKey = new LinkedHashMap<>();
     private final Set<RequestKey> damaged = new LinkedHashSet<>();
     private final Set<String> reasons = new LinkedHashSet<>();
@@ -110,8 +120,11 @@ public record RunStatistics(long compiles, long hits, long misses, long fallback
         case "miss" -> {
           fields(f, 4);
           optionalKey(f[1]);
-          nonNegative(f[2]);
-          compileNanos += nonNegative(f[3]);
+          long lookup = nonNegative(f[2]);
+          long compile = nonNegative(f[3]);
+          compileNanos += compile;
+          missLookupNanos += lookup;
+          missCompileNanos += compile;
           misses++;
         }
         case "fallback" -> {
@@ -142,7 +155,8 @@ public record RunStatistics(long compiles, long hits, long misses, long fallback
 
     RunStatistics build() {
       return new RunStatistics(hits + misses + fallbacks, hits, misses, fallbacks, recorded, unrecorded,
-          Duration.ofNanos(compileNanos), Duration.ofNanos(savedNanos), hitsByKey, damaged, List.copyOf(reasons));
+          Duration.ofNanos(compileNanos), Duration.ofNanos(savedNanos), hitsByKey, damaged, List.copyOf(reasons),
+          Duration.ofNanos(missLookupNanos), Duration.ofNanos(missCompileNanos));
     }
 
     private static void fields(String[] f, int n) {

@@ -45,6 +45,9 @@ class RunStatisticsTest {
     assertThat(s.hitsByKey()).containsExactly(java.util.Map.entry(RequestKey.parse(A), 2L));
     assertThat(s.damagedKeys()).containsExactly(RequestKey.parse(C));
     assertThat(s.fallbackReasons()).containsExactly("entry size does not match its header", "unexpected struct size");
+    assertThat(s.missLookupTime()).isEqualTo(Duration.ofNanos(5));
+    assertThat(s.missCompileTime()).isEqualTo(Duration.ofMillis(1500));
+    assertThat(s.missOverheadPercent()).isCloseTo(100.0 * 5 / 1_500_000_000, org.assertj.core.data.Offset.offset(1e-12));
   }
 
   @Test

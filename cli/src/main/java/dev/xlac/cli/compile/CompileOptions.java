@@ -93,6 +93,14 @@ final class CompileOptions {
         compileOptions, timeout == null ? Duration.ZERO : timeout, probeDir), System.getenv());
   }
 
+  /**
+   * The plugin whose compiles a one-shot run also records through the runtime proxy: {@code --plugin} when it
+   * was given (not {@code $XLAC_PJRT_PLUGIN}) for the pjrt driver; else null.
+   */
+  Path recordingPlugin() {
+    return plugin != null && "pjrt".equals(driver) ? plugin : null;
+  }
+
   boolean retryFailed() {
     return retryFailed;
   }
