@@ -70,6 +70,21 @@ public record RealPlugin(Path path, String sha256, String apiVersion, long size,
     return new RealPlugin(real, sha, api, stat.size, stat.mtimeNanos, stat.dev, stat.ino);
   }
 
+  /**
+   * A plugin whose hash and check are already known (from elsewhere), with the file's {@code stat} now:
+   * for a memo written ahead (the launcher's AOT training run).
+   */
+  public static RealPlugin known(Path plugin, String sha256, String apiVersion) throws IOException {
+    Path real = plugin.toRealPath();
+    Stat stat = Stat.of(real);
+    return new RealPlugin(real, sha256, apiVersion, stat.size, stat.mtimeNanos, stat.dev, stat.ino);
+  }
+
+  /** Where {@code xlac run} keeps the plugin memos of the cache in {@code cacheDir}. */
+  public static Path memoDir(Path cacheDir) {
+    return RuntimeCache.memoDir(cacheDir);
+  }
+
   /** Writes this plugin's memo into {@code memoDir} (atomically); a failure only costs a re-check next time. */
   public void remember(Path memoDir) {
     String text = String.join("\n", MEMO_FORMAT, "path " + path, "stat " + size + " " + mtimeNanos + " " + dev + " "
