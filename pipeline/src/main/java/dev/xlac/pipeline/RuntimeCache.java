@@ -35,6 +35,78 @@ final class RuntimeCache {
     return cacheDir.resolve("runtime").resolve("spool");
   }
 
+  /**
+   * {@code CACHE/runtime/pjrt.stamp}: the plugin the layout was last brought up to date for, and the
+   * cache's database files as they were then (after the cache was closed). While both still hold, the
+   * layout is current, and {@code xlac run} does not open the cache before the command starts: its
+   * start-up then costs no database work beside the training command's own.
+   */
+  static Path stampFile(Path cacheDir) {
+    return cacheDir.resolve("runtime").resolve("pjrt.stamp");
+  }
+
+  /**
+   * The names, sizes and modification times of the files in {@code CACHE/db}, hashed; any write to
+   * the cache (RocksDB writes new files on every open for writing) changes it. The info logs
+   * ({@code LOG*}), which a read-only open may write, do not count. Null when it cannot be read.
+   */
+  static String databaseState(Path cacheDir) {
+    try (var files = Files.list(cacheDir.resolve("db"))) {
+      StringBuilder b = new StringBuilder();
+      for (Path f : files.sorted().toList()) {
+        String name = f.getFileName().toString();
+        if (name.startsWith("LOG")) {
+          continue;
+        }
+        var a = Files.readAttributes(f, java.nio.file.attribute.BasicFileAttributes.class,
+            java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        b.append(name).append(' ').append(a.size()).append(' ')
+            .append(a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS)).append('\n');
+      }
+      return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+          .digest(b.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    } catch (IOException | java.security.NoSuchAlgorithmException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** Whether the stamp says the layout is current for {@code pluginSha256}. */
+  static boolean layoutCurrent(Path cacheDir, String pluginSha256) {
+    String state = databaseState(cacheDir);
+    try {
+      return state != null && Files.readString(stampFile(cacheDir)).equals(stamp(pluginSha256, state));
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** Writes the stamp for the cache as it is now (closed); removes it when that cannot be told. */
+  static void markCurrent(Path cacheDir, String pluginSha256) {
+    String state = databaseState(cacheDir);
+    try {
+      if (state == null) {
+        Files.deleteIfExists(stampFile(cacheDir));
+      } else {
+        dev.xlac.core.io.AtomicFiles.writeString(stampFile(cacheDir), stamp(pluginSha256, state));
+      }
+    } catch (IOException | RuntimeException e) {
+      forget(cacheDir);
+    }
+  }
+
+  /** The layout must be brought up to date by the next run. */
+  static void forget(Path cacheDir) {
+    try {
+      Files.deleteIfExists(stampFile(cacheDir));
+    } catch (IOException e) {
+      // the stamp names the database state: a stale one cannot match a changed cache
+    }
+  }
+
+  private static String stamp(String pluginSha256, String state) {
+    return "xlac-pjrt-stamp 1\nplugin " + pluginSha256 + "\ndb " + state + "\n";
+  }
+
   /** Brings the layout up to date with the cache (for one plugin, or all): written, kept, removed. */
   static int[] materialize(CacheStore store, Path layout, Optional<String> pluginSha256, Consumer<String> problems) {
     var r = PjrtRuntimeLayout.materialize(store, layout, pluginSha256, problems);

@@ -150,20 +150,34 @@ public final class RuntimeRun {
     }
   }
 
+  /** What {@link #prepareCache} returns when the layout was current already (nothing written). */
+  private static final int[] CURRENT = {0, 0, 0};
+
   /**
    * While the command starts: the layout brought up to date and the plugin's memo written, in one
-   * short hold of the cache's lock. Null when nothing was materialized.
+   * short hold of the cache's lock; nothing at all when the stamp says the layout is current
+   * ({@link RuntimeCache#layoutCurrent}). Null when the layout may not be current (the cache could
+   * not be opened, or materializing had problems).
    */
   private static int[] prepareCache(CacheOpener cache, boolean managed, Path layout, RealPlugin plugin,
       boolean fresh, Path cacheDir, Consumer<String> notices) throws InterruptedException {
-    if (!managed && !fresh) {
-      return null;
+    if (!managed && !fresh || managed && !fresh && RuntimeCache.layoutCurrent(cacheDir, plugin.sha256())) {
+      return CURRENT;
     }
+    RuntimeCache.forget(cacheDir);
     try (CacheStore store = cache.open()) {
       if (fresh) {
         plugin.remember(RuntimeCache.memoDir(cacheDir));
       }
-      return managed ? RuntimeCache.materialize(store, layout, Optional.of(plugin.sha256()), notices) : null;
+      if (!managed) {
+        return null;
+      }
+      int[] problems = {0};
+      int[] r = RuntimeCache.materialize(store, layout, Optional.of(plugin.sha256()), m -> {
+        problems[0]++;
+        notices.accept(m);
+      });
+      return problems[0] == 0 ? r : null;
     } catch (XlacException e) {
       notices.accept(e.getMessage() + "; serving the runtime layout as it is");
       return null;
@@ -200,7 +214,18 @@ public final class RuntimeRun {
         }
       }
     }
-    return new RunResult(null, outcome.exitStatus(), s, plugin, layout, materialized, ingested, kept, damaged, wall);
+    if (managed) {
+      // The layout is current when it was brought up to date (or found so) and nothing was deleted from it;
+      // the cache is closed by now, so the stamp sees its files as the next run will.
+      boolean added = ingested != null && ingested.added() > 0; // new requests: not in the layout yet
+      if (materialized != null && damaged == 0 && s.damagedKeys().isEmpty() && kept == null && !added) {
+        RuntimeCache.markCurrent(spec.cacheDir(), plugin.sha256());
+      } else {
+        RuntimeCache.forget(spec.cacheDir());
+      }
+    }
+    return new RunResult(null, outcome.exitStatus(), s, plugin, layout, materialized == CURRENT ? null : materialized,
+        ingested, kept, damaged, wall);
   }
 
   private static Path newSpool(Path cacheDir) throws IOException {

@@ -182,4 +182,20 @@ class RuntimeRunTest {
     assertThat(RealPlugin.identify(copy, memo, fresh).sha256()).isEqualTo(first.sha256());
     assertThat(fresh[0]).isTrue();
   }
+
+  @Test
+  void aCurrentLayout_isNotMaterializedAgain_untilTheCacheChanges() throws Exception {
+    assertThat(run(plugin, null, false, "true").materialized()).as("the first run materializes").isNotNull();
+    assertThat(RuntimeCache.layoutCurrent(cacheDir(), RealPlugin.identify(plugin, null, null).sha256())).isTrue();
+    assertThat(run(plugin, null, false, "true").materialized()).as("nothing changed: the cache is not opened")
+        .isNull();
+    try (CacheStore store = open()) {
+      // any write; opening for writing is one already
+    }
+    assertThat(RuntimeCache.layoutCurrent(cacheDir(), RealPlugin.identify(plugin, null, null).sha256())).isFalse();
+    assertThat(run(plugin, null, false, "true").materialized()).isNotNull();
+    // A run whose proxy fell back on an entry makes the next one materialize again.
+    run(plugin, null, false, "printf 'fallback\\t" + KEY_A + "\\t1\\t2\\tchecksum mismatch\\n' > $XLAC_PJRT_STATS/stats-3.tsv");
+    assertThat(RuntimeCache.layoutCurrent(cacheDir(), RealPlugin.identify(plugin, null, null).sha256())).isFalse();
+  }
 }

@@ -121,6 +121,12 @@ class RuntimeRunE2ETest {
     assertThat(served.out().lines().toList().getLast()).matches(
         "xlac run: (\\d+) compiles: \\1 served from the cache, 0 compiled; \\d+\\.\\d\\d s of compiling saved");
 
+    Launcher.Result stat = Launcher.xlac("cache", "stat", "--cache", cache());
+    assertThat(stat.out()).contains("Runtime entries:     " + r1.get("compiles").intValue() + " recorded executables, "
+        + r2.get("hits").intValue() + " compiles served (xlac run)");
+    Launcher.Result ls = Launcher.xlac("cache", "ls", "--runtime", "--cache", cache());
+    assertThat(ls.out().lines().skip(1).filter(l -> l.startsWith("pjrt1:"))).hasSize(r1.get("compiles").intValue());
+
     // The bundle carries the executables: an empty cache that imports it serves the same run.
     Path bundle = work.resolve("warm.tar.zst");
     Launcher.Result export = Launcher.xlac("cache", "export", "--cache", cache(), bundle.toString());

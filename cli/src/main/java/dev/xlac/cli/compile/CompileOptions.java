@@ -26,7 +26,9 @@ final class CompileOptions {
       description = "pjrt (default) or neuronx-cc.")
   String driver;
 
-  @Option(names = "--plugin", paramLabel = "PATH", description = "The PJRT plugin (default: $XLAC_PJRT_PLUGIN).")
+  @Option(names = "--plugin", paramLabel = "PATH", description = "The PJRT plugin (default: $XLAC_PJRT_PLUGIN). Given"
+      + " with -- COMMAND, the command's own compiles are also recorded through xlac's runtime proxy in front of it,"
+      + " so that 'xlac run' serves them.")
   Path plugin;
 
   @Option(names = "--target", paramLabel = "T", description = "The target (pjrt: checked against the plugin's platform).")
