@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -171,9 +172,9 @@ static void counters(uint64_t out[6]) {
   if (f) f(out);
 }
 
-/* Runs fn in a child with the given environment (NAME=VALUE strings, NULL-terminated) and stderr
- * in `err_path`; returns the child's exit status (or 99 when it died of a signal). */
-static int run_child(scenario_fn fn, void *arg, const char *err_path, const char *const *env) {
+/* Starts fn in a child with the given environment (NAME=VALUE strings, NULL-terminated) and stderr
+ * in `err_path`; the child exits with fn's result. */
+static pid_t spawn_child(scenario_fn fn, void *arg, const char *err_path, const char *const *env) {
   fflush(NULL);
   pid_t pid = fork();
   REQUIRE(pid >= 0, "fork: %s", strerror(errno));
@@ -188,6 +189,12 @@ static int run_child(scenario_fn fn, void *arg, const char *err_path, const char
     if (fd >= 0) dup2(fd, 2);
     exit(fn(arg));
   }
+  return pid;
+}
+
+/* As spawn_child, and waits: the child's exit status (99 when it died of a signal). */
+static int run_child(scenario_fn fn, void *arg, const char *err_path, const char *const *env) {
+  pid_t pid = spawn_child(fn, arg, err_path, env);
   int status;
   waitpid(pid, &status, 0);
   int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 99;
@@ -344,6 +351,20 @@ static int scenario_record_on_signal(void *arg) {
   if (l) tc_loaded_destroy(l);
   tc_client_destroy(c);
   return test_failures ? 1 : 0;
+}
+
+/* Records programs 100, 101, ... until it is killed. */
+static int scenario_record_forever(void *arg) {
+  (void)arg;
+  if (!load_proxy()) return 2;
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  for (int k = 100; k < 400; k++) {
+    xpjrt_loaded *l = tc_compile(c, k);
+    if (l) tc_loaded_destroy(l);
+  }
+  tc_client_destroy(c);
+  return 0;
 }
 
 static int scenario_no_plugin(void *arg) {
@@ -687,6 +708,31 @@ int main(void) {
       umount(full);
     }
     free(full);
+  }
+
+  /* 9. kill -9 while recording: whatever records are there are whole */
+  mkdirs(path_of("spool-killed"));
+  {
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_RECORD=%s", path_of("spool-killed")), NULL};
+    pid_t kid = spawn_child(scenario_record_forever, NULL, path_of("killed.err"), e);
+    /* wait for some records, then kill the recorder somewhere in its next compile or write */
+    for (int i = 0; i < 200 && count_files(path_of("spool-killed"), "", ".xpr") < 5; i++) usleep(50000);
+    usleep(7919);
+    CHECK(kill(kid, SIGKILL) == 0, "killed the recorder");
+    int status;
+    waitpid(kid, &status, 0);
+    CHECK(WIFSIGNALED(status), "the recorder died of the signal");
+    int whole = 0, broken = 0;
+    DIR *k = opendir(path_of("spool-killed"));
+    for (struct dirent *de; k && (de = readdir(k));) {
+      if (!strstr(de->d_name, ".xpr")) continue;
+      record r;
+      if (read_record(path_of("spool-killed/%s", de->d_name), &r) == 0) whole++;
+      else broken++;
+      free(r.bytes);
+    }
+    if (k) closedir(k);
+    CHECK(whole >= 5 && broken == 0, "after kill -9: %d whole records, %d broken", whole, broken);
   }
 
   free(identity);
