@@ -372,6 +372,38 @@ static int scenario_no_plugin(void *arg) {
   return load_proxy() == NULL ? 0 : 1;
 }
 
+/* The proxy hands back the fake plugin's own table (it must not wrap it). */
+static int scenario_fake_plugin(void *arg) {
+  const void *api = load_proxy();
+  void *h = dlopen((const char *)arg, RTLD_NOW | RTLD_NOLOAD);
+  const void *(*get)(void);
+  void *sym = h ? dlsym(h, "GetPjrtApi") : NULL;
+  memcpy(&get, &sym, sizeof get);
+  return get && api == get() ? 0 : 1;
+}
+
+/* A framework with an older header: Compile_Args smaller than the fields the proxy reads. The
+ * proxy passes the call on (the real plugin refuses it) and counts a fallback. */
+static int scenario_small_args(void *arg) {
+  (void)arg;
+  if (!load_proxy()) return 2;
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  char mlir[1024];
+  tc_program(1, mlir, sizeof mlir);
+  xp_program p = {XP_SIZE(xp_program, format_size), NULL, mlir, strlen(mlir), "mlir", 4};
+  xp_client_compile_args a = {XP_SIZE(xp_client_compile_args, compile_options_size), NULL, c, &p,
+                              (const char *)TC_OPTIONS, sizeof TC_OPTIONS, NULL};
+  xpjrt_error *e = ((xp_client_compile_fn)xp_slot(tc_api, XP_CLIENT_COMPILE))(&a);
+  CHECK(e != NULL, "the real plugin refuses the short struct");
+  tc_failed(e, "expected: PJRT_Client_Compile");
+  uint64_t n[6];
+  counters(n);
+  CHECK(n[0] == 1 && n[3] == 1, "one compile, one fallback: %d %d", (int)n[0], (int)n[3]);
+  tc_client_destroy(c);
+  return test_failures ? 1 : 0;
+}
+
 /* ---------------------------------------------------------------- records and entries */
 
 typedef struct {
@@ -501,6 +533,34 @@ int main(void) {
     CHECK(run_child(scenario_no_plugin, NULL, path_of("missing.err"), e2) == 0, "NULL, missing plugin");
     CHECK(stderr_lines(path_of("missing.err"), "xlac runtime: cannot load the real PJRT plugin") == 1,
           "one line");
+  }
+
+  /* a real plugin the proxy cannot wrap (another major version, a short table): passed through */
+  const char *fake = getenv("XLAC_TEST_FAKE_PLUGIN");
+  REQUIRE(fake, "XLAC_TEST_FAKE_PLUGIN must be set (make test sets it)");
+  {
+    const char *e1[] = {env("XLAC_PJRT_REAL_PLUGIN=%s", fake), env("XLAC_PJRT_STATS=%s", tmp), NULL};
+    CHECK(run_child(scenario_fake_plugin, (void *)fake, path_of("fake-major.err"), e1) == 0, "major 1");
+    CHECK(stderr_lines(path_of("fake-major.err"),
+                       "xlac runtime: the real plugin has PJRT C API 1.3; the proxy knows major version 0 "
+                       "only; passing the real plugin through unchanged") == 1, "the line");
+    const char *e2[] = {env("XLAC_PJRT_REAL_PLUGIN=%s", fake), env("XLAC_PJRT_STATS=%s", tmp),
+                        "FAKE_PJRT_MAJOR=0", "FAKE_PJRT_SIZE=200", NULL};
+    CHECK(run_child(scenario_fake_plugin, (void *)fake, path_of("fake-size.err"), e2) == 0, "short table");
+    CHECK(stderr_lines(path_of("fake-size.err"), "xlac runtime: the real plugin's PJRT_Api is 200 bytes") == 1,
+          "the line");
+  }
+
+  /* a framework whose PJRT_Client_Compile_Args is too short for the proxy: passed on, counted */
+  mkdirs(path_of("stats-small"));
+  {
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_STATS=%s", path_of("stats-small")), NULL};
+    CHECK(run_child(scenario_small_args, NULL, path_of("small.err"), e) == 0, "short Compile_Args");
+    CHECK(stderr_lines(path_of("small.err"), "xlac runtime: unexpected PJRT_Client_Compile_Args size; "
+                                              "compiling with the real plugin") == 1, "the line");
+    char *st = read_stats(path_of("stats-small"));
+    CHECK(count_lines(st, "fallback\t-\t") == 1, "a fallback without a key: %s", st);
+    free(st);
   }
 
   /* 2. pass-through: nothing to do, the real table itself; compile/serialize/deserialize/execute */
