@@ -647,7 +647,7 @@ int main(void) {
     const char *name;
     int program;
   } broken[] = {{"damaged", 1}, {"truncated", 1}, {"short", 1}, {"magic", 1}, {"foreign", 2},
-                {"garbage", 1}};
+                {"garbage", 1}, {"directory", 1}};
   for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
     char *dir = strdup(path_of("layout-%s", broken[i].name));
     const char *name = broken[i].name;
@@ -670,7 +670,8 @@ int main(void) {
       snprintf(parent, sizeof parent, "%s", p);
       *strrchr(parent, '/') = 0;
       mkdirs(parent);
-      REQUIRE(write_file(p, entry, n) == 0, "write %s", p);
+      if (!strcmp(name, "directory")) mkdirs(p); /* a directory where the entry should be */
+      else REQUIRE(write_file(p, entry, n) == 0, "write %s", p);
     }
     free(entry);
     char *stats_dir = strdup(path_of("stats-%s", name));
