@@ -372,6 +372,21 @@ static int scenario_no_plugin(void *arg) {
   return load_proxy() == NULL ? 0 : 1;
 }
 
+/* Relative paths are taken at GetPjrtApi: the framework changing directory later does not move them. */
+static int scenario_relative(void *arg) {
+  (void)arg;
+  REQUIRE(chdir(tmp) == 0, "chdir");
+  if (!load_proxy()) return 2;
+  REQUIRE(chdir("/") == 0, "chdir /");
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  xpjrt_loaded *l = tc_compile(c, 1);
+  CHECK(l && tc_check_program(c, l, 1) == 0, "program 1 runs");
+  if (l) tc_loaded_destroy(l);
+  tc_client_destroy(c);
+  return test_failures ? 1 : 0;
+}
+
 /* The proxy hands back the fake plugin's own table (it must not wrap it). */
 static int scenario_fake_plugin(void *arg) {
   const void *api = load_proxy();
@@ -617,6 +632,14 @@ int main(void) {
     const char *e[] = {real, env("XLAC_PJRT_RECORD=%s", path_of("spool-hashed")), NULL};
     CHECK(run_child(scenario_compile, &plan, path_of("hashed.err"), e) == 0, "hashed run");
     CHECK(count_files(path_of("spool-hashed"), key_hex, ".xpr") == 1, "same key when hashed itself");
+  }
+
+  /* relative paths: as of the first GetPjrtApi */
+  mkdirs(path_of("spool-relative"));
+  {
+    const char *e[] = {real, plugin_env, "XLAC_PJRT_RECORD=spool-relative", NULL};
+    CHECK(run_child(scenario_relative, NULL, path_of("relative.err"), e) == 0, "relative run");
+    CHECK(count_files(path_of("spool-relative"), key_hex, ".xpr") == 1, "recorded where it was named");
   }
 
   /* 4. a layout entry made from the record: the next compile is a hit, and runs right */
