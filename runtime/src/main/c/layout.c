@@ -67,6 +67,10 @@ int xlayout_read(const char *layout_dir, const uint8_t key[32], uint8_t **execut
     bad(reason, reason_size, "cannot stat layout entry %s: %s", path, strerror(errno));
     goto out;
   }
+  if (!S_ISREG(st.st_mode)) {
+    bad(reason, reason_size, "layout entry %s is not a regular file", path);
+    goto out;
+  }
   if (st.st_size < XLAYOUT_HEADER || read_at(fd, header, XLAYOUT_HEADER, 0) != 0) {
     bad(reason, reason_size, "layout entry %s is truncated (%lld bytes)", path, (long long)st.st_size);
     goto out;

@@ -88,6 +88,19 @@ static char *env_dup(const char *name) {
   return v && *v ? strdup(v) : NULL;
 }
 
+/* A path from the environment made absolute now: the framework may change directory later. */
+static char *env_path(const char *name) {
+  const char *v = getenv(name);
+  if (!v || !*v) return NULL;
+  if (v[0] == '/') return strdup(v);
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd)) return strdup(v);
+  size_t n = strlen(cwd) + strlen(v) + 2;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/%s", cwd, v);
+  return p;
+}
+
 #define SLOT(type, slot) ((type)xp_slot(real, (slot)))
 
 /* Copies the message of `error` into `out` and destroys the error. */
@@ -167,11 +180,11 @@ static void init(void) {
   }
   real = api;
   answer = api; /* from here on, any problem passes the real plugin through */
-  cfg.real_path = strdup(path);
+  cfg.real_path = env_path("XLAC_PJRT_REAL_PLUGIN");
   cfg.plugin_sha256 = env_dup("XLAC_PJRT_PLUGIN_SHA256");
-  cfg.layout = env_dup("XLAC_PJRT_LAYOUT");
-  cfg.record = env_dup("XLAC_PJRT_RECORD");
-  cfg.stats = env_dup("XLAC_PJRT_STATS");
+  cfg.layout = env_path("XLAC_PJRT_LAYOUT");
+  cfg.record = env_path("XLAC_PJRT_RECORD");
+  cfg.stats = env_path("XLAC_PJRT_STATS");
   if (!cfg.real_path) return;
   if (!cfg.layout && !cfg.record && !cfg.stats) return; /* nothing to do: the real table as it is */
   char why[256];

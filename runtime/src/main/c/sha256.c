@@ -47,6 +47,60 @@ static void compress(uint32_t st[8], const uint8_t *p) {
   st[7] += h;
 }
 
+static void compress_blocks(uint32_t st[8], const uint8_t *p, size_t blocks) {
+  for (; blocks > 0; blocks--, p += 64) compress(st, p);
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+/* The same compression with the x86 SHA extensions (about 8x faster: the proxy hashes a 200 MB plugin
+ * file and every served executable). The state is kept as ABEF/CDGH, the order the instructions use;
+ * each step does four rounds and schedules the message four words ahead. */
+__attribute__((target("sha,sse4.1"))) static void compress_blocks_ni(uint32_t st[8], const uint8_t *p,
+                                                                     size_t blocks) {
+  const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+  __m128i dcba = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&st[0]), 0xb1); /* CDAB */
+  __m128i hgfe = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&st[4]), 0x1b); /* HGFE */
+  __m128i abef = _mm_alignr_epi8(dcba, hgfe, 8);
+  __m128i cdgh = _mm_blend_epi16(hgfe, dcba, 0xf0);
+  for (; blocks > 0; blocks--, p += 64) {
+    __m128i abef0 = abef, cdgh0 = cdgh, m[4];
+    for (int i = 0; i < 4; i++) m[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * i)), bswap);
+    for (int i = 0; i < 16; i++) {
+      __m128i w = _mm_add_epi32(m[i & 3], _mm_loadu_si128((const __m128i *)&K[4 * i]));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, w);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(w, 0x0e));
+      if (i < 12) { /* W[4i+16..19] from W[4i..4i+15] */
+        __m128i t = _mm_add_epi32(_mm_sha256msg1_epu32(m[i & 3], m[(i + 1) & 3]),
+                                  _mm_alignr_epi8(m[(i + 3) & 3], m[(i + 2) & 3], 4));
+        m[i & 3] = _mm_sha256msg2_epu32(t, m[(i + 3) & 3]);
+      }
+    }
+    abef = _mm_add_epi32(abef, abef0);
+    cdgh = _mm_add_epi32(cdgh, cdgh0);
+  }
+  __m128i feba = _mm_shuffle_epi32(abef, 0x1b);
+  __m128i dchg = _mm_shuffle_epi32(cdgh, 0xb1);
+  _mm_storeu_si128((__m128i *)&st[0], _mm_blend_epi16(feba, dchg, 0xf0));
+  _mm_storeu_si128((__m128i *)&st[4], _mm_alignr_epi8(dchg, feba, 8));
+}
+#endif
+
+static int portable_only; /* tests: xsha256_portable_only */
+
+void xsha256_portable_only(int on) { portable_only = on; }
+
+static void blocks(uint32_t st[8], const uint8_t *p, size_t n) {
+#if defined(__x86_64__)
+  if (!portable_only && __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1")) {
+    compress_blocks_ni(st, p, n);
+    return;
+  }
+#endif
+  compress_blocks(st, p, n);
+}
+
 void xsha256_init(xsha256 *s) {
   static const uint32_t H0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
@@ -56,6 +110,7 @@ void xsha256_init(xsha256 *s) {
 }
 
 void xsha256_update(xsha256 *s, const void *data, size_t n) {
+  if (n == 0) return; /* data may then be NULL */
   const uint8_t *p = data;
   s->length += n;
   if (s->used > 0) {
@@ -65,10 +120,12 @@ void xsha256_update(xsha256 *s, const void *data, size_t n) {
     p += take;
     n -= take;
     if (s->used < 64) return;
-    compress(s->state, s->block);
+    blocks(s->state, s->block, 1);
     s->used = 0;
   }
-  for (; n >= 64; p += 64, n -= 64) compress(s->state, p);
+  blocks(s->state, p, n / 64);
+  p += n / 64 * 64;
+  n %= 64;
   memcpy(s->block, p, n);
   s->used = n;
 }

@@ -17,6 +17,8 @@ void xsha256_init(xsha256 *s);
 void xsha256_update(xsha256 *s, const void *data, size_t n);
 void xsha256_final(xsha256 *s, uint8_t out[32]);
 void xsha256_buffer(const void *data, size_t n, uint8_t out[32]);
+/* Tests: 1 turns the x86 SHA-extensions path off, so that the portable one can be checked too. */
+void xsha256_portable_only(int on);
 /* Lowercase hex of n bytes into out (2n + 1 bytes, NUL-terminated). */
 void xhex(const uint8_t *bytes, size_t n, char *out);
 /* Parses exactly 2n hex digits (either case); 0 on success. */

@@ -136,6 +136,33 @@ int main(void) {
     free(c);
   }
 
+  /* never a crash, whatever the bytes: random mutations of the JAX-like options and random bytes */
+  {
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    for (int round = 0; round < 20000; round++) {
+      msg m = a;
+      seed = seed * 6364136223846793005u + 1442695040888963407u;
+      if (round % 4 == 0) { /* random bytes of a random length */
+        m.n = (size_t)(seed >> 33) % 300;
+        for (size_t i = 0; i < m.n; i++) {
+          seed = seed * 6364136223846793005u + 1442695040888963407u;
+          m.b[i] = (uint8_t)(seed >> 56);
+        }
+      } else { /* a few bytes of the real thing changed, maybe cut short */
+        for (int k = 0; k < 1 + round % 3; k++) {
+          seed = seed * 6364136223846793005u + 1442695040888963407u;
+          m.b[(seed >> 33) % m.n] = (uint8_t)(seed >> 20);
+        }
+        if (round % 5 == 0) m.n = (size_t)(seed >> 40) % m.n;
+      }
+      size_t cn;
+      uint8_t *c = xcanonical_options(m.b, m.n, &cn);
+      CHECK(c != NULL, "round %d", round);
+      if (c && c[0] == 0xff) CHECK(cn == m.n + 1 && !memcmp(c + 1, m.b, m.n), "raw form, round %d", round);
+      free(c);
+    }
+  }
+
   /* every single-byte change of the options changes the key */
   for (size_t i = 0; i < a.n; i++) {
     for (int bit = 0; bit < 8; bit += 7) {

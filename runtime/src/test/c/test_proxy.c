@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -171,9 +172,9 @@ static void counters(uint64_t out[6]) {
   if (f) f(out);
 }
 
-/* Runs fn in a child with the given environment (NAME=VALUE strings, NULL-terminated) and stderr
- * in `err_path`; returns the child's exit status (or 99 when it died of a signal). */
-static int run_child(scenario_fn fn, void *arg, const char *err_path, const char *const *env) {
+/* Starts fn in a child with the given environment (NAME=VALUE strings, NULL-terminated) and stderr
+ * in `err_path`; the child exits with fn's result. */
+static pid_t spawn_child(scenario_fn fn, void *arg, const char *err_path, const char *const *env) {
   fflush(NULL);
   pid_t pid = fork();
   REQUIRE(pid >= 0, "fork: %s", strerror(errno));
@@ -188,6 +189,12 @@ static int run_child(scenario_fn fn, void *arg, const char *err_path, const char
     if (fd >= 0) dup2(fd, 2);
     exit(fn(arg));
   }
+  return pid;
+}
+
+/* As spawn_child, and waits: the child's exit status (99 when it died of a signal). */
+static int run_child(scenario_fn fn, void *arg, const char *err_path, const char *const *env) {
+  pid_t pid = spawn_child(fn, arg, err_path, env);
   int status;
   waitpid(pid, &status, 0);
   int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 99;
@@ -346,9 +353,70 @@ static int scenario_record_on_signal(void *arg) {
   return test_failures ? 1 : 0;
 }
 
+/* Records programs 100, 101, ... until it is killed. */
+static int scenario_record_forever(void *arg) {
+  (void)arg;
+  if (!load_proxy()) return 2;
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  for (int k = 100; k < 400; k++) {
+    xpjrt_loaded *l = tc_compile(c, k);
+    if (l) tc_loaded_destroy(l);
+  }
+  tc_client_destroy(c);
+  return 0;
+}
+
 static int scenario_no_plugin(void *arg) {
   (void)arg;
   return load_proxy() == NULL ? 0 : 1;
+}
+
+/* Relative paths are taken at GetPjrtApi: the framework changing directory later does not move them. */
+static int scenario_relative(void *arg) {
+  (void)arg;
+  REQUIRE(chdir(tmp) == 0, "chdir");
+  if (!load_proxy()) return 2;
+  REQUIRE(chdir("/") == 0, "chdir /");
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  xpjrt_loaded *l = tc_compile(c, 1);
+  CHECK(l && tc_check_program(c, l, 1) == 0, "program 1 runs");
+  if (l) tc_loaded_destroy(l);
+  tc_client_destroy(c);
+  return test_failures ? 1 : 0;
+}
+
+/* The proxy hands back the fake plugin's own table (it must not wrap it). */
+static int scenario_fake_plugin(void *arg) {
+  const void *api = load_proxy();
+  void *h = dlopen((const char *)arg, RTLD_NOW | RTLD_NOLOAD);
+  const void *(*get)(void);
+  void *sym = h ? dlsym(h, "GetPjrtApi") : NULL;
+  memcpy(&get, &sym, sizeof get);
+  return get && api == get() ? 0 : 1;
+}
+
+/* A framework with an older header: Compile_Args smaller than the fields the proxy reads. The
+ * proxy passes the call on (the real plugin refuses it) and counts a fallback. */
+static int scenario_small_args(void *arg) {
+  (void)arg;
+  if (!load_proxy()) return 2;
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  char mlir[1024];
+  tc_program(1, mlir, sizeof mlir);
+  xp_program p = {XP_SIZE(xp_program, format_size), NULL, mlir, strlen(mlir), "mlir", 4};
+  xp_client_compile_args a = {XP_SIZE(xp_client_compile_args, compile_options_size), NULL, c, &p,
+                              (const char *)TC_OPTIONS, sizeof TC_OPTIONS, NULL};
+  xpjrt_error *e = ((xp_client_compile_fn)xp_slot(tc_api, XP_CLIENT_COMPILE))(&a);
+  CHECK(e != NULL, "the real plugin refuses the short struct");
+  tc_failed(e, "expected: PJRT_Client_Compile");
+  uint64_t n[6];
+  counters(n);
+  CHECK(n[0] == 1 && n[3] == 1, "one compile, one fallback: %d %d", (int)n[0], (int)n[3]);
+  tc_client_destroy(c);
+  return test_failures ? 1 : 0;
 }
 
 /* ---------------------------------------------------------------- records and entries */
@@ -482,6 +550,34 @@ int main(void) {
           "one line");
   }
 
+  /* a real plugin the proxy cannot wrap (another major version, a short table): passed through */
+  const char *fake = getenv("XLAC_TEST_FAKE_PLUGIN");
+  REQUIRE(fake, "XLAC_TEST_FAKE_PLUGIN must be set (make test sets it)");
+  {
+    const char *e1[] = {env("XLAC_PJRT_REAL_PLUGIN=%s", fake), env("XLAC_PJRT_STATS=%s", tmp), NULL};
+    CHECK(run_child(scenario_fake_plugin, (void *)fake, path_of("fake-major.err"), e1) == 0, "major 1");
+    CHECK(stderr_lines(path_of("fake-major.err"),
+                       "xlac runtime: the real plugin has PJRT C API 1.3; the proxy knows major version 0 "
+                       "only; passing the real plugin through unchanged") == 1, "the line");
+    const char *e2[] = {env("XLAC_PJRT_REAL_PLUGIN=%s", fake), env("XLAC_PJRT_STATS=%s", tmp),
+                        "FAKE_PJRT_MAJOR=0", "FAKE_PJRT_SIZE=200", NULL};
+    CHECK(run_child(scenario_fake_plugin, (void *)fake, path_of("fake-size.err"), e2) == 0, "short table");
+    CHECK(stderr_lines(path_of("fake-size.err"), "xlac runtime: the real plugin's PJRT_Api is 200 bytes") == 1,
+          "the line");
+  }
+
+  /* a framework whose PJRT_Client_Compile_Args is too short for the proxy: passed on, counted */
+  mkdirs(path_of("stats-small"));
+  {
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_STATS=%s", path_of("stats-small")), NULL};
+    CHECK(run_child(scenario_small_args, NULL, path_of("small.err"), e) == 0, "short Compile_Args");
+    CHECK(stderr_lines(path_of("small.err"), "xlac runtime: unexpected PJRT_Client_Compile_Args size; "
+                                              "compiling with the real plugin") == 1, "the line");
+    char *st = read_stats(path_of("stats-small"));
+    CHECK(count_lines(st, "fallback\t-\t") == 1, "a fallback without a key: %s", st);
+    free(st);
+  }
+
   /* 2. pass-through: nothing to do, the real table itself; compile/serialize/deserialize/execute */
   {
     const char *e[] = {real, NULL};
@@ -538,6 +634,14 @@ int main(void) {
     CHECK(count_files(path_of("spool-hashed"), key_hex, ".xpr") == 1, "same key when hashed itself");
   }
 
+  /* relative paths: as of the first GetPjrtApi */
+  mkdirs(path_of("spool-relative"));
+  {
+    const char *e[] = {real, plugin_env, "XLAC_PJRT_RECORD=spool-relative", NULL};
+    CHECK(run_child(scenario_relative, NULL, path_of("relative.err"), e) == 0, "relative run");
+    CHECK(count_files(path_of("spool-relative"), key_hex, ".xpr") == 1, "recorded where it was named");
+  }
+
   /* 4. a layout entry made from the record: the next compile is a hit, and runs right */
   char *layout = path_of("layout");
   layout = strdup(layout);
@@ -566,7 +670,7 @@ int main(void) {
     const char *name;
     int program;
   } broken[] = {{"damaged", 1}, {"truncated", 1}, {"short", 1}, {"magic", 1}, {"foreign", 2},
-                {"garbage", 1}};
+                {"garbage", 1}, {"directory", 1}};
   for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
     char *dir = strdup(path_of("layout-%s", broken[i].name));
     const char *name = broken[i].name;
@@ -589,7 +693,8 @@ int main(void) {
       snprintf(parent, sizeof parent, "%s", p);
       *strrchr(parent, '/') = 0;
       mkdirs(parent);
-      REQUIRE(write_file(p, entry, n) == 0, "write %s", p);
+      if (!strcmp(name, "directory")) mkdirs(p); /* a directory where the entry should be */
+      else REQUIRE(write_file(p, entry, n) == 0, "write %s", p);
     }
     free(entry);
     char *stats_dir = strdup(path_of("stats-%s", name));
@@ -687,6 +792,31 @@ int main(void) {
       umount(full);
     }
     free(full);
+  }
+
+  /* 9. kill -9 while recording: whatever records are there are whole */
+  mkdirs(path_of("spool-killed"));
+  {
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_RECORD=%s", path_of("spool-killed")), NULL};
+    pid_t kid = spawn_child(scenario_record_forever, NULL, path_of("killed.err"), e);
+    /* wait for some records, then kill the recorder somewhere in its next compile or write */
+    for (int i = 0; i < 200 && count_files(path_of("spool-killed"), "", ".xpr") < 5; i++) usleep(50000);
+    usleep(7919);
+    CHECK(kill(kid, SIGKILL) == 0, "killed the recorder");
+    int status;
+    waitpid(kid, &status, 0);
+    CHECK(WIFSIGNALED(status), "the recorder died of the signal");
+    int whole = 0, broken = 0;
+    DIR *k = opendir(path_of("spool-killed"));
+    for (struct dirent *de; k && (de = readdir(k));) {
+      if (!strstr(de->d_name, ".xpr")) continue;
+      record r;
+      if (read_record(path_of("spool-killed/%s", de->d_name), &r) == 0) whole++;
+      else broken++;
+      free(r.bytes);
+    }
+    if (k) closedir(k);
+    CHECK(whole >= 5 && broken == 0, "after kill -9: %d whole records, %d broken", whole, broken);
   }
 
   free(identity);

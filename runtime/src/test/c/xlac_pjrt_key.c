@@ -2,7 +2,7 @@
  * that RequestKey, CanonicalOptions and PluginIdentityText compute what the proxy computes.
  * Test-only; built under target/native-test.
  *
- *   xlac-pjrt-key canonical OPTIONS_FILE                 hex of the canonical options
+ *   xlac-pjrt-key canonical OPTIONS_FILE...              hex of the canonical options, one line each
  *   xlac-pjrt-key key FORMAT PROGRAM_FILE OPTIONS_FILE IDENTITY_FILE     pjrt1:<hex>
  *   xlac-pjrt-key identity NAME VERSION MAJOR MINOR SHA [TYPE NAME VALUE]...  the identity text
  *       TYPE: s (string), i (int64), l (comma-separated int64s), f (float), b (true/false)
@@ -34,13 +34,18 @@ static uint8_t *slurp(const char *path, size_t *size) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && !strcmp(argv[1], "canonical")) {
-    size_t n, cn;
-    uint8_t *o = slurp(argv[2], &n);
-    uint8_t *c = xcanonical_options(o, n, &cn);
-    char *hex = malloc(2 * cn + 1);
-    xhex(c, cn, hex);
-    printf("%s\n", hex);
+  if (argc >= 3 && !strcmp(argv[1], "canonical")) {
+    for (int i = 2; i < argc; i++) { /* one line per file */
+      size_t n, cn;
+      uint8_t *o = slurp(argv[i], &n);
+      uint8_t *c = xcanonical_options(o, n, &cn);
+      char *hex = malloc(2 * cn + 1);
+      xhex(c, cn, hex);
+      printf("%s\n", hex);
+      free(hex);
+      free(c);
+      free(o);
+    }
     return 0;
   }
   if (argc == 6 && !strcmp(argv[1], "key")) {

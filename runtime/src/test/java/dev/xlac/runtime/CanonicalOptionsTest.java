@@ -90,6 +90,88 @@ class CanonicalOptionsTest {
     assertThat(CanonicalOptions.canonical(x)).isNotEqualTo(CanonicalOptions.canonical(y));
   }
 
+  /** A random CompileOptionsProto-shaped message: the table's fields, maps with repeated and missing
+   * keys, unknown fields of every wire type, fields out of order. */
+  private static byte[] randomOptions(Random r) {
+    String[] keys = {"a", "b", "ab", "", "xla_x", "\u00e9", "b"};
+    Proto debug = new Proto();
+    for (int i = r.nextInt(12); i > 0; i--) {
+      switch (r.nextInt(6)) {
+        case 0 -> debug.v(1 + r.nextInt(460), r.nextLong());
+        case 1 -> debug.s(1 + r.nextInt(460), keys[r.nextInt(keys.length)]);
+        case 2 -> debug.varint(((long) (1 + r.nextInt(460)) << 3) | 5).varint(0).varint(0).varint(0).varint(0);
+        default -> {
+          int field = r.nextBoolean() ? 357 : 500;
+          Proto e = new Proto();
+          if (r.nextInt(8) > 0) {
+            e.s(1, keys[r.nextInt(keys.length)]);
+          }
+          if (r.nextInt(8) > 0) {
+            e.s(2, keys[r.nextInt(keys.length)]);
+          }
+          if (r.nextInt(8) == 0) {
+            e.v(3, 1);
+          }
+          debug.m(field, e);
+        }
+      }
+    }
+    Proto build = new Proto();
+    for (int i = r.nextInt(6); i > 0; i--) {
+      switch (r.nextInt(3)) {
+        case 0 -> build.v(1 + r.nextInt(26), r.nextInt(3) - 1);
+        case 1 -> build.m(3, debug);
+        default -> build.s(13, keys[r.nextInt(keys.length)]);
+      }
+    }
+    Proto out = new Proto();
+    for (int i = r.nextInt(8); i > 0; i--) {
+      switch (r.nextInt(4)) {
+        case 0 -> out.v(1 + r.nextInt(11), r.nextInt(5));
+        case 1 -> out.m(3, build);
+        case 2 -> out.s(6, keys[r.nextInt(keys.length)]);
+        default -> {
+          Proto value = new Proto();
+          switch (r.nextInt(4)) {
+            case 0 -> value.s(1, keys[r.nextInt(keys.length)]);
+            case 1 -> value.v(2, r.nextInt(2));
+            case 2 -> value.v(3, r.nextLong());
+            default -> value.varint((4 << 3) | 1).varint(0).varint(0).varint(0).varint(0).varint(0).varint(0)
+                .varint(0).varint(0);
+          }
+          out.m(7, new Proto().s(1, keys[r.nextInt(keys.length)]).m(2, value));
+        }
+      }
+    }
+    byte[] bytes = out.toBytes();
+    if (bytes.length > 0 && r.nextInt(6) == 0) {
+      bytes[r.nextInt(bytes.length)] ^= (byte) (1 << r.nextInt(8));
+    }
+    return bytes;
+  }
+
+  @Test
+  void javaAndCAgreeOnRandomOptions(@TempDir Path dir) throws Exception {
+    Random r = new Random(2026);
+    List<byte[]> inputs = new ArrayList<>();
+    List<String> files = new ArrayList<>();
+    files.add("canonical");
+    for (int i = 0; i < 400; i++) {
+      byte[] in = randomOptions(r);
+      inputs.add(in);
+      files.add(java.nio.file.Files.write(dir.resolve("o" + i), in).toString());
+    }
+    String[] c = KeyTool.run(files.toArray(String[]::new)).split("\n");
+    assertThat(c).hasSize(inputs.size());
+    int parsed = 0;
+    for (int i = 0; i < inputs.size(); i++) {
+      byte[] java = CanonicalOptions.canonical(inputs.get(i));
+      assertThat(HEX.formatHex(java)).as("input %d: %s", i, HEX.formatHex(inputs.get(i))).isEqualTo(c[i]);
+      parsed += java.length > 0 && java[0] != (byte) 0xff ? 1 : 0;
+    }
+    assertThat(parsed).as("most random inputs parse").isGreaterThan(200).isLessThan(400);
+  }
+
   @Test
   void javaCanonicalFormEqualsTheProxys(@TempDir Path dir) throws Exception {
     List<byte[]> inputs = new ArrayList<>();
