@@ -132,7 +132,7 @@ class CacheCommandsTest {
   void stat_reportsContentsAndLocation() {
     xlac("cache", "add", dumps.toString());
     Run stat = xlac("cache", "stat");
-    assertThat(stat.out()).contains("Cache directory:     " + cache, "Schema version:      3",
+    assertThat(stat.out()).contains("Cache directory:     " + cache, "Schema version:      4",
         "Graphs:              3 (3 pending)", "Max size:            not set");
     assertThat(xlac("cache", "config", "max-size", "50G").code()).isZero();
     assertThat(xlac("cache", "stat", "--json").out()).contains("\"max_size_bytes\": 50000000000", "\"graphs\": 3");
