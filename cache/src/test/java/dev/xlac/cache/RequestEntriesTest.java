@@ -236,4 +236,28 @@ class RequestEntriesTest {
       assertThat(r.statistics().runtimeEntries()).isEqualTo(1);
     }
   }
+
+  @Test
+  void aRebuildOfADamagedDatabase_keepsTheRuntimeEntries_andTakesNoneForAGraph() throws Exception {
+    Path dir = tmp.resolve("cache");
+    List<RecordedRequest> rs = List.of(request(1, 100), request(2, 60_000));
+    try (CacheStore s = open(new Fixtures.ManualClock())) {
+      Fixtures.graph(s, 1);
+      s.putRequests(rs);
+    }
+    java.nio.file.Files.delete(dir.resolve("db/CURRENT")); // the database cannot be opened: it is rebuilt
+    RepairReport r = CacheRepair.repair(dir, Duration.ZERO, notices::add);
+    assertThat(r.rebuilt()).isTrue();
+    assertThat(r.lost()).isEmpty();
+    assertThat(r.clean()).isTrue();
+    try (CacheStore s = open(new Fixtures.ManualClock())) {
+      for (RecordedRequest q : rs) {
+        assertThat(streamed(s, q.key())).isEqualTo(q.executable());
+        assertThat(s.readRequest(q.key()).orElseThrow().program()).isEqualTo(q.program());
+      }
+      assertThat(s.graphs()).hasSize(1);
+      assertThat(s.statistics().runtimeEntries()).isEqualTo(2);
+      assertThat(s.verify(false).problems()).isEmpty();
+    }
+  }
 }

@@ -31,8 +31,11 @@ import java.util.function.Consumer;
 public final class PjrtRecordSpool {
   /** A batch goes to the cache once it holds this many records... */
   static final int BATCH_RECORDS = 32;
-  /** ... or this many bytes of executables and programs. */
-  static final long BATCH_BYTES = 256L << 20;
+  /**
+   * ... or this many bytes of executables and programs: a batch holds at most this and one record more in memory,
+   * so an executable of hundreds of MB goes in a batch of its own (or with a few small ones).
+   */
+  static final long BATCH_BYTES = 64L << 20;
   /** A write in progress older than this was left by a writer that died. */
   static final Duration STALE_TEMPORARY = Duration.ofHours(1);
   public static final String REJECTED_SUFFIX = ".rejected";

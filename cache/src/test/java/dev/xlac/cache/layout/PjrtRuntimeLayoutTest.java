@@ -248,6 +248,32 @@ class PjrtRuntimeLayoutTest {
   }
 
   @Test
+  void aFullDiskDuringAnIngest_saysSo_andLeavesEveryRecordNotTakenInTheSpool() throws Exception {
+    List<RecordedRequest> rs = record(0, 40, 300_000, PLUGIN_A); // the first batch alone is over the limit
+    Path lib = Files.createDirectories(tmp.resolve("lib"));
+    try (var in = org.rocksdb.RocksDB.class.getResourceAsStream("/librocksdbjni-linux64.so")) {
+      org.junit.jupiter.api.Assumptions.assumeTrue(in != null, "RocksDB ships no linux64 library for this platform");
+      Files.copy(in, lib.resolve("librocksdbjni-linux64.so"));
+    }
+    Child c = new Child("trap '' XFSZ; ulimit -f 4096;", lib, "ingest", cacheDir().toString(), spool().toString());
+    assertThat(c.await()).as("exit code; output %s", c.lines).isEqualTo(3);
+    assertThat(c.lines).anySatisfy(l -> assertThat(l).startsWith("xlac: cache ").contains("disk full"));
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      assertThat(s.verify(false).problems()).isEmpty();
+      Set<RequestKey> cached = new HashSet<>();
+      s.requests().forEach(i -> cached.add(i.key()));
+      for (RecordedRequest r : rs) {
+        assertThat(cached.contains(r.key()) || Files.exists(spool().resolve(r.key().hex() + ".xpr")))
+            .as("request %s is in the cache or still in the spool", r.key()).isTrue();
+      }
+      RequestIngest rest = PjrtRecordSpool.ingest(spool(), s, problems::add);
+      assertThat(rest.rejected()).isEmpty();
+      assertThat(s.requests()).hasSize(rs.size());
+      assertThat(RecordSpool.files(spool())).isEmpty();
+    }
+  }
+
+  @Test
   void killDuringAnIngest_leavesWholeEntries_andEveryRecordNotTakenInTheSpool() throws Exception {
     List<RecordedRequest> rs = record(0, 150, 150_000, PLUGIN_A); // five batches of 32
     Child c = new Child(null, "ingest", cacheDir().toString(), spool().toString());

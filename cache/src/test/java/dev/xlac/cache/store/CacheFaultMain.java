@@ -86,6 +86,10 @@ public final class CacheFaultMain {
         dev.xlac.cache.RequestIngest r = dev.xlac.cache.layout.PjrtRecordSpool.ingest(Path.of(args[2]), s,
             p -> System.out.println("problem " + p));
         System.out.println("ingested " + r.added() + " " + r.alreadyPresent() + " " + r.rejected().size());
+      } catch (XlacException e) {
+        System.out.println("xlac: " + e.getMessage());
+        System.out.flush();
+        System.exit(e.exitCode().code());
       }
       return;
     }
