@@ -16,9 +16,10 @@ import picocli.CommandLine.Parameters;
 
 @Command(name = "add", mixinStandardHelpOptions = true,
     description = {"Add the HLO modules in dump files or directories to the cache as pending graphs, deduplicated"
-        + " by fingerprint, and record spools of xlac's runtime proxy as runtime requests.",
+        + " by fingerprint.",
         "Directories are searched for compiler inputs as 'xlac hash' does. A directory holding *.xpr records (a"
-            + " spool, XLAC_PJRT_RECORD) is taken whole: its records go into the cache and are deleted from it."},
+            + " record spool of xlac's runtime proxy, XLAC_PJRT_RECORD) is taken whole, as runtime requests: its"
+            + " records go into the cache and are deleted from it."},
     footer = "%nPrints one line per kind: added, already present and skipped (or rejected) counts. Unreadable files"
         + " and rejected records are reported on stderr; the others are still added, and the exit code is 2.")
 final class CacheAddCommand implements Callable<Integer> {

@@ -26,7 +26,7 @@ public final class CaptureReport {
   public static void print(CaptureResult r, PrintWriter out, PrintWriter err) {
     r.notes().forEach(n -> err.println("xlac: " + n));
     out.println(r.summary());
-    if (r.recording() != null) {
+    if (r.recording() != null && r.recording().line() != null) {
       out.println(r.recording().line());
     }
     r.alreadyCompiled().forEach((compiler, n) -> out.printf("%d already compiled for %s%n", n, compiler));
