@@ -192,6 +192,21 @@ class RuntimeRunE2ETest {
     }
   }
 
+  @Test
+  void oneShotWithPlugin_recordsTheCommandsCompiles_besideCompilingItsGraphs() throws Exception {
+    Launcher.Result r = Launcher.run(Stream.concat(Stream.of(Launcher.root().resolve("xlac").toString(),
+        "parallel-compile", "--cache", cache(), "--plugin", Launcher.cpuPlugin(), "--"), decoderCommand().stream())
+        .toList(), env(), 300);
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(losses(r.out())).as("the command ran on the real plugin, through the proxy").isEqualTo(reference);
+    Matcher m = Pattern.compile("recorded (\\d+) compiles through the runtime proxy: \\1 new in the cache, 0 already"
+        + " there").matcher(r.out());
+    assertThat(m.find()).as(r.out()).isTrue();
+    assertThat(r.out()).containsPattern("\\d+ graphs: \\d+ compiled, 0 cached, 0 failed");
+    assertThat(Launcher.xlac("cache", "stat", "--cache", cache()).out())
+        .contains("Runtime entries:     " + m.group(1) + " recorded executables");
+  }
+
   /**
    * Fails today, and for a reason outside xlac run: the dump's XLA_FLAGS ({@code --xla_dump_to=STAGING/pid-N
    * --xla_dump_hlo_as_proto}) are in the DebugOptions of every compile's options, so in the request key, and the
