@@ -198,4 +198,34 @@ class RuntimeRunTest {
     run(plugin, null, false, "printf 'fallback\\t" + KEY_A + "\\t1\\t2\\tchecksum mismatch\\n' > $XLAC_PJRT_STATS/stats-3.tsv");
     assertThat(RuntimeCache.layoutCurrent(cacheDir(), RealPlugin.identify(plugin, null, null).sha256())).isFalse();
   }
+
+  @Test
+  void aCacheAnotherWriterHolds_doesNotStopTheRun_andARecordingStaysForCacheAdd() throws Exception {
+    try (CacheStore other = open()) { // another xlac process writing, as far as this run can tell
+      // The command records one request into the spool, as the proxy would.
+      Path record = tmp.resolve("record.xpr");
+      byte[] format = "hlo".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      String identity = "xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=cpu\napi_version=0.94\n"
+          + "plugin_sha256=" + "ab".repeat(32) + "\n";
+      RequestKey key = RequestKey.of(format, new byte[] {1}, new byte[0],
+          identity.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      Path written = dev.xlac.runtime.RecordSpool.write(Files.createDirectories(tmp.resolve("made")),
+          new dev.xlac.runtime.RecordedRequest(key, format, new byte[] {1}, new byte[0], identity, new byte[] {7}, 5));
+      Files.move(written, record);
+      RunResult r = run(plugin, null, true, "cp " + record + " $XLAC_PJRT_RECORD/" + key.hex() + ".xpr; exit 3");
+      assertThat(r.exitStatus()).as("the command ran and its status is the run's").isEqualTo(3);
+      assertThat(notices).anyMatch(n -> n.contains("locked") && n.endsWith("serving the runtime layout as it is"));
+      assertThat(r.keptSpool()).isNotNull();
+      assertThat(dev.xlac.runtime.RecordSpool.files(r.keptSpool())).hasSize(1);
+      assertThat(notices).anyMatch(n -> n.contains("add it with xlac cache add " + r.keptSpool()));
+    }
+    // Once the other writer is done, cache add takes the recording in.
+    try (CacheStore store = open()) {
+      Path spool = notices.stream().filter(n -> n.contains("xlac cache add ")).map(n -> Path.of(n.substring(
+          n.lastIndexOf(' ') + 1, n.length() - 1))).findFirst().orElseThrow();
+      CacheIntake.Added added = CacheIntake.add(store, List.of(spool), notices::add);
+      assertThat(added.requests().added()).isEqualTo(1);
+      assertThat(store.requests()).hasSize(1);
+    }
+  }
 }
