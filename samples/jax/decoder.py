@@ -169,6 +169,8 @@ def main():
     parser.add_argument("--untied", action="store_true",
                         help="use a separate lm_head instead of the tied embedding matrix")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--loss-bits", action="store_true",
+                        help="also print each loss exactly (float.hex), to compare runs bit for bit")
     parser.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32",
                         help="dtype of the parameters and optimizer state (the training step's inputs)")
     args = parser.parse_args()
@@ -189,7 +191,8 @@ def main():
     for step in range(1, args.steps + 1):
         params, opt_state, loss = train_step(params, opt_state, tokens,
                                              n_heads=args.n_heads, lr=args.lr)
-        print(f"step {step} loss {float(loss):.6f}", flush=True)
+        bits = f" bits {float(loss).hex()}" if args.loss_bits else ""
+        print(f"step {step} loss {float(loss):.6f}{bits}", flush=True)
     final = float(loss) if loss is not None else float("nan")
     print(f"done: decoder steps={args.steps} batch_size={args.batch_size} "
           f"seq_len={args.seq_len} d_model={args.d_model} vocab={args.vocab} "

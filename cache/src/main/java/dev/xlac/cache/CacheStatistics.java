@@ -17,8 +17,14 @@ import java.util.OptionalLong;
  * @param countersSince when the usage counters were last zeroed
  * @param diskReserveBytes the size of the cache's disk reserve ({@code DIR/reserve}, see docs/cache.md "Safety");
  *     0 when there is none, and then {@code diskReserveNote} says why
+ * @param runtimeEntries recorded PJRT compile requests with their executables (schema version 4)
+ * @param runtimeBytes what they occupy (compressed requests and executables; part of {@code storedBytes})
+ * @param runtimeHits compiles the runtime served from a layout of this cache ({@code xlac run}), since
+ *     {@code countersSince}
+ * @param runtimeTimeSaved the original compile time of those hits
  */
 public record CacheStatistics(Path directory, int schemaVersion, long graphs, long pendingGraphs, long compiled,
     long failed, long hloRawBytes, long hloStoredBytes, long artifactBytes, long storedBytes, long rawBytes,
     long diskBytes, OptionalLong maxSize, long hits, long misses, Duration timeSaved, long cleanups,
-    long damagedReads, Instant countersSince, long diskReserveBytes, String diskReserveNote) {}
+    long damagedReads, Instant countersSince, long diskReserveBytes, String diskReserveNote, long runtimeEntries,
+    long runtimeBytes, long runtimeHits, Duration runtimeTimeSaved) {}

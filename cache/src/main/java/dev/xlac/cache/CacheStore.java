@@ -16,12 +16,15 @@ import dev.xlac.core.io.SiblingTemporaries;
 import dev.xlac.core.neuron.NeuronName;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.LoadedModule;
+import dev.xlac.runtime.RecordedRequest;
+import dev.xlac.runtime.RequestKey;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.Consumer;
@@ -253,6 +256,52 @@ public final class CacheStore implements AutoCloseable {
   /** The graph's entries (compiled or failed), one per compiler, metadata only: no bytes or logs are read. */
   public List<ArtifactInfo> entries(GraphFingerprint fingerprint) {
     return store.reads().entries(fingerprint);
+  }
+
+  // ---------------------------------------------------------------- the runtime's recorded requests
+
+  /**
+   * Stores the runtime's recorded compile requests with their executables in one atomic, fsynced batch. A request
+   * the cache holds already is kept as it was, not replaced ({@link RequestIngest#alreadyPresent()}).
+   */
+  public RequestIngest putRequests(List<RecordedRequest> requests) {
+    return store.requestEntries().putRequests(requests);
+  }
+
+  /** Every stored request (runtime entry), in key order. */
+  public List<RequestInfo> requests() {
+    return store.requestEntries().requests();
+  }
+
+  /** One stored request's metadata, without reading its values; empty when the cache does not hold it. */
+  public Optional<RequestInfo> requestInfo(RequestKey key) {
+    return store.requestEntries().requestInfo(key);
+  }
+
+  /** A stored request with its executable, checksum-verified; empty when absent or damaged (reported). */
+  public Optional<RecordedRequest> readRequest(RequestKey key) {
+    return store.requestEntries().readRequest(key);
+  }
+
+  /**
+   * Streams a stored executable into {@code out}, a chunk at a time, verified at the end: false when it is absent
+   * or damaged (reported), and then {@code out} may hold part of it, which the caller discards.
+   */
+  public boolean readExecutable(RequestKey key, OutputStream out) throws IOException {
+    return store.requestEntries().readExecutable(key, out);
+  }
+
+  /**
+   * Adds what {@code xlac run} reports: the hits of each request (its hit count and last access, so that LRU
+   * pruning keeps what the runtime uses) and the runtime's usage counters (hits, compile time saved). Fsynced.
+   */
+  public void recordRequestHits(Map<RequestKey, Long> hits, Duration saved) {
+    store.requestEntries().recordHits(hits, saved);
+  }
+
+  /** Records that these requests were used (materialized into a layout): approximate LRU, not synced. */
+  public void touchRequests(List<RequestKey> keys) {
+    store.requestEntries().touch(keys);
   }
 
   // ---------------------------------------------------------------- maintenance

@@ -13,7 +13,26 @@ import java.util.List;
  *     with entries that stay, and the disk had no room to rewrite those ({@code roomNeeded} free bytes)
  */
 public record PruneResult(List<Removed> removed, long bytesFreed, long bytesBefore, long bytesAfter, long diskBefore,
-    long diskAfter, long diskUnreclaimed, long roomNeeded, boolean dryRun) {
+    long diskAfter, long diskUnreclaimed, long roomNeeded, boolean dryRun, List<RemovedRequest> requestsRemoved) {
+
+  public PruneResult {
+    removed = List.copyOf(removed);
+    requestsRemoved = requestsRemoved == null ? List.of() : List.copyOf(requestsRemoved);
+  }
+
+  /** A prune that removed no runtime entries (what caches of schema version 3 and earlier hold). */
+  public PruneResult(List<Removed> removed, long bytesFreed, long bytesBefore, long bytesAfter, long diskBefore,
+      long diskAfter, long diskUnreclaimed, long roomNeeded, boolean dryRun) {
+    this(removed, bytesFreed, bytesBefore, bytesAfter, diskBefore, diskAfter, diskUnreclaimed, roomNeeded, dryRun,
+        List.of());
+  }
+
+  /**
+   * One removed runtime entry: a recorded PJRT compile request and its executable.
+   *
+   * @param bytes what it occupied (compressed request and executable)
+   */
+  public record RemovedRequest(dev.xlac.runtime.RequestKey key, String platformName, long bytes, Instant lastAccess) {}
 
   /**
    * One removed entry: a graph (with any artifacts it still had) or one artifact.

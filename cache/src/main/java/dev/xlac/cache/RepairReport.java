@@ -43,9 +43,20 @@ public record RepairReport(VerifyReport found, String rebuildReason, Salvage sal
    * read; {@code why} says what could not be read.
    */
   public record LostEntry(String fingerprint, String module, String compiler, String why) {
-    /** {@code graph 1a2b3c4d5e6f (jit_step)} or {@code artifact 1a2b3c4d5e6f (jit_step) for pjrt:cpu}. */
+    /** A runtime entry lost: {@code fingerprint} is its request key ({@code pjrt1:...}), {@code module} its platform. */
+    public static LostEntry request(String key, String platform, String why) {
+      return new LostEntry(key, platform, null, why);
+    }
+
+    /**
+     * {@code graph 1a2b3c4d5e6f (jit_step)}, {@code artifact 1a2b3c4d5e6f (jit_step) for pjrt:cpu} or
+     * {@code runtime entry pjrt1:1a2b3c4d5e6f (cpu)}.
+     */
     public String entry() {
       String m = module == null ? "" : " (" + module + ")";
+      if (fingerprint != null && fingerprint.startsWith(dev.xlac.runtime.RequestKey.VERSION + ":")) {
+        return "runtime entry " + fingerprint + m;
+      }
       return compiler == null ? "graph " + fingerprint + m : "artifact " + fingerprint + m + " for " + compiler;
     }
   }

@@ -7,9 +7,16 @@ import java.util.List;
  *
  * @param problems every damaged entry or file and index inconsistency found (before any repair)
  * @param repaired whether the problems were repaired (damaged entries recovered or dropped, indexes rebuilt)
+ * @param requestsChecked runtime entries (recorded PJRT requests with their executables) checked
  */
 public record VerifyReport(long graphsChecked, long artifactsChecked, long bytesChecked, List<Problem> problems,
-    boolean repaired) {
+    boolean repaired, long requestsChecked) {
+
+  /** A report of a cache without runtime entries. */
+  public VerifyReport(long graphsChecked, long artifactsChecked, long bytesChecked, List<Problem> problems,
+      boolean repaired) {
+    this(graphsChecked, artifactsChecked, bytesChecked, problems, repaired, 0);
+  }
 
   /**
    * One problem.

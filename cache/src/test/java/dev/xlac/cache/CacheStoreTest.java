@@ -243,7 +243,7 @@ class CacheStoreTest {
   }
 
   @org.junit.jupiter.params.ParameterizedTest
-  @org.junit.jupiter.params.provider.ValueSource(strings = {"1", "2"})
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"1", "2", "3"})
   void anOlderVersionCache_isReadAsItIs_andUpgradedWhenOpenedForWriting(String version) throws Exception {
     try (CacheStore s = open(dir); WriteBatch b = new WriteBatch()) {
       graph(s, 1);
@@ -257,7 +257,8 @@ class CacheStoreTest {
       assertThat(s.statistics().schemaVersion()).isEqualTo(Integer.parseInt(version));
     }
     try (CacheStore s = open(dir)) {
-      assertThat(new String(StoreInternals.db(Internals.store(s)).get(Cf.META, StoreInternals.schemaKey()), StandardCharsets.US_ASCII)).isEqualTo("3");
+      assertThat(new String(StoreInternals.db(Internals.store(s)).get(Cf.META, StoreInternals.schemaKey()), StandardCharsets.US_ASCII))
+          .isEqualTo(Integer.toString(CacheStore.SCHEMA_VERSION));
       assertThat(s.getArtifact(key(1, CPU))).isPresent();
       assertThat(s.verify(false).problems()).isEmpty();
     }

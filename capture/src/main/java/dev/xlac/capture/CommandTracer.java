@@ -2,10 +2,8 @@ package dev.xlac.capture;
 
 import dev.xlac.core.XlacException;
 import dev.xlac.core.os.Executables;
-import dev.xlac.core.os.ProcessGroups;
 import dev.xlac.core.os.SignalForwarding;
 import dev.xlac.core.os.Signals;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -70,37 +68,13 @@ public final class CommandTracer {
   public static Outcome run(Request r, CaptureListener listener) throws InterruptedException {
     Frontend frontend = r.frontend().resolve(r.userEnvironment());
     TraceEnvironment env = TraceEnvironment.of(frontend, r.userEnvironment(), r.staging(), r.support());
-    requireRunnable(r.command().getFirst(), env.variables().get("PATH"));
-
-    List<String> argv = new ArrayList<>();
-    Path setsid = ProcessGroups.setsid().orElse(null);
-    if (setsid != null) {
-      argv.add(setsid.toString());
-      argv.add("--wait");
-    }
-    argv.addAll(r.command());
-    ProcessBuilder pb = new ProcessBuilder(argv).inheritIO();
-    // Only what differs is set: a variable that is put is encoded anew from its string, and one whose
-    // bytes are not valid in the JVM's character set would reach the command changed.
-    pb.environment().keySet().retainAll(env.variables().keySet());
-    env.variables().forEach((k, v) -> {
-      if (!v.equals(pb.environment().get(k))) {
-        pb.environment().put(k, v);
-      }
-    });
-
-    Process child;
-    try {
-      child = pb.start();
-    } catch (IOException e) {
-      throw new CommandNotRunnableException(CommandNotRunnableException.NOT_EXECUTABLE,
-          "cannot run " + r.command().getFirst() + ": " + e.getMessage());
-    }
+    GroupChild.Started started = GroupChild.start(r.command(), env.variables());
+    Process child = started.process();
     DumpWatcher watcher = new DumpWatcher(r.staging(), frontend, r.moduleFilter(), listener,
         CommandProcesses.treeOf(child.toHandle()));
     List<String> notes = new ArrayList<>(env.notes());
-    if (setsid == null) {
-      notes.add("setsid not found: the command runs in xlac's process group; signals reach only the command itself");
+    if (!started.ownGroup()) {
+      notes.add(GroupChild.noSetsidNote());
     }
     RuntimeException[] watchFailure = {null};
     Thread poller = Thread.ofPlatform().daemon().name("xlac-dump-watcher").start(() -> {

@@ -32,21 +32,21 @@ final class ArgumentCheck {
     return Optional.empty();
   }
 
-  /** Whether {@code args[i]} belongs to the command that {@code dump} or {@code parallel-compile} runs. */
+  /** Whether {@code args[i]} belongs to the command that {@code dump}, {@code run} or {@code parallel-compile} runs. */
   private static boolean isCommandToRun(String[] args, int i) {
-    if (args.length == 0 || !args[0].equals("dump") && !args[0].equals("parallel-compile")) {
+    if (args.length == 0 || !List.of("dump", "run", "parallel-compile").contains(args[0])) {
       return false;
     }
     int delimiter = Arrays.asList(args).indexOf("--");
     if (delimiter >= 0 && i > delimiter) {
       return true;
     }
-    if (delimiter < 0 && args[0].equals("dump")) {
-      // `xlac dump python train.py`: the command starts at dump's first positional argument.
+    if (delimiter < 0 && !args[0].equals("parallel-compile")) {
+      // `xlac dump python train.py`: the command starts at the first positional argument.
       try {
         XlacCommand root = new XlacCommand();
         CommandLine cmd = CommandTree.forArgs(root, args);
-        cmd.getSubcommands().get("dump").setStopAtPositional(true);
+        cmd.getSubcommands().get(args[0]).setStopAtPositional(true);
         ParseResult parsed = cmd.parseArgs(args);
         if (parsed.subcommand() != null) {
           int commandLength = parsed.subcommand().matchedPositionals().stream()

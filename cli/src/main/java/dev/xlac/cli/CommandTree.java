@@ -3,6 +3,7 @@ package dev.xlac.cli;
 import dev.xlac.cli.cache.CacheCommand;
 import dev.xlac.cli.compile.ParallelCompileCommand;
 import dev.xlac.cli.dump.DumpCommand;
+import dev.xlac.cli.run.RunCommand;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,6 +28,7 @@ final class CommandTree {
     m.put("inspect", InspectCommand.class);
     m.put("diff", DiffCommand.class);
     m.put("dump", DumpCommand.class);
+    m.put("run", RunCommand.class);
     m.put("cache", CacheCommand.class);
     m.put("parallel-compile", ParallelCompileCommand.class);
     m.put("completion", CompletionCommand.class);

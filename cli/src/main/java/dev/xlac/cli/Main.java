@@ -60,9 +60,11 @@ public final class Main {
     cmd.setErr(err);
     cmd.setCaseInsensitiveEnumValuesAllowed(true);
     // `xlac dump python train.py --steps 2`: everything from the command on is the command's.
-    CommandLine dump = cmd.getSubcommands().get("dump");
-    if (dump != null) {
-      dump.setStopAtPositional(true);
+    for (String name : new String[] {"dump", "run"}) { // `xlac run python train.py --steps 2` too
+      CommandLine sub = cmd.getSubcommands().get(name);
+      if (sub != null) {
+        sub.setStopAtPositional(true);
+      }
     }
     cmd.setExitCodeExceptionMapper(Main::exitCodeOf);
     cmd.setExecutionExceptionHandler((e, commandLine, parseResult) -> {

@@ -32,7 +32,7 @@ class CommandTreeTest {
   void wholeTree_namesEverySubcommandAsItsAnnotationDoes_inTheListedOrder() {
     CommandLine whole = CommandTree.whole(new XlacCommand());
     assertThat(subcommandNames(whole))
-        .containsExactly("hash", "inspect", "diff", "dump", "cache", "parallel-compile", "completion", "help")
+        .containsExactly("hash", "inspect", "diff", "dump", "run", "cache", "parallel-compile", "completion", "help")
         .containsExactlyElementsOf(CommandTree.SUBCOMMANDS.sequencedKeySet());
     assertThat(subcommandNames(cacheOf(whole))).hasSize(14)
         .containsExactlyElementsOf(CacheCommand.SUBCOMMANDS.sequencedKeySet());
@@ -115,7 +115,7 @@ class CommandTreeTest {
     List<String> names = r.out().lines().dropWhile(l -> !l.equals("Commands:")).skip(1)
         .takeWhile(l -> l.startsWith("  ")).filter(l -> !l.startsWith("   ")).map(l -> l.strip().split(" ")[0])
         .toList();
-    assertThat(names).containsExactly("hash", "inspect", "diff", "dump", "cache", "parallel-compile", "completion", "help");
+    assertThat(names).containsExactly("hash", "inspect", "diff", "dump", "run", "cache", "parallel-compile", "completion", "help");
     assertThat(r.out()).contains("  hash              Print the canonical fingerprint of each HLO module")
         .contains("  help              Display help information about the specified command.");
     assertThat(CliRunner.run()).isEqualTo(r);  // no arguments: the root's usage

@@ -5,12 +5,14 @@ import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.GraphEntry;
 import dev.xlac.cache.PutOutcome;
+import dev.xlac.cache.RequestIngest;
 import dev.xlac.capture.CaptureListener;
 import dev.xlac.capture.CapturedModule;
 import dev.xlac.core.neuron.NeuronName;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloReadException;
 import dev.xlac.hlo.LoadedModule;
+import dev.xlac.runtime.RecordSpool;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -57,6 +59,32 @@ public final class CacheIntake implements CaptureListener {
    */
   public static PathSource.Result addPaths(CacheStore store, List<Path> paths) throws InterruptedException {
     return PathSource.ingest(store, paths);
+  }
+
+  /**
+   * {@code cache add}: record spools (directories of the runtime proxy's {@code *.xpr} records, from
+   * {@code XLAC_PJRT_RECORD} or a recording run whose ingest failed) go into the cache as runtime
+   * requests, their files deleted as they are taken; every other path as by {@link #addPaths}.
+   *
+   * @param graphs the dump paths' result; null when every path was a spool
+   * @param requests what the spools gave, summed; null when none was a spool
+   */
+  public record Added(PathSource.Result graphs, RequestIngest requests) {}
+
+  public static Added add(CacheStore store, List<Path> paths, Consumer<String> problems) throws InterruptedException {
+    List<Path> dumps = new java.util.ArrayList<>();
+    RequestIngest requests = null;
+    for (Path p : paths) {
+      if (java.nio.file.Files.isDirectory(p) && RecordSpool.looksLikeSpool(p)) {
+        RequestIngest r = RuntimeCache.ingest(p, store, problems);
+        requests = requests == null ? r : new RequestIngest(requests.added() + r.added(),
+            requests.alreadyPresent() + r.alreadyPresent(),
+            java.util.stream.Stream.concat(requests.rejected().stream(), r.rejected().stream()).toList());
+      } else {
+        dumps.add(p);
+      }
+    }
+    return new Added(dumps.isEmpty() ? null : PathSource.ingest(store, dumps), requests);
   }
 
   /** Stores a module read from a dump file; its bytes are only read again when the graph is new. */

@@ -17,15 +17,16 @@ import java.util.Map;
  * @param unreadable dumped files that could not be read (each was reported as it happened)
  * @param exitStatus xlac dump's exit status
  * @param whyNew why each graph the run added to the cache was new ({@link WhyNew}); empty when none was
+ * @param recording what was recorded through the runtime proxy ({@link TraceSpec#recording()}), or null
  */
 public record CaptureResult(NotRunnable notRunnable, List<String> notes, String summary,
     Map<String, Integer> alreadyCompiled, Path keptDumps, CommandEnding ending, int unreadable, int exitStatus,
-    WhyNew.Summary whyNew) {
+    WhyNew.Summary whyNew, RecordingResult recording) {
 
   /** The command was not found (127) or cannot be run (126). */
   public record NotRunnable(int status, String message) {}
 
   static CaptureResult notRunnable(NotRunnable why) {
-    return new CaptureResult(why, List.of(), "", Map.of(), null, null, 0, why.status(), WhyNew.Summary.NONE);
+    return new CaptureResult(why, List.of(), "", Map.of(), null, null, 0, why.status(), WhyNew.Summary.NONE, null);
   }
 }

@@ -24,9 +24,10 @@ public final class Captures {
       CommandEnding ending = CommandEnding.of(trace.command(), traced.outcome(), intake, trace.ignoreScriptErrors());
       // A failure that --ignore-script-errors let pass is 0, even with unreadable dumps.
       ExitCode otherwise = !ending.failed() && intake.unreadable() > 0 ? ExitCode.BAD_INPUT : ExitCode.OK;
+      RecordingResult recorded = source.ingestRecording(store, unreadable);
       return new CaptureResult(null, traced.outcome().notes(), intake.summary(), intake.alreadyCompiled(),
           source.keptDumps(), ending, intake.unreadable(), ending.exitStatus(otherwise),
-          WhyNew.explain(store, intake.newGraphs()));
+          WhyNew.explain(store, intake.newGraphs()), recorded);
     }
   }
 }

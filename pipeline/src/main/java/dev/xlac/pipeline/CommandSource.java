@@ -23,14 +23,33 @@ final class CommandSource implements AutoCloseable {
 
   private final TraceSpec spec;
   private final StagingDirectories dirs;
+  private final RuntimeRecording recording;
 
-  private CommandSource(TraceSpec spec, StagingDirectories dirs) {
+  private CommandSource(TraceSpec spec, StagingDirectories dirs, RuntimeRecording recording) {
     this.spec = spec;
     this.dirs = dirs;
+    this.recording = recording;
   }
 
+  /**
+   * Checks what can be checked before anything runs: the recording's plugin (exit 3), then
+   * {@code --keep-dumps} (exit 2).
+   */
   static CommandSource create(TraceSpec spec) {
-    return new CommandSource(spec, StagingDirectories.create(spec.keepDumps()));
+    RuntimeRecording recording = RuntimeRecording.prepare(spec.recording());
+    try {
+      return new CommandSource(spec, StagingDirectories.create(spec.keepDumps()), recording);
+    } catch (RuntimeException e) {
+      if (recording != null) {
+        recording.close();
+      }
+      throw e;
+    }
+  }
+
+  /** After {@link #run}: what was recorded through the runtime proxy, now in {@code store}; null without recording. */
+  RecordingResult ingestRecording(dev.xlac.cache.CacheStore store, java.util.function.Consumer<String> problems) {
+    return recording == null ? null : recording.ingest(store, problems);
   }
 
   /**
@@ -39,9 +58,16 @@ final class CommandSource implements AutoCloseable {
    */
   Traced run(CaptureListener listener) throws InterruptedException {
     Gate gate = new Gate(listener);
+    java.util.List<String> notes = new java.util.ArrayList<>();
+    java.util.Map<String, String> env = recording == null ? spec.env() : recording.environment(spec.env(), notes);
     try {
-      return new Traced(CommandTracer.run(new CommandTracer.Request(spec.command(), spec.frontend(), dirs.dumps(),
-          dirs.support(), spec.moduleFilter(), spec.env(), spec.pollInterval()), gate), null);
+      CommandTracer.Outcome o = CommandTracer.run(new CommandTracer.Request(spec.command(), spec.frontend(),
+          dirs.dumps(), dirs.support(), spec.moduleFilter(), env, spec.pollInterval()), gate);
+      if (!notes.isEmpty()) {
+        notes.addAll(o.notes());
+        o = new CommandTracer.Outcome(o.exitStatus(), o.frontend(), o.counts(), o.signalForwarded(), notes);
+      }
+      return new Traced(o, null);
     } catch (CommandNotRunnableException e) {
       return new Traced(null, new CaptureResult.NotRunnable(e.status(), e.getMessage()));
     } finally {
@@ -57,6 +83,9 @@ final class CommandSource implements AutoCloseable {
   @Override
   public void close() {
     dirs.close();
+    if (recording != null) {
+      recording.close();
+    }
   }
 
   /** Passes captures on until closed; a capture in progress finishes before {@link #close()} returns. */

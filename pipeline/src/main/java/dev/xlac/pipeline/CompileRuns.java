@@ -139,8 +139,9 @@ public final class CompileRuns {
       WhyNew.Summary whyNew = WhyNew.explain(store, intake.newGraphs()); // after the report's wall time
       report = report.withReasons(whyNew);
       CommandEnding ending = CommandEnding.of(trace.command(), traced.outcome(), intake, trace.ignoreScriptErrors());
+      RecordingResult recorded = source.ingestRecording(store, listener::unreadable);
       CaptureResult capture = new CaptureResult(null, traced.outcome().notes(), intake.summary(), Map.of(),
-          source.keptDumps(), ending, intake.unreadable(), 0, whyNew);
+          source.keptDumps(), ending, intake.unreadable(), 0, whyNew, recorded);
       return new OneShotResult(capture, report);
     } finally {
       listener.close();

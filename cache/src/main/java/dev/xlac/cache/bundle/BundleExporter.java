@@ -41,7 +41,7 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
  * Writes a portable bundle: a POSIX tar stream compressed with zstd whose first entry is the
  * {@link BundleManifest} (which also carries the graphs' Neuron cache names), then, in a signed
  * bundle, the {@link BundleSignature}, followed by identities, graphs and, per artifact, its log
- * and its bytes.
+ * and its bytes, then per runtime entry its request and its executable.
  * Every value is checked against its checksum as it is read; a damaged one aborts the export
  * (the cache must be repaired first) rather than shipping it. Reading and checking run on a
  * thread of their own ({@link ReadAhead}), ahead of tar, zstd and the file, so the two halves
@@ -113,6 +113,20 @@ public final class BundleExporter {
         m.neuronNames.put(e.getKey(), r.neuronNames());
       }
     }
+    if (request.compiler() == null) {
+      try (Cursor q = store.requests(null)) {
+        for (; q.valid(); q.next()) {
+          Records.RequestRecord r = Records.decodeRequest(q.value());
+          if (r.created() < cutoff) {
+            continue;
+          }
+          String key = Keys.hex(q.key());
+          m.requests.put(key, new BundleManifest.Request(key, r.requestStoredBytes(), Keys.hex(r.requestSha256()),
+              r.requestRawBytes(), r.executableBytes(), Keys.hex(r.executableSha256()), r.compileNanos(), r.created(),
+              r.format(), r.platformName(), r.pluginSha256(), r.programBytes()));
+        }
+      }
+    }
     m.signed = request.signer() != null;
     return write(file, m, request.signer());
   }
@@ -144,6 +158,13 @@ public final class BundleExporter {
         failed++;
       }
     }
+    for (BundleManifest.Request q : m.requests.values()) {
+      byte[] key = HexFormat.of().parseHex(q.key());
+      String name = "runtime entry " + dev.xlac.runtime.RequestKey.VERSION + ":" + q.key().substring(0, 12);
+      items.add(value(q.entryName(), ValueKind.REQUESTS, key, q.storedBytes(), q.storedSha(), "the request of " + name));
+      items.add(value(q.executableEntryName(), ValueKind.EXECUTABLES, key, q.executableBytes(), q.executableSha(),
+          "the executable of " + name));
+    }
     long[] written = new long[1];
     try {
       AtomicFiles.write(abs, fileOut -> {
@@ -174,7 +195,7 @@ public final class BundleExporter {
         }
         return true;
       });
-      return new ExportResult(abs, m.graphs.size(), compiled, failed, written[0], Files.size(abs));
+      return new ExportResult(abs, m.graphs.size(), compiled, failed, written[0], Files.size(abs), m.requests.size());
     } catch (IOException e) {
       String msg = XlacException.reason(e);
       if (Store.isDiskFull(msg)) {

@@ -96,7 +96,8 @@ public final class BundleImporter {
 
   private static final Pattern ENTRY_NAME = Pattern.compile("^(identities/[0-9a-f]{64}\\.txt"
       + "|graphs/[0-9a-f]{64}\\.hlo\\.zst|artifacts/[0-9a-f]{64}\\.[0-9a-f]{64}\\.bin"
-      + "|logs/[0-9a-f]{64}\\.[0-9a-f]{64}\\.log\\.zst|" + Pattern.quote(BundleSignature.NAME) + ")$");
+      + "|logs/[0-9a-f]{64}\\.[0-9a-f]{64}\\.log\\.zst|requests/[0-9a-f]{64}\\.req\\.zst"
+      + "|executables/[0-9a-f]{64}\\.bin|" + Pattern.quote(BundleSignature.NAME) + ")$");
   private static final int BATCH_ENTRIES = 1000;
 
   /** What the disk-space check adds per entry for its records (metadata, index) and once for RocksDB's own files. */
@@ -265,6 +266,11 @@ public final class BundleImporter {
         values = Math.addExact(values, a.bytes() + a.logStoredBytes() + RECORD_BYTES);
       }
     }
+    for (BundleManifest.Request q : m.requests.values()) {
+      if (store.readRequestRecord(HexFormat.of().parseHex(q.key())) == null) {
+        values = Math.addExact(values, q.storedBytes() + q.executableBytes() + RECORD_BYTES);
+      }
+    }
     long needed = Math.max(values, scratch);
     Path db = store.databaseDirectory();
     long free;
@@ -386,6 +392,10 @@ public final class BundleImporter {
     for (BundleManifest.Artifact a : m.artifacts.values()) {
       byLogName.put(a.logEntryName(), a);
     }
+    Map<String, BundleManifest.Request> byRequestName = new HashMap<>();
+    for (BundleManifest.Request q : m.requests.values()) {
+      byRequestName.put(q.entryName(), q);
+    }
     BundleManifest.PendingLogs pending = new BundleManifest.PendingLogs();
     Set<String> seen = new HashSet<>();
     byte[] buffer = new byte[1 << 16];
@@ -410,11 +420,18 @@ public final class BundleImporter {
         throw new IllegalArgumentException("entry " + index + " ('" + name + "') follows its artifact; a compiled"
             + " artifact's log comes before it");
       }
+      BundleManifest.Request requestOf = byRequestName.get(name);
+      if (requestOf != null && seen.contains(requestOf.executableEntryName())) {
+        throw new IllegalArgumentException("entry " + index + " ('" + name + "') follows its executable; a runtime"
+            + " entry's request comes before it");
+      }
       byte[] data = null;
       StoredValues.ValueWriter streamed = null;
       if (first == null) {
         MessageDigest digest = Checksums.sha256();
-        if (name.startsWith("graphs/")) {
+        if (requestOf != null) {
+          checkRequest(in, name, requestOf, x, digest, crc);
+        } else if (name.startsWith("graphs/")) {
           content.checkGraph(in, name, m.graphs.get(name.substring(7, 7 + 64)), x, digest, crc);
         } else if (logOf != null) {
           content.checkLog(in, name, x, logOf.logRawBytes(), digest, crc);
@@ -449,9 +466,11 @@ public final class BundleImporter {
           throw new IllegalArgumentException("entry '" + name + "' is not what was checked");
         }
       }
-      if (logOf != null && logOf.status() == EntryStatus.COMPILED) {
-        pending.add(logOf.key(), x.size(), Math.min(limits.maxPendingLogBytes(),
+      if (logOf != null && logOf.status() == EntryStatus.COMPILED || requestOf != null) {
+        pending.add(logOf != null ? logOf.key() : requestOf.key(), x.size(), Math.min(limits.maxPendingLogBytes(),
             heapShare(2L * Store.chunkBytes())));
+      } else if (name.startsWith("executables/")) {
+        pending.take(name.substring("executables/".length(), name.length() - ".bin".length()));
       } else if (name.startsWith("artifacts/")) {
         pending.take(name.substring("artifacts/".length(), name.length() - ".bin".length()));
       }
@@ -466,6 +485,41 @@ public final class BundleImporter {
       }
       throw new IllegalArgumentException(missing.size() + " entries of the manifest are missing (truncated bundle?), e.g. "
           + missing.getFirst());
+    }
+  }
+
+  /**
+   * First pass, a runtime entry's request: its SHA-256 is the manifest's, it is one zstd value that decompresses
+   * to exactly the manifest's raw size, its four sections parse, and they are the request of the key it is filed
+   * under (so a bundle cannot file one request's executable under another's key).
+   */
+  private static void checkRequest(InputStream in, String name, BundleManifest.Request q, BundleManifest.Expected x,
+      MessageDigest digest, CRC32C crc) throws IOException {
+    byte[] data = readFully(in, x.size(), name);
+    digest.update(data);
+    crc.update(data);
+    if (!HexFormat.of().formatHex(digest.digest()).equals(x.sha())) {
+      throw new IllegalArgumentException("entry '" + name + "' fails its checksum");
+    }
+    byte[][] sections;
+    try {
+      long frame = com.github.luben.zstd.Zstd.getFrameContentSize(data);
+      if (frame != q.rawBytes()) {
+        throw new IllegalArgumentException("its zstd frame says " + frame + " bytes, the manifest " + q.rawBytes());
+      }
+      byte[] raw = com.github.luben.zstd.Zstd.decompress(data, Math.toIntExact(q.rawBytes()));
+      if (raw.length != q.rawBytes()) {
+        throw new IllegalArgumentException("it decompresses to " + raw.length + " bytes, not " + q.rawBytes());
+      }
+      sections = dev.xlac.cache.store.RequestEntries.decodeRequest(raw);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("entry '" + name + "' is not a stored request (" + e.getMessage() + ")");
+    }
+    dev.xlac.runtime.RequestKey key = dev.xlac.runtime.RequestKey.of(sections[0], sections[1], sections[2],
+        sections[3]);
+    if (!key.hex().equals(q.key())) {
+      throw new IllegalArgumentException("entry '" + name + "' holds the request " + key.text()
+          + ", not the one it is filed under");
     }
   }
 
@@ -618,6 +672,7 @@ public final class BundleImporter {
   private ImportResult apply(Path file, Validated v, BundleManifest m, long now, Counts counts, Pipeline out)
       throws IOException {
     Map<String, HeldLog> pendingLogs = new HashMap<>();
+    Map<String, HeldLog> pendingRequests = new HashMap<>();
     Map<String, BundleManifest.Expected> expected = m.expectedEntries();
     read(file, v, (x, sha, bytes, sig) -> { }, new EntrySink() {
       @Override
@@ -649,6 +704,15 @@ public final class BundleImporter {
           } else {
             pendingLogs.put(a.key(), new HeldLog(data, streamed));
           }
+        } else if (name.startsWith("requests/")) {
+          pendingRequests.put(name.substring(9, 9 + 64), new HeldLog(data, streamed));
+        } else if (name.startsWith("executables/")) {
+          BundleManifest.Request q = m.requests.get(name.substring(12, 12 + 64));
+          HeldLog request = pendingRequests.remove(q.key());
+          byte[] requestData = request == null ? null : request.data();
+          StoredValues.ValueWriter requestWriter = request == null ? null : request.writer();
+          out.add(size + q.storedBytes(), txn -> mergeRequest(txn, q, requestData, requestWriter, data, streamed, now,
+              counts), streamed, requestWriter);
         } else if (name.startsWith("artifacts/")) {
           BundleManifest.Artifact a = m.artifacts.get(name.substring(10, name.length() - ".bin".length()));
           HeldLog log = pendingLogs.remove(a.key());
@@ -667,7 +731,7 @@ public final class BundleImporter {
     out.bulk.flush();
     return new ImportResult(file, counts.graphsAdded, counts.graphsPresent, counts.artifactsAdded, counts.artifactsPresent,
         counts.failuresAdded, counts.neuronNamesAdded, counts.payloadBytes, v.signer(),
-        v.signer() != null && trust.trusts(v.signer()));
+        v.signer() != null && trust.trusts(v.signer()), counts.requestsAdded, counts.requestsPresent);
   }
 
   /**
@@ -683,6 +747,12 @@ public final class BundleImporter {
     if (name.startsWith("graphs/")) {
       byte[] fp = HexFormat.of().parseHex(name.substring(7, 7 + 64));
       return store.readGraphRecord(fp) == null ? out.open(ValueKind.GRAPHS, fp, size) : null;
+    }
+    if (name.startsWith("requests/") || name.startsWith("executables/")) {
+      boolean request = name.startsWith("requests/");
+      byte[] digest = HexFormat.of().parseHex(name.substring(request ? 9 : 12, (request ? 9 : 12) + 64));
+      return store.readRequestRecord(digest) == null
+          ? out.open(request ? ValueKind.REQUESTS : ValueKind.EXECUTABLES, digest, size) : null;
     }
     boolean log = name.startsWith("logs/");
     String key = log ? name.substring(5, name.length() - ".log.zst".length())
@@ -711,6 +781,37 @@ public final class BundleImporter {
     long failuresAdded;
     long neuronNamesAdded;
     long payloadBytes;
+    long requestsAdded;
+    long requestsPresent;
+  }
+
+  /**
+   * A runtime entry: {@code stored} or {@code storedWriter} holds the compressed request, {@code executable} or
+   * {@code executableWriter} the executable, when the cache does not hold it yet; one it holds is kept as it is.
+   */
+  private static void mergeRequest(Txn txn, BundleManifest.Request q, byte[] stored,
+      StoredValues.ValueWriter storedWriter, byte[] executable, StoredValues.ValueWriter executableWriter, long now,
+      Counts counts) {
+    byte[] digest = HexFormat.of().parseHex(q.key());
+    if (txn.request(digest) != null) {
+      counts.requestsPresent++;
+      return;
+    }
+    if (stored == null && storedWriter == null || executable == null && executableWriter == null) {
+      throw new IllegalStateException("runtime entry " + q.key() + " was removed from the cache while the bundle was"
+          + " imported");
+    }
+    txn.writeRequest(digest, new dev.xlac.cache.store.Records.RequestRecord(q.format(), q.platformName(),
+        q.pluginSha(), q.programBytes(), q.rawBytes(), q.storedBytes(), HexFormat.of().parseHex(q.storedSha()),
+        q.executableBytes(), HexFormat.of().parseHex(q.executableSha()), q.compileNanos(), q.created(), now, 0),
+        stored, executable);
+    if (storedWriter != null) {
+      txn.commitValue(storedWriter);
+    }
+    if (executableWriter != null) {
+      txn.commitValue(executableWriter);
+    }
+    counts.requestsAdded++;
   }
 
   /** {@code stored} or {@code streamed} (the value written in pieces) holds the module when the graph is new. */

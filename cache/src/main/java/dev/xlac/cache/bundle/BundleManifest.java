@@ -30,13 +30,19 @@ import java.util.regex.Pattern;
  * bundle: the same records, and a {@link BundleSignature} entry right after the manifest. A bundle
  * is written in the lowest version that holds its content (version 1 when no graph has a Neuron
  * name and it is not signed), so an older xlac still reads every bundle it could understand, and
- * refuses, naming both versions, one that would lose names or a signature. All three are read.
+ * refuses, naming both versions, one that would lose names or a signature. Versions 4 (unsigned) and 5 (signed)
+ * add {@code request} records: the runtime's recorded PJRT requests with their executables, each two entries. All
+ * five are read.
  */
 public final class BundleManifest {
   static final String NAME = "xlac-bundle.manifest";
   static final String MAGIC = "xlac-bundle";
   /** The newest version this xlac reads and writes. */
-  static final int FORMAT_VERSION = 3;
+  static final int FORMAT_VERSION = 5;
+  /** The first version with {@code request} records (runtime entries): 4 unsigned, 5 signed. */
+  static final int REQUESTS_VERSION = 4;
+  /** The version of signed bundles with runtime entries. */
+  static final int SIGNED_REQUESTS_VERSION = 5;
   /** The first version with {@code neuron} records. */
   static final int NEURON_NAMES_VERSION = 2;
   /** The version of signed bundles: the manifest is followed by {@link BundleSignature#NAME}. */
@@ -75,6 +81,19 @@ public final class BundleManifest {
     }
   }
 
+  /** One runtime entry: a recorded PJRT compile request (stored zstd-compressed) and its executable. */
+  record Request(String key, long storedBytes, String storedSha, long rawBytes, long executableBytes,
+      String executableSha, long compileNanos, long created, String format, String platformName, String pluginSha,
+      long programBytes) {
+    String entryName() {
+      return "requests/" + key + ".req.zst";
+    }
+
+    String executableEntryName() {
+      return "executables/" + key + ".bin";
+    }
+  }
+
   final long created;
   /** Written by {@link #format()} as version 3 ({@link #SIGNED_VERSION}); read: the version was 3. */
   boolean signed;
@@ -83,6 +102,8 @@ public final class BundleManifest {
   final Map<String, Artifact> artifacts = new LinkedHashMap<>();
   /** Graph fingerprint (hex) to its Neuron names, for graphs that have some. */
   final Map<String, List<NeuronName>> neuronNames = new LinkedHashMap<>();
+  /** Request key (hex) to its runtime entry (version 4 and later). */
+  final Map<String, Request> requests = new LinkedHashMap<>();
 
   BundleManifest(long created) {
     this.created = created;
@@ -105,6 +126,10 @@ public final class BundleManifest {
         out.put(a.entryName(), new Expected(a.bytes(), a.sha()));
       }
     }
+    for (Request q : requests.values()) {
+      out.put(q.entryName(), new Expected(q.storedBytes(), q.storedSha()));
+      out.put(q.executableEntryName(), new Expected(q.executableBytes(), q.executableSha()));
+    }
     return out;
   }
 
@@ -112,6 +137,9 @@ public final class BundleManifest {
 
   /** The version {@link #format()} writes: the lowest that holds this manifest's content. */
   int formatVersion() {
+    if (!requests.isEmpty()) {
+      return signed ? SIGNED_REQUESTS_VERSION : REQUESTS_VERSION;
+    }
     return signed ? SIGNED_VERSION : neuronNames.isEmpty() ? 1 : NEURON_NAMES_VERSION;
   }
 
@@ -142,7 +170,14 @@ public final class BundleManifest {
           Long.toString(a.compileMillis()), Long.toString(a.created()), Long.toString(a.logStoredBytes()),
           orDash(a.logSha()), Long.toString(a.logRawBytes()), esc(a.failureKind()), esc(a.failureMessage()));
     }
-    line(b, "end", Long.toString(identities.size() + graphs.size() + artifacts.size() + neuronNameCount()));
+    for (Request q : requests.values()) {
+      line(b, "request", q.key(), Long.toString(q.storedBytes()), q.storedSha(), Long.toString(q.rawBytes()),
+          Long.toString(q.executableBytes()), q.executableSha(), Long.toString(q.compileNanos()),
+          Long.toString(q.created()), esc(q.format()), esc(q.platformName()), esc(q.pluginSha()),
+          Long.toString(q.programBytes()));
+    }
+    line(b, "end", Long.toString(identities.size() + graphs.size() + artifacts.size() + neuronNameCount()
+        + requests.size()));
     return b.toString().getBytes(StandardCharsets.UTF_8);
   }
 
@@ -204,7 +239,7 @@ public final class BundleManifest {
     }
     String[] created = fields(lines[1], "created", 2);
     BundleManifest m = new BundleManifest(num(created[1], "created"));
-    m.signed = version >= SIGNED_VERSION;
+    m.signed = version == SIGNED_VERSION || version == SIGNED_REQUESTS_VERSION;
     boolean ended = false;
     long neuronRecords = 0;
     Set<String> seenNames = new HashSet<>();
@@ -288,9 +323,24 @@ public final class BundleManifest {
             throw new IllegalArgumentException("the bundle lists more than " + limits.maxEntries() + " Neuron names");
           }
         }
+        case "request" -> {
+          if (version < REQUESTS_VERSION) {
+            throw new IllegalArgumentException("manifest line " + (n + 1) + ": a 'request' record in a version "
+                + version + " bundle");
+          }
+          String[] f = fields(l, kind, 13);
+          Request q = new Request(hex(f[1]), size(f[2], Math.min(limits.maxEntryBytes(), Store.MAX_ARRAY_BYTES),
+              "request"), hex(f[3]), size(f[4], limits.maxModuleBytes(), "request"),
+              size(f[5], limits.maxEntryBytes(), "executable"), hex(f[6]), num(f[7], "compile time"),
+              num(f[8], "created"), unesc(f[9]), unesc(f[10]), unesc(f[11]), num(f[12], "program size"));
+          unique(seenNames, q.entryName());
+          unique(seenNames, q.executableEntryName());
+          m.requests.put(q.key(), q);
+        }
         case "end" -> {
           String[] f = fields(l, kind, 2);
-          if (num(f[1], "count") != m.identities.size() + m.graphs.size() + m.artifacts.size() + neuronRecords) {
+          if (num(f[1], "count") != m.identities.size() + m.graphs.size() + m.artifacts.size() + neuronRecords
+              + m.requests.size()) {
             throw new IllegalArgumentException("the manifest's record count does not match its end line");
           }
           ended = true;
@@ -418,6 +468,9 @@ public final class BundleManifest {
       }
       for (Artifact a : artifacts.values()) {
         total = Math.addExact(total, a.bytes() + a.logStoredBytes() + a.logRawBytes());
+      }
+      for (Request q : requests.values()) {
+        total = Math.addExact(total, q.storedBytes() + q.rawBytes() + q.executableBytes());
       }
       return total;
     } catch (ArithmeticException e) {

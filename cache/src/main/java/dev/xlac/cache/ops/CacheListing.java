@@ -104,6 +104,7 @@ public final class CacheListing {
     return new CacheStatistics(store.dir, store.schemaVersion(), t.graphs, pending, t.compiled, t.failed,
         t.graphRawBytes, t.graphStoredBytes, t.artifactBytes, t.storedBytes(), t.rawBytes(), store.diskUsage(),
         store.maxSize(), t.hits, t.misses, Duration.ofMillis(t.savedMillis), t.cleanups, t.damagedReads,
-        Instant.ofEpochMilli(t.countersSince), reserve.bytes(), reserve.whyNone());
+        Instant.ofEpochMilli(t.countersSince), reserve.bytes(), reserve.whyNone(), t.requests, t.requestStoredBytes,
+        t.runtimeHits, Duration.ofMillis(t.runtimeSavedMillis));
   }
 }

@@ -12,6 +12,7 @@ import dev.xlac.cache.store.RocksDbStore.Cursor;
 import dev.xlac.cache.store.Store;
 import dev.xlac.cache.store.Totals;
 import dev.xlac.core.CompilerIdentity;
+import dev.xlac.runtime.RequestKey;
 import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -45,7 +46,8 @@ public final class PruneByLastAccess {
     this.store = store;
   }
 
-  private record Planned(byte kind, byte[] id, PruneResult.Removed removed) {}
+  /** One removal: a graph or an artifact ({@code removed}), or a runtime entry ({@code request}). */
+  private record Planned(byte kind, byte[] id, PruneResult.Removed removed, PruneResult.RemovedRequest request) {}
 
   /**
    * Removes entries as the request says; see {@link PruneRequest}. The prune holds the write lock
@@ -92,6 +94,22 @@ public final class PruneByLastAccess {
         long size = Records.accessSize(c.value());
         EntryStatus status = Records.accessStatus(c.value());
         String compiler = null;
+        if (kind == Keys.KIND_REQUEST) {
+          // A runtime entry (schema version 4): a candidate like a graph, by its last access or hit.
+          if (r.hasFilter()) {
+            continue;
+          }
+          boolean old = lastAccess < cutoff;
+          boolean over = r.maxSize().isPresent() && remaining > r.maxSize().getAsLong();
+          if (r.hasBound() && !old && !over) {
+            break;
+          }
+          Records.RequestRecord rr = store.readRequestRecord(id);
+          remaining -= size;
+          plan.add(new Planned(kind, id, null, new PruneResult.RemovedRequest(new RequestKey(id),
+              rr == null ? "" : rr.platformName(), size, Instant.ofEpochMilli(lastAccess))));
+          continue;
+        }
         if (kind == Keys.KIND_ARTIFACT) {
           String digest = Keys.hex(Keys.compilerOf(id));
           CompilerIdentity identity = store.identity(digest);
@@ -125,13 +143,15 @@ public final class PruneByLastAccess {
         remaining -= size;
         plan.add(new Planned(kind, id, new PruneResult.Removed(
             Keys.fingerprint(fp), module, compiler, status, size,
-            Instant.ofEpochMilli(lastAccess))));
+            Instant.ofEpochMilli(lastAccess)), null));
       }
     }
-    List<PruneResult.Removed> removed = plan.stream().map(Planned::removed).toList();
+    List<PruneResult.Removed> removed = plan.stream().map(Planned::removed).filter(java.util.Objects::nonNull).toList();
+    List<PruneResult.RemovedRequest> requests = plan.stream().map(Planned::request)
+        .filter(java.util.Objects::nonNull).toList();
     long planned = before - remaining;
     if (r.dryRun()) {
-      return new PruneResult(removed, planned, before, remaining, diskBefore, -1, 0, 0, true);
+      return new PruneResult(removed, planned, before, remaining, diskBefore, -1, 0, 0, true, requests);
     }
     if (!r.automatic()) {
       store.makeRoom();
@@ -143,7 +163,11 @@ public final class PruneByLastAccess {
       freed += store.commit(false, txn -> {
         long f = 0;
         for (Planned p : chunk) {
-          f += p.kind() == Keys.KIND_GRAPH ? txn.removeGraph(p.id()) : txn.removeArtifact(p.id());
+          f += switch (p.kind()) {
+            case Keys.KIND_GRAPH -> txn.removeGraph(p.id());
+            case Keys.KIND_REQUEST -> txn.removeRequest(p.id());
+            default -> txn.removeArtifact(p.id());
+          };
         }
         if (last && r.automatic()) {
           txn.countCleanup();
@@ -162,7 +186,7 @@ public final class PruneByLastAccess {
       diskAfter = store.diskUsage();
     }
     return new PruneResult(removed, freed, before, store.totals().storedBytes(), diskBefore,
-        diskAfter < 0 ? diskBefore : diskAfter, left.garbageBytes(), left.neededBytes(), false);
+        diskAfter < 0 ? diskBefore : diskAfter, left.garbageBytes(), left.neededBytes(), false, requests);
   }
 
   private long unplannedArtifactBytes(byte[] fp, Set<ByteBuffer> plannedArtifacts) {

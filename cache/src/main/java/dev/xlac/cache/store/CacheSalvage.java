@@ -74,6 +74,9 @@ final class CacheSalvage {
   private final Map<String, byte[]> identities = new HashMap<>();
   private final Map<String, byte[]> config = new LinkedHashMap<>();
   private final Map<ByteBuffer, Long> accessed = new HashMap<>();
+  /** Runtime entries (schema version 4): their records, and the keys the access index lists. */
+  private final Map<ByteBuffer, Records.RequestRecord> requestRecords = new TreeMap<>();
+  private final Set<ByteBuffer> accessedRequests = new HashSet<>();
   private boolean accessComplete;
   private Totals counters;
   private boolean settingsRead;
@@ -125,6 +128,7 @@ final class CacheSalvage {
         if (entries) {
           w.graphs();
           w.artifacts();
+          w.requests();
         }
         fresh.flushUnlogged();
         return new Result(new RepairReport.Salvage(w.graphsKept, w.graphsRestored, w.artifactsKept, w.artifactsRestored,
@@ -230,7 +234,9 @@ final class CacheSalvage {
         }
       });
       boolean complete = scan(s, Cf.ACCESS, (k, v) -> {
-        if (k.length > 9) {
+        if (k.length > 9 && Keys.accessKind(k) == Keys.KIND_REQUEST) {
+          accessedRequests.add(ByteBuffer.wrap(Keys.accessId(k))); // as long as a graph's key: kept apart
+        } else if (k.length > 9) {
           accessed.merge(ByteBuffer.wrap(Keys.accessId(k)), Keys.accessTime(k), Math::max);
         }
       });
@@ -253,6 +259,16 @@ final class CacheSalvage {
       ArtifactRecord r = firstRecord(Cf.ARTIFACT_META, k.array(), Records::decodeArtifact);
       if (r != null) {
         artifactRecords.put(k, r);
+      }
+    }
+    Set<ByteBuffer> requestKeys = new HashSet<>();
+    for (RocksDbStore s : sources) {
+      scan(s, Cf.REQUEST_META, (k, v) -> requestKeys.add(ByteBuffer.wrap(k)));
+    }
+    for (ByteBuffer k : requestKeys) {
+      Records.RequestRecord r = firstRecord(Cf.REQUEST_META, k.array(), Records::decodeRequest);
+      if (r != null) {
+        requestRecords.put(k, r);
       }
     }
   }
@@ -517,6 +533,55 @@ final class CacheSalvage {
         }
         if (log != null) {
           log.writer().close();
+        }
+      }
+    }
+
+    /**
+     * Every runtime entry a record or the access index knows of: kept when its record and both its values (the
+     * request and the executable, each checked against its SHA-256) could be read; else lost, and reported.
+     */
+    void requests() {
+      Set<ByteBuffer> known = new java.util.TreeSet<>(requestRecords.keySet());
+      known.addAll(accessedRequests);
+      for (ByteBuffer id : known) {
+        byte[] digest = id.array();
+        Records.RequestRecord rec = requestRecords.get(id);
+        String key = dev.xlac.runtime.RequestKey.VERSION + ":" + Keys.hex(digest).substring(0, 12);
+        if (rec == null) {
+          lost.add(RepairReport.LostEntry.request(key, null, "its record could not be read"));
+          continue;
+        }
+        ValueSalvage.Copy request = null;
+        ValueSalvage.Copy executable = null;
+        try {
+          request = values.copy(Cf.REQUESTS, digest, rec.requestStoredBytes(), rec.requestSha256(),
+              size -> fresh.values.writer(Cf.REQUESTS, digest, size, false));
+          executable = request == null ? null : values.copy(Cf.EXECUTABLES, digest, rec.executableBytes(),
+              rec.executableSha256(), size -> fresh.values.writer(Cf.EXECUTABLES, digest, size, false));
+          if (executable == null) {
+            lost.add(RepairReport.LostEntry.request(key, rec.platformName(), "its " + (request == null ? "request"
+                : "executable") + " could not be read"));
+            continue;
+          }
+          ValueSalvage.Copy q = request;
+          ValueSalvage.Copy x = executable;
+          fresh.commitUnlogged(txn -> {
+            txn.writeRequest(digest, rec, null, null);
+            txn.commitValue(q.writer());
+            txn.commitValue(x.writer());
+            return null;
+          });
+          if (request.fromBlobFiles() || executable.fromBlobFiles()) {
+            fromBlobFiles++;
+          }
+        } finally {
+          if (request != null) {
+            request.writer().close();
+          }
+          if (executable != null) {
+            executable.writer().close();
+          }
         }
       }
     }

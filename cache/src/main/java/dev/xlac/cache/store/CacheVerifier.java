@@ -7,6 +7,7 @@ import dev.xlac.cache.RepairReport;
 import dev.xlac.cache.VerifyReport;
 import dev.xlac.cache.store.Records.ArtifactRecord;
 import dev.xlac.cache.store.Records.GraphRecord;
+import dev.xlac.cache.store.Records.RequestRecord;
 import dev.xlac.cache.store.RocksDbStore.Cf;
 import dev.xlac.cache.store.RocksDbStore.Cursor;
 import dev.xlac.cache.store.RocksDbStore.DamagedValueException;
@@ -48,6 +49,8 @@ public final class CacheVerifier {
   private final List<DamagedValue> damagedValues = new ArrayList<>();
   private final List<byte[]> unreadableGraphRecords = new ArrayList<>();
   private final List<byte[]> unreadableArtifactRecords = new ArrayList<>();
+  private final List<byte[]> unreadableRequestRecords = new ArrayList<>();
+  private final Map<ByteBuffer, String> platforms = new java.util.HashMap<>();
   private final Map<ByteBuffer, String> moduleNames = new java.util.HashMap<>();
   /** Blob files in use that RocksDB cannot read (missing, truncated, header or footer damaged). */
   private final Map<String, String> damagedBlobFiles = new LinkedHashMap<>();
@@ -95,12 +98,12 @@ public final class CacheVerifier {
     all.add(new VerifyReport.Problem("database", "cannot be repaired in place (" + r.rebuildReason()
         + "); run 'xlac cache verify --repair'", true));
     return new VerifyReport(r.found().graphsChecked(), r.found().artifactsChecked(), r.found().bytesChecked(),
-        List.copyOf(all), false);
+        List.copyOf(all), false, r.found().requestsChecked());
   }
 
   private VerifyReport check() {
     long[] counts = scan();
-    return new VerifyReport(counts[0], counts[1], counts[2], List.copyOf(problems), false);
+    return new VerifyReport(counts[0], counts[1], counts[2], List.copyOf(problems), false, counts[3]);
   }
 
   /** Checks, then repairs in place what can be (the caller holds the writer lock: the store is writable). */
@@ -108,11 +111,12 @@ public final class CacheVerifier {
     long[] counts = scan();
     damagedBlobFiles.forEach((f, why) -> problem("blob file " + f, why, true));
     if (problems.isEmpty()) {
-      VerifyReport clean = new VerifyReport(counts[0], counts[1], counts[2], List.of(), false);
+      VerifyReport clean = new VerifyReport(counts[0], counts[1], counts[2], List.of(), false, counts[3]);
       return new InPlace(clean, List.of(), null, clean);
     }
     if (tableDamage != null) {
-      return new InPlace(new VerifyReport(counts[0], counts[1], counts[2], List.copyOf(problems), false), List.of(),
+      return new InPlace(new VerifyReport(counts[0], counts[1], counts[2], List.copyOf(problems), false, counts[3]),
+          List.of(),
           "a table file has a damaged block: " + tableDamage, null);
     }
     List<RepairReport.LostEntry> lost = new ArrayList<>();
@@ -145,7 +149,8 @@ public final class CacheVerifier {
             : p.entry().startsWith("blob file ") ? new VerifyReport.Problem(p.entry(), p.description()
                 + "; no longer in use", true, "repaired")
             : p.withAction(p.damage() ? "dropped" : "rebuilt")).toList();
-    return new InPlace(new VerifyReport(counts[0], counts[1], counts[2], done, rebuild == null), List.copyOf(lost),
+    return new InPlace(new VerifyReport(counts[0], counts[1], counts[2], done, rebuild == null, counts[3]),
+        List.copyOf(lost),
         rebuild, rebuild == null ? after : null);
   }
 
@@ -154,6 +159,7 @@ public final class CacheVerifier {
     checkFiles();
     long graphCount = 0;
     long artifactCount = 0;
+    long requestCount = 0;
     Set<ByteBuffer> graphs = new HashSet<>();
     Totals recomputed = new Totals();
     Set<ByteBuffer> expectedAccess = new HashSet<>();
@@ -216,6 +222,26 @@ public final class CacheVerifier {
           }
         }
       }
+      try (Cursor q = store.db.cursor(Cf.REQUEST_META, null)) {
+        for (; q.valid(); q.next()) {
+          requestCount++;
+          byte[] digest = q.key();
+          RequestRecord r;
+          try {
+            r = Records.decodeRequest(q.value());
+          } catch (IllegalArgumentException e) {
+            problem(requestEntry(digest, null), "its record is unreadable (" + e.getMessage() + ")", true);
+            unreadableRequestRecords.add(digest);
+            continue;
+          }
+          platforms.put(ByteBuffer.wrap(digest), r.platformName());
+          recomputed.addRequest(r, 1);
+          expectedAccess.add(ByteBuffer.wrap(Keys.access(r.lastAccess(), Keys.KIND_REQUEST, digest)));
+          String name = requestEntry(digest, r.platformName());
+          checkValue(Cf.REQUESTS, digest, r.requestStoredBytes(), r.requestSha256(), "request", false, name);
+          checkValue(Cf.EXECUTABLES, digest, r.executableBytes(), r.executableSha256(), "executable", false, name);
+        }
+      }
       long accessEntries = 0;
       try (Cursor c = store.db.cursor(Cf.ACCESS, null)) {
         for (; c.valid(); c.next()) {
@@ -230,7 +256,7 @@ public final class CacheVerifier {
       }
     } catch (DamagedValueException | DamagedCacheException e) {
       tableDamaged(e instanceof DamagedCacheException d ? d.damage() : e.getMessage());
-      return new long[] {graphCount, artifactCount, recomputed.storedBytes()};
+      return new long[] {graphCount, artifactCount, recomputed.storedBytes(), requestCount};
     }
     if (indexesOutOfStep) {
       problem("access index", "out of step with the records (" + expectedAccess.size() + " records)", false);
@@ -238,7 +264,16 @@ public final class CacheVerifier {
     if (!recomputed.sameContents(store.totals())) {
       problem("totals", "out of step with the records", false);
     }
-    return new long[] {graphCount, artifactCount, recomputed.storedBytes()};
+    return new long[] {graphCount, artifactCount, recomputed.storedBytes(), requestCount};
+  }
+
+  /** {@code runtime entry pjrt1:1a2b3c4d5e6f (cpu)}: how verify names a request. */
+  private static String requestEntry(byte[] digest, String platform) {
+    return RepairReport.LostEntry.request(shortKey(digest), platform, "").entry();
+  }
+
+  private static String shortKey(byte[] digest) {
+    return dev.xlac.runtime.RequestKey.VERSION + ":" + shortHex(digest);
   }
 
   /**
@@ -364,8 +399,11 @@ public final class CacheVerifier {
     Set<ByteBuffer> graphs = new java.util.TreeSet<>();
     Set<ByteBuffer> artifacts = new java.util.TreeSet<>();
     Set<ByteBuffer> logsOnly = new java.util.TreeSet<>();
+    Set<ByteBuffer> requests = new java.util.TreeSet<>();
     for (DamagedValue d : damagedValues) {
-      if (d.cf() == Cf.GRAPHS) {
+      if (d.cf() == Cf.REQUESTS || d.cf() == Cf.EXECUTABLES) {
+        requests.add(ByteBuffer.wrap(d.key()));
+      } else if (d.cf() == Cf.GRAPHS) {
         graphs.add(ByteBuffer.wrap(d.key()));
       } else if (d.cf() == Cf.LOGS) {
         logsOnly.add(ByteBuffer.wrap(d.key()));
@@ -396,7 +434,20 @@ public final class CacheVerifier {
       lost.add(new RepairReport.LostEntry(shortHex(Keys.graphOf(key.array())),
           moduleNames.get(ByteBuffer.wrap(Keys.graphOf(key.array()))), compiler(key.array()), why));
     }
+    for (ByteBuffer digest : requests) {
+      String why = damagedValues.stream().filter(d -> java.util.Arrays.equals(d.key(), digest.array())
+          && (d.cf() == Cf.REQUESTS || d.cf() == Cf.EXECUTABLES)).map(DamagedValue::why).findFirst().orElse("");
+      lost.add(RepairReport.LostEntry.request(shortKey(digest.array()), platforms.get(digest), why));
+    }
     store.commit(false, txn -> {
+      for (ByteBuffer digest : requests) {
+        txn.removeRequest(digest.array());
+      }
+      for (byte[] digest : unreadableRequestRecords) {
+        store.db.delete(txn.batch, Cf.REQUEST_META, digest);
+        store.values.delete(txn.batch, Cf.REQUESTS, digest, -1);
+        store.values.delete(txn.batch, Cf.EXECUTABLES, digest, -1);
+      }
       for (ByteBuffer key : logsOnly) {
         ArtifactRecord r = txn.artifact(key.array());
         if (r != null && !graphs.contains(ByteBuffer.wrap(Keys.graphOf(key.array())))) {
@@ -421,6 +472,9 @@ public final class CacheVerifier {
       }
       return null;
     });
+    for (byte[] digest : unreadableRequestRecords) {
+      lost.add(RepairReport.LostEntry.request(shortKey(digest), null, "its record could not be read"));
+    }
     for (byte[] fp : unreadableGraphRecords) {
       lost.add(new RepairReport.LostEntry(shortHex(fp), null, null, "its record could not be read"));
     }
@@ -486,6 +540,14 @@ public final class CacheVerifier {
           store.db.put(txn.batch, Cf.ACCESS, Keys.access(r.lastAccess(), Keys.KIND_ARTIFACT, a.key()),
               Records.accessValue(r.storedBytes(), r.status(), Keys.compilerOf(a.key())));
           t.addArtifact(r, 1);
+        }
+      }
+      try (Cursor q = store.db.cursor(Cf.REQUEST_META, null)) {
+        for (; q.valid(); q.next()) {
+          RequestRecord r = Records.decodeRequest(q.value());
+          store.db.put(txn.batch, Cf.ACCESS, Keys.access(r.lastAccess(), Keys.KIND_REQUEST, q.key()),
+              Records.accessValue(r.storedBytes(), EntryStatus.COMPILED, null));
+          t.addRequest(r, 1);
         }
       }
       txn.totals = t;

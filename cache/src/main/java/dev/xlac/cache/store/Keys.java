@@ -11,6 +11,8 @@ public final class Keys {
   public static final int ARTIFACT = 2 * DIGEST;
   public static final byte KIND_ARTIFACT = 0;
   public static final byte KIND_GRAPH = 1;
+  /** A recorded PJRT compile request with its executable (schema version 4); its id is the key's 32 digest bytes. */
+  public static final byte KIND_REQUEST = 2;
 
   private Keys() {}
 

@@ -51,7 +51,11 @@ public final class Pins {
 
   /** Whether the access-index entry of this kind and id is pinned. */
   public boolean pinned(byte kind, byte[] id) {
-    return (kind == Keys.KIND_GRAPH ? graphs : artifacts).contains(ByteBuffer.wrap(id));
+    return switch (kind) {
+      case Keys.KIND_GRAPH -> graphs.contains(ByteBuffer.wrap(id));
+      case Keys.KIND_ARTIFACT -> artifacts.contains(ByteBuffer.wrap(id));
+      default -> false; // requests are not a compile run's: the runtime serves them from a layout
+    };
   }
 
   /** A batch writes this entry: an unpinned one gives the cleanup something to remove again. */

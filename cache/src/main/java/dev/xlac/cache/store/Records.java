@@ -67,6 +67,60 @@ public final class Records {
     }
   }
 
+  /**
+   * request_meta: request key digest -> this (schema version 4). The request itself (format, program, options,
+   * identity) is stored zstd-compressed in the requests family ({@code requestStoredBytes}, {@code requestSha256}
+   * of the stored value, {@code requestRawBytes} before compression); the executable in the executables family.
+   */
+  public record RequestRecord(String format, String platformName, String pluginSha256, long programBytes,
+      long requestRawBytes, long requestStoredBytes, byte[] requestSha256, long executableBytes,
+      byte[] executableSha256, long compileNanos, long created, long lastAccess, long hits) {
+
+    RequestRecord withLastAccess(long t) {
+      return new RequestRecord(format, platformName, pluginSha256, programBytes, requestRawBytes, requestStoredBytes,
+          requestSha256, executableBytes, executableSha256, compileNanos, created, t, hits);
+    }
+
+    RequestRecord withHits(long more, long t) {
+      return new RequestRecord(format, platformName, pluginSha256, programBytes, requestRawBytes, requestStoredBytes,
+          requestSha256, executableBytes, executableSha256, compileNanos, created, Math.max(lastAccess, t),
+          hits + more);
+    }
+
+    /** What the entry occupies in the cache: the stored request and the executable. */
+    public long storedBytes() {
+      return requestStoredBytes + executableBytes;
+    }
+
+    /** The same uncompressed. */
+    public long rawBytes() {
+      return requestRawBytes + executableBytes;
+    }
+  }
+
+  static byte[] encode(RequestRecord r) {
+    return write(out -> {
+      str(out, r.format());
+      str(out, r.platformName());
+      str(out, r.pluginSha256());
+      out.writeLong(r.programBytes());
+      out.writeLong(r.requestRawBytes());
+      out.writeLong(r.requestStoredBytes());
+      bytes(out, r.requestSha256());
+      out.writeLong(r.executableBytes());
+      bytes(out, r.executableSha256());
+      out.writeLong(r.compileNanos());
+      out.writeLong(r.created());
+      out.writeLong(r.lastAccess());
+      out.writeLong(r.hits());
+    });
+  }
+
+  public static RequestRecord decodeRequest(byte[] value) {
+    return read(value, in -> new RequestRecord(str(in), str(in), str(in), in.readLong(), in.readLong(), in.readLong(),
+        bytes(in), in.readLong(), bytes(in), in.readLong(), in.readLong(), in.readLong(), in.readLong()));
+  }
+
   static byte[] encode(GraphRecord r) {
     // A graph without Neuron names keeps format 1, byte for byte what schema version 1 wrote.
     return write(r.neuronNames().isEmpty() ? FORMAT : GRAPH_FORMAT_NEURON, out -> {
@@ -136,6 +190,14 @@ public final class Records {
         in.readLong(), in.readLong(), str(in), str(in), in.readLong(), in.readLong(), bytes(in)));
   }
 
+  /** What the public API says of a request record. */
+  static dev.xlac.cache.RequestInfo info(dev.xlac.runtime.RequestKey key, RequestRecord r) {
+    return new dev.xlac.cache.RequestInfo(key, r.format(), r.platformName(), r.pluginSha256(), r.programBytes(),
+        r.executableBytes(), Duration.ofNanos(r.compileNanos()), Instant.ofEpochMilli(r.created()),
+        Instant.ofEpochMilli(r.lastAccess()), r.hits(),
+        r.executableSha256() == null ? "" : java.util.HexFormat.of().formatHex(r.executableSha256()), r.storedBytes());
+  }
+
   /** What the public API says of a graph record. */
   static GraphInfo info(byte[] digest, GraphRecord r) {
     return new GraphInfo(Keys.fingerprint(digest), r.moduleName(), r.source(), Instant.ofEpochMilli(r.firstSeen()),
@@ -160,7 +222,9 @@ public final class Records {
 
   static Totals decodeTotals(byte[] value) {
     return read(value, in -> {
-      long[] v = new long[Totals.FIELDS];
+      // Schema versions 1 to 3 wrote 14 fields; version 4 adds the request fields.
+      int n = in.available() == 8 * Totals.FIELDS_BEFORE_REQUESTS ? Totals.FIELDS_BEFORE_REQUESTS : Totals.FIELDS;
+      long[] v = new long[n];
       for (int i = 0; i < v.length; i++) {
         v[i] = in.readLong();
       }

@@ -71,7 +71,12 @@ public final class RocksDbStore implements AutoCloseable {
     ARTIFACT_META("artifact_meta", false),
     LOGS("logs", true),
     IDENTITIES("identities", false),
-    ACCESS("access_index", false);
+    ACCESS("access_index", false),
+    // Schema version 4: the runtime's recorded PJRT compile requests and their executables. Added
+    // last, so the families of older caches keep their ids (BlobFiles maps ids by creation order).
+    REQUESTS("requests", true),
+    REQUEST_META("request_meta", false),
+    EXECUTABLES("executables", true);
 
     final String cfName;
     final boolean blobs;

@@ -26,12 +26,13 @@ final class Schema {
 
   static Found check(RocksDbStore db, Path dir, boolean writable, Clock clock) {
     byte[] v = db.get(Cf.META, Store.SCHEMA_KEY);
-    if (v == null && !writable && !anyKey(db, Cf.GRAPH_META) && !anyKey(db, Cf.ARTIFACT_META)) {
+    if (v == null && !writable && !anyKey(db, Cf.GRAPH_META) && !anyKey(db, Cf.ARTIFACT_META)
+        && !anyKey(db, Cf.REQUEST_META)) {
       // No database yet, or one whose first writer has not committed its first batch: an empty cache.
       return new Found(0, new Totals(), OptionalLong.empty());
     }
     if (v == null) {
-      if (!writable || anyKey(db, Cf.GRAPH_META) || anyKey(db, Cf.ARTIFACT_META)) {
+      if (!writable || anyKey(db, Cf.GRAPH_META) || anyKey(db, Cf.ARTIFACT_META) || anyKey(db, Cf.REQUEST_META)) {
         throw new XlacException(ExitCode.ENVIRONMENT, "cache " + dir + " has no schema version; it is not an xlac cache");
       }
       Totals t = new Totals();

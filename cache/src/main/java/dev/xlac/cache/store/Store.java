@@ -13,6 +13,7 @@ import dev.xlac.cache.NewFailure;
 import dev.xlac.cache.PutOutcome;
 import dev.xlac.cache.store.Records.ArtifactRecord;
 import dev.xlac.cache.store.Records.GraphRecord;
+import dev.xlac.cache.store.Records.RequestRecord;
 import dev.xlac.cache.store.RocksDbStore.Cf;
 import dev.xlac.cache.store.RocksDbStore.Cursor;
 import dev.xlac.core.CompilerIdentity;
@@ -66,10 +67,11 @@ public final class Store implements AutoCloseable {
   /**
    * The version of the key space and record layouts this build writes. Version 2 added Neuron names
    * to graph records (graph_meta format 2); version 3 stores values larger than 8 MiB in chunks
-   * ({@link StoredValues}). Every record of an older version is valid in the newer one, so an older
+   * ({@link StoredValues}); version 4 adds the runtime's recorded PJRT compile requests and their executables
+   * (families {@code requests}, {@code request_meta}, {@code executables}; access kind 2; five more totals). Every record of an older version is valid in the newer one, so an older
    * cache is read as it is and upgraded by rewriting the version when opened for writing.
    */
-  public static final int SCHEMA_VERSION = 3;
+  public static final int SCHEMA_VERSION = 4;
   /** The oldest schema version this build reads (and upgrades). */
   public static final int OLDEST_READABLE_SCHEMA = 1;
   static final byte[] SCHEMA_KEY = "schema_version".getBytes(StandardCharsets.US_ASCII);
@@ -107,6 +109,7 @@ public final class Store implements AutoCloseable {
   private final GraphWrites graphWrites = new GraphWrites(this);
   private final ArtifactWrites artifactWrites = new ArtifactWrites(this);
   private final EntryReads reads = new EntryReads(this);
+  private final RequestEntries requestEntries = new RequestEntries(this);
   private boolean closed;
 
   private Store(Path dir, boolean writable, CacheLock lock, RocksDbStore db, Clock clock, Consumer<String> notices) {
@@ -221,6 +224,11 @@ public final class Store implements AutoCloseable {
     return artifactWrites;
   }
 
+  /** The runtime's recorded requests and their executables (schema version 4). */
+  public RequestEntries requestEntries() {
+    return requestEntries;
+  }
+
   /** Reads of graphs, artifacts, entries and logs. */
   public EntryReads reads() {
     return reads;
@@ -239,6 +247,8 @@ public final class Store implements AutoCloseable {
       t.savedMillis = 0;
       t.cleanups = 0;
       t.damagedReads = 0;
+      t.runtimeHits = 0;
+      t.runtimeSavedMillis = 0;
       t.countersSince = clock.millis();
       return null;
     });
@@ -430,6 +440,17 @@ public final class Store implements AutoCloseable {
   public ArtifactRecord readArtifactRecord(byte[] key) {
     byte[] v = db.get(Cf.ARTIFACT_META, key);
     return v == null ? null : Records.decodeArtifact(v);
+  }
+
+  /** The request record of a key's 32 digest bytes (schema version 4), or null. */
+  public RequestRecord readRequestRecord(byte[] digest) {
+    byte[] v = db.get(Cf.REQUEST_META, digest);
+    return v == null ? null : Records.decodeRequest(v);
+  }
+
+  /** Request records in key order, from {@code from} (null: the first). */
+  public RocksDbStore.Cursor requests(byte[] from) {
+    return db.cursor(Cf.REQUEST_META, from);
   }
 
   /** A record of the meta family (settings, schema, totals), or null. */

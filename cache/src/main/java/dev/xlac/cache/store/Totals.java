@@ -22,13 +22,20 @@ public final class Totals {
   public long cleanups;
   public long damagedReads;
   public long countersSince;
+  /** Recorded PJRT compile requests (schema version 4), what they and their executables occupy, stored and raw. */
+  public long requests;
+  public long requestStoredBytes;
+  public long requestRawBytes;
+  /** Compiles the runtime served from a layout materialized from this cache, and the compile time they saved. */
+  public long runtimeHits;
+  public long runtimeSavedMillis;
 
   public long storedBytes() {
-    return graphStoredBytes + artifactBytes + logStoredBytes;
+    return graphStoredBytes + artifactBytes + logStoredBytes + requestStoredBytes;
   }
 
   public long rawBytes() {
-    return graphRawBytes + artifactBytes + logRawBytes;
+    return graphRawBytes + artifactBytes + logRawBytes + requestRawBytes;
   }
 
   Totals copy() {
@@ -40,10 +47,17 @@ public final class Totals {
 
   long[] toArray() {
     return new long[] {graphs, graphRawBytes, graphStoredBytes, compiled, failed, artifactBytes, logRawBytes,
-        logStoredBytes, hits, misses, savedMillis, cleanups, damagedReads, countersSince};
+        logStoredBytes, hits, misses, savedMillis, cleanups, damagedReads, countersSince, requests, requestStoredBytes,
+        requestRawBytes, runtimeHits, runtimeSavedMillis};
   }
 
+  /** The fields of a totals record written before schema version 4 (no request fields: they read as 0). */
+  static final int FIELDS_BEFORE_REQUESTS = 14;
+
   static Totals fromArray(long[] v) {
+    if (v.length < FIELDS) {
+      v = java.util.Arrays.copyOf(v, FIELDS);
+    }
     Totals t = new Totals();
     t.graphs = v[0];
     t.graphRawBytes = v[1];
@@ -59,6 +73,11 @@ public final class Totals {
     t.cleanups = v[11];
     t.damagedReads = v[12];
     t.countersSince = v[13];
+    t.requests = v[14];
+    t.requestStoredBytes = v[15];
+    t.requestRawBytes = v[16];
+    t.runtimeHits = v[17];
+    t.runtimeSavedMillis = v[18];
     return t;
   }
 
@@ -66,7 +85,8 @@ public final class Totals {
   public boolean sameContents(Totals o) {
     return graphs == o.graphs && graphRawBytes == o.graphRawBytes && graphStoredBytes == o.graphStoredBytes
         && compiled == o.compiled && failed == o.failed && artifactBytes == o.artifactBytes
-        && logRawBytes == o.logRawBytes && logStoredBytes == o.logStoredBytes;
+        && logRawBytes == o.logRawBytes && logStoredBytes == o.logStoredBytes && requests == o.requests
+        && requestStoredBytes == o.requestStoredBytes && requestRawBytes == o.requestRawBytes;
   }
 
   void addGraph(Records.GraphRecord g, int sign) {
@@ -86,7 +106,15 @@ public final class Totals {
     logStoredBytes += sign * a.logStoredBytes();
   }
 
+  void addRequest(Records.RequestRecord r, int sign) {
+    requests += sign;
+    requestStoredBytes += sign * r.storedBytes();
+    requestRawBytes += sign * r.rawBytes();
+  }
+
   void copyCountersFrom(Totals o) {
+    runtimeHits = o.runtimeHits;
+    runtimeSavedMillis = o.runtimeSavedMillis;
     hits = o.hits;
     misses = o.misses;
     savedMillis = o.savedMillis;

@@ -4,6 +4,7 @@ import dev.xlac.cache.ArtifactKey;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.store.Records.ArtifactRecord;
 import dev.xlac.cache.store.Records.GraphRecord;
+import dev.xlac.cache.store.Records.RequestRecord;
 import dev.xlac.cache.store.RocksDbStore.Cf;
 import dev.xlac.cache.store.RocksDbStore.Cursor;
 import dev.xlac.core.CompilerIdentity;
@@ -29,6 +30,7 @@ public final class Txn {
   Totals totals;
   private final java.util.Map<ByteBuffer, Object> graphs = new java.util.HashMap<>();
   private final java.util.TreeMap<ByteBuffer, Object> artifacts = new java.util.TreeMap<>();
+  private final java.util.Map<ByteBuffer, Object> requests = new java.util.HashMap<>();
   private final Set<String> identitiesWritten = new HashSet<>();
   private final List<StoredValues.ValueWriter> valueWriters = new ArrayList<>();
 
@@ -181,6 +183,59 @@ public final class Txn {
     totals.addGraph(old, -1);
     graphs.put(ByteBuffer.wrap(fp.clone()), REMOVED);
     return freed + old.storedBytes();
+  }
+
+  public RequestRecord request(byte[] digest) {
+    Object o = requests.get(ByteBuffer.wrap(digest));
+    if (o != null) {
+      return o == REMOVED ? null : (RequestRecord) o;
+    }
+    return store.readRequestRecord(digest);
+  }
+
+  /**
+   * Writes a request record (schema version 4); {@code storedRequest} and {@code executable} replace the stored
+   * values when not null (a value written in pieces is added with {@link #commitValue}).
+   */
+  public void writeRequest(byte[] digest, RequestRecord rec, byte[] storedRequest, byte[] executable) {
+    store.written(Keys.KIND_REQUEST, digest);
+    RequestRecord old = request(digest);
+    if (old != null) {
+      store.db.delete(batch, Cf.ACCESS, Keys.access(old.lastAccess(), Keys.KIND_REQUEST, digest));
+      totals.addRequest(old, -1);
+    }
+    store.db.put(batch, Cf.REQUEST_META, digest, Records.encode(rec));
+    if (storedRequest != null) {
+      store.values.put(batch, Cf.REQUESTS, digest, storedRequest, old == null ? -1 : old.requestStoredBytes());
+    }
+    if (executable != null) {
+      store.values.put(batch, Cf.EXECUTABLES, digest, executable, old == null ? -1 : old.executableBytes());
+    }
+    store.db.put(batch, Cf.ACCESS, Keys.access(rec.lastAccess(), Keys.KIND_REQUEST, digest),
+        Records.accessValue(rec.storedBytes(), EntryStatus.COMPILED, null));
+    totals.addRequest(rec, 1);
+    requests.put(ByteBuffer.wrap(digest.clone()), rec);
+  }
+
+  /** Removes a request and its executable; returns the bytes they occupied. */
+  public long removeRequest(byte[] digest) {
+    RequestRecord old = request(digest);
+    if (old == null) {
+      return 0;
+    }
+    store.db.delete(batch, Cf.REQUEST_META, digest);
+    store.values.delete(batch, Cf.REQUESTS, digest, old.requestStoredBytes());
+    store.values.delete(batch, Cf.EXECUTABLES, digest, old.executableBytes());
+    store.db.delete(batch, Cf.ACCESS, Keys.access(old.lastAccess(), Keys.KIND_REQUEST, digest));
+    totals.addRequest(old, -1);
+    requests.put(ByteBuffer.wrap(digest.clone()), REMOVED);
+    return old.storedBytes();
+  }
+
+  /** Counts compiles the runtime served and the compile time they saved (schema version 4). */
+  public void countRuntimeHits(long hits, long savedMillis) {
+    totals.runtimeHits += hits;
+    totals.runtimeSavedMillis += savedMillis;
   }
 
   /** Writes a record of the meta family (a setting). */

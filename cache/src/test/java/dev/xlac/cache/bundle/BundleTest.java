@@ -357,9 +357,9 @@ public class BundleTest {
   @Test
   void anUnknownFormatVersion_isRefused() throws Exception {
     assertRefused(rewrite(e -> e.name().equals(BundleManifest.NAME)
-        ? new Entry(e.name(), new String(e.data(), StandardCharsets.UTF_8).replaceFirst("xlac-bundle\t1", "xlac-bundle\t4")
+        ? new Entry(e.name(), new String(e.data(), StandardCharsets.UTF_8).replaceFirst("xlac-bundle\t1", "xlac-bundle\t6")
             .getBytes(StandardCharsets.UTF_8), e.type(), null)
-        : e), "bundle format version 4 is not supported (this xlac reads versions 1 to 3; it was written by a newer xlac)");
+        : e), "bundle format version 6 is not supported (this xlac reads versions 1 to 5; it was written by a newer xlac)");
   }
 
   @Test

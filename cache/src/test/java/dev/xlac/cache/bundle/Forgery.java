@@ -78,6 +78,10 @@ final class Forgery {
             set(f, data.get("logs/" + key + ".log.zst"), 8, 9, 10);
           }
         }
+        case "request" -> {
+          set(f, data.get("requests/" + f[1] + ".req.zst"), 2, 3, 4);
+          set(f, data.get("executables/" + f[1] + ".bin"), 5, 6, -1);
+        }
         default -> { }
       }
       b.append(String.join("\t", f)).append('\n');

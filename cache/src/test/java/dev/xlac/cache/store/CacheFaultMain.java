@@ -80,6 +80,32 @@ public final class CacheFaultMain {
       }
       return;
     }
+    if (args[0].equals("ingest")) { // ingest CACHE SPOOL: waits for the writer lock, so two may run at once
+      try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_WRITE, null, m -> { })) {
+        System.out.println("started");
+        dev.xlac.cache.RequestIngest r = dev.xlac.cache.layout.PjrtRecordSpool.ingest(Path.of(args[2]), s,
+            p -> System.out.println("problem " + p));
+        System.out.println("ingested " + r.added() + " " + r.alreadyPresent() + " " + r.rejected().size());
+      } catch (XlacException e) {
+        System.out.println("xlac: " + e.getMessage());
+        System.out.flush();
+        System.exit(e.exitCode().code());
+      }
+      return;
+    }
+    if (args[0].equals("materialize")) { // materialize CACHE LAYOUT
+      try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_ONLY, Duration.ZERO, m -> { })) {
+        System.out.println("started");
+        var r = dev.xlac.cache.layout.PjrtRuntimeLayout.materialize(s, Path.of(args[2]), java.util.Optional.empty(),
+            p -> System.out.println("problem " + p));
+        System.out.println("materialized " + r.written() + " " + r.kept());
+      } catch (XlacException e) {
+        System.out.println("xlac: " + e.getMessage());
+        System.out.flush();
+        System.exit(e.exitCode().code());
+      }
+      return;
+    }
     if (args[0].equals("repair")) {
       String pauseAt = args.length > 2 ? args[2] : null;
       DatabaseRepair.stepsForTests = step -> {

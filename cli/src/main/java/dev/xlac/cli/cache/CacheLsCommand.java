@@ -5,6 +5,7 @@ import dev.xlac.cache.CompilerFilter;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.ListQuery;
 import dev.xlac.cache.ListRow;
+import dev.xlac.cache.RequestInfo;
 import dev.xlac.core.Json;
 import dev.xlac.core.Sizes;
 import java.io.PrintWriter;
@@ -19,10 +20,14 @@ import picocli.CommandLine.Option;
 @Command(name = "ls", mixinStandardHelpOptions = true,
     description = "List the cache: one row per graph and compiler it was compiled with; a graph compiled by"
         + " nothing is one 'pending' row.",
-    footer = "%nColumns: short fingerprint, module, status, compiler (driver:target), artifact size, compile time,"
+    footer = {"%nColumns: short fingerprint, module, status, compiler (driver:target), artifact size, compile time,"
         + " last access (UTC). With --json, one array of objects with the keys fingerprint, module, status,"
         + " compiler, artifact_bytes, hlo_bytes, compile_seconds and last_access (ISO-8601); compiler,"
-        + " artifact_bytes and compile_seconds are null on pending rows.")
+        + " artifact_bytes and compile_seconds are null on pending rows.",
+        "%n--runtime lists the executables recorded for 'xlac run' instead, one row per request key: short key,"
+            + " platform, program format, executable size, compile time, hits, last access. With --json the keys are"
+            + " key, platform, format, plugin_sha256, program_bytes, executable_bytes, compile_seconds, hits, created"
+            + " and last_access."})
 final class CacheLsCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print a JSON array.")
   boolean json;
@@ -38,11 +43,17 @@ final class CacheLsCommand implements Callable<Integer> {
       description = "Order: size (largest first), age (oldest first), access (least recently used first); default fingerprint.")
   ListQuery.Sort sort;
 
+  @Option(names = "--runtime", description = "List the runtime entries (executables recorded for 'xlac run').")
+  boolean runtime;
+
   @Mixin
   CacheOptions cache;
 
   @Override
   public Integer call() throws InterruptedException {
+    if (runtime) {
+      return runtime();
+    }
     List<ListRow> rows;
     try (CacheStore store = cache.openReadOnly()) {
       rows = store.list(new ListQuery(status, compiler == null ? null : CompilerFilter.parse(compiler), sort));
@@ -63,6 +74,44 @@ final class CacheLsCommand implements Callable<Integer> {
     }
     out.flush();
     return 0;
+  }
+
+  private int runtime() throws InterruptedException {
+    List<RequestInfo> rows;
+    try (CacheStore store = cache.openReadOnly()) {
+      rows = store.requests();
+    }
+    PrintWriter out = cache.out();
+    if (json) {
+      Iterable<Map<String, Object>> objects = () -> rows.stream().map(CacheLsCommand::toJson).iterator();
+      Json.write(objects, out);
+      out.println();
+    } else {
+      out.printf("%-18s  %-8s  %-6s  %10s  %9s  %6s  %s%n", "KEY", "PLATFORM", "FORMAT", "SIZE", "COMPILE", "HITS",
+          "LAST ACCESS");
+      for (RequestInfo r : rows) {
+        out.printf("%-18s  %-8s  %-6s  %10s  %9s  %6d  %s%n", r.key().text().substring(0, 18), r.platformName(),
+            r.format(), Sizes.human(r.executableBytes()), dev.xlac.cache.Quantities.human(r.compileTime()), r.hits(),
+            Tables.time(r.lastAccess()));
+      }
+    }
+    out.flush();
+    return 0;
+  }
+
+  private static Map<String, Object> toJson(RequestInfo r) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("key", r.key().text());
+    m.put("platform", r.platformName());
+    m.put("format", r.format());
+    m.put("plugin_sha256", r.pluginSha256());
+    m.put("program_bytes", r.programBytes());
+    m.put("executable_bytes", r.executableBytes());
+    m.put("compile_seconds", Tables.seconds(r.compileTime()));
+    m.put("hits", r.hits());
+    m.put("created", Tables.iso(r.created()));
+    m.put("last_access", Tables.iso(r.lastAccess()));
+    return m;
   }
 
   /** Rows become JSON objects one at a time, so a listing of 100,000 rows is never held as text. */

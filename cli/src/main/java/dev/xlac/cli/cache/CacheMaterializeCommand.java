@@ -3,6 +3,8 @@ package dev.xlac.cli.cache;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.layout.NeuronCacheLayout;
 import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.pipeline.RuntimeLayouts;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -15,14 +17,20 @@ import picocli.CommandLine.Parameters;
     description = {"Write the cache's entries into a directory in a runtime's own cache layout, so that the runtime"
         + " finds them.",
         "--layout neuron writes neuronxcc-<version>/MODULE_<hash>+<flags hash>/ directories with the MODULE names"
-            + " the graphs were imported under (Neuron's hash is unpublished, so names are never invented)."},
-    footer = "%nCompiled entries get model.neff and model.done, failed ones model.log, all of them"
+            + " the graphs were imported under (Neuron's hash is unpublished, so names are never invented).",
+        "--layout pjrt writes the runtime layout xlac's PJRT proxy serves from (entries/<hh>/<key>.xpx, one per"
+            + " recorded compile request, and the manifest xlac-pjrt-layout): give it to 'xlac run --layout DIR'."},
+    footer = {"%nneuron: compiled entries get model.neff and model.done, failed ones model.log, all of them"
         + " model.hlo_module.pb and compile_flags.json. Files are written atomically (temporary file, then rename);"
         + " files that already hold the same bytes are left alone, so running it again changes nothing. No lock"
         + " files are made. Graphs without a Neuron name are skipped and counted. Point NEURON_COMPILE_CACHE_URL"
-        + " at DIR. Works while another xlac process writes to the cache.")
+        + " at DIR.",
+        "%npjrt: incremental: entries whose header matches are kept, missing or different ones are written"
+            + " atomically, files of requests no longer in the cache are removed, and the manifest is written last."
+            + " With --plugin PATH, only that plugin's executables.",
+        "%nWorks while another xlac process writes to the cache."})
 final class CacheMaterializeCommand implements Callable<Integer> {
-  enum Layout { neuron }
+  enum Layout { neuron, pjrt }
 
   @Option(names = "--layout", required = true, paramLabel = "LAYOUT",
       description = "The layout to write: ${COMPLETION-CANDIDATES}.")
@@ -31,11 +39,21 @@ final class CacheMaterializeCommand implements Callable<Integer> {
   @Parameters(paramLabel = "DIR", description = "Where to write (created if missing; existing entries are updated).")
   Path dir;
 
+  @Option(names = "--plugin", paramLabel = "PATH",
+      description = "pjrt: only the executables of this PJRT plugin file (default: every plugin's).")
+  Path plugin;
+
   @Mixin
   CacheOptions cache;
 
   @Override
   public Integer call() throws InterruptedException {
+    if (layout == Layout.pjrt) {
+      return pjrt();
+    }
+    if (plugin != null) {
+      throw XlacException.badInput("--plugin is for --layout pjrt");
+    }
     PrintWriter err = cache.err();
     NeuronCacheLayout.MaterializeResult r;
     try (CacheStore store = cache.openReadOnly()) {
@@ -50,6 +68,18 @@ final class CacheMaterializeCommand implements Callable<Integer> {
     out.printf("Materialized %d Neuron entries in %s (%d compiled, %d failed, %d pending): %d files written,"
         + " %d unchanged; %d graphs without a Neuron name skipped%n", r.compiled() + r.failed() + r.pending(), dir,
         r.compiled(), r.failed(), r.pending(), r.filesWritten(), r.filesUnchanged(), r.withoutName());
+    out.flush();
+    return r.problems() > 0 ? ExitCode.WORK_FAILED.code() : ExitCode.OK.code();
+  }
+
+  private int pjrt() throws InterruptedException {
+    RuntimeLayouts.Materialized r;
+    try (CacheStore store = cache.openReadOnly()) {
+      r = RuntimeLayouts.materialize(store, dir, plugin, cache.directory(), cache.notices());
+    }
+    PrintWriter out = cache.out();
+    out.printf("Materialized the PJRT runtime layout in %s: %d entries written, %d unchanged, %d removed%n", dir,
+        r.written(), r.kept(), r.removed());
     out.flush();
     return r.problems() > 0 ? ExitCode.WORK_FAILED.code() : ExitCode.OK.code();
   }

@@ -63,6 +63,9 @@ final class CacheStatCommand implements Callable<Integer> {
       row(out, "Stored", Sizes.human(s.storedBytes()) + " (uncompressed " + Sizes.human(s.rawBytes()) + ")");
       row(out, "  HLO graphs", Sizes.human(s.hloStoredBytes()) + " (uncompressed " + Sizes.human(s.hloRawBytes()) + ")");
       row(out, "  Artifacts", Sizes.human(s.artifactBytes()));
+      row(out, "  Runtime", Sizes.human(s.runtimeBytes()));
+      row(out, "Runtime entries", s.runtimeEntries() + " recorded executables, " + s.runtimeHits()
+          + " compiles served (xlac run), " + Quantities.human(s.runtimeTimeSaved()) + " saved");
       row(out, "On disk", Sizes.human(s.diskBytes()));
       row(out, "Max size", s.maxSize().isEmpty() ? "not set" : Sizes.human(s.maxSize().getAsLong())
           + String.format(Locale.ROOT, " (%.1f %% used)", 100.0 * s.storedBytes() / Math.max(1, s.maxSize().getAsLong())));
@@ -93,6 +96,10 @@ final class CacheStatCommand implements Callable<Integer> {
     m.put("hlo_raw_bytes", s.hloRawBytes());
     m.put("hlo_stored_bytes", s.hloStoredBytes());
     m.put("artifact_bytes", s.artifactBytes());
+    m.put("runtime_entries", s.runtimeEntries());
+    m.put("runtime_bytes", s.runtimeBytes());
+    m.put("runtime_hits", s.runtimeHits());
+    m.put("runtime_seconds_saved", Tables.seconds(s.runtimeTimeSaved()));
     m.put("disk_bytes", s.diskBytes());
     m.put("max_size_bytes", s.maxSize().isPresent() ? s.maxSize().getAsLong() : null);
     m.put("hits", s.hits());

@@ -26,7 +26,9 @@ final class CompileOptions {
       description = "pjrt (default) or neuronx-cc.")
   String driver;
 
-  @Option(names = "--plugin", paramLabel = "PATH", description = "The PJRT plugin (default: $XLAC_PJRT_PLUGIN).")
+  @Option(names = "--plugin", paramLabel = "PATH", description = "The PJRT plugin (default: $XLAC_PJRT_PLUGIN). Given"
+      + " with -- COMMAND, the command's own compiles are also recorded through xlac's runtime proxy in front of it,"
+      + " so that 'xlac run' serves them.")
   Path plugin;
 
   @Option(names = "--target", paramLabel = "T", description = "The target (pjrt: checked against the plugin's platform).")
@@ -91,6 +93,14 @@ final class CompileOptions {
   DriverSource drivers(Path probeDir) {
     return new DriverSource.FromOptions(new DriverOptions(driver, plugin, target, compilerFlags, clientOptions,
         compileOptions, timeout == null ? Duration.ZERO : timeout, probeDir), System.getenv());
+  }
+
+  /**
+   * The plugin whose compiles a one-shot run also records through the runtime proxy: {@code --plugin} when it
+   * was given (not {@code $XLAC_PJRT_PLUGIN}) for the pjrt driver; else null.
+   */
+  Path recordingPlugin() {
+    return plugin != null && "pjrt".equals(driver) ? plugin : null;
   }
 
   boolean retryFailed() {

@@ -97,6 +97,9 @@ public final class ParallelCompileCommand implements Callable<Integer> {
 
   private int oneShot(List<String> command, SchedulerSettings settings) throws InterruptedException {
     TraceSpec spec = trace.spec(command);
+    if (options.recordingPlugin() != null) { // --plugin given: record the command's compiles too
+      spec = spec.withRecording(options.recordingPlugin(), cache.directory());
+    }
     OneShotResult r = CompileRuns.command(setup(settings), spec);
     if (r.capture().notRunnable() != null) {
       return CaptureReport.notRunnable(r.capture(), cache.err());

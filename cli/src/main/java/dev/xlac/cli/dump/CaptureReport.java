@@ -20,10 +20,16 @@ public final class CaptureReport {
     return r.notRunnable().status();
   }
 
-  /** The tracer's notes on stderr; the capture summary, graphs already compiled and kept dumps on stdout. */
+  /**
+   * The tracer's notes on stderr; the capture summary, what was recorded through the runtime proxy, graphs
+   * already compiled and kept dumps on stdout.
+   */
   public static void print(CaptureResult r, PrintWriter out, PrintWriter err) {
     r.notes().forEach(n -> err.println("xlac: " + n));
     out.println(r.summary());
+    if (r.recording() != null && r.recording().line() != null) {
+      out.println(r.recording().line());
+    }
     r.alreadyCompiled().forEach((compiler, n) -> out.printf("%d already compiled for %s%n", n, compiler));
     if (r.keptDumps() != null) {
       out.println("dumps kept in " + r.keptDumps());

@@ -6,10 +6,12 @@ import dev.xlac.pipeline.CaptureResult;
 import dev.xlac.pipeline.Captures;
 import dev.xlac.pipeline.TraceSpec;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "dump", mixinStandardHelpOptions = true,
@@ -23,13 +25,20 @@ import picocli.CommandLine.Parameters;
         + " With --ignore-script-errors, a failed command that dumped graphs gives 0.",
         "%nFrontends: auto (XLA dumps for JAX and PyTorch/XLA; Neuron if PJRT_DEVICE=NEURON), jax, torch-xla,"
         + " neuron (NEURON_EXTRACT_GRAPHS_ONLY=1 into a staging compile cache). Your XLA_FLAGS are kept; a"
-        + " --xla_dump_to in them is replaced (use --keep-dumps for that directory)."})
+        + " --xla_dump_to in them is replaced (use --keep-dumps for that directory).",
+        "%nWith --plugin, JAX compiles through xlac's runtime proxy in front of that plugin (as under 'xlac run'),"
+        + " which records each compile's executable; they go into the cache when the command ends."})
 public final class DumpCommand implements Callable<Integer> {
   @Mixin
   TraceOptions trace;
 
   @Parameters(arity = "0..*", paramLabel = "COMMAND", description = "The command and its arguments, after '--'.")
   List<String> command = List.of();
+
+  @Option(names = "--plugin", paramLabel = "PATH",
+      description = "Also record every compile through xlac's runtime proxy in front of this PJRT plugin, and put"
+          + " the executables into the cache, so that 'xlac run' serves them.")
+  Path plugin;
 
   @Mixin
   CacheOptions.Writer cache;
@@ -38,6 +47,9 @@ public final class DumpCommand implements Callable<Integer> {
   public Integer call() throws InterruptedException {
     PrintWriter err = cache.err();
     TraceSpec spec = trace.spec(command); // a bad --frontend or --module-filter first
+    if (plugin != null) {
+      spec = spec.withRecording(plugin, cache.directory());
+    }
     if (command.isEmpty()) {
       throw XlacException.badInput("no command given: write it after '--', e.g. xlac dump -- python train.py");
     }

@@ -132,10 +132,12 @@ class CacheCommandsTest {
   void stat_reportsContentsAndLocation() {
     xlac("cache", "add", dumps.toString());
     Run stat = xlac("cache", "stat");
-    assertThat(stat.out()).contains("Cache directory:     " + cache, "Schema version:      3",
-        "Graphs:              3 (3 pending)", "Max size:            not set");
+    assertThat(stat.out()).contains("Cache directory:     " + cache, "Schema version:      4",
+        "Graphs:              3 (3 pending)", "Max size:            not set",
+        "Runtime entries:     0 recorded executables, 0 compiles served (xlac run), 0.0s saved");
     assertThat(xlac("cache", "config", "max-size", "50G").code()).isZero();
-    assertThat(xlac("cache", "stat", "--json").out()).contains("\"max_size_bytes\": 50000000000", "\"graphs\": 3");
+    assertThat(xlac("cache", "stat", "--json").out()).contains("\"max_size_bytes\": 50000000000", "\"graphs\": 3",
+        "\"runtime_entries\": 0", "\"runtime_hits\": 0");
     assertThat(xlac("cache", "stat", "--zero").out()).isEqualTo("Statistics zeroed\n");
   }
 

@@ -127,6 +127,18 @@ final class PjrtApi {
 
   /** dlopens the plugin, finds {@code GetPjrtApi}, checks the table, and runs {@code PJRT_Plugin_Initialize}. */
   static PjrtApi open(Path path) {
+    PjrtApi pjrt = load(path);
+    try (Arena arena = Arena.ofConfined()) {
+      pjrt.check(Slot.PLUGIN_INITIALIZE, PjrtStructs.PLUGIN_INITIALIZE.allocate(arena), ExitCode.ENVIRONMENT);
+    }
+    return pjrt;
+  }
+
+  /**
+   * dlopens the plugin, finds {@code GetPjrtApi} and checks its table (version, and every slot xlac
+   * calls is set), without {@code PJRT_Plugin_Initialize}: what {@link PjrtPluginCheck} needs.
+   */
+  static PjrtApi load(Path path) {
     if (!Files.exists(path)) {
       throw environment(path, "no such file");
     }
@@ -153,11 +165,7 @@ final class PjrtApi {
     if (api.address() == 0) {
       throw environment(path, "GetPjrtApi returned NULL");
     }
-    PjrtApi pjrt = new PjrtApi(path, api.reinterpret(PjrtStructs.API_FIRST_SLOT));
-    try (Arena arena = Arena.ofConfined()) {
-      pjrt.check(Slot.PLUGIN_INITIALIZE, PjrtStructs.PLUGIN_INITIALIZE.allocate(arena), ExitCode.ENVIRONMENT);
-    }
-    return pjrt;
+    return new PjrtApi(path, api.reinterpret(PjrtStructs.API_FIRST_SLOT));
   }
 
   /**

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Runtime benchmark (issue #12): time to the first training step of samples/jax/decoder.py, one
+# process each, median of N alternating rounds, in three set-ups:
+#   cold   the real PJRT plugin loaded by JAX directly, no cache
+#   xlac   `./xlac run` on a cache that holds every executable (all hits), its JVM start-up included
+#   jax    the real plugin with JAX's own persistent cache, warm (min compile time and size 0)
+#   proxy  the served run without xlac's JVM (the environment xlac run sets, by hand): where xlac run's time goes
+# and the proxy's own time on a miss (key + layout lookup) against the compile, from `xlac run`'s
+# --report on an empty cache.
+#   bench/runtime.sh [ROUNDS] [DECODER ARGS...]     (default: 5 rounds, --steps 1)
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_workdir runtime
+rounds="${1:-5}"; shift || true
+args=("$@"); [[ ${#args[@]} -gt 0 ]] || args=(--steps 1)
+PY="${XLAC_PYTHON:?set XLAC_PYTHON to the python of the pinned environment (scripts/pyenv)}"
+PLUGIN="${XLAC_PJRT_PLUGIN:?set XLAC_PJRT_PLUGIN to the real PJRT plugin}"
+decoder=("$PY" "$ROOT/samples/jax/decoder.py" "${args[@]}")
+"$ROOT/xlac" --version >/dev/null   # build the CLI first, outside the timings
+
+first_step() { "$PY" "$ROOT/bench/first_step.py" "step 1 " "$WORK/last.log" -- "$@"; }
+cold() {
+  PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real first_step "${decoder[@]}"
+}
+jaxwarm() {
+  PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real JAX_COMPILATION_CACHE_DIR="$WORK/jax-cache" \
+    JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=0 first_step "${decoder[@]}"
+}
+served() { first_step "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${decoder[@]}"; }
+# The same served run without xlac's JVM: the environment xlac run gives the command, set here by hand
+# (the proxy unpacked by xlac run, the plugin's hash from its memo), to split xlac run's time into its
+# JVM and the served compiles.
+proxyonly() {
+  local memo proxy
+  memo=$(cat "$WORK"/cache/runtime/plugins/*.plugin)
+  proxy=$(ls -t "${XDG_CACHE_HOME:-$HOME/.cache}"/xlac/runtime/*/libxlac_pjrt.so | head -1)
+  mkdir -p "$WORK/stats"
+  PJRT_NAMES_AND_LIBRARY_PATHS="xlac:$proxy" JAX_PLATFORMS=xlac XLAC_PJRT_REAL_PLUGIN="$PLUGIN" \
+    XLAC_PJRT_PLUGIN_SHA256="$(sed -n 's/^sha256 //p' <<<"$memo"):$(sed -n 's/^stat //p' <<<"$memo" | tr ' ' :)" \
+    XLAC_PJRT_LAYOUT="$WORK/cache/runtime/pjrt" XLAC_PJRT_STATS="$WORK/stats" JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS=0 \
+    JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX='.*' JAX_COMPILER_DETAILED_LOGGING_MIN_OPS=0 first_step "${decoder[@]}"
+}
+
+# Warm both caches once (and check that xlac run serves everything).
+"$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" --record -- "${decoder[@]}" >/dev/null 2>&1
+jaxwarm >/dev/null
+"$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" --report "$WORK/served.json" -- "${decoder[@]}" \
+  >/dev/null 2>&1
+grep -q '"misses": 0,' "$WORK/served.json" && grep -q '"fallbacks": 0,' "$WORK/served.json" \
+  || { echo "xlac run did not serve every compile:" >&2; cat "$WORK/served.json" >&2; exit 1; }
+
+declare -a c_first c_total x_first x_total j_first j_total p_first p_total
+for ((i = 0; i < rounds; i++)); do
+  read -r f t < <(cold);    c_first+=("$f"); c_total+=("$t")
+  read -r f t < <(served);  x_first+=("$f"); x_total+=("$t")
+  read -r f t < <(jaxwarm); j_first+=("$f"); j_total+=("$t")
+  read -r f t < <(proxyonly); p_first+=("$f"); p_total+=("$t")
+done
+grep -hv '^hit' "$WORK"/stats/*.tsv && { echo "the proxy alone did not serve every compile" >&2; exit 1; }
+cf=$(median "${c_first[@]}"); ct=$(median "${c_total[@]}")
+xf=$(median "${x_first[@]}"); xt=$(median "${x_total[@]}")
+jf=$(median "${j_first[@]}"); jt=$(median "${j_total[@]}")
+pf=$(median "${p_first[@]}"); pt=$(median "${p_total[@]}")
+echo "decoder ${args[*]}, median of $rounds alternating rounds (seconds to 'step 1' / whole process):"
+echo "  cold (real plugin, no cache)      $cf / $ct"
+echo "  xlac run (served, JVM included)   $xf / $xt    cold/xlac $(ratio "$cf" "$xf"), jax/xlac $(ratio "$jf" "$xf")"
+echo "  JAX persistent cache, warm        $jf / $jt    cold/jax $(ratio "$cf" "$jf")"
+echo "  proxy alone (no JVM, same env)    $pf / $pt    jax/proxy $(ratio "$jf" "$pf")"
+echo "  per-round first-step: cold ${c_first[*]} | xlac ${x_first[*]} | jax ${j_first[*]} | proxy ${p_first[*]}"
+sed -n 's/.*"saved_seconds": \([0-9.]*\).*/  compile seconds saved per served run: \1/p' "$WORK/served.json"
+
+# The proxy's overhead on a miss: an empty cache, nothing recorded, every compile a miss.
+"$ROOT/xlac" run --cache "$WORK/empty-cache" --plugin "$PLUGIN" --report "$WORK/miss.json" -- "${decoder[@]}" \
+  >/dev/null 2>&1
+grep -E '"(misses|compile_seconds|miss_lookup_seconds|miss_overhead_percent)"' "$WORK/miss.json" \
+  | tr -d ' ,' | sed 's/^/  miss: /'

@@ -1,0 +1,105 @@
+package dev.xlac.capture;
+
+import dev.xlac.core.XlacException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The environment that puts xlac's runtime proxy ({@code libxlac_pjrt.so}) in front of a
+ * framework's PJRT plugin, for {@code xlac run} and for recording during {@code xlac dump} and the
+ * one-shot {@code parallel-compile}: the proxy's own variables ({@code runtime/README.md},
+ * "Environment") and the framework's way of loading a plugin by path.
+ *
+ * <ul>
+ *   <li>JAX: {@code PJRT_NAMES_AND_LIBRARY_PATHS=xlac:PROXY} (jax parses {@code name:path} pairs
+ *       joined by {@code ,}; a user's own pairs are kept), so the backend is named {@code xlac}
+ *       while its devices report the real plugin's platform ({@code cpu}); {@code JAX_PLATFORMS=xlac}
+ *       unless the user set {@code JAX_PLATFORMS} (then a note, when it does not name {@code xlac});
+ *       {@code JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS=0} and
+ *       {@code JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX=.*}, so that the script's path is not in
+ *       the program bytes, and hence not in the request key; {@code JAX_COMPILER_DETAILED_LOGGING_MIN_OPS=0}
+ *       as {@code xlac dump} sets it, because JAX writes the resulting {@code xla_detailed_logging} into
+ *       the compile options.</li>
+ *   <li>PyTorch/XLA: issue #13 (its plugin variables go in {@link #frameworks}).</li>
+ * </ul>
+ *
+ * @param variables the complete environment for the command
+ * @param notes one line each, for the user
+ */
+public record ProxyEnvironment(Map<String, String> variables, List<String> notes) {
+  public static final String REAL_PLUGIN = "XLAC_PJRT_REAL_PLUGIN";
+  public static final String PLUGIN_SHA256 = "XLAC_PJRT_PLUGIN_SHA256";
+  public static final String LAYOUT = "XLAC_PJRT_LAYOUT";
+  public static final String RECORD = "XLAC_PJRT_RECORD";
+  public static final String STATS = "XLAC_PJRT_STATS";
+
+  /** The name the proxy is registered under in JAX, and so JAX's backend name. */
+  public static final String JAX_PLUGIN_NAME = "xlac";
+  static final String JAX_PLUGINS = "PJRT_NAMES_AND_LIBRARY_PATHS";
+  static final String JAX_PLATFORMS = "JAX_PLATFORMS";
+  static final String JAX_FULL_TRACEBACKS = "JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS";
+  static final String JAX_FILE_REGEX = "JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX";
+
+  /**
+   * What the proxy is told.
+   *
+   * @param proxy the proxy library
+   * @param realPlugin the real PJRT plugin
+   * @param pluginSha256 {@code HEX:SIZE:MTIME_NS:DEV:INO}, or null (the proxy hashes the plugin itself)
+   * @param layout the runtime layout to serve from, or null (serve nothing)
+   * @param stats where the proxy writes its statistics, or null
+   * @param record the record spool, or null (no recording)
+   */
+  public record Settings(Path proxy, Path realPlugin, String pluginSha256, Path layout, Path stats, Path record) {}
+
+  /** {@code user} (the user's environment, or a traced run's) with the proxy in front of the plugin. */
+  public static ProxyEnvironment of(Map<String, String> user, Settings s) {
+    Map<String, String> env = new HashMap<>(user);
+    List<String> notes = new ArrayList<>();
+    env.put(REAL_PLUGIN, s.realPlugin().toAbsolutePath().toString());
+    putOrRemove(env, PLUGIN_SHA256, s.pluginSha256());
+    putOrRemove(env, LAYOUT, s.layout() == null ? null : s.layout().toAbsolutePath().toString());
+    putOrRemove(env, STATS, s.stats() == null ? null : s.stats().toAbsolutePath().toString());
+    putOrRemove(env, RECORD, s.record() == null ? null : s.record().toAbsolutePath().toString());
+    frameworks(env, user, s.proxy().toAbsolutePath(), notes);
+    return new ProxyEnvironment(Map.copyOf(env), List.copyOf(notes));
+  }
+
+  private static void frameworks(Map<String, String> env, Map<String, String> user, Path proxy, List<String> notes) {
+    // JAX.
+    String path = proxy.toString();
+    if (path.contains(",") || path.contains(":")) {
+      throw XlacException.environment("cannot give JAX the runtime proxy " + path + ": JAX reads "
+          + JAX_PLUGINS + " as name:path pairs joined by ',', so the path may contain neither ':' nor ','"
+          + " (set XDG_CACHE_HOME to a directory without them)");
+    }
+    String own = user.get(JAX_PLUGINS);
+    String pair = JAX_PLUGIN_NAME + ":" + path;
+    env.put(JAX_PLUGINS, own == null || own.isBlank() ? pair : own + "," + pair);
+    String platforms = user.get(JAX_PLATFORMS);
+    if (platforms == null || platforms.isBlank()) {
+      env.put(JAX_PLATFORMS, JAX_PLUGIN_NAME);
+    } else if (!List.of(platforms.split(",")).contains(JAX_PLUGIN_NAME)) {
+      notes.add(JAX_PLATFORMS + " is " + platforms + ", so JAX will not compile through xlac's runtime proxy"
+          + " (unset it, or add " + JAX_PLUGIN_NAME + " to it)");
+    }
+    env.put(JAX_FULL_TRACEBACKS, "0");
+    env.put(JAX_FILE_REGEX, ".*");
+    // JAX writes xla_detailed_logging (true for modules of at least this many ops) into the compile
+    // options, so into the request key; xlac dump sets 0 to dump every module, and a recording made
+    // while dumping must give the keys that xlac run asks for.
+    env.put(TraceEnvironment.JAX_MIN_OPS, "0");
+    // PyTorch/XLA: issue #13 adds its plugin variables here.
+  }
+
+  private static void putOrRemove(Map<String, String> env, String name, String value) {
+    if (value == null) {
+      env.remove(name);
+    } else {
+      env.put(name, value);
+    }
+  }
+}

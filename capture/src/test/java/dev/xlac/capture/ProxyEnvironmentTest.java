@@ -1,0 +1,51 @@
+package dev.xlac.capture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ProxyEnvironmentTest {
+  private static final ProxyEnvironment.Settings SETTINGS = new ProxyEnvironment.Settings(
+      Path.of("/c/runtime/abc/libxlac_pjrt.so"), Path.of("/p/plugin.so"), "ff:1:2:3:4", Path.of("/c/runtime/pjrt"),
+      Path.of("/tmp/stats"), null);
+
+  @Test
+  void jax_getsTheProxyAsPluginXlac_andStableLocations() {
+    ProxyEnvironment e = ProxyEnvironment.of(Map.of("PATH", "/bin", "XLAC_PJRT_RECORD", "/stale"), SETTINGS);
+    assertThat(e.variables()).containsEntry("PJRT_NAMES_AND_LIBRARY_PATHS", "xlac:/c/runtime/abc/libxlac_pjrt.so")
+        .containsEntry("JAX_PLATFORMS", "xlac")
+        .containsEntry("JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS", "0")
+        .containsEntry("JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX", ".*")
+        .containsEntry("JAX_COMPILER_DETAILED_LOGGING_MIN_OPS", "0")
+        .containsEntry("XLAC_PJRT_REAL_PLUGIN", "/p/plugin.so")
+        .containsEntry("XLAC_PJRT_PLUGIN_SHA256", "ff:1:2:3:4")
+        .containsEntry("XLAC_PJRT_LAYOUT", "/c/runtime/pjrt")
+        .containsEntry("XLAC_PJRT_STATS", "/tmp/stats")
+        .containsEntry("PATH", "/bin")
+        .doesNotContainKey("XLAC_PJRT_RECORD"); // not recording: a stale value from the user's shell goes
+    assertThat(e.notes()).isEmpty();
+  }
+
+  @Test
+  void usersOwnPlugins_areKept_andTheirJaxPlatformsWins_withANote() {
+    ProxyEnvironment e = ProxyEnvironment.of(Map.of("PJRT_NAMES_AND_LIBRARY_PATHS", "mine:/m.so",
+        "JAX_PLATFORMS", "cpu"), SETTINGS);
+    assertThat(e.variables()).containsEntry("PJRT_NAMES_AND_LIBRARY_PATHS",
+        "mine:/m.so,xlac:/c/runtime/abc/libxlac_pjrt.so").containsEntry("JAX_PLATFORMS", "cpu");
+    assertThat(e.notes()).singleElement().asString().contains("JAX_PLATFORMS is cpu");
+    assertThat(ProxyEnvironment.of(Map.of("JAX_PLATFORMS", "xlac,cpu"), SETTINGS).notes()).isEmpty();
+  }
+
+  @Test
+  void aProxyPathJaxCannotParse_isAnEnvironmentError() {
+    ProxyEnvironment.Settings s = new ProxyEnvironment.Settings(Path.of("/home/a:b/libxlac_pjrt.so"),
+        Path.of("/p.so"), null, null, null, null);
+    assertThatThrownBy(() -> ProxyEnvironment.of(Map.of(), s)).isInstanceOfSatisfying(XlacException.class,
+        x -> assertThat(x.exitCode()).isEqualTo(ExitCode.ENVIRONMENT));
+  }
+}

@@ -1,0 +1,104 @@
+package dev.xlac.cli.run;
+
+import dev.xlac.cli.cache.CacheOptions;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.Json;
+import dev.xlac.core.XlacException;
+import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.pipeline.RunResult;
+import dev.xlac.pipeline.RunSpec;
+import dev.xlac.pipeline.RuntimeRun;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "run", mixinStandardHelpOptions = true,
+    description = {"Run a training command unchanged, with xlac's runtime proxy in front of its PJRT plugin: every"
+        + " compile whose executable is in the cache is served from it instead of compiled.",
+        "JAX loads the proxy as its plugin 'xlac' (PJRT_NAMES_AND_LIBRARY_PATHS, JAX_PLATFORMS=xlac unless you set"
+            + " JAX_PLATFORMS). The executables come from 'xlac run --record', 'xlac dump --plugin' or a one-shot"
+            + " 'xlac parallel-compile -- COMMAND', on this machine or imported from a bundle."},
+    footer = {"%nBefore the command starts, the plugin is checked (a memo makes this free for an unchanged plugin),"
+        + " and while it starts the cache's runtime layout (CACHE/runtime/pjrt) is brought up to date for this"
+        + " plugin; the cache is not held while the command runs. The command's output passes through; Ctrl-C,"
+        + " SIGTERM and SIGHUP are forwarded to its whole process group. At the end xlac prints one line: compiles,"
+        + " served from the cache, compiled, compile seconds saved.",
+        "%nExit codes: the command's own (128+N if signal N ended it); 127 the command was not found, 126 it cannot"
+            + " be run; 2 bad options; 3 before the command starts: the plugin is missing, not a PJRT plugin,"
+            + " lacks PJRT_Executable_Serialize or PJRT_Executable_DeserializeAndLoad, or --layout was"
+            + " materialized for another plugin."})
+public final class RunCommand implements Callable<Integer> {
+  @Option(names = "--plugin", paramLabel = "PATH",
+      description = "The real PJRT plugin the command would load (default: $XLAC_PJRT_PLUGIN).")
+  Path plugin;
+
+  @Option(names = "--layout", paramLabel = "DIR",
+      description = "Serve from this runtime layout as it is (written by 'xlac cache materialize --layout pjrt"
+          + " DIR'), instead of the cache's own.")
+  Path layout;
+
+  @Option(names = "--record",
+      description = "Also record every compile that was not served, and put it into the cache when the command"
+          + " ends, so that the next run serves it.")
+  boolean record;
+
+  @Option(names = "--report", paramLabel = "FILE.json",
+      description = "Write a JSON report: compiles, hits, misses, fallbacks, compile_seconds, saved_seconds, ...")
+  Path report;
+
+  @Parameters(arity = "0..*", paramLabel = "COMMAND", description = "The command and its arguments, after '--'.")
+  List<String> command = List.of();
+
+  @Mixin
+  CacheOptions.Writer cache;
+
+  @Override
+  public Integer call() throws InterruptedException {
+    PrintWriter err = cache.err();
+    if (command.isEmpty()) {
+      throw XlacException.badInput("no command given: write it after '--', e.g. xlac run -- python train.py");
+    }
+    requireWritableParent(report);
+    RunResult r = RuntimeRun.run(new RunSpec(command, cache.directory(), plugin, layout, record, System.getenv()),
+        cache::openWritable, m -> {
+          err.println("xlac: " + m);
+          err.flush();
+        });
+    if (r.notRunnable() != null) {
+      err.println("xlac: " + r.notRunnable().message());
+      err.flush();
+      return r.notRunnable().status();
+    }
+    PrintWriter out = cache.out();
+    out.println(r.line());
+    out.flush();
+    if (report != null) {
+      try {
+        AtomicFiles.writeString(report, Json.write(r.toJson()) + "\n");
+      } catch (IOException e) {
+        err.println("xlac: cannot write " + report + ": " + XlacException.reason(e));
+        err.flush();
+        return r.exitStatus() == 0 ? ExitCode.ENVIRONMENT.code() : r.exitStatus();
+      }
+    }
+    return r.exitStatus();
+  }
+
+  private static void requireWritableParent(Path file) {
+    if (file == null) {
+      return;
+    }
+    Path parent = file.toAbsolutePath().getParent();
+    if (!Files.isDirectory(parent) || !Files.isWritable(parent)) {
+      throw XlacException.badInput("--report " + file + ": the directory " + parent
+          + " does not exist or is not writable");
+    }
+  }
+}

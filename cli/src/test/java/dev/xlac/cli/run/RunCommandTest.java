@@ -1,0 +1,89 @@
+package dev.xlac.cli.run;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.xlac.cli.CliRunner;
+import dev.xlac.pipeline.TestPlugin;
+import dev.xlac.runtime.RecordSpool;
+import dev.xlac.runtime.RecordedRequest;
+import dev.xlac.runtime.RequestKey;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code xlac run}, {@code cache add SPOOL} and {@code cache materialize --layout pjrt} through {@code Main}; the
+ * real proxy with real JAX is {@code tests/}' {@code RuntimeRunE2ETest}.
+ */
+class RunCommandTest {
+  @TempDir
+  Path tmp;
+
+  private String cache() {
+    return tmp.resolve("cache").toString();
+  }
+
+  @Test
+  void help_namesTheExitCodes() {
+    CliRunner r = CliRunner.run("run", "--help");
+    assertThat(r.exitCode()).isZero();
+    assertThat(r.out()).contains("--plugin=PATH", "--layout=DIR", "--record", "--report=FILE.json", "Exit codes:");
+  }
+
+  @Test
+  void noCommand_isAUsageError() {
+    CliRunner r = CliRunner.run("run", "--cache", cache());
+    assertThat(r.exitCode()).isEqualTo(2);
+    assertThat(r.err()).startsWith("xlac: no command given");
+  }
+
+  @Test
+  void missingPlugin_is3_andTheCommandNeverRan() {
+    Path marker = tmp.resolve("ran");
+    CliRunner r = CliRunner.run("run", "--cache", cache(), "--plugin", tmp.resolve("absent.so").toString(), "--",
+        "touch", marker.toString());
+    assertThat(r.exitCode()).isEqualTo(3);
+    assertThat(r.err()).isEqualTo("xlac: cannot use PJRT plugin " + tmp.resolve("absent.so") + ": no such file\n");
+    assertThat(marker).doesNotExist();
+  }
+
+  @Test
+  void command_exitStatusAndTheOneLine() throws Exception {
+    Path plugin = TestPlugin.build(Files.createDirectories(tmp.resolve("plugin")));
+    Path report = tmp.resolve("report.json");
+    CliRunner r = CliRunner.run("run", "--cache", cache(), "--plugin", plugin.toString(), "--report",
+        report.toString(), "sh", "-c", "exit 4");
+    assertThat(r.exitCode()).as(r.err()).isEqualTo(4);
+    assertThat(r.out()).isEqualTo("xlac run: 0 compiles: 0 served from the cache, 0 compiled; 0.00 s of compiling"
+        + " saved\n");
+    assertThat(Files.readString(report)).contains("\"compiles\": 0", "\"hits\": 0", "\"misses\": 0",
+        "\"fallbacks\": 0", "\"compile_seconds\": 0.0", "\"saved_seconds\": 0.0", "\"exit_status\": 4");
+  }
+
+  @Test
+  void cacheAddSpool_thenMaterializePjrt_writesTheEntry() throws Exception {
+    Path spool = Files.createDirectories(tmp.resolve("spool"));
+    byte[] format = "hlo".getBytes(StandardCharsets.UTF_8);
+    byte[] program = {1, 2, 3};
+    byte[] options = {};
+    String identity = "xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=cpu\napi_version=0.94\nplugin_sha256="
+        + "ab".repeat(32) + "\n";
+    RequestKey key = RequestKey.of(format, program, options, identity.getBytes(StandardCharsets.UTF_8));
+    RecordSpool.write(spool, new RecordedRequest(key, format, program, options, identity, new byte[] {9, 9, 9},
+        1_000_000));
+    CliRunner add = CliRunner.run("cache", "add", "--cache", cache(), spool.toString());
+    assertThat(add.exitCode()).as(add.err()).isZero();
+    assertThat(add.out()).isEqualTo("runtime requests: added 1, already present 0, rejected 0\n");
+    assertThat(RecordSpool.files(spool)).as("taken in, so removed").isEmpty();
+
+    Path layout = tmp.resolve("layout");
+    CliRunner m = CliRunner.run("cache", "materialize", "--cache", cache(), "--layout", "pjrt", layout.toString());
+    assertThat(m.exitCode()).as(m.err()).isZero();
+    assertThat(m.out()).startsWith("Materialized the PJRT runtime layout in " + layout + ": 1 entries written");
+    assertThat(dev.xlac.runtime.LayoutEntry.path(layout, key)).exists();
+    assertThat(dev.xlac.runtime.LayoutManifest.read(layout)).hasValueSatisfying(s -> assertThat(s)
+        .containsExactly("ab".repeat(32)));
+  }
+}

@@ -1,0 +1,105 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.cache.RequestIngest;
+import dev.xlac.runtime.RunStatistics;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What {@code xlac run} did: the command's exit status, what the proxy counted, and what went into
+ * the cache.
+ *
+ * @param notRunnable why the command could not run (127/126), or null
+ * @param exitStatus xlac run's exit status: the command's (128 + N for signal N)
+ * @param stats the proxy's statistics, summed over the command's processes
+ * @param plugin the real plugin
+ * @param layout the layout served from
+ * @param materialized layout entries written, kept and removed before the run; null when the cache
+ *     could not be opened or {@code --layout} was given
+ * @param ingested what a recording run put into the cache; null without {@code --record}
+ * @param keptSpool a recording that could not be put into the cache (for {@code xlac cache add}), or null
+ * @param damagedRemoved layout entries the proxy could not serve, deleted so the next run rewrites them
+ * @param wall the command's wall time
+ */
+public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, RunStatistics stats,
+    RealPlugin plugin, Path layout, int[] materialized, RequestIngest ingested, Path keptSpool, int damagedRemoved,
+    Duration wall) {
+
+  static RunResult notRunnable(CaptureResult.NotRunnable why, RealPlugin plugin, Path layout) {
+    return new RunResult(why, why.status(), RunStatistics.NONE, plugin, layout, null, null, null, 0, Duration.ZERO);
+  }
+
+  /**
+   * The one summary line, e.g. {@code xlac run: 7 compiles: 7 served from the cache, 0 compiled;
+   * 4.21 s of compiling saved}, with the fallbacks when there were any.
+   */
+  public String line() {
+    StringBuilder b = new StringBuilder("xlac run: ");
+    b.append(stats.compiles()).append(stats.compiles() == 1 ? " compile: " : " compiles: ")
+        .append(stats.hits()).append(" served from the cache, ")
+        .append(stats.misses() + stats.fallbacks()).append(" compiled");
+    if (stats.fallbacks() > 0) {
+      b.append(" (").append(stats.fallbacks()).append(stats.fallbacks() == 1 ? " fallback" : " fallbacks")
+          .append(": the cached executable could not be used)");
+    }
+    b.append(String.format("; %.2f s of compiling saved", seconds(stats.savedTime())));
+    if (stats.misses() + stats.fallbacks() > 0) {
+      b.append(String.format(", %.2f s spent compiling", seconds(stats.compileTime())));
+    }
+    if (ingested != null) {
+      b.append("; recorded ").append(ingested.added()).append(" new");
+    }
+    return b.toString();
+  }
+
+  /**
+   * {@code --report}: {@code compiles}, {@code hits}, {@code misses}, {@code fallbacks},
+   * {@code compile_seconds} (spent compiling in this run), {@code saved_seconds} (the original compile
+   * time of the hits), {@code recorded}, {@code unrecorded}, {@code fallback_reasons},
+   * {@code miss_lookup_seconds} (the proxy's own time on the misses: key and lookup) and
+   * {@code miss_overhead_percent} (that against the misses' compile time),
+   * {@code exit_status}, {@code wall_seconds}, {@code plugin}, {@code plugin_sha256}, {@code layout},
+   * and {@code ingested} ({@code added}, {@code already_present}, {@code rejected}; null without
+   * {@code --record}).
+   */
+  public Map<String, Object> toJson() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("compiles", stats.compiles());
+    m.put("hits", stats.hits());
+    m.put("misses", stats.misses());
+    m.put("fallbacks", stats.fallbacks());
+    m.put("compile_seconds", round(seconds(stats.compileTime())));
+    m.put("saved_seconds", round(seconds(stats.savedTime())));
+    m.put("recorded", stats.recorded());
+    m.put("unrecorded", stats.unrecorded());
+    m.put("fallback_reasons", stats.fallbackReasons());
+    m.put("miss_lookup_seconds", stats.missLookupTime().toNanos() / 1e9);
+    m.put("miss_overhead_percent", Math.round(stats.missOverheadPercent() * 10000) / 10000.0);
+    m.put("exit_status", exitStatus);
+    m.put("wall_seconds", round(seconds(wall)));
+    m.put("plugin", plugin == null ? null : plugin.path().toString());
+    m.put("plugin_sha256", plugin == null ? null : plugin.sha256());
+    m.put("layout", layout == null ? null : layout.toString());
+    if (ingested == null) {
+      m.put("ingested", null);
+    } else {
+      Map<String, Object> i = new LinkedHashMap<>();
+      i.put("added", ingested.added());
+      i.put("already_present", ingested.alreadyPresent());
+      i.put("rejected", List.copyOf(ingested.rejected()));
+      m.put("ingested", i);
+    }
+    return m;
+  }
+
+  private static double seconds(Duration d) {
+    return d.toNanos() / 1e9;
+  }
+
+  private static double round(double s) {
+    return Math.round(s * 1000) / 1000.0;
+  }
+}

@@ -1,0 +1,140 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.RequestIngest;
+import dev.xlac.cache.layout.PjrtRecordSpool;
+import dev.xlac.cache.layout.PjrtRuntimeLayout;
+import dev.xlac.runtime.LayoutEntry;
+import dev.xlac.runtime.RequestKey;
+import dev.xlac.runtime.RunStatistics;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * Where a run's runtime files live under the cache directory, and the cache calls a run makes:
+ * {@code CACHE/runtime/pjrt} (the layout the proxy serves from, materialized incrementally),
+ * {@code CACHE/runtime/plugins} (the plugin memos of {@link RealPlugin}) and
+ * {@code CACHE/runtime/spool} (record spools of runs in progress, on the cache's file system, since
+ * they hold whole executables).
+ */
+final class RuntimeCache {
+  private RuntimeCache() {}
+
+  static Path layoutDir(Path cacheDir) {
+    return cacheDir.resolve("runtime").resolve("pjrt");
+  }
+
+  static Path memoDir(Path cacheDir) {
+    return cacheDir.resolve("runtime").resolve("plugins");
+  }
+
+  static Path spoolRoot(Path cacheDir) {
+    return cacheDir.resolve("runtime").resolve("spool");
+  }
+
+  /**
+   * {@code CACHE/runtime/pjrt.stamp}: the plugin the layout was last brought up to date for, and the
+   * cache's database files as they were then (after the cache was closed). While both still hold, the
+   * layout is current, and {@code xlac run} does not open the cache before the command starts: its
+   * start-up then costs no database work beside the training command's own.
+   */
+  static Path stampFile(Path cacheDir) {
+    return cacheDir.resolve("runtime").resolve("pjrt.stamp");
+  }
+
+  /**
+   * The names, sizes and modification times of the files in {@code CACHE/db}, hashed; any write to
+   * the cache (RocksDB writes new files on every open for writing) changes it. The info logs
+   * ({@code LOG*}), which a read-only open may write, do not count. Null when it cannot be read.
+   */
+  static String databaseState(Path cacheDir) {
+    try (var files = Files.list(cacheDir.resolve("db"))) {
+      StringBuilder b = new StringBuilder();
+      for (Path f : files.sorted().toList()) {
+        String name = f.getFileName().toString();
+        if (name.startsWith("LOG")) {
+          continue;
+        }
+        var a = Files.readAttributes(f, java.nio.file.attribute.BasicFileAttributes.class,
+            java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        b.append(name).append(' ').append(a.size()).append(' ')
+            .append(a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS)).append('\n');
+      }
+      return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+          .digest(b.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    } catch (IOException | java.security.NoSuchAlgorithmException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** Whether the stamp says the layout is current for {@code pluginSha256}. */
+  static boolean layoutCurrent(Path cacheDir, String pluginSha256) {
+    String state = databaseState(cacheDir);
+    try {
+      return state != null && Files.readString(stampFile(cacheDir)).equals(stamp(pluginSha256, state));
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** Writes the stamp for the cache as it is now (closed); removes it when that cannot be told. */
+  static void markCurrent(Path cacheDir, String pluginSha256) {
+    String state = databaseState(cacheDir);
+    try {
+      if (state == null) {
+        Files.deleteIfExists(stampFile(cacheDir));
+      } else {
+        dev.xlac.core.io.AtomicFiles.writeString(stampFile(cacheDir), stamp(pluginSha256, state));
+      }
+    } catch (IOException | RuntimeException e) {
+      forget(cacheDir);
+    }
+  }
+
+  /** The layout must be brought up to date by the next run. */
+  static void forget(Path cacheDir) {
+    try {
+      Files.deleteIfExists(stampFile(cacheDir));
+    } catch (IOException e) {
+      // the stamp names the database state: a stale one cannot match a changed cache
+    }
+  }
+
+  private static String stamp(String pluginSha256, String state) {
+    return "xlac-pjrt-stamp 1\nplugin " + pluginSha256 + "\ndb " + state + "\n";
+  }
+
+  /** Brings the layout up to date with the cache (for one plugin, or all): written, kept, removed. */
+  static int[] materialize(CacheStore store, Path layout, Optional<String> pluginSha256, Consumer<String> problems) {
+    var r = PjrtRuntimeLayout.materialize(store, layout, pluginSha256, problems);
+    return new int[] {r.written(), r.kept(), r.removed()};
+  }
+
+  static RequestIngest ingest(Path spool, CacheStore store, Consumer<String> problems) {
+    return PjrtRecordSpool.ingest(spool, store, problems);
+  }
+
+  static void recordHits(CacheStore store, RunStatistics stats) {
+    if (stats.hits() > 0) {
+      store.recordRequestHits(stats.hitsByKey(), stats.savedTime());
+    }
+  }
+
+  /** Deletes the layout entries the proxy could not serve, so the next materialize writes them again. */
+  static int deleteDamaged(Path layout, RunStatistics stats) {
+    int n = 0;
+    for (RequestKey key : stats.damagedKeys()) {
+      try {
+        if (Files.deleteIfExists(LayoutEntry.path(layout, key))) {
+          n++;
+        }
+      } catch (IOException e) {
+        // the next run falls back again and tries again
+      }
+    }
+    return n;
+  }
+}

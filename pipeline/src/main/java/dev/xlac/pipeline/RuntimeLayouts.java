@@ -1,0 +1,31 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.cache.CacheStore;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * {@code xlac cache materialize --layout pjrt DIR [--plugin PATH]}: the cache's runtime requests
+ * written where {@code xlac run --layout DIR} (or the proxy, given {@code XLAC_PJRT_LAYOUT=DIR})
+ * serves them from. With a plugin, only its executables: the plugin is identified as {@code xlac run}
+ * does ({@link RealPlugin}, checked and hashed unless its memo is current).
+ */
+public final class RuntimeLayouts {
+  private RuntimeLayouts() {}
+
+  /** @param problems counted in the result */
+  public record Materialized(int written, int kept, int removed, int problems) {}
+
+  public static Materialized materialize(CacheStore store, Path dir, Path plugin, Path cacheDir,
+      Consumer<String> notices) {
+    Optional<String> sha = plugin == null ? Optional.empty()
+        : Optional.of(RealPlugin.identify(plugin, RuntimeCache.memoDir(cacheDir), null).sha256());
+    int[] problems = {0};
+    int[] r = RuntimeCache.materialize(store, dir, sha, m -> {
+      problems[0]++;
+      notices.accept(m);
+    });
+    return new Materialized(r[0], r[1], r[2], problems[0]);
+  }
+}

@@ -1,0 +1,114 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.RequestIngest;
+import dev.xlac.capture.ProxyEnvironment;
+import dev.xlac.core.XlacException;
+import dev.xlac.core.io.FileTrees;
+import dev.xlac.runtime.RecordSpool;
+import dev.xlac.runtime.RunStatistics;
+import dev.xlac.runtime.RuntimeLibrary;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * Recording through the runtime proxy while a command runs traced ({@link TraceSpec.Recording}):
+ * made before the command starts (the plugin is checked: exit 3 before anything runs), it gives the
+ * command's environment and, after it ended, puts the spool into the cache. The proxy serves
+ * nothing here: a served compile would not be compiled, so XLA would dump nothing for it.
+ */
+final class RuntimeRecording implements AutoCloseable {
+  private final RealPlugin plugin;
+  private final boolean fresh;
+  private final Path cacheDir;
+  private final Path proxy;
+  private final Path stats;
+  private final Path spool;
+  private boolean ingested;
+
+  private RuntimeRecording(RealPlugin plugin, boolean fresh, Path cacheDir, Path proxy, Path stats, Path spool) {
+    this.plugin = plugin;
+    this.fresh = fresh;
+    this.cacheDir = cacheDir;
+    this.proxy = proxy;
+    this.stats = stats;
+    this.spool = spool;
+  }
+
+  /** Null when {@code r} is null. */
+  static RuntimeRecording prepare(TraceSpec.Recording r) {
+    if (r == null) {
+      return null;
+    }
+    boolean[] fresh = {false};
+    RealPlugin plugin = RealPlugin.identify(r.plugin(), RuntimeCache.memoDir(r.cacheDir()), fresh);
+    Path proxy = RuntimeLibrary.path();
+    Path stats = null;
+    try {
+      stats = Files.createTempDirectory("xlac-record-stats-");
+      Path root = RuntimeCache.spoolRoot(r.cacheDir());
+      Files.createDirectories(root);
+      Path spool = Files.createTempDirectory(root, "dump-" + ProcessHandle.current().pid() + "-");
+      return new RuntimeRecording(plugin, fresh[0], r.cacheDir(), proxy, stats, spool);
+    } catch (IOException e) {
+      delete(stats);
+      throw XlacException.environment("cannot make a record spool under " + RuntimeCache.spoolRoot(r.cacheDir())
+          + ": " + XlacException.reason(e));
+    }
+  }
+
+  /** {@code user} with the proxy in front of the plugin, recording; the notes go to {@code notes}. */
+  Map<String, String> environment(Map<String, String> user, List<String> notes) {
+    ProxyEnvironment env = ProxyEnvironment.of(user, new ProxyEnvironment.Settings(proxy, plugin.path(),
+        plugin.proxyValue(), null, stats, spool));
+    notes.addAll(env.notes());
+    return env.variables();
+  }
+
+  /**
+   * After the command: the recording into {@code store} (the spool's files are deleted as they are
+   * taken), the plugin's memo written. Problems go to {@code problems}.
+   */
+  RecordingResult ingest(CacheStore store, Consumer<String> problems) {
+    if (fresh) {
+      plugin.remember(RuntimeCache.memoDir(cacheDir));
+    }
+    RunStatistics s;
+    try {
+      s = RunStatistics.read(stats);
+    } catch (IOException | XlacException e) {
+      problems.accept("cannot read the runtime proxy's statistics: " + XlacException.reason(e));
+      s = RunStatistics.NONE;
+    }
+    RecordingResult r = new RecordingResult(RuntimeCache.ingest(spool, store, problems), s);
+    ingested = true;
+    return r;
+  }
+
+  /** Removes the run's temporaries; a spool that was not ingested is kept when it holds records. */
+  @Override
+  public void close() {
+    delete(stats);
+    try {
+      if (ingested || RecordSpool.files(spool).isEmpty()) {
+        delete(spool);
+      }
+    } catch (IOException e) {
+      // left for `xlac cache add`
+    }
+  }
+
+  private static void delete(Path dir) {
+    if (dir != null) {
+      try {
+        FileTrees.deleteTree(dir);
+      } catch (IOException | RuntimeException e) {
+        // a temporary directory left behind
+      }
+    }
+  }
+}

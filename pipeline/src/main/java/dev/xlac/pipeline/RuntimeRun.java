@@ -1,0 +1,246 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.RequestIngest;
+import dev.xlac.capture.CommandNotRunnableException;
+import dev.xlac.capture.CommandRunner;
+import dev.xlac.capture.ProxyEnvironment;
+import dev.xlac.compiler.select.Drivers;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.core.io.FileTrees;
+import dev.xlac.core.os.ProcessBytes;
+import dev.xlac.runtime.LayoutManifest;
+import dev.xlac.runtime.RunStatistics;
+import dev.xlac.runtime.RuntimeLibrary;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * {@code xlac run}: the user's unmodified training command, with xlac's runtime proxy in front of
+ * its PJRT plugin, serving the executables in the cache.
+ *
+ * <ol>
+ *   <li>Before the command starts, everything that can be known in advance is checked (exit 3, one
+ *       line): the real plugin ({@link RealPlugin}: a memo makes this free for an unchanged plugin),
+ *       a {@code --layout} made for another plugin.</li>
+ *   <li>The command starts at once with the proxy's environment ({@link ProxyEnvironment}). While
+ *       its interpreter starts, the cache is opened for writing, the runtime layout
+ *       {@code CACHE/runtime/pjrt} is brought up to date for this plugin (incrementally: entries
+ *       whose header matches are kept) and the cache is closed again, so its lock is never held
+ *       while training runs. A compile that arrives before its entry is written is simply compiled.
+ *       When the cache cannot be opened (another writer holds it), the layout is served as it is.</li>
+ *   <li>When the command has ended: the proxy's statistics are read; the hits are recorded in the
+ *       cache, a recording ({@code --record}) is put into it, and layout entries the proxy could not
+ *       serve are deleted so the next run writes them again.</li>
+ * </ol>
+ *
+ * Nothing is printed here: {@code notices} gets each problem line as it happens, the result has the
+ * rest.
+ */
+public final class RuntimeRun {
+  private RuntimeRun() {}
+
+  public static RunResult run(RunSpec spec, CacheOpener cache, Consumer<String> notices)
+      throws InterruptedException {
+    return run(spec, cache, notices, RuntimeLibrary::path);
+  }
+
+  /** As {@link #run(RunSpec, CacheOpener, Consumer)}, with the proxy library from {@code proxyLibrary} (tests). */
+  static RunResult run(RunSpec spec, CacheOpener cache, Consumer<String> notices, Supplier<Path> proxyLibrary)
+      throws InterruptedException {
+    if (spec.command().isEmpty()) {
+      throw XlacException.badInput("no command given: write it after '--', e.g. xlac run -- python train.py");
+    }
+    Path pluginPath = pluginPath(spec.plugin(), spec.env());
+    boolean[] fresh = {false};
+    RealPlugin plugin = RealPlugin.identify(pluginPath, RuntimeCache.memoDir(spec.cacheDir()), fresh);
+    boolean managed = spec.layout() == null;
+    Path layout = managed ? RuntimeCache.layoutDir(spec.cacheDir()) : spec.layout().toAbsolutePath();
+    if (!managed) {
+      requireLayoutFor(layout, plugin);
+    }
+    Path proxy = proxyLibrary.get();
+
+    Path stats = null;
+    Path spool = null;
+    try {
+      stats = Files.createTempDirectory("xlac-run-stats-");
+      if (spec.record()) {
+        spool = newSpool(spec.cacheDir());
+      }
+      if (managed) {
+        Files.createDirectories(layout);
+      }
+    } catch (IOException e) {
+      deleteQuietly(stats);
+      throw XlacException.environment("cannot prepare the run's directories: " + XlacException.reason(e));
+    }
+    try {
+      ProxyEnvironment env = ProxyEnvironment.of(CommandRunner.userEnvironment(spec.env()),
+          new ProxyEnvironment.Settings(proxy, plugin.path(), plugin.proxyValue(), layout, stats, spool));
+      env.notes().forEach(notices);
+
+      long start = System.nanoTime();
+      CommandRunner.Running running;
+      try {
+        running = CommandRunner.start(spec.command(), env.variables());
+      } catch (CommandNotRunnableException e) {
+        return RunResult.notRunnable(new CaptureResult.NotRunnable(e.status(), e.getMessage()), plugin, layout);
+      }
+      int[] materialized = null;
+      try {
+        materialized = prepareCache(cache, managed, layout, plugin, fresh[0], spec.cacheDir(), notices);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        running.waitFor(); // SIGTERM to the command's group, and rethrows
+      } catch (RuntimeException e) { // never fail the training run for the layout
+        notices.accept("cannot bring the runtime layout up to date (" + XlacException.reason(e)
+            + "); serving it as it is");
+      }
+      CommandRunner.Outcome outcome = running.waitFor();
+      Duration wall = Duration.ofNanos(System.nanoTime() - start);
+      outcome.notes().forEach(notices);
+      return finish(spec, cache, notices, plugin, managed, layout, stats, spool, materialized, outcome, wall);
+    } finally {
+      deleteQuietly(stats);
+    }
+  }
+
+  /** {@code --plugin}, else {@code $XLAC_PJRT_PLUGIN}; neither is a usage error. */
+  static Path pluginPath(Path option, java.util.Map<String, String> env) {
+    if (option != null) {
+      return option;
+    }
+    String fromEnv = env.get(Drivers.PLUGIN_VARIABLE);
+    if (fromEnv == null || fromEnv.isBlank()) {
+      throw XlacException.badInput("no PJRT plugin given: use --plugin PATH or set $" + Drivers.PLUGIN_VARIABLE
+          + " (the real plugin the command would load)");
+    }
+    ProcessBytes.requireFaithfulEnvironment(Drivers.PLUGIN_VARIABLE);
+    return Path.of(fromEnv);
+  }
+
+  /** A {@code --layout DIR} must be a runtime layout that holds executables of this plugin. */
+  static void requireLayoutFor(Path layout, RealPlugin plugin) {
+    Optional<Set<String>> shas;
+    try {
+      if (!Files.isDirectory(layout)) {
+        throw XlacException.environment("layout " + layout + " does not exist (write it with xlac cache"
+            + " materialize --layout pjrt " + layout + ")");
+      }
+      shas = LayoutManifest.read(layout);
+    } catch (IOException e) {
+      throw XlacException.environment("cannot read layout " + layout + ": " + XlacException.reason(e));
+    }
+    if (shas.isEmpty()) {
+      throw XlacException.environment("layout " + layout + " is not a runtime layout (it has no "
+          + LayoutManifest.FILE + "; write it with xlac cache materialize --layout pjrt " + layout + ")");
+    }
+    if (!shas.get().isEmpty() && !shas.get().contains(plugin.sha256())) {
+      throw XlacException.environment("layout " + layout + " was materialized for another plugin (sha256 "
+          + String.join(", ", shas.get()) + "), not for " + plugin.path() + " (sha256 " + plugin.sha256()
+          + "); materialize it again for this plugin");
+    }
+  }
+
+  /** What {@link #prepareCache} returns when the layout was current already (nothing written). */
+  private static final int[] CURRENT = {0, 0, 0};
+
+  /**
+   * While the command starts: the layout brought up to date and the plugin's memo written, in one
+   * short hold of the cache's lock; nothing at all when the stamp says the layout is current
+   * ({@link RuntimeCache#layoutCurrent}). Null when the layout may not be current (the cache could
+   * not be opened, or materializing had problems).
+   */
+  private static int[] prepareCache(CacheOpener cache, boolean managed, Path layout, RealPlugin plugin,
+      boolean fresh, Path cacheDir, Consumer<String> notices) throws InterruptedException {
+    if (!managed && !fresh || managed && !fresh && RuntimeCache.layoutCurrent(cacheDir, plugin.sha256())) {
+      return CURRENT;
+    }
+    RuntimeCache.forget(cacheDir);
+    try (CacheStore store = cache.open()) {
+      if (fresh) {
+        plugin.remember(RuntimeCache.memoDir(cacheDir));
+      }
+      if (!managed) {
+        return null;
+      }
+      int[] problems = {0};
+      int[] r = RuntimeCache.materialize(store, layout, Optional.of(plugin.sha256()), m -> {
+        problems[0]++;
+        notices.accept(m);
+      });
+      return problems[0] == 0 ? r : null;
+    } catch (XlacException e) {
+      notices.accept(e.getMessage() + "; serving the runtime layout as it is");
+      return null;
+    }
+  }
+
+  private static RunResult finish(RunSpec spec, CacheOpener cache, Consumer<String> notices, RealPlugin plugin,
+      boolean managed, Path layout, Path stats, Path spool, int[] materialized, CommandRunner.Outcome outcome,
+      Duration wall) throws InterruptedException {
+    RunStatistics s;
+    try {
+      s = RunStatistics.read(stats);
+    } catch (IOException | XlacException e) {
+      notices.accept("cannot read the runtime proxy's statistics: " + XlacException.reason(e));
+      s = RunStatistics.NONE;
+    }
+    int damaged = managed ? RuntimeCache.deleteDamaged(layout, s) : 0;
+    RequestIngest ingested = null;
+    Path kept = null;
+    if (s.hits() > 0 || spool != null) {
+      try (CacheStore store = cache.open()) {
+        RuntimeCache.recordHits(store, s);
+        if (spool != null) {
+          ingested = RuntimeCache.ingest(spool, store, notices);
+          deleteQuietly(spool);
+        }
+      } catch (XlacException e) {
+        if (spool != null) {
+          kept = spool;
+          notices.accept(e.getMessage() + "; the recording stays in " + spool + " (add it with xlac cache add "
+              + spool + ")");
+        } else {
+          notices.accept(e.getMessage() + "; this run's hits are not counted in the cache");
+        }
+      }
+    }
+    if (managed) {
+      // The layout is current when it was brought up to date (or found so) and nothing was deleted from it;
+      // the cache is closed by now, so the stamp sees its files as the next run will.
+      boolean added = ingested != null && ingested.added() > 0; // new requests: not in the layout yet
+      if (materialized != null && damaged == 0 && s.damagedKeys().isEmpty() && kept == null && !added) {
+        RuntimeCache.markCurrent(spec.cacheDir(), plugin.sha256());
+      } else {
+        RuntimeCache.forget(spec.cacheDir());
+      }
+    }
+    return new RunResult(null, outcome.exitStatus(), s, plugin, layout, materialized == CURRENT ? null : materialized,
+        ingested, kept, damaged, wall);
+  }
+
+  private static Path newSpool(Path cacheDir) throws IOException {
+    Path root = RuntimeCache.spoolRoot(cacheDir);
+    Files.createDirectories(root);
+    return Files.createTempDirectory(root, "run-" + ProcessHandle.current().pid() + "-");
+  }
+
+  private static void deleteQuietly(Path dir) {
+    if (dir != null) {
+      try {
+        FileTrees.deleteTree(dir);
+      } catch (IOException | RuntimeException e) {
+        // a temporary directory left behind
+      }
+    }
+  }
+}

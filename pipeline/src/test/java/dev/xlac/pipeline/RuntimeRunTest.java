@@ -1,0 +1,231 @@
+package dev.xlac.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.runtime.LayoutEntry;
+import dev.xlac.runtime.LayoutManifest;
+import dev.xlac.runtime.RequestKey;
+import dev.xlac.runtime.RunStatistics;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code xlac run} in-process, with a shell command standing in for the framework: it writes what the
+ * proxy would (statistics, records) into the directories xlac gives it. The plugin is compiler-drivers'
+ * C test plugin (a real PJRT plugin for the checks), the proxy library a path that is never loaded.
+ */
+class RuntimeRunTest {
+  private static final String KEY_A = "pjrt1:" + "a".repeat(64);
+  private static final String KEY_B = "pjrt1:" + "b".repeat(64);
+
+  @TempDir
+  Path tmp;
+
+  private Path plugin;
+  private final List<String> notices = new ArrayList<>();
+
+  @BeforeEach
+  void buildPlugin() throws Exception {
+    plugin = TestPlugin.build(Files.createDirectories(tmp.resolve("plugin")));
+  }
+
+  private Path cacheDir() {
+    return tmp.resolve("cache");
+  }
+
+  private CacheStore open() throws InterruptedException {
+    return CacheStore.open(cacheDir(), CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {});
+  }
+
+  private RunResult run(Path plugin, Path layout, boolean record, String script) throws Exception {
+    Map<String, String> env = new HashMap<>(Map.of("PATH", System.getenv("PATH")));
+    return RuntimeRun.run(new RunSpec(List.of("sh", "-c", script), cacheDir(), plugin, layout, record, env),
+        this::open, notices::add, () -> Path.of("/opt/xlac/libxlac_pjrt.so"));
+  }
+
+  @Test
+  void run_givesTheCommandsExitStatus_andSumsWhatTheProxyCounted() throws Exception {
+    RunResult r = run(plugin, null, false, "printf 'hit\\t" + KEY_A + "\\t1\\t2\\t3000000000\\n' > $XLAC_PJRT_STATS/stats-1.tsv;"
+        + " printf 'miss\\t" + KEY_B + "\\t1\\t500000000\\n' > $XLAC_PJRT_STATS/stats-2.tsv; exit 5");
+    assertThat(r.exitStatus()).isEqualTo(5);
+    assertThat(r.stats().compiles()).isEqualTo(2);
+    assertThat(r.stats().hits()).isEqualTo(1);
+    assertThat(r.line()).isEqualTo("xlac run: 2 compiles: 1 served from the cache, 1 compiled; 3.00 s of compiling"
+        + " saved, 0.50 s spent compiling");
+    assertThat(r.toJson()).containsEntry("compiles", 2L).containsEntry("hits", 1L).containsEntry("misses", 1L)
+        .containsEntry("fallbacks", 0L).containsEntry("compile_seconds", 0.5).containsEntry("saved_seconds", 3.0)
+        .containsEntry("exit_status", 5);
+    assertThat(Files.list(tmp).filter(p -> p.getFileName().toString().startsWith("xlac-run-stats"))).isEmpty();
+  }
+
+  @Test
+  void run_givesTheProxyItsEnvironment() throws Exception {
+    Path out = tmp.resolve("env.txt");
+    RunResult r = run(plugin, null, false, "env > " + out);
+    assertThat(r.exitStatus()).isZero();
+    Map<String, String> env = new HashMap<>();
+    for (String line : Files.readAllLines(out)) {
+      int eq = line.indexOf('=');
+      if (eq > 0) {
+        env.put(line.substring(0, eq), line.substring(eq + 1));
+      }
+    }
+    assertThat(env).containsEntry("XLAC_PJRT_REAL_PLUGIN", plugin.toRealPath().toString())
+        .containsEntry("XLAC_PJRT_LAYOUT", cacheDir().resolve("runtime/pjrt").toAbsolutePath().toString())
+        .containsEntry("PJRT_NAMES_AND_LIBRARY_PATHS", "xlac:/opt/xlac/libxlac_pjrt.so")
+        .containsEntry("JAX_PLATFORMS", "xlac")
+        .containsKey("XLAC_PJRT_STATS")
+        .doesNotContainKey("XLAC_PJRT_RECORD");
+    assertThat(env.get("XLAC_PJRT_PLUGIN_SHA256")).matches("[0-9a-f]{64}:" + Files.size(plugin) + ":\\d+:\\d+:\\d+");
+  }
+
+  @Test
+  void run_missingOrForeignPlugin_isExit3_beforeTheCommandStarts() throws Exception {
+    Path ran = tmp.resolve("ran");
+    for (Path bad : List.of(tmp.resolve("absent.so"), Files.writeString(tmp.resolve("text.so"), "not a plugin"))) {
+      assertThatThrownBy(() -> run(bad, null, false, "touch " + ran))
+          .isInstanceOfSatisfying(XlacException.class, e -> {
+            assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
+            assertThat(e.getMessage()).startsWith("cannot use PJRT plugin ").doesNotContain("\n");
+          });
+    }
+    assertThat(ran).doesNotExist();
+  }
+
+  @Test
+  void run_noPluginAtAll_isAUsageError() {
+    assertThatThrownBy(() -> run(null, null, false, "true")).isInstanceOfSatisfying(XlacException.class,
+        e -> assertThat(e.exitCode()).isEqualTo(ExitCode.BAD_INPUT));
+  }
+
+  @Test
+  void run_layoutOfAnotherPlugin_isExit3_beforeTheCommandStarts() throws Exception {
+    Path layout = Files.createDirectories(tmp.resolve("layout"));
+    LayoutManifest.write(layout, Set.of("0".repeat(64)));
+    Path ran = tmp.resolve("ran");
+    assertThatThrownBy(() -> run(plugin, layout, false, "touch " + ran)).isInstanceOfSatisfying(XlacException.class,
+        e -> {
+          assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
+          assertThat(e.getMessage()).startsWith("layout " + layout.toAbsolutePath()
+              + " was materialized for another plugin");
+        });
+    Path notALayout = Files.createDirectories(tmp.resolve("empty"));
+    assertThatThrownBy(() -> run(plugin, notALayout, false, "touch " + ran)).hasMessageContaining(
+        "is not a runtime layout");
+    assertThat(ran).doesNotExist();
+  }
+
+  @Test
+  void run_givenLayoutOfThisPlugin_isServedAsItIs() throws Exception {
+    Path layout = Files.createDirectories(tmp.resolve("layout"));
+    String sha = RealPlugin.identify(plugin, null, null).sha256();
+    LayoutManifest.write(layout, Set.of(sha));
+    Path out = tmp.resolve("layout.txt");
+    assertThat(run(plugin, layout, false, "echo $XLAC_PJRT_LAYOUT > " + out).exitStatus()).isZero();
+    assertThat(Files.readString(out).trim()).isEqualTo(layout.toAbsolutePath().toString());
+  }
+
+  @Test
+  void run_commandNotFound_is127() throws Exception {
+    Map<String, String> env = new HashMap<>(Map.of("PATH", System.getenv("PATH")));
+    RunResult r = RuntimeRun.run(new RunSpec(List.of("no-such-command-xlac"), cacheDir(), plugin, null, false, env),
+        this::open, notices::add, () -> Path.of("/opt/xlac/libxlac_pjrt.so"));
+    assertThat(r.notRunnable()).isNotNull();
+    assertThat(r.exitStatus()).isEqualTo(127);
+  }
+
+  @Test
+  void damagedEntries_areDeleted_soTheNextMaterializeWritesThemAgain() throws Exception {
+    Path layout = tmp.resolve("layout");
+    RequestKey a = RequestKey.parse(KEY_A);
+    RequestKey b = RequestKey.parse(KEY_B);
+    for (RequestKey k : List.of(a, b)) {
+      Files.createDirectories(LayoutEntry.path(layout, k).getParent());
+      Files.writeString(LayoutEntry.path(layout, k), "damaged");
+    }
+    Path stats = Files.createDirectories(tmp.resolve("stats"));
+    Files.writeString(stats.resolve("stats-9.tsv"), "fallback\t" + KEY_A + "\t1\t2\tchecksum mismatch\n");
+    assertThat(RuntimeCache.deleteDamaged(layout, RunStatistics.read(stats))).isEqualTo(1);
+    assertThat(LayoutEntry.path(layout, a)).doesNotExist();
+    assertThat(LayoutEntry.path(layout, b)).exists();
+  }
+
+  @Test
+  void pluginMemo_skipsTheCheckAndTheHash_untilTheFileChanges() throws Exception {
+    Path copy = Files.copy(plugin, tmp.resolve("copy.so"));
+    Path memo = tmp.resolve("memo");
+    boolean[] fresh = {false};
+    RealPlugin first = RealPlugin.identify(copy, memo, fresh);
+    assertThat(fresh[0]).isTrue();
+    first.remember(memo);
+    // The memo is what is used: change the sha it holds, and identify returns it.
+    Path file = RealPlugin.memoFile(memo, copy.toRealPath());
+    Files.writeString(file, Files.readString(file).replace(first.sha256(), "f".repeat(64)));
+    fresh[0] = false;
+    assertThat(RealPlugin.identify(copy, memo, fresh).sha256()).isEqualTo("f".repeat(64));
+    assertThat(fresh[0]).isFalse();
+    // A changed file (here its time) is checked and hashed again.
+    Files.setLastModifiedTime(copy, java.nio.file.attribute.FileTime.fromMillis(1_000_000));
+    assertThat(RealPlugin.identify(copy, memo, fresh).sha256()).isEqualTo(first.sha256());
+    assertThat(fresh[0]).isTrue();
+  }
+
+  @Test
+  void aCurrentLayout_isNotMaterializedAgain_untilTheCacheChanges() throws Exception {
+    assertThat(run(plugin, null, false, "true").materialized()).as("the first run materializes").isNotNull();
+    assertThat(RuntimeCache.layoutCurrent(cacheDir(), RealPlugin.identify(plugin, null, null).sha256())).isTrue();
+    assertThat(run(plugin, null, false, "true").materialized()).as("nothing changed: the cache is not opened")
+        .isNull();
+    try (CacheStore store = open()) {
+      // any write; opening for writing is one already
+    }
+    assertThat(RuntimeCache.layoutCurrent(cacheDir(), RealPlugin.identify(plugin, null, null).sha256())).isFalse();
+    assertThat(run(plugin, null, false, "true").materialized()).isNotNull();
+    // A run whose proxy fell back on an entry makes the next one materialize again.
+    run(plugin, null, false, "printf 'fallback\\t" + KEY_A + "\\t1\\t2\\tchecksum mismatch\\n' > $XLAC_PJRT_STATS/stats-3.tsv");
+    assertThat(RuntimeCache.layoutCurrent(cacheDir(), RealPlugin.identify(plugin, null, null).sha256())).isFalse();
+  }
+
+  @Test
+  void aCacheAnotherWriterHolds_doesNotStopTheRun_andARecordingStaysForCacheAdd() throws Exception {
+    try (CacheStore other = open()) { // another xlac process writing, as far as this run can tell
+      // The command records one request into the spool, as the proxy would.
+      Path record = tmp.resolve("record.xpr");
+      byte[] format = "hlo".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      String identity = "xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=cpu\napi_version=0.94\n"
+          + "plugin_sha256=" + "ab".repeat(32) + "\n";
+      RequestKey key = RequestKey.of(format, new byte[] {1}, new byte[0],
+          identity.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      Path written = dev.xlac.runtime.RecordSpool.write(Files.createDirectories(tmp.resolve("made")),
+          new dev.xlac.runtime.RecordedRequest(key, format, new byte[] {1}, new byte[0], identity, new byte[] {7}, 5));
+      Files.move(written, record);
+      RunResult r = run(plugin, null, true, "cp " + record + " $XLAC_PJRT_RECORD/" + key.hex() + ".xpr; exit 3");
+      assertThat(r.exitStatus()).as("the command ran and its status is the run's").isEqualTo(3);
+      assertThat(notices).anyMatch(n -> n.contains("locked") && n.endsWith("serving the runtime layout as it is"));
+      assertThat(r.keptSpool()).isNotNull();
+      assertThat(dev.xlac.runtime.RecordSpool.files(r.keptSpool())).hasSize(1);
+      assertThat(notices).anyMatch(n -> n.contains("add it with xlac cache add " + r.keptSpool()));
+    }
+    // Once the other writer is done, cache add takes the recording in.
+    try (CacheStore store = open()) {
+      Path spool = notices.stream().filter(n -> n.contains("xlac cache add ")).map(n -> Path.of(n.substring(
+          n.lastIndexOf(' ') + 1, n.length() - 1))).findFirst().orElseThrow();
+      CacheIntake.Added added = CacheIntake.add(store, List.of(spool), notices::add);
+      assertThat(added.requests().added()).isEqualTo(1);
+      assertThat(store.requests()).hasSize(1);
+    }
+  }
+}

@@ -1,0 +1,77 @@
+package dev.xlac.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class RunStatisticsTest {
+  private static final String A = "pjrt1:" + "a".repeat(64);
+  private static final String B = "pjrt1:" + "b".repeat(64);
+  private static final String C = "pjrt1:" + "c".repeat(64);
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void read_sumsEveryProcessFile() throws Exception {
+    Files.writeString(dir.resolve("stats-100.tsv"), String.join("\n",
+        "hit\t" + A + "\t10\t20\t3000000000",
+        "hit\t" + A + "\t10\t20\t3000000000",
+        "miss\t" + B + "\t5\t1500000000",
+        "recorded\t" + B + "\t1234", "") );
+    Files.writeString(dir.resolve("stats-200.tsv"), String.join("\n",
+        "fallback\t" + C + "\t7\t500000000\tentry size does not match its header",
+        "fallback\t-\t0\t250000000\tunexpected struct size",
+        "unrecorded\t" + C + "\tno space left on device", ""));
+    Files.writeString(dir.resolve("unrelated.txt"), "not a statistics file");
+
+    RunStatistics s = RunStatistics.read(dir);
+
+    assertThat(s.compiles()).isEqualTo(5);
+    assertThat(s.hits()).isEqualTo(2);
+    assertThat(s.misses()).isEqualTo(1);
+    assertThat(s.fallbacks()).isEqualTo(2);
+    assertThat(s.recorded()).isEqualTo(1);
+    assertThat(s.unrecorded()).isEqualTo(1);
+    assertThat(s.savedTime()).isEqualTo(Duration.ofSeconds(6));
+    assertThat(s.compileTime()).isEqualTo(Duration.ofMillis(2250));
+    assertThat(s.hitsByKey()).containsExactly(java.util.Map.entry(RequestKey.parse(A), 2L));
+    assertThat(s.damagedKeys()).containsExactly(RequestKey.parse(C));
+    assertThat(s.fallbackReasons()).containsExactly("entry size does not match its header", "unexpected struct size");
+    assertThat(s.missLookupTime()).isEqualTo(Duration.ofNanos(5));
+    assertThat(s.missCompileTime()).isEqualTo(Duration.ofMillis(1500));
+    assertThat(s.missOverheadPercent()).isCloseTo(100.0 * 5 / 1_500_000_000, org.assertj.core.data.Offset.offset(1e-12));
+  }
+
+  @Test
+  void read_missingDirectory_isNone() throws Exception {
+    assertThat(RunStatistics.read(dir.resolve("absent"))).isEqualTo(RunStatistics.NONE);
+    assertThat(RunStatistics.read(dir).compiles()).isZero();
+  }
+
+  @Test
+  void read_badLine_namesTheFileAndLine() throws Exception {
+    Files.writeString(dir.resolve("stats-1.tsv"), "miss\t" + B + "\t5\t9\nhit\tnot-a-key\t1\t2\t3\n");
+    assertThatThrownBy(() -> RunStatistics.read(dir))
+        .isInstanceOf(XlacException.class)
+        .hasMessageContaining("stats-1.tsv line 2")
+        .satisfies(e -> assertThat(((XlacException) e).exitCode()).isEqualTo(ExitCode.BAD_INPUT));
+  }
+
+  @Test
+  void read_wrongFieldCountOrNegative_isRefused() throws Exception {
+    Files.writeString(dir.resolve("stats-1.tsv"), "miss\t" + B + "\t5\n");
+    assertThatThrownBy(() -> RunStatistics.read(dir)).hasMessageContaining("miss has 3 fields, not 4");
+    Files.writeString(dir.resolve("stats-1.tsv"), "miss\t" + B + "\t5\t-1\n");
+    assertThatThrownBy(() -> RunStatistics.read(dir)).hasMessageContaining("negative");
+    Files.writeString(dir.resolve("stats-1.tsv"), "served\t" + B + "\n");
+    assertThatThrownBy(() -> RunStatistics.read(dir)).hasMessageContaining("unknown kind 'served'");
+  }
+}

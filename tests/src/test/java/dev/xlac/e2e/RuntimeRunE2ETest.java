@@ -1,0 +1,228 @@
+package dev.xlac.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The runtime proof on real JAX, through the real launcher: {@code samples/jax/decoder.py} runs under
+ * {@code xlac run --record}, then under {@code xlac run}, where every compile is served from the cache
+ * and the losses are the same, bit for bit ({@code --loss-bits}), as those of the same command with
+ * the real plugin loaded by JAX directly, without xlac. A bundle carries the executables to an empty
+ * cache; damaged, truncated and foreign layout entries fall back to compiling with the same losses;
+ * a missing or foreign plugin stops {@code xlac run} with exit 3 before the command starts.
+ */
+class RuntimeRunE2ETest {
+  private static final Pattern REPORT_NUMBER = Pattern.compile("\"(\\w+)\": (\\d+(\\.\\d+)?)");
+
+  @TempDir
+  Path work;
+
+  /** The losses of the plain run, the reference every run under xlac must print. */
+  private static List<String> reference;
+
+  private String cache() {
+    return work.resolve("cache").toString();
+  }
+
+  private static String decoder() {
+    return Launcher.root().resolve("samples/jax/decoder.py").toString();
+  }
+
+  private static List<String> decoderCommand() {
+    return List.of(Launcher.python(), decoder(), "--steps", "2", "--loss-bits");
+  }
+
+  /** Nothing of the user's shell that would change where JAX runs. */
+  private static Map<String, String> env() {
+    Map<String, String> env = new HashMap<>();
+    env.put("JAX_PLATFORMS", "");
+    env.put("XLAC_PJRT_PLUGIN", "");
+    return env;
+  }
+
+  private static List<String> losses(String out) {
+    return out.lines().filter(l -> l.startsWith("step ") || l.startsWith("done: ")).toList();
+  }
+
+  @BeforeEach
+  void referenceRun() throws Exception {
+    synchronized (RuntimeRunE2ETest.class) {
+      if (reference == null) {
+        Map<String, String> env = env();
+        env.put("PJRT_NAMES_AND_LIBRARY_PATHS", "realcpu:" + Launcher.cpuPlugin());
+        env.put("JAX_PLATFORMS", "realcpu");
+        Launcher.Result r = Launcher.run(decoderCommand(), env, 300);
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        reference = losses(r.out());
+        assertThat(reference).hasSize(3).first().asString().contains(" bits 0x");
+      }
+    }
+  }
+
+  private Launcher.Result xlacRun(String cache, List<String> options, Path report) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of(Launcher.root().resolve("xlac").toString(), "run", "--cache", cache,
+        "--plugin", Launcher.cpuPlugin(), "--report", report.toString()));
+    cmd.addAll(options);
+    cmd.add("--");
+    cmd.addAll(decoderCommand());
+    Launcher.Result r = Launcher.run(cmd, env(), 300);
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(losses(r.out())).as("the losses, bit for bit, of the run without xlac").isEqualTo(reference);
+    assertThat(r.out().lines().toList().getLast()).as(r.out()).startsWith("xlac run: ");
+    return r;
+  }
+
+  private static Map<String, Double> report(Path file) throws Exception {
+    Map<String, Double> m = new HashMap<>();
+    Matcher matcher = REPORT_NUMBER.matcher(Files.readString(file));
+    while (matcher.find()) {
+      m.put(matcher.group(1), Double.parseDouble(matcher.group(2)));
+    }
+    return m;
+  }
+
+  private static void assertAllHits(Map<String, Double> r) {
+    assertThat(r.get("compiles")).isPositive();
+    assertThat(r.get("hits")).as("%s", r).isEqualTo(r.get("compiles"));
+    assertThat(r.get("misses")).isZero();
+    assertThat(r.get("fallbacks")).isZero();
+    assertThat(r.get("saved_seconds")).isPositive();
+  }
+
+  @Test
+  void decoder_recordedRun_thenEveryCompileIsServed_withTheSameLosses() throws Exception {
+    Path first = work.resolve("first.json");
+    Launcher.Result recording = xlacRun(cache(), List.of("--record"), first);
+    Map<String, Double> r1 = report(first);
+    assertThat(r1.get("compiles")).isPositive();
+    assertThat(r1.get("misses")).isEqualTo(r1.get("compiles"));
+    assertThat(r1.get("recorded")).isEqualTo(r1.get("compiles"));
+    assertThat(r1.get("added")).isEqualTo(r1.get("compiles"));
+    assertThat(recording.out().lines().toList().getLast()).contains(" served from the cache, ");
+
+    Path second = work.resolve("second.json");
+    Launcher.Result served = xlacRun(cache(), List.of(), second);
+    Map<String, Double> r2 = report(second);
+    assertAllHits(r2);
+    assertThat(r2.get("compiles")).isEqualTo(r1.get("compiles"));
+    assertThat(served.out().lines().toList().getLast()).matches(
+        "xlac run: (\\d+) compiles: \\1 served from the cache, 0 compiled; \\d+\\.\\d\\d s of compiling saved");
+
+    Launcher.Result stat = Launcher.xlac("cache", "stat", "--cache", cache());
+    assertThat(stat.out()).contains("Runtime entries:     " + r1.get("compiles").intValue() + " recorded executables, "
+        + r2.get("hits").intValue() + " compiles served (xlac run)");
+    Launcher.Result ls = Launcher.xlac("cache", "ls", "--runtime", "--cache", cache());
+    assertThat(ls.out().lines().skip(1).filter(l -> l.startsWith("pjrt1:"))).hasSize(r1.get("compiles").intValue());
+
+    // The bundle carries the executables: an empty cache that imports it serves the same run.
+    Path bundle = work.resolve("warm.tar.zst");
+    Launcher.Result export = Launcher.xlac("cache", "export", "--cache", cache(), bundle.toString());
+    assertThat(export.exitCode()).as(export.err()).isZero();
+    String fleet = work.resolve("fleet-cache").toString();
+    Launcher.Result imported = Launcher.xlac("cache", "import", "--cache", fleet, bundle.toString());
+    assertThat(imported.exitCode()).as(imported.err()).isZero();
+    Path third = work.resolve("third.json");
+    xlacRun(fleet, List.of(), third);
+    assertAllHits(report(third));
+  }
+
+  @Test
+  void damagedTruncatedAndForeignLayoutEntries_fallBack_withTheSameLosses() throws Exception {
+    xlacRun(cache(), List.of("--record"), work.resolve("record.json"));
+    Path layout = work.resolve("layout");
+    Launcher.Result m = Launcher.xlac("cache", "materialize", "--cache", cache(), "--layout", "pjrt",
+        layout.toString());
+    assertThat(m.exitCode()).as(m.err()).isZero();
+    List<Path> entries;
+    try (Stream<Path> s = Files.walk(layout)) {
+      entries = s.filter(p -> p.toString().endsWith(".xpx")).sorted().toList();
+    }
+    assertThat(entries.size()).isGreaterThanOrEqualTo(4);
+    // Damaged: one byte of the executable flipped.
+    try (RandomAccessFile f = new RandomAccessFile(entries.get(0).toFile(), "rw")) {
+      f.seek(f.length() - 1);
+      int b = f.read();
+      f.seek(f.length() - 1);
+      f.write(b ^ 0xff);
+    }
+    // Truncated.
+    try (RandomAccessFile f = new RandomAccessFile(entries.get(1).toFile(), "rw")) {
+      f.setLength(f.length() / 2);
+    }
+    // Foreign: another entry's whole file under this key's name.
+    Files.copy(entries.get(3), entries.get(2), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    byte[] damaged = Files.readAllBytes(entries.get(0));
+
+    Path report = work.resolve("damaged.json");
+    Launcher.Result r = xlacRun(cache(), List.of("--layout", layout.toString()), report);
+    Map<String, Double> counts = report(report);
+    assertThat(counts.get("fallbacks")).as("%s", counts).isGreaterThanOrEqualTo(3);
+    assertThat(counts.get("hits") + counts.get("misses") + counts.get("fallbacks")).isEqualTo(counts.get("compiles"));
+    assertThat(r.out().lines().toList().getLast()).contains("fallbacks");
+    assertThat(r.err()).contains("xlac runtime: ");
+    assertThat(Files.readAllBytes(entries.get(0))).as("--layout DIR is served as it is, never repaired")
+        .isEqualTo(damaged);
+  }
+
+  @Test
+  void missingOrForeignPlugin_isExit3_beforeTheCommandStarts() throws Exception {
+    Path marker = work.resolve("ran");
+    Path notAPlugin = Files.writeString(work.resolve("plugin.so"), "not a plugin\n");
+    for (String plugin : List.of(work.resolve("absent.so").toString(), notAPlugin.toString())) {
+      Launcher.Result r = Launcher.run(List.of(Launcher.root().resolve("xlac").toString(), "run", "--cache", cache(),
+          "--plugin", plugin, "--", "touch", marker.toString()), env(), 120);
+      assertThat(r.exitCode()).as(r.err()).isEqualTo(3);
+      // (the launcher may first say that it builds the CLI)
+      assertThat(r.err().lines().filter(l -> !l.startsWith("xlac: buil")).toList()).singleElement().asString()
+          .startsWith("xlac: cannot use PJRT plugin " + plugin + ": ");
+      assertThat(marker).as("the command must not have run").doesNotExist();
+    }
+  }
+
+  @Test
+  void oneShotWithPlugin_recordsTheCommandsCompiles_besideCompilingItsGraphs() throws Exception {
+    Launcher.Result r = Launcher.run(Stream.concat(Stream.of(Launcher.root().resolve("xlac").toString(),
+        "parallel-compile", "--cache", cache(), "--plugin", Launcher.cpuPlugin(), "--"), decoderCommand().stream())
+        .toList(), env(), 300);
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(losses(r.out())).as("the command ran on the real plugin, through the proxy").isEqualTo(reference);
+    Matcher m = Pattern.compile("recorded (\\d+) compiles through the runtime proxy: \\1 new in the cache, 0 already"
+        + " there").matcher(r.out());
+    assertThat(m.find()).as(r.out()).isTrue();
+    assertThat(r.out()).containsPattern("\\d+ graphs: \\d+ compiled, 0 cached, 0 failed");
+    assertThat(Launcher.xlac("cache", "stat", "--cache", cache()).out())
+        .contains("Runtime entries:     " + m.group(1) + " recorded executables");
+  }
+
+  /**
+   * Fails today, and for a reason outside xlac run: the dump's XLA_FLAGS ({@code --xla_dump_to=STAGING/pid-N
+   * --xla_dump_hlo_as_proto}) are in the DebugOptions of every compile's options, so in the request key, and the
+   * run without them misses all 28. The key must leave out XLA's dump-only debug options, as JAX's own cache key
+   * does ({@code jax/_src/cache_key.py}); that is the runtime module's canonical options (issue #12, H1).
+   */
+  @org.junit.jupiter.api.Disabled("the request key still covers xla_dump_* debug options (runtime's CanonicalOptions)")
+  @Test
+  void dumpWithPlugin_records_thenXlacRunServesEveryCompile() throws Exception {
+    Launcher.Result dump = Launcher.run(Stream.concat(Stream.of(Launcher.root().resolve("xlac").toString(), "dump",
+        "--cache", cache(), "--plugin", Launcher.cpuPlugin(), "--"), decoderCommand().stream()).toList(), env(), 300);
+    assertThat(dump.exitCode()).as(dump.err()).isZero();
+    assertThat(losses(dump.out())).isEqualTo(reference);
+    assertThat(dump.out()).containsPattern("recorded (\\d+) compiles through the runtime proxy: \\1 new in the cache");
+    Path report = work.resolve("after-dump.json");
+    xlacRun(cache(), List.of(), report);
+    assertAllHits(report(report));
+  }
+}
