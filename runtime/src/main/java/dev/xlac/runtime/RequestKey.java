@@ -8,18 +8,22 @@ import java.util.Arrays;
 import java.util.HexFormat;
 
 /**
- * The key of one PJRT compile request ({@code pjrt1:} + 64 hex digits; runtime/README.md "The request key").
- * <p>Placeholder for the cache side (helper H2): the options are hashed as given, without the canonical form;
- * H1's version, with {@code CanonicalOptions}, replaces this file.
+ * The key of one compile request as the PJRT proxy computes it ({@code pjrt1}, runtime/README.md): the
+ * SHA-256 of the program format and bytes, the canonical compile options and the plugin identity text,
+ * each with its length. The C side ({@code src/main/c/key.c}) computes the same bytes; the tests check
+ * one against the other.
+ *
+ * @param digest the 32 bytes of the SHA-256
  */
-public record RequestKey(byte[] digest) {
+public record RequestKey(byte[] digest) implements Comparable<RequestKey> {
   public static final String VERSION = "pjrt1";
   private static final String PREFIX = VERSION + ":";
-  private static final byte[] DOMAIN = "xlac-pjrt-request/1\0".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] TAG = "xlac-pjrt-request/1\0".getBytes(StandardCharsets.US_ASCII);
+  private static final HexFormat HEX = HexFormat.of();
 
   public RequestKey {
     if (digest == null || digest.length != 32) {
-      throw new IllegalArgumentException("a request key has 32 digest bytes");
+      throw new IllegalArgumentException("a request key is 32 bytes");
     }
     digest = digest.clone();
   }
@@ -29,39 +33,44 @@ public record RequestKey(byte[] digest) {
     return digest.clone();
   }
 
-  /** {@code pjrt1:<64 lowercase or uppercase hex>}; IllegalArgumentException otherwise. */
+  /** Parses {@code pjrt1:<64 lowercase or uppercase hex digits>}. */
   public static RequestKey parse(String text) {
     if (text == null || !text.startsWith(PREFIX) || text.length() != PREFIX.length() + 64) {
-      throw new IllegalArgumentException("not a request key (pjrt1: and 64 hex digits): " + text);
+      throw new IllegalArgumentException("not a " + VERSION + " request key: " + text);
     }
     try {
-      return new RequestKey(HexFormat.of().parseHex(text.substring(PREFIX.length())));
+      return new RequestKey(HEX.parseHex(text, PREFIX.length(), text.length()));
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("not a request key (pjrt1: and 64 hex digits): " + text);
+      throw new IllegalArgumentException("not a " + VERSION + " request key: " + text);
     }
   }
 
+  /** The key of a compile request. {@code options} are the serialized CompileOptionsProto as the
+   * framework passed it; they are put in {@link CanonicalOptions canonical form} here. */
+  public static RequestKey of(byte[] format, byte[] program, byte[] options, byte[] identityText) {
+    return ofCanonical(format, program, CanonicalOptions.canonical(options), identityText);
+  }
+
+  /** As {@link #of}, with options that are already canonical. */
+  public static RequestKey ofCanonical(byte[] format, byte[] program, byte[] canonicalOptions,
+      byte[] identityText) {
+    MessageDigest sha = sha256();
+    sha.update(TAG);
+    for (byte[] part : new byte[][] {format, program, canonicalOptions, identityText}) {
+      sha.update(ByteBuffer.allocate(8).putLong(part.length).array()); // big-endian u64
+      sha.update(part);
+    }
+    return new RequestKey(sha.digest());
+  }
+
+  /** {@code pjrt1:<hex>}. */
   public String text() {
     return PREFIX + hex();
   }
 
+  /** The 64 lowercase hex digits. */
   public String hex() {
-    return HexFormat.of().formatHex(digest);
-  }
-
-  public static RequestKey of(byte[] format, byte[] program, byte[] options, byte[] identityText) {
-    MessageDigest sha;
-    try {
-      sha = MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
-    sha.update(DOMAIN);
-    for (byte[] part : new byte[][] {format, program, options, identityText}) {
-      sha.update(ByteBuffer.allocate(8).putLong(part.length).array());
-      sha.update(part);
-    }
-    return new RequestKey(sha.digest());
+    return HEX.formatHex(digest);
   }
 
   @Override
@@ -77,5 +86,19 @@ public record RequestKey(byte[] digest) {
   @Override
   public String toString() {
     return text();
+  }
+
+  /** Key order: bytewise, unsigned (the order of the hex text). */
+  @Override
+  public int compareTo(RequestKey o) {
+    return Arrays.compareUnsigned(digest, o.digest);
+  }
+
+  static MessageDigest sha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("this Java has no SHA-256", e);
+    }
   }
 }

@@ -1,0 +1,35 @@
+/* The proxy's files: runtime layout entries (read), record spool files (written), statistics lines
+ * (appended). Formats: runtime/README.md. */
+#ifndef XLAC_FILES_H
+#define XLAC_FILES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define XLAYOUT_HEADER 96
+#define XLAYOUT_MAGIC "XLACPJX1"
+#define XRECORD_MAGIC "XLACPJR1"
+
+enum { XLAYOUT_ABSENT = 0, XLAYOUT_FOUND = 1, XLAYOUT_BAD = -1 };
+
+/* Reads and verifies the entry for `key`. XLAYOUT_FOUND: *executable (malloc'd, *size bytes) and
+ * *compile_ns are set. XLAYOUT_ABSENT: no such file. XLAYOUT_BAD: `reason` says what is wrong. */
+int xlayout_read(const char *layout_dir, const uint8_t key[32], uint8_t **executable, size_t *size,
+                 uint64_t *compile_ns, char *reason, size_t reason_size);
+
+typedef struct {
+  const uint8_t *data;
+  size_t size;
+} xspan;
+
+/* Writes SPOOL/<hex>.xpr atomically (unique temporary, fsync, rename, directory fsync). Returns 0
+ * and the file's size in *bytes, or -1 with `reason` (the temporary is removed). */
+int xrecord_write(const char *spool, const uint8_t key[32], xspan format, xspan program,
+                  xspan options, xspan identity, xspan executable, uint64_t compile_ns,
+                  uint64_t *bytes, char *reason, size_t reason_size);
+
+/* Appends one line to STATS/stats-<pid>.tsv with a single write(); failures are ignored (statistics
+ * must never disturb the run). */
+void xstats_line(const char *stats_dir, const char *line);
+
+#endif

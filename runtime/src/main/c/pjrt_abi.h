@@ -1,0 +1,205 @@
+/*
+ * The few pieces of the PJRT C API ABI that the proxy touches, declared by hand.
+ *
+ * Only what is used is declared, so that the proxy does not depend on one version of
+ * openxla/xla's pjrt_c_api.h. Layouts were checked against that header (PJRT C API 0.94 and the
+ * 0.115 CPU plugin): every Args struct begins with {size_t struct_size; void *extension_start;},
+ * a struct's size is offsetof(last field) + sizeof(last field), and the function table has its
+ * header (struct_size, extension_start, a 24-byte version struct) in the first 40 bytes,
+ * followed by one function pointer per slot.
+ */
+#ifndef XLAC_PJRT_ABI_H
+#define XLAC_PJRT_ABI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct xpjrt_error xpjrt_error;   /* PJRT_Error, opaque */
+typedef struct xpjrt_client xpjrt_client; /* PJRT_Client, opaque */
+typedef struct xpjrt_loaded xpjrt_loaded; /* PJRT_LoadedExecutable, opaque */
+typedef struct xpjrt_exe xpjrt_exe;       /* PJRT_Executable, opaque */
+typedef struct xpjrt_serialized xpjrt_serialized;
+
+/* Slots of the PJRT_Api function table (index of the function pointer after the header). */
+enum {
+  XP_ERROR_DESTROY = 0,
+  XP_ERROR_MESSAGE = 1,
+  XP_ERROR_GETCODE = 2,
+  XP_PLUGIN_INITIALIZE = 3,
+  XP_PLUGIN_ATTRIBUTES = 4,
+  XP_EVENT_DESTROY = 5,
+  XP_EVENT_AWAIT = 8,
+  XP_CLIENT_CREATE = 10,
+  XP_CLIENT_DESTROY = 11,
+  XP_CLIENT_PLATFORM_NAME = 12,
+  XP_CLIENT_PLATFORM_VERSION = 14,
+  XP_CLIENT_ADDRESSABLE_DEVICES = 16,
+  XP_CLIENT_COMPILE = 20,
+  XP_CLIENT_BUFFER_FROM_HOST = 22,
+  XP_EXECUTABLE_DESTROY = 40,
+  XP_EXECUTABLE_NUM_OUTPUTS = 44,
+  XP_EXECUTABLE_SERIALIZE = 49,
+  XP_LOADED_DESTROY = 50,
+  XP_LOADED_GET_EXECUTABLE = 51,
+  XP_LOADED_EXECUTE = 55,
+  XP_EXECUTABLE_DESERIALIZE_AND_LOAD = 56,
+  XP_BUFFER_DESTROY = 58,
+  XP_BUFFER_TO_HOST = 70,
+  XP_COMPILE = 89, /* PJRT_Compile: topology (device-less) compiles, not served by the proxy */
+};
+
+#define XP_API_HEADER 40u                       /* bytes before slot 0 */
+#define XP_SLOT_OFFSET(slot) (XP_API_HEADER + 8u * (unsigned)(slot))
+
+/* The API table's header; the slots follow it. */
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  struct {
+    size_t struct_size;
+    void *extension_start;
+    int major_version;
+    int minor_version;
+  } version;
+} xpjrt_api_header;
+
+typedef void (*xpjrt_fn)(void);
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_error *error;
+} xp_error_destroy_args;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  const xpjrt_error *error;
+  const char *message; /* out, lives as long as the error */
+  size_t message_size; /* out */
+} xp_error_message_args;
+
+typedef enum { XP_NV_STRING = 0, XP_NV_INT64, XP_NV_INT64_LIST, XP_NV_FLOAT, XP_NV_BOOL } xp_nv_type;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  const char *name;
+  size_t name_size;
+  xp_nv_type type;
+  union {
+    const char *string_value;
+    int64_t int64_value;
+    const int64_t *int64_array_value;
+    float float_value;
+    bool bool_value;
+  } value;
+  size_t value_size; /* elements of a list or string, 1 for scalars */
+} xp_named_value;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+} xp_plugin_initialize_args;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  const xp_named_value *attributes; /* out, lives as long as the process */
+  size_t num_attributes;            /* out */
+} xp_plugin_attributes_args;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_client *client;
+  const char *text; /* out: platform name or version, owned by the client */
+  size_t text_size; /* out */
+} xp_client_text_args; /* PJRT_Client_PlatformName_Args and PJRT_Client_PlatformVersion_Args */
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  char *code;
+  size_t code_size;
+  const char *format;
+  size_t format_size;
+} xp_program;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_client *client;
+  const xp_program *program;
+  const char *compile_options; /* serialized CompileOptionsProto */
+  size_t compile_options_size;
+  xpjrt_loaded *executable; /* out */
+} xp_client_compile_args;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_loaded *loaded_executable;
+  xpjrt_exe *executable; /* out, freed with Executable_Destroy */
+} xp_loaded_get_executable_args;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_exe *executable;
+} xp_executable_destroy_args;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_loaded *executable;
+} xp_loaded_destroy_args;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  const xpjrt_exe *executable;
+  const char *serialized_bytes;             /* out */
+  size_t serialized_bytes_size;             /* out */
+  xpjrt_serialized *serialized_executable;  /* out, backs the bytes */
+  void (*serialized_executable_deleter)(xpjrt_serialized *); /* out */
+} xp_executable_serialize_args;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_client *client;
+  const char *serialized_executable;
+  size_t serialized_executable_size;
+  xpjrt_loaded *loaded_executable; /* out */
+  /* Since PJRT C API 0.71 (openxla/xla PR #27371): the options to load with. */
+  const char *overridden_serialized_compile_options;
+  size_t overridden_serialized_compile_options_size;
+} xp_deserialize_and_load_args;
+
+/* Sizes as the header's *_STRUCT_SIZE computes them (offsetof(last) + sizeof(last)). */
+#define XP_SIZE(type, last) (offsetof(type, last) + sizeof(((type *)0)->last))
+#define XP_DESERIALIZE_OVERRIDE_MINOR 71
+
+typedef xpjrt_error *(*xp_plugin_attributes_fn)(xp_plugin_attributes_args *);
+typedef xpjrt_error *(*xp_client_text_fn)(xp_client_text_args *);
+typedef xpjrt_error *(*xp_client_compile_fn)(xp_client_compile_args *);
+typedef xpjrt_error *(*xp_get_executable_fn)(xp_loaded_get_executable_args *);
+typedef xpjrt_error *(*xp_executable_destroy_fn)(xp_executable_destroy_args *);
+typedef xpjrt_error *(*xp_loaded_destroy_fn)(xp_loaded_destroy_args *);
+typedef xpjrt_error *(*xp_serialize_fn)(xp_executable_serialize_args *);
+typedef xpjrt_error *(*xp_deserialize_fn)(xp_deserialize_and_load_args *);
+typedef void (*xp_error_destroy_fn)(xp_error_destroy_args *);
+typedef void (*xp_error_message_fn)(xp_error_message_args *);
+
+/* Reads slot `slot` of an API table (NULL when the table is too small to have it). */
+static inline xpjrt_fn xp_slot(const void *api, unsigned slot) {
+  const xpjrt_api_header *h = (const xpjrt_api_header *)api;
+  if (h->struct_size < XP_SLOT_OFFSET(slot) + sizeof(xpjrt_fn)) return NULL;
+  xpjrt_fn f;
+  __builtin_memcpy(&f, (const char *)api + XP_SLOT_OFFSET(slot), sizeof f);
+  return f;
+}
+
+#endif

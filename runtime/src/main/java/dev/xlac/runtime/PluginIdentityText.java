@@ -1,0 +1,135 @@
+package dev.xlac.runtime;
+
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.math.RoundingMode;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.LongStream;
+
+/**
+ * The plugin identity text that the request key covers (runtime/README.md): the real plugin's platform
+ * name and version, its PJRT C API version, the SHA-256 of its file and its attributes, one per line.
+ * Built exactly as the proxy builds it ({@code src/main/c/key.c}).
+ */
+public final class PluginIdentityText {
+  private PluginIdentityText() {}
+
+  public static final String HEADER = "xlac-pjrt-plugin/1";
+
+  /** One {@code PJRT_Plugin_Attributes} entry; {@link #typedValue()} is its {@code <type>:<value>}. */
+  public record Attribute(String name, String typedValue) {
+    public static Attribute string(String name, String value) {
+      return new Attribute(name, "s:" + escape(value));
+    }
+
+    public static Attribute int64(String name, long value) {
+      return new Attribute(name, "i:" + value);
+    }
+
+    public static Attribute int64List(String name, long... values) {
+      return new Attribute(name, "l:" + LongStream.of(values).mapToObj(Long::toString)
+          .collect(Collectors.joining(",")));
+    }
+
+    public static Attribute float32(String name, float value) {
+      return new Attribute(name, "f:" + formatFloat(value));
+    }
+
+    public static Attribute bool(String name, boolean value) {
+      return new Attribute(name, "b:" + value);
+    }
+  }
+
+  /** The identity text, attributes sorted by name (bytewise, UTF-8; equal names keep their order). */
+  public static String of(String platformName, String platformVersion, int apiMajor, int apiMinor,
+      String pluginSha256, List<Attribute> attributes) {
+    StringBuilder b = new StringBuilder(HEADER).append('\n');
+    b.append("platform_name=").append(escape(platformName)).append('\n');
+    b.append("platform_version=").append(escape(platformVersion)).append('\n');
+    b.append("api_version=").append(apiMajor).append('.').append(apiMinor).append('\n');
+    b.append("plugin_sha256=").append(pluginSha256).append('\n');
+    List<Attribute> sorted = new ArrayList<>(attributes);
+    sorted.sort(Comparator.comparing(a -> a.name().getBytes(StandardCharsets.UTF_8), Arrays::compareUnsigned));
+    for (Attribute a : sorted) {
+      b.append("attribute=").append(escape(a.name())).append('=').append(a.typedValue()).append('\n');
+    }
+    return b.toString();
+  }
+
+  /** The value of the first {@code name=} line of an identity text, unescaped (e.g. {@code plugin_sha256}). */
+  public static Optional<String> field(String identityText, String name) {
+    for (String line : identityText.split("\n")) {
+      if (line.startsWith(name + "=")) {
+        return Optional.of(unescape(line.substring(name.length() + 1)));
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The value of {@code XLAC_PJRT_PLUGIN_SHA256} for a plugin file whose SHA-256 is known:
+   * {@code HEX:SIZE:MTIME_NS:DEV:INO}, so the proxy can trust the hash while the file is unchanged.
+   */
+  public static String sha256Env(Path plugin, String sha256Hex) throws IOException {
+    long size = Files.size(plugin);
+    FileTime mtime = Files.getLastModifiedTime(plugin);
+    Object dev = Files.getAttribute(plugin, "unix:dev");
+    Object ino = Files.getAttribute(plugin, "unix:ino");
+    return sha256Hex.toLowerCase(Locale.ROOT) + ":" + size + ":" + mtime.to(TimeUnit.NANOSECONDS) + ":"
+        + Long.toUnsignedString(((Number) dev).longValue()) + ":" + Long.toUnsignedString(((Number) ino).longValue());
+  }
+
+  /** {@code \} as {@code \\}, a newline as {@code \n}. */
+  static String escape(String s) {
+    return s.replace("\\", "\\\\").replace("\n", "\\n");
+  }
+
+  static String unescape(String s) {
+    StringBuilder b = new StringBuilder(s.length());
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '\\' && i + 1 < s.length()) {
+        char n = s.charAt(++i);
+        b.append(n == 'n' ? '\n' : n);
+      } else {
+        b.append(c);
+      }
+    }
+    return b.toString();
+  }
+
+  /** A float as C's {@code printf("%.9g", (double) value)} writes it in the C locale. */
+  static String formatFloat(float value) {
+    double d = value;
+    if (Double.isNaN(d)) {
+      return (Double.doubleToRawLongBits(d) < 0 ? "-" : "") + "nan";
+    }
+    if (Double.isInfinite(d)) {
+      return d < 0 ? "-inf" : "inf";
+    }
+    if (d == 0) {
+      return 1 / d < 0 ? "-0" : "0";
+    }
+    BigDecimal r = new BigDecimal(d).round(new MathContext(9, RoundingMode.HALF_EVEN));
+    int exponent = r.precision() - r.scale() - 1;
+    if (exponent >= -4 && exponent < 9) {
+      return r.stripTrailingZeros().toPlainString();
+    }
+    BigDecimal mantissa = r.movePointLeft(exponent).stripTrailingZeros();
+    String m = mantissa.scale() <= 0 ? mantissa.toBigInteger().toString() : mantissa.toPlainString();
+    int e = Math.abs(exponent);
+    return m + "e" + (exponent < 0 ? "-" : "+") + (e < 10 ? "0" : "") + e;
+  }
+}

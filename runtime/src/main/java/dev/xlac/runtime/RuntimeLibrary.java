@@ -1,0 +1,124 @@
+package dev.xlac.runtime;
+
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.core.io.AtomicFiles;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The PJRT proxy library ({@code libxlac_pjrt.so}) for this machine. The build packs it into this
+ * module's jar as {@code dev/xlac/runtime/native/linux-<arch>/libxlac_pjrt.so}; {@link #path()} unpacks it
+ * once into a directory named by its SHA-256 under the user cache directory, so that a framework can
+ * {@code dlopen} it, and two xlac versions never overwrite each other's copy.
+ */
+public final class RuntimeLibrary {
+  public static final String FILE = "libxlac_pjrt.so";
+  /** Overrides the packed library (tests, or a library built by hand). */
+  public static final String ENV = "XLAC_RUNTIME_LIBRARY";
+
+  private static Path unpacked;
+
+  private RuntimeLibrary() {}
+
+  /**
+   * The proxy .so: {@code $XLAC_RUNTIME_LIBRARY} when set, else the packed one unpacked into
+   * {@code $XDG_CACHE_HOME/xlac/runtime/<sha256>/} (or {@code ~/.cache/xlac/runtime/<sha256>/}).
+   *
+   * @throws XlacException (ENVIRONMENT) when this build has no library for this machine, or it cannot be
+   *     unpacked
+   */
+  public static synchronized Path path() {
+    if (unpacked == null) {
+      unpacked = path(System.getenv(), System.getProperty("os.name"), System.getProperty("os.arch"),
+          System.getProperty("user.home"));
+    }
+    return unpacked;
+  }
+
+  /** {@link #path()} for the given environment and machine (tests). */
+  static Path path(Map<String, String> env, String osName, String osArch, String userHome) {
+    String override = env.get(ENV);
+    if (override != null && !override.isBlank()) {
+      Path p = Path.of(override).toAbsolutePath();
+      if (!Files.isRegularFile(p)) {
+        throw XlacException.environment(ENV + " names " + p + ", which is not a file");
+      }
+      return p;
+    }
+    String resource = resource(osName, osArch);
+    byte[] bytes;
+    try (InputStream in = RuntimeLibrary.class.getResourceAsStream("/" + resource)) {
+      if (in == null) {
+        throw XlacException.environment("this xlac build has no PJRT runtime library for " + osName + " on "
+            + osArch + " (" + resource + " is not in the runtime jar)");
+      }
+      bytes = in.readAllBytes();
+    } catch (IOException e) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot read the PJRT runtime library from the jar: "
+          + XlacException.reason(e), e);
+    }
+    String sha = HexFormat.of().formatHex(RequestKey.sha256().digest(bytes));
+    Path root = cacheRoot(env, userHome).orElseThrow(() -> XlacException.environment(
+        "cannot find a cache directory for the PJRT runtime library: set XDG_CACHE_HOME or HOME"));
+    Path target = root.resolve("runtime").resolve(sha).resolve(FILE);
+    try {
+      if (!matches(target, bytes.length, sha)) {
+        Files.createDirectories(target.getParent());
+        AtomicFiles.write(target, PosixFilePermissions.fromString("rwxr-xr-x"), out -> {
+          out.write(bytes);
+          return true;
+        });
+      }
+    } catch (IOException e) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot unpack the PJRT runtime library to " + target + ": "
+          + XlacException.reason(e), e);
+    }
+    return target;
+  }
+
+  /** The jar resource for a machine: {@code dev/xlac/runtime/native/linux-<uname -m>/libxlac_pjrt.so}. */
+  static String resource(String osName, String osArch) {
+    String os = osName == null ? "" : osName.toLowerCase(Locale.ROOT);
+    String arch = switch (osArch == null ? "" : osArch) {
+      case "amd64", "x86_64" -> "x86_64";
+      case "aarch64", "arm64" -> "aarch64";
+      default -> osArch;
+    };
+    return "dev/xlac/runtime/native/" + (os.startsWith("linux") ? "linux" : os.replace(' ', '_')) + "-" + arch
+        + "/" + FILE;
+  }
+
+  static Optional<Path> cacheRoot(Map<String, String> env, String userHome) {
+    String xdg = env.get("XDG_CACHE_HOME");
+    if (xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute()) {
+      return Optional.of(Path.of(xdg, "xlac"));
+    }
+    String home = env.getOrDefault("HOME", userHome);
+    if (home == null || home.isBlank() || !Path.of(home).isAbsolute()) {
+      return Optional.empty();
+    }
+    return Optional.of(Path.of(home, ".cache", "xlac"));
+  }
+
+  /** Whether the unpacked copy is whole: its size and SHA-256 are those of the packed library. */
+  private static boolean matches(Path file, long size, String sha) {
+    try {
+      if (!Files.isRegularFile(file) || Files.size(file) != size) {
+        return false;
+      }
+      MessageDigest md = RequestKey.sha256();
+      return HexFormat.of().formatHex(md.digest(Files.readAllBytes(file))).equals(sha);
+    } catch (IOException e) {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,240 @@
+/* Canonical compile options and the request key: map entries in any order give one key, any change
+ * of a value gives another, unparseable options still get a key, and a JAX-like request's key is
+ * pinned (RequestKeyTest pins the same). Also the identity text's attribute lines. */
+#include "key.h"
+#include "options.h"
+#include "sha256.h"
+#include "testlib.h"
+
+typedef struct {
+  uint8_t b[4096];
+  size_t n;
+} msg;
+
+static void raw(msg *m, const void *p, size_t n) {
+  memcpy(m->b + m->n, p, n);
+  m->n += n;
+}
+static void varint(msg *m, uint64_t v) {
+  do {
+    m->b[m->n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+    v >>= 7;
+  } while (v);
+}
+static void vfield(msg *m, uint32_t f, uint64_t v) {
+  varint(m, (uint64_t)f << 3);
+  varint(m, v);
+}
+static void lfield(msg *m, uint32_t f, const void *p, size_t n) {
+  varint(m, (uint64_t)f << 3 | 2);
+  varint(m, n);
+  raw(m, p, n);
+}
+static void sfield(msg *m, uint32_t f, const char *s) { lfield(m, f, s, strlen(s)); }
+
+/* A map<string,string> entry, key first or value first. */
+static void str_entry(msg *m, uint32_t f, const char *k, const char *v, int value_first) {
+  msg e = {0};
+  if (value_first) sfield(&e, 2, v);
+  sfield(&e, 1, k);
+  if (!value_first) sfield(&e, 2, v);
+  lfield(m, f, e.b, e.n);
+}
+
+/* A JAX-like CompileOptionsProto; `order` permutes the map entries and the fields' order. */
+static void jax_like(msg *out, int order) {
+  msg debug = {0};
+  const char *k357[3] = {"nccl_op_launch_us", "nic_speed_gbps", "chunk_prep_us"};
+  const char *v357[3] = {"55", "40", "1"};
+  if (order) vfield(&debug, 2, 0); /* scalar fields in another order */
+  sfield(&debug, 109, "");
+  vfield(&debug, 31, 3);
+  for (int i = 0; i < 3; i++) {
+    int j = order ? 2 - i : i;
+    str_entry(&debug, 357, k357[j], v357[j], order && j == 1);
+  }
+  str_entry(&debug, 500, order ? "xla_b" : "xla_a", order ? "2" : "1", 0);
+  str_entry(&debug, 500, order ? "xla_a" : "xla_b", order ? "1" : "2", 0);
+  if (!order) vfield(&debug, 2, 0);
+  vfield(&debug, 140, 1);
+  msg build = {0};
+  if (order) vfield(&build, 4, 1);
+  vfield(&build, 1, (uint64_t)-1);
+  lfield(&build, 3, debug.b, debug.n);
+  if (!order) vfield(&build, 4, 1);
+  vfield(&build, 5, 1);
+  msg o1 = {0}, o2 = {0}, e1 = {0}, e2 = {0};
+  sfield(&o1, 1, "x");   /* OptionOverrideProto.string_field */
+  vfield(&o2, 2, 1);     /* bool_field */
+  sfield(&e1, 1, "xla_cpu_flag");
+  lfield(&e1, 2, o1.b, o1.n);
+  sfield(&e2, 1, "xla_gpu_flag");
+  lfield(&e2, 2, o2.b, o2.n);
+  if (order) lfield(out, 7, e2.b, e2.n);
+  lfield(out, 3, build.b, build.n);
+  lfield(out, 7, e1.b, e1.n);
+  if (!order) lfield(out, 7, e2.b, e2.n);
+  vfield(out, 4, 0);
+}
+
+static const char IDENTITY[] =
+    "xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=cpu\napi_version=0.115\n"
+    "plugin_sha256=0000000000000000000000000000000000000000000000000000000000000000\n"
+    "attribute=xla_version=i:2\n";
+
+static void key_hex(const msg *options, char out[65]) {
+  size_t cn;
+  uint8_t *c = xcanonical_options(options->b, options->n, &cn);
+  uint8_t key[32];
+  static const char program[] = "module @m {}";
+  xrequest_key((const uint8_t *)"mlir", 4, (const uint8_t *)program, strlen(program), c, cn, IDENTITY,
+               strlen(IDENTITY), key);
+  free(c);
+  xhex(key, 32, out);
+}
+
+static int same_canonical(const msg *a, const msg *b) {
+  size_t an, bn;
+  uint8_t *ca = xcanonical_options(a->b, a->n, &an), *cb = xcanonical_options(b->b, b->n, &bn);
+  int same = an == bn && !memcmp(ca, cb, an);
+  free(ca);
+  free(cb);
+  return same;
+}
+
+int main(void) {
+  msg a = {0}, b = {0};
+  jax_like(&a, 0);
+  jax_like(&b, 1);
+  CHECK(a.n == b.n && memcmp(a.b, b.b, a.n) != 0, "the two serializations differ in bytes");
+  char ka[65], kb[65];
+  key_hex(&a, ka);
+  key_hex(&b, kb);
+  CHECK(!strcmp(ka, kb), "map entries in two orders give one key: %s %s", ka, kb);
+  /* pinned: RequestKeyTest.jaxLikeKeyIsPinned expects the same */
+  CHECK(!strcmp(ka, "1bea69b6f77e9d076577bcf6ef729dc6fad453b47ba6d599f5266e8e3988844b"), "JAX-like key is %s", ka);
+
+  /* two real JAX runs: the same options in different bytes, one canonical form */
+  {
+    msg r1 = {0}, r2 = {0};
+    FILE *f1 = fopen("src/test/resources/jax-options/run1.bin", "rb");
+    FILE *f2 = fopen("src/test/resources/jax-options/run2.bin", "rb");
+    REQUIRE(f1 && f2, "the JAX option fixtures (run from runtime/)");
+    r1.n = fread(r1.b, 1, sizeof r1.b, f1);
+    r2.n = fread(r2.b, 1, sizeof r2.b, f2);
+    fclose(f1);
+    fclose(f2);
+    CHECK(r1.n == 991 && r2.n == 991 && memcmp(r1.b, r2.b, r1.n) != 0, "two serializations");
+    CHECK(same_canonical(&r1, &r2), "one canonical form");
+    size_t cn;
+    uint8_t *c = xcanonical_options(r1.b, r1.n, &cn);
+    uint8_t d[32];
+    char h[65];
+    xsha256_buffer(c, cn, d);
+    xhex(d, 32, h);
+    CHECK(c[0] != 0xff && !strcmp(h, "996e714a3b557fa1558bd5682b4a77e8ee2a41da1941991194404518cbd24440"), "canonical JAX options: %s", h);
+    free(c);
+  }
+
+  /* never a crash, whatever the bytes: random mutations of the JAX-like options and random bytes */
+  {
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    for (int round = 0; round < 20000; round++) {
+      msg m = a;
+      seed = seed * 6364136223846793005u + 1442695040888963407u;
+      if (round % 4 == 0) { /* random bytes of a random length */
+        m.n = (size_t)(seed >> 33) % 300;
+        for (size_t i = 0; i < m.n; i++) {
+          seed = seed * 6364136223846793005u + 1442695040888963407u;
+          m.b[i] = (uint8_t)(seed >> 56);
+        }
+      } else { /* a few bytes of the real thing changed, maybe cut short */
+        for (int k = 0; k < 1 + round % 3; k++) {
+          seed = seed * 6364136223846793005u + 1442695040888963407u;
+          m.b[(seed >> 33) % m.n] = (uint8_t)(seed >> 20);
+        }
+        if (round % 5 == 0) m.n = (size_t)(seed >> 40) % m.n;
+      }
+      size_t cn;
+      uint8_t *c = xcanonical_options(m.b, m.n, &cn);
+      CHECK(c != NULL, "round %d", round);
+      if (c && c[0] == 0xff) CHECK(cn == m.n + 1 && !memcmp(c + 1, m.b, m.n), "raw form, round %d", round);
+      free(c);
+    }
+  }
+
+  /* every single-byte change of the options changes the key */
+  for (size_t i = 0; i < a.n; i++) {
+    for (int bit = 0; bit < 8; bit += 7) {
+      msg c = a;
+      c.b[i] ^= (uint8_t)(1 << bit);
+      char kc[65];
+      key_hex(&c, kc);
+      CHECK(strcmp(kc, ka) != 0, "flipping bit %d of byte %zu kept the key", bit, i);
+    }
+  }
+
+  /* a repeated map key: the last entry wins, wherever it sits */
+  msg d1 = {0}, d2 = {0}, d3 = {0}, old = {0}, new = {0}, other = {0};
+  sfield(&old, 1, "old");
+  sfield(&new, 1, "new");
+  msg e_old = {0}, e_new = {0}, e_other = {0};
+  sfield(&e_old, 1, "k");
+  lfield(&e_old, 2, old.b, old.n);
+  sfield(&e_new, 1, "k");
+  lfield(&e_new, 2, new.b, new.n);
+  sfield(&other, 1, "v");
+  sfield(&e_other, 1, "j");
+  lfield(&e_other, 2, other.b, other.n);
+  lfield(&d1, 7, e_old.b, e_old.n);
+  lfield(&d1, 7, e_other.b, e_other.n);
+  lfield(&d1, 7, e_new.b, e_new.n);
+  lfield(&d2, 7, e_new.b, e_new.n);
+  lfield(&d2, 7, e_other.b, e_other.n);
+  lfield(&d3, 7, e_new.b, e_new.n);
+  lfield(&d3, 7, e_other.b, e_other.n);
+  lfield(&d3, 7, e_old.b, e_old.n);
+  CHECK(same_canonical(&d1, &d2), "the last entry of a key wins");
+  CHECK(!same_canonical(&d1, &d3), "the last entry of a key wins, not the first");
+
+  /* the empty options, and options that are not protobuf */
+  msg empty = {0};
+  size_t n;
+  uint8_t *c = xcanonical_options(empty.b, 0, &n);
+  CHECK(c && n == 0, "empty options: empty canonical form");
+  free(c);
+  const uint8_t bad[] = {0x1a, 0x7f, 0x08}; /* a length past the end */
+  c = xcanonical_options(bad, sizeof bad, &n);
+  CHECK(c && n == 4 && c[0] == 0xff && !memcmp(c + 1, bad, 3), "0xff + raw bytes");
+  free(c);
+  const uint8_t group[] = {0x0b, 0x0c}; /* a group */
+  c = xcanonical_options(group, sizeof group, &n);
+  CHECK(c && n == 3 && c[0] == 0xff, "groups are not canonicalised");
+  free(c);
+  /* non-minimal tags and lengths are re-encoded minimally */
+  const uint8_t long_tag[] = {0xa0, 0x80, 0x00, 0x01}; /* field 4 varint, tag in 3 bytes */
+  c = xcanonical_options(long_tag, sizeof long_tag, &n);
+  CHECK(c && n == 2 && c[0] == 0x20 && c[1] == 0x01, "minimal tag");
+  free(c);
+
+  /* the identity's attribute lines: sorted by name, typed, escaped */
+  static const int64_t list[3] = {1, 20, 0};
+  xp_named_value v[5];
+  memset(v, 0, sizeof v);
+  for (int i = 0; i < 5; i++) v[i].struct_size = sizeof v[i], v[i].value_size = 1;
+  v[0].name = "xla_version", v[0].name_size = 11, v[0].type = XP_NV_INT64, v[0].value.int64_value = -2;
+  v[1].name = "b\\n", v[1].name_size = 3, v[1].type = XP_NV_STRING, v[1].value.string_value = "x\ny",
+  v[1].value_size = 3;
+  v[2].name = "list", v[2].name_size = 4, v[2].type = XP_NV_INT64_LIST, v[2].value.int64_array_value = list,
+  v[2].value_size = 3;
+  v[3].name = "f", v[3].name_size = 1, v[3].type = XP_NV_FLOAT, v[3].value.float_value = 0.25f;
+  v[4].name = "a", v[4].name_size = 1, v[4].type = XP_NV_BOOL, v[4].value.bool_value = false;
+  char *lines = xidentity_attributes(v, 5);
+  const char *want = "attribute=a=b:false\nattribute=b\\\\n=s:x\\ny\nattribute=f=f:0.25\n"
+                     "attribute=list=l:1,20,0\nattribute=xla_version=i:-2\n";
+  CHECK(lines && !strcmp(lines, want), "attribute lines:\n%s", lines);
+  free(lines);
+  v[0].struct_size = 40; /* a plugin whose named values are smaller than the fields read */
+  CHECK(xidentity_attributes(v, 5) == NULL, "too-small named values are refused");
+  return test_summary("test_options");
+}

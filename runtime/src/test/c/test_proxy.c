@@ -1,0 +1,831 @@
+/*
+ * Drives the proxy (the sanitized build, $XLAC_TEST_PROXY) like a framework would, in front of the
+ * real CPU plugin ($XLAC_PJRT_PLUGIN): compile, serialize, deserialize, execute; record mode; serving
+ * from a layout; damaged, truncated, foreign, wrong-magic and unloadable entries; concurrent
+ * compiles; several processes recording one key; a full record directory.
+ *
+ * The proxy reads its environment once per process, so every scenario runs in a forked child with
+ * its own environment and its stderr in a file; the parent checks files, statistics and stderr.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "key.h"
+#include "options.h"
+#include "pjrt_client.h"
+#include "sha256.h"
+#include "testlib.h"
+
+static char tmp[512];         /* this run's scratch directory */
+static const char *plugin;    /* the real plugin */
+static const char *proxy;     /* the proxy under test */
+static char plugin_env[256];  /* XLAC_PJRT_PLUGIN_SHA256 for the real plugin */
+static char plugin_hex[65];
+
+/* ---------------------------------------------------------------- small file helpers */
+
+static char *path_of(const char *fmt, ...) {
+  static char buf[8][1024];
+  static int next;
+  char *p = buf[next++ % 8];
+  int n = snprintf(p, 1024, "%s/", tmp);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(p + n, 1024 - (size_t)n, fmt, ap);
+  va_end(ap);
+  return p;
+}
+
+static uint8_t *read_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *p = malloc(n > 0 ? (size_t)n + 1 : 1);
+  size_t got = p ? fread(p, 1, (size_t)n, f) : 0;
+  fclose(f);
+  if (!p || got != (size_t)n) {
+    free(p);
+    return NULL;
+  }
+  p[n] = 0;
+  *size = (size_t)n;
+  return p;
+}
+
+static int write_file(const char *path, const void *data, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return -1;
+  size_t w = fwrite(data, 1, n, f);
+  return fclose(f) == 0 && w == n ? 0 : -1;
+}
+
+static void mkdirs(const char *path) {
+  char p[1024];
+  snprintf(p, sizeof p, "%s", path);
+  for (char *c = p + 1; *c; c++)
+    if (*c == '/') {
+      *c = 0;
+      mkdir(p, 0755);
+      *c = '/';
+    }
+  mkdir(p, 0755);
+}
+
+/* Counts the files in dir whose name starts with `prefix` (and ends with `suffix`). */
+static int count_files(const char *dir, const char *prefix, const char *suffix) {
+  DIR *d = opendir(dir);
+  if (!d) return -1;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    size_t l = strlen(e->d_name), s = strlen(suffix);
+    if (!strncmp(e->d_name, prefix, strlen(prefix)) && l >= s && !strcmp(e->d_name + l - s, suffix))
+      n++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* Concatenates every stats-*.tsv in dir (malloc'd). */
+static char *read_stats(const char *dir) {
+  DIR *d = opendir(dir);
+  char *all = calloc(1, 1);
+  size_t total = 0;
+  if (!d) return all;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (strncmp(e->d_name, "stats-", 6)) continue;
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    size_t n;
+    uint8_t *b = read_file(p, &n);
+    if (!b) continue;
+    all = realloc(all, total + n + 1);
+    memcpy(all + total, b, n + 1);
+    total += n;
+    free(b);
+  }
+  closedir(d);
+  return all;
+}
+
+static int count_lines(const char *text, const char *start) {
+  int n = 0;
+  size_t l = strlen(start);
+  for (const char *p = text; p && *p;) {
+    if (!strncmp(p, start, l)) n++;
+    p = strchr(p, '\n');
+    if (p) p++;
+  }
+  return n;
+}
+
+static int count_substr(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+static uint64_t le64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+static void put_le64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ---------------------------------------------------------------- children */
+
+typedef int (*scenario_fn)(void *arg);
+
+/* Loads the proxy in this (child) process and points the client helpers at its table. */
+static const void *load_proxy(void) {
+  void *h = dlopen(proxy, RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(h, "cannot load the proxy %s: %s", proxy, dlerror());
+  const void *(*get)(void);
+  void *sym = dlsym(h, "GetPjrtApi");
+  memcpy(&get, &sym, sizeof get);
+  REQUIRE(get, "the proxy exports no GetPjrtApi");
+  tc_api = get();
+  return tc_api;
+}
+
+static void counters(uint64_t out[6]) {
+  void *h = dlopen(proxy, RTLD_NOW | RTLD_NOLOAD);
+  void (*f)(uint64_t *);
+  void *sym = h ? dlsym(h, "XlacPjrt_Counters") : NULL;
+  memcpy(&f, &sym, sizeof f);
+  memset(out, 0, 6 * sizeof out[0]);
+  if (f) f(out);
+}
+
+/* Starts fn in a child with the given environment (NAME=VALUE strings, NULL-terminated) and stderr
+ * in `err_path`; the child exits with fn's result. */
+static pid_t spawn_child(scenario_fn fn, void *arg, const char *err_path, const char *const *env) {
+  fflush(NULL);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0, "fork: %s", strerror(errno));
+  if (pid == 0) {
+    unsetenv("XLAC_PJRT_LAYOUT");
+    unsetenv("XLAC_PJRT_RECORD");
+    unsetenv("XLAC_PJRT_STATS");
+    unsetenv("XLAC_PJRT_PLUGIN_SHA256");
+    unsetenv("XLAC_PJRT_REAL_PLUGIN");
+    for (const char *const *e = env; *e; e++) putenv((char *)*e);
+    int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) dup2(fd, 2);
+    exit(fn(arg));
+  }
+  return pid;
+}
+
+/* As spawn_child, and waits: the child's exit status (99 when it died of a signal). */
+static int run_child(scenario_fn fn, void *arg, const char *err_path, const char *const *env) {
+  pid_t pid = spawn_child(fn, arg, err_path, env);
+  int status;
+  waitpid(pid, &status, 0);
+  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 99;
+  if (rc) fprintf(stderr, "child failed with status %d; its stderr is in %s\n", rc, err_path);
+  return rc;
+}
+
+static char *env_strings[256]; /* keeps env() strings reachable: putenv holds on to them */
+static int env_count;
+
+static char *env(const char *fmt, ...) {
+  char *s = malloc(1200);
+  if (env_count < 256) env_strings[env_count++] = s;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s, 1200, fmt, ap);
+  va_end(ap);
+  return s; /* lives until the process ends; putenv keeps it */
+}
+
+static int stderr_lines(const char *err_path, const char *needle) {
+  size_t n;
+  char *text = (char *)read_file(err_path, &n);
+  int count = text ? count_substr(text, needle) : -1;
+  free(text);
+  return count;
+}
+
+/* --- scenario: compile, execute, serialize, deserialize, execute; optionally check pass-through */
+
+static int scenario_execute(void *arg) {
+  int expect_real_table = arg != NULL;
+  const void *api = load_proxy();
+  if (!api) return 2;
+  void *real_handle = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
+  const void *(*get)(void);
+  void *sym = real_handle ? dlsym(real_handle, "GetPjrtApi") : NULL;
+  memcpy(&get, &sym, sizeof get);
+  const void *real = get();
+  const xpjrt_api_header *a = api, *r = real;
+  CHECK(a->struct_size == r->struct_size, "table size %zu, real %zu", a->struct_size, r->struct_size);
+  CHECK(a->version.major_version == r->version.major_version &&
+            a->version.minor_version == r->version.minor_version,
+        "version %d.%d", a->version.major_version, a->version.minor_version);
+  CHECK(a->extension_start == r->extension_start, "the extension chain is the real one");
+  if (expect_real_table) {
+    CHECK(api == real, "without layout, record or stats the real table is returned as it is");
+  } else {
+    CHECK(api != real, "the proxy's own table");
+    for (unsigned s = 0; XP_SLOT_OFFSET(s) + 8 <= r->struct_size; s++)
+      CHECK((xp_slot(api, s) == xp_slot(real, s)) == (s != XP_CLIENT_COMPILE), "slot %u", s);
+  }
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  xpjrt_loaded *l = tc_compile(c, 1);
+  CHECK(l && tc_check_program(c, l, 1) == 0, "compiled program runs");
+  size_t size = 0;
+  uint8_t *bytes = l ? tc_serialize(l, &size) : NULL;
+  CHECK(bytes && size > 0, "serialized");
+  xpjrt_loaded *back = bytes ? tc_deserialize(c, bytes, size) : NULL;
+  CHECK(back && tc_check_program(c, back, 1) == 0, "deserialized program runs");
+  free(bytes);
+  if (back) tc_loaded_destroy(back);
+  if (l) tc_loaded_destroy(l);
+  tc_client_destroy(c);
+  return test_failures ? 1 : 0;
+}
+
+/* --- scenario: compile programs given as a list of k (0-terminated), each run and checked */
+
+typedef struct {
+  int programs[8];
+  int expect_hits, expect_misses, expect_fallbacks, expect_unrecorded;
+} compile_plan;
+
+static int scenario_compile(void *arg) {
+  const compile_plan *plan = arg;
+  if (!load_proxy()) return 2;
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  for (int i = 0; plan->programs[i]; i++) {
+    xpjrt_loaded *l = tc_compile(c, plan->programs[i]);
+    CHECK(l && tc_check_program(c, l, plan->programs[i]) == 0, "program %d runs", plan->programs[i]);
+    if (l) tc_loaded_destroy(l);
+  }
+  uint64_t n[6];
+  counters(n);
+  CHECK((int)n[1] == plan->expect_hits, "hits %d", (int)n[1]);
+  CHECK((int)n[2] == plan->expect_misses, "misses %d", (int)n[2]);
+  CHECK((int)n[3] == plan->expect_fallbacks, "fallbacks %d", (int)n[3]);
+  CHECK((int)n[5] == plan->expect_unrecorded, "unrecorded %d", (int)n[5]);
+  tc_client_destroy(c);
+  return test_failures ? 1 : 0;
+}
+
+/* --- scenario: 8 threads compile a served program and their own missed one, concurrently */
+
+typedef struct {
+  xpjrt_client *client;
+  int thread;
+  int failures;
+} worker;
+
+static void *work(void *arg) {
+  worker *w = arg;
+  for (int round = 0; round < 3; round++) {
+    int ks[2] = {1, 10 + w->thread};
+    for (int j = 0; j < 2; j++) {
+      xpjrt_loaded *l = tc_compile(w->client, ks[j]);
+      if (!l || tc_check_program(w->client, l, ks[j]) != 0) w->failures++;
+      if (l) tc_loaded_destroy(l);
+    }
+  }
+  return NULL;
+}
+
+static int scenario_threads(void *arg) {
+  (void)arg;
+  if (!load_proxy()) return 2;
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  pthread_t t[8];
+  worker w[8];
+  for (int i = 0; i < 8; i++) {
+    w[i] = (worker){c, i, 0};
+    pthread_create(&t[i], NULL, work, &w[i]);
+  }
+  for (int i = 0; i < 8; i++) {
+    pthread_join(t[i], NULL);
+    CHECK(w[i].failures == 0, "thread %d: %d wrong results", i, w[i].failures);
+  }
+  uint64_t n[6];
+  counters(n);
+  CHECK(n[0] == 48 && n[1] == 24 && n[2] == 24 && n[3] == 0, "compiles %d hits %d misses %d fallbacks %d",
+        (int)n[0], (int)n[1], (int)n[2], (int)n[3]);
+  tc_client_destroy(c);
+  return test_failures ? 1 : 0;
+}
+
+/* --- scenario: a recorder that waits for the go signal on a pipe, so that all record at once */
+
+static int go_pipe[2];
+
+static int scenario_record_on_signal(void *arg) {
+  (void)arg;
+  if (!load_proxy()) return 2;
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  char b;
+  ssize_t ignored = read(go_pipe[0], &b, 1); /* returns when the parent closes its end */
+  (void)ignored;
+  xpjrt_loaded *l = tc_compile(c, 3);
+  CHECK(l && tc_check_program(c, l, 3) == 0, "program 3 runs");
+  if (l) tc_loaded_destroy(l);
+  tc_client_destroy(c);
+  return test_failures ? 1 : 0;
+}
+
+/* Records programs 100, 101, ... until it is killed. */
+static int scenario_record_forever(void *arg) {
+  (void)arg;
+  if (!load_proxy()) return 2;
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  for (int k = 100; k < 400; k++) {
+    xpjrt_loaded *l = tc_compile(c, k);
+    if (l) tc_loaded_destroy(l);
+  }
+  tc_client_destroy(c);
+  return 0;
+}
+
+static int scenario_no_plugin(void *arg) {
+  (void)arg;
+  return load_proxy() == NULL ? 0 : 1;
+}
+
+/* Relative paths are taken at GetPjrtApi: the framework changing directory later does not move them. */
+static int scenario_relative(void *arg) {
+  (void)arg;
+  REQUIRE(chdir(tmp) == 0, "chdir");
+  if (!load_proxy()) return 2;
+  REQUIRE(chdir("/") == 0, "chdir /");
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  xpjrt_loaded *l = tc_compile(c, 1);
+  CHECK(l && tc_check_program(c, l, 1) == 0, "program 1 runs");
+  if (l) tc_loaded_destroy(l);
+  tc_client_destroy(c);
+  return test_failures ? 1 : 0;
+}
+
+/* The proxy hands back the fake plugin's own table (it must not wrap it). */
+static int scenario_fake_plugin(void *arg) {
+  const void *api = load_proxy();
+  void *h = dlopen((const char *)arg, RTLD_NOW | RTLD_NOLOAD);
+  const void *(*get)(void);
+  void *sym = h ? dlsym(h, "GetPjrtApi") : NULL;
+  memcpy(&get, &sym, sizeof get);
+  return get && api == get() ? 0 : 1;
+}
+
+/* A framework with an older header: Compile_Args smaller than the fields the proxy reads. The
+ * proxy passes the call on (the real plugin refuses it) and counts a fallback. */
+static int scenario_small_args(void *arg) {
+  (void)arg;
+  if (!load_proxy()) return 2;
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  char mlir[1024];
+  tc_program(1, mlir, sizeof mlir);
+  xp_program p = {XP_SIZE(xp_program, format_size), NULL, mlir, strlen(mlir), "mlir", 4};
+  xp_client_compile_args a = {XP_SIZE(xp_client_compile_args, compile_options_size), NULL, c, &p,
+                              (const char *)TC_OPTIONS, sizeof TC_OPTIONS, NULL};
+  xpjrt_error *e = ((xp_client_compile_fn)xp_slot(tc_api, XP_CLIENT_COMPILE))(&a);
+  CHECK(e != NULL, "the real plugin refuses the short struct");
+  tc_failed(e, "expected: PJRT_Client_Compile");
+  uint64_t n[6];
+  counters(n);
+  CHECK(n[0] == 1 && n[3] == 1, "one compile, one fallback: %d %d", (int)n[0], (int)n[3]);
+  tc_client_destroy(c);
+  return test_failures ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------- records and entries */
+
+typedef struct {
+  uint8_t key[32];
+  xspan format, program, options, identity, executable;
+  uint64_t compile_ns;
+  uint8_t *bytes; /* the whole file, backing the spans */
+} record;
+
+/* Reads and verifies a .xpr file like xlac's reader; 0 when valid. */
+static int read_record(const char *path, record *r) {
+  size_t n;
+  memset(r, 0, sizeof *r);
+  uint8_t *b = read_file(path, &n);
+  if (!b) return -1;
+  r->bytes = b;
+  if (n < 40 + 32 || memcmp(b, XRECORD_MAGIC, 8)) return -1;
+  memcpy(r->key, b + 8, 32);
+  size_t at = 40;
+  xspan *s[5] = {&r->format, &r->program, &r->options, &r->identity, &r->executable};
+  for (int i = 0; i < 5; i++) {
+    if (n - at < 8) return -1;
+    uint64_t len = le64(b + at);
+    at += 8;
+    if (len > n - at) return -1;
+    *s[i] = (xspan){b + at, (size_t)len};
+    at += (size_t)len;
+  }
+  if (n - at != 8 + 32) return -1;
+  r->compile_ns = le64(b + at);
+  uint8_t digest[32];
+  xsha256_buffer(b, at + 8, digest);
+  if (memcmp(digest, b + at + 8, 32)) return -1;
+  size_t cn;
+  uint8_t *canonical = xcanonical_options(r->options.data, r->options.size, &cn);
+  uint8_t key[32];
+  xrequest_key(r->format.data, r->format.size, r->program.data, r->program.size, canonical, cn,
+               (const char *)r->identity.data, r->identity.size, key);
+  free(canonical);
+  return memcmp(key, r->key, 32) ? -2 : 0;
+}
+
+/* Writes a layout entry for `key` holding `exe` (what xlac's materialize does). */
+static void write_entry(const char *layout, const uint8_t key[32], const uint8_t *exe, size_t n,
+                        uint64_t compile_ns) {
+  char hex[65], dir[1024], path[1100];
+  xhex(key, 32, hex);
+  snprintf(dir, sizeof dir, "%s/entries/%.2s", layout, hex);
+  mkdirs(dir);
+  snprintf(path, sizeof path, "%s/%s.xpx", dir, hex);
+  uint8_t *b = calloc(1, XLAYOUT_HEADER + n);
+  memcpy(b, XLAYOUT_MAGIC, 8);
+  memcpy(b + 8, key, 32);
+  put_le64(b + 40, n);
+  xsha256_buffer(exe, n, b + 48);
+  put_le64(b + 80, compile_ns);
+  memcpy(b + XLAYOUT_HEADER, exe, n);
+  REQUIRE(write_file(path, b, XLAYOUT_HEADER + n) == 0, "cannot write %s", path);
+  free(b);
+}
+
+static char *entry_path(const char *layout, const uint8_t key[32]) {
+  static char path[1100];
+  char hex[65];
+  xhex(key, 32, hex);
+  snprintf(path, sizeof path, "%s/entries/%.2s/%s.xpx", layout, hex, hex);
+  return path;
+}
+
+/* The key the proxy computes for program k with the test options and this identity. */
+static void key_of(int k, xspan identity, uint8_t key[32]) {
+  char mlir[1024];
+  tc_program(k, mlir, sizeof mlir);
+  size_t cn;
+  uint8_t *canonical = xcanonical_options(TC_OPTIONS, sizeof TC_OPTIONS, &cn);
+  xrequest_key((const uint8_t *)"mlir", 4, (const uint8_t *)mlir, strlen(mlir), canonical, cn,
+               (const char *)identity.data, identity.size, key);
+  free(canonical);
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void hash_plugin(void) {
+  size_t n;
+  struct stat st;
+  REQUIRE(stat(plugin, &st) == 0, "cannot stat %s", plugin);
+  uint8_t *b = read_file(plugin, &n);
+  REQUIRE(b, "cannot read %s", plugin);
+  uint8_t d[32];
+  xsha256_buffer(b, n, d);
+  free(b);
+  xhex(d, 32, plugin_hex);
+  snprintf(plugin_env, sizeof plugin_env, "XLAC_PJRT_PLUGIN_SHA256=%s:%lld:%llu:%llu:%llu", plugin_hex,
+           (long long)st.st_size,
+           (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec,
+           (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+}
+
+int main(void) {
+  plugin = getenv("XLAC_PJRT_PLUGIN");
+  proxy = getenv("XLAC_TEST_PROXY");
+  const char *base = getenv("XLAC_TEST_TMP");
+  if (!plugin || !*plugin) {
+    const char *skip = getenv("XLAC_RUNTIME_SKIP_PLUGIN_TESTS");
+    if (skip && !strcmp(skip, "1")) {
+      printf("test_proxy: skipped (XLAC_RUNTIME_SKIP_PLUGIN_TESTS=1)\n");
+      return 0;
+    }
+    fprintf(stderr,
+            "test_proxy: XLAC_PJRT_PLUGIN is not set; it must name a real PJRT CPU plugin (.so) to "
+            "test the proxy against (or set XLAC_RUNTIME_SKIP_PLUGIN_TESTS=1 to skip these tests)\n");
+    return 1;
+  }
+  REQUIRE(proxy && base, "XLAC_TEST_PROXY and XLAC_TEST_TMP must be set (make test sets them)");
+  snprintf(tmp, sizeof tmp, "%s/%ld", base, (long)getpid());
+  mkdirs(tmp);
+  hash_plugin();
+  char *real = env("XLAC_PJRT_REAL_PLUGIN=%s", plugin);
+
+  /* 1. no real plugin named, or one that does not load: GetPjrtApi answers NULL, says why once */
+  {
+    const char *e1[] = {NULL};
+    CHECK(run_child(scenario_no_plugin, NULL, path_of("none.err"), e1) == 0, "NULL without a plugin");
+    CHECK(stderr_lines(path_of("none.err"), "xlac runtime: XLAC_PJRT_REAL_PLUGIN is not set") == 1,
+          "one line");
+    const char *e2[] = {env("XLAC_PJRT_REAL_PLUGIN=%s/missing.so", tmp), NULL};
+    CHECK(run_child(scenario_no_plugin, NULL, path_of("missing.err"), e2) == 0, "NULL, missing plugin");
+    CHECK(stderr_lines(path_of("missing.err"), "xlac runtime: cannot load the real PJRT plugin") == 1,
+          "one line");
+  }
+
+  /* a real plugin the proxy cannot wrap (another major version, a short table): passed through */
+  const char *fake = getenv("XLAC_TEST_FAKE_PLUGIN");
+  REQUIRE(fake, "XLAC_TEST_FAKE_PLUGIN must be set (make test sets it)");
+  {
+    const char *e1[] = {env("XLAC_PJRT_REAL_PLUGIN=%s", fake), env("XLAC_PJRT_STATS=%s", tmp), NULL};
+    CHECK(run_child(scenario_fake_plugin, (void *)fake, path_of("fake-major.err"), e1) == 0, "major 1");
+    CHECK(stderr_lines(path_of("fake-major.err"),
+                       "xlac runtime: the real plugin has PJRT C API 1.3; the proxy knows major version 0 "
+                       "only; passing the real plugin through unchanged") == 1, "the line");
+    const char *e2[] = {env("XLAC_PJRT_REAL_PLUGIN=%s", fake), env("XLAC_PJRT_STATS=%s", tmp),
+                        "FAKE_PJRT_MAJOR=0", "FAKE_PJRT_SIZE=200", NULL};
+    CHECK(run_child(scenario_fake_plugin, (void *)fake, path_of("fake-size.err"), e2) == 0, "short table");
+    CHECK(stderr_lines(path_of("fake-size.err"), "xlac runtime: the real plugin's PJRT_Api is 200 bytes") == 1,
+          "the line");
+  }
+
+  /* a framework whose PJRT_Client_Compile_Args is too short for the proxy: passed on, counted */
+  mkdirs(path_of("stats-small"));
+  {
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_STATS=%s", path_of("stats-small")), NULL};
+    CHECK(run_child(scenario_small_args, NULL, path_of("small.err"), e) == 0, "short Compile_Args");
+    CHECK(stderr_lines(path_of("small.err"), "xlac runtime: unexpected PJRT_Client_Compile_Args size; "
+                                              "compiling with the real plugin") == 1, "the line");
+    char *st = read_stats(path_of("stats-small"));
+    CHECK(count_lines(st, "fallback\t-\t") == 1, "a fallback without a key: %s", st);
+    free(st);
+  }
+
+  /* 2. pass-through: nothing to do, the real table itself; compile/serialize/deserialize/execute */
+  {
+    const char *e[] = {real, NULL};
+    CHECK(run_child(scenario_execute, (void *)1, path_of("plain.err"), e) == 0, "pass-through");
+    CHECK(stderr_lines(path_of("plain.err"), "xlac runtime") == 0, "silent");
+  }
+
+  /* 3. record mode: a miss, compiled by the real plugin and written to the spool */
+  mkdirs(path_of("spool"));
+  mkdirs(path_of("stats-record"));
+  {
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_RECORD=%s", path_of("spool")),
+                       env("XLAC_PJRT_STATS=%s", path_of("stats-record")), NULL};
+    CHECK(run_child(scenario_execute, NULL, path_of("record.err"), e) == 0, "record run");
+    CHECK(stderr_lines(path_of("record.err"), "xlac runtime") == 0, "silent");
+  }
+  CHECK(count_files(path_of("spool"), "", ".xpr") == 1, "one record");
+  CHECK(count_files(path_of("spool"), ".tmp", "") == 0, "no temporaries");
+  DIR *d = opendir(path_of("spool"));
+  char record_name[300] = "";
+  for (struct dirent *e; d && (e = readdir(d));)
+    if (strstr(e->d_name, ".xpr")) snprintf(record_name, sizeof record_name, "%s", e->d_name);
+  if (d) closedir(d);
+  record rec;
+  REQUIRE(read_record(path_of("spool/%s", record_name), &rec) == 0, "the record %s is valid", record_name);
+  char key_hex[65];
+  xhex(rec.key, 32, key_hex);
+  CHECK(!strncmp(record_name, key_hex, 64), "named by its key");
+  CHECK(rec.format.size == 4 && !memcmp(rec.format.data, "mlir", 4), "format");
+  CHECK(rec.options.size == sizeof TC_OPTIONS && !memcmp(rec.options.data, TC_OPTIONS, sizeof TC_OPTIONS),
+        "options as received");
+  CHECK(rec.executable.size > 0 && rec.compile_ns > 0, "executable and compile time");
+  char *identity = strndup((const char *)rec.identity.data, rec.identity.size);
+  CHECK(!strncmp(identity, "xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=", 53), "%s", identity);
+  CHECK(strstr(identity, "\napi_version=0.") != NULL, "%s", identity);
+  char sha_line[100];
+  snprintf(sha_line, sizeof sha_line, "\nplugin_sha256=%s\n", plugin_hex);
+  CHECK(strstr(identity, sha_line) != NULL, "%s", identity);
+  CHECK(strstr(identity, "\nattribute=xla_version=i:") != NULL, "%s", identity);
+  char *stats = read_stats(path_of("stats-record"));
+  char want[200];
+  snprintf(want, sizeof want, "miss\tpjrt1:%s\t", key_hex);
+  CHECK(count_lines(stats, want) == 1 && count_lines(stats, "miss\t") == 1, "miss line: %s", stats);
+  snprintf(want, sizeof want, "recorded\tpjrt1:%s\t", key_hex);
+  CHECK(count_lines(stats, want) == 1, "recorded line: %s", stats);
+  free(stats);
+
+  /* the same key without XLAC_PJRT_PLUGIN_SHA256: the proxy hashes the plugin file itself */
+  mkdirs(path_of("spool-hashed"));
+  {
+    compile_plan plan = {{1}, 0, 1, 0, 0};
+    const char *e[] = {real, env("XLAC_PJRT_RECORD=%s", path_of("spool-hashed")), NULL};
+    CHECK(run_child(scenario_compile, &plan, path_of("hashed.err"), e) == 0, "hashed run");
+    CHECK(count_files(path_of("spool-hashed"), key_hex, ".xpr") == 1, "same key when hashed itself");
+  }
+
+  /* relative paths: as of the first GetPjrtApi */
+  mkdirs(path_of("spool-relative"));
+  {
+    const char *e[] = {real, plugin_env, "XLAC_PJRT_RECORD=spool-relative", NULL};
+    CHECK(run_child(scenario_relative, NULL, path_of("relative.err"), e) == 0, "relative run");
+    CHECK(count_files(path_of("spool-relative"), key_hex, ".xpr") == 1, "recorded where it was named");
+  }
+
+  /* 4. a layout entry made from the record: the next compile is a hit, and runs right */
+  char *layout = path_of("layout");
+  layout = strdup(layout);
+  write_entry(layout, rec.key, rec.executable.data, rec.executable.size, 123456789);
+  mkdirs(path_of("stats-hit"));
+  mkdirs(path_of("spool-hit"));
+  {
+    compile_plan plan = {{1, 1}, 2, 0, 0, 0};
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_LAYOUT=%s", layout),
+                       env("XLAC_PJRT_RECORD=%s", path_of("spool-hit")),
+                       env("XLAC_PJRT_STATS=%s", path_of("stats-hit")), NULL};
+    CHECK(run_child(scenario_compile, &plan, path_of("hit.err"), e) == 0, "hit run");
+    CHECK(stderr_lines(path_of("hit.err"), "xlac runtime") == 0, "silent");
+    stats = read_stats(path_of("stats-hit"));
+    snprintf(want, sizeof want, "hit\tpjrt1:%s\t", key_hex);
+    CHECK(count_lines(stats, want) == 2, "hit lines: %s", stats);
+    CHECK(strstr(stats, "\t123456789\n") != NULL, "saved ns from the entry: %s", stats);
+    free(stats);
+    CHECK(count_files(path_of("spool-hit"), "", "") == 2, "a hit is not recorded"); /* . and .. */
+  }
+
+  /* 5. broken entries: each falls back, computes the right result, says so once */
+  uint8_t key2[32];
+  key_of(2, rec.identity, key2);
+  struct {
+    const char *name;
+    int program;
+  } broken[] = {{"damaged", 1}, {"truncated", 1}, {"short", 1}, {"magic", 1}, {"foreign", 2},
+                {"garbage", 1}, {"directory", 1}};
+  for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+    char *dir = strdup(path_of("layout-%s", broken[i].name));
+    const char *name = broken[i].name;
+    size_t n;
+    uint8_t *entry = read_file(entry_path(layout, rec.key), &n);
+    REQUIRE(entry, "entry");
+    if (!strcmp(name, "garbage")) { /* a valid entry whose executable does not deserialize */
+      uint8_t junk[256];
+      for (int j = 0; j < 256; j++) junk[j] = (uint8_t)(j * 7 + 3);
+      write_entry(dir, rec.key, junk, sizeof junk, 1);
+    } else {
+      const uint8_t *key = rec.key;
+      if (!strcmp(name, "damaged")) entry[XLAYOUT_HEADER + (n - XLAYOUT_HEADER) / 2] ^= 0x01;
+      if (!strcmp(name, "truncated")) n -= 10;
+      if (!strcmp(name, "short")) n = 50;
+      if (!strcmp(name, "magic")) entry[0] = 'Y';
+      if (!strcmp(name, "foreign")) key = key2; /* program 1's entry under program 2's name */
+      char *p = entry_path(dir, key);
+      char parent[1100];
+      snprintf(parent, sizeof parent, "%s", p);
+      *strrchr(parent, '/') = 0;
+      mkdirs(parent);
+      if (!strcmp(name, "directory")) mkdirs(p); /* a directory where the entry should be */
+      else REQUIRE(write_file(p, entry, n) == 0, "write %s", p);
+    }
+    free(entry);
+    char *stats_dir = strdup(path_of("stats-%s", name));
+    mkdirs(stats_dir);
+    compile_plan plan = {{broken[i].program, broken[i].program}, 0, 0, 2, 0};
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_LAYOUT=%s", dir),
+                       env("XLAC_PJRT_STATS=%s", stats_dir), NULL};
+    char *err = strdup(path_of("%s.err", name));
+    CHECK(run_child(scenario_compile, &plan, err, e) == 0, "%s: falls back and computes right", name);
+    CHECK(stderr_lines(err, "xlac runtime: ") == 1, "%s: one line on stderr", name);
+    CHECK(stderr_lines(err, "; compiling with the real plugin (further fallbacks are counted, not printed)") == 1,
+          "%s: the line", name);
+    stats = read_stats(stats_dir);
+    CHECK(count_lines(stats, "fallback\tpjrt1:") == 2, "%s: fallback lines: %s", name, stats);
+    free(stats);
+    free(dir);
+    free(stats_dir);
+    free(err);
+  }
+
+  /* 6. eight threads: hits of program 1 and misses of their own programs, at once */
+  mkdirs(path_of("stats-threads"));
+  {
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_LAYOUT=%s", layout),
+                       env("XLAC_PJRT_STATS=%s", path_of("stats-threads")), NULL};
+    CHECK(run_child(scenario_threads, NULL, path_of("threads.err"), e) == 0, "threads");
+    stats = read_stats(path_of("stats-threads"));
+    CHECK(count_lines(stats, "hit\t") == 24 && count_lines(stats, "miss\t") == 24, "whole lines: %s", stats);
+    free(stats);
+  }
+
+  /* 7. four processes record the same key at once: one whole record, no temporaries */
+  mkdirs(path_of("spool-many"));
+  {
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_RECORD=%s", path_of("spool-many")), NULL};
+    REQUIRE(pipe(go_pipe) == 0, "pipe");
+    pid_t kids[4];
+    for (int i = 0; i < 4; i++) {
+      kids[i] = fork();
+      if (kids[i] == 0) {
+        close(go_pipe[1]); /* only the parent may hold the write end, or no reader sees its close */
+        exit(run_child(scenario_record_on_signal, NULL, path_of("many-%d.err", i), e));
+      }
+    }
+    close(go_pipe[0]);
+    sleep(3); /* let every child load the plugin and create its client */
+    close(go_pipe[1]);
+    for (int i = 0; i < 4; i++) {
+      int status;
+      waitpid(kids[i], &status, 0);
+      CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "recorder %d", i);
+    }
+    CHECK(count_files(path_of("spool-many"), "", ".xpr") == 1, "one record");
+    CHECK(count_files(path_of("spool-many"), ".tmp", "") == 0, "no temporaries");
+    uint8_t key3[32];
+    key_of(3, rec.identity, key3);
+    char hex3[65];
+    xhex(key3, 32, hex3);
+    record r3;
+    CHECK(read_record(path_of("spool-many/%s.xpr", hex3), &r3) == 0, "the record is whole");
+    free(r3.bytes);
+  }
+
+  /* 8. a full disk while recording: counted as unrecorded, the compile still succeeds */
+  {
+    char *full = strdup(path_of("full"));
+    mkdirs(full);
+    int mounted = geteuid() == 0 && mount("tmpfs", full, "tmpfs", 0, "size=64k") == 0;
+    if (mounted) { /* fill it up */
+      char filler[4096];
+      memset(filler, 'x', sizeof filler);
+      int fd = open(path_of("full/filler"), O_WRONLY | O_CREAT, 0644);
+      while (fd >= 0 && write(fd, filler, sizeof filler) > 0) {
+      }
+      if (fd >= 0) close(fd);
+      printf("test_proxy: full disk = a filled 64 KiB tmpfs\n");
+    } else { /* no tmpfs: a record "directory" that is a file */
+      free(full);
+      full = strdup(path_of("not-a-dir"));
+      write_file(full, "x", 1);
+      printf("test_proxy: full disk = a record path that is a file (cannot mount a tmpfs here)\n");
+    }
+    mkdirs(path_of("stats-full"));
+    compile_plan plan = {{1}, 0, 1, 0, 1};
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_RECORD=%s", full),
+                       env("XLAC_PJRT_STATS=%s", path_of("stats-full")), NULL};
+    CHECK(run_child(scenario_compile, &plan, path_of("full.err"), e) == 0, "full disk run");
+    CHECK(stderr_lines(path_of("full.err"), "xlac runtime: ") == 1, "one line");
+    stats = read_stats(path_of("stats-full"));
+    CHECK(count_lines(stats, "unrecorded\tpjrt1:") == 1, "unrecorded line: %s", stats);
+    free(stats);
+    if (mounted) {
+      CHECK(count_files(full, ".tmp", "") == 0, "no temporaries left");
+      CHECK(count_files(full, "", ".xpr") == 0, "no record");
+      umount(full);
+    }
+    free(full);
+  }
+
+  /* 9. kill -9 while recording: whatever records are there are whole */
+  mkdirs(path_of("spool-killed"));
+  {
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_RECORD=%s", path_of("spool-killed")), NULL};
+    pid_t kid = spawn_child(scenario_record_forever, NULL, path_of("killed.err"), e);
+    /* wait for some records, then kill the recorder somewhere in its next compile or write */
+    for (int i = 0; i < 200 && count_files(path_of("spool-killed"), "", ".xpr") < 5; i++) usleep(50000);
+    usleep(7919);
+    CHECK(kill(kid, SIGKILL) == 0, "killed the recorder");
+    int status;
+    waitpid(kid, &status, 0);
+    CHECK(WIFSIGNALED(status), "the recorder died of the signal");
+    int whole = 0, broken = 0;
+    DIR *k = opendir(path_of("spool-killed"));
+    for (struct dirent *de; k && (de = readdir(k));) {
+      if (!strstr(de->d_name, ".xpr")) continue;
+      record r;
+      if (read_record(path_of("spool-killed/%s", de->d_name), &r) == 0) whole++;
+      else broken++;
+      free(r.bytes);
+    }
+    if (k) closedir(k);
+    CHECK(whole >= 5 && broken == 0, "after kill -9: %d whole records, %d broken", whole, broken);
+  }
+
+  free(identity);
+  free(rec.bytes);
+  free(layout);
+  if (!test_failures) {
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+  }
+  return test_summary("test_proxy");
+}
