@@ -268,6 +268,14 @@ public final class CacheStore implements AutoCloseable {
     return store.requestEntries().putRequests(requests);
   }
 
+  /**
+   * Why {@link #putRequests} would not take this request in (its key is not the key of its sections, it is too large
+   * to store, its plugin SHA-256 is not one), or empty when it would.
+   */
+  public static Optional<String> requestProblem(RecordedRequest request) {
+    return dev.xlac.cache.store.RequestEntries.problem(request);
+  }
+
   /** Every stored request (runtime entry), in key order. */
   public List<RequestInfo> requests() {
     return store.requestEntries().requests();
@@ -297,11 +305,6 @@ public final class CacheStore implements AutoCloseable {
    */
   public void recordRequestHits(Map<RequestKey, Long> hits, Duration saved) {
     store.requestEntries().recordHits(hits, saved);
-  }
-
-  /** Records that these requests were used (materialized into a layout): approximate LRU, not synced. */
-  public void touchRequests(List<RequestKey> keys) {
-    store.requestEntries().touch(keys);
   }
 
   // ---------------------------------------------------------------- maintenance
