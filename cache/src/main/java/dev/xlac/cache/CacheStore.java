@@ -262,7 +262,8 @@ public final class CacheStore implements AutoCloseable {
 
   /**
    * Stores the runtime's recorded compile requests with their executables in one atomic, fsynced batch. A request
-   * the cache holds already is kept as it was, not replaced ({@link RequestIngest#alreadyPresent()}).
+   * the cache holds already is kept as it was, not replaced ({@link RequestIngest#alreadyPresent()}); one that
+   * {@link #requestProblem} refuses is named in {@link RequestIngest#rejected()} while the others go in.
    */
   public RequestIngest putRequests(List<RecordedRequest> requests) {
     return store.requestEntries().putRequests(requests);
