@@ -42,8 +42,10 @@ public final class RecordSpool {
 
   /**
    * Reads one record file, checking its magic, its lengths, its SHA-256 and its key (recomputed from the sections;
-   * a file named {@code <hex>.xpr} must also be named after it). An unreadable file is an IOException; a file that
-   * is not a whole, intact record an {@link XlacException} (bad input) naming the file and the reason.
+   * a file named {@code <hex>.xpr} must also be named after it). An unreadable file is an IOException, a whole
+   * record with a section too large for a Java array a {@link TooLargeException}; a file that is not a whole, intact
+   * record an {@link XlacException} (bad input) naming the file and the reason, a {@link KeyMismatchException} when
+   * it is whole but its key was computed differently from {@link RequestKey#of}.
    */
   public static RecordedRequest read(Path file) throws IOException {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
