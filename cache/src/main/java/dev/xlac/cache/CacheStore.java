@@ -262,10 +262,19 @@ public final class CacheStore implements AutoCloseable {
 
   /**
    * Stores the runtime's recorded compile requests with their executables in one atomic, fsynced batch. A request
-   * the cache holds already is kept as it was, not replaced ({@link RequestIngest#alreadyPresent()}).
+   * the cache holds already is kept as it was, not replaced ({@link RequestIngest#alreadyPresent()}); one that
+   * {@link #requestProblem} refuses is named in {@link RequestIngest#rejected()} while the others go in.
    */
   public RequestIngest putRequests(List<RecordedRequest> requests) {
     return store.requestEntries().putRequests(requests);
+  }
+
+  /**
+   * Why {@link #putRequests} would not take this request in (its key is not the key of its sections, it is too large
+   * to store, its plugin SHA-256 is not one), or empty when it would.
+   */
+  public static Optional<String> requestProblem(RecordedRequest request) {
+    return dev.xlac.cache.store.RequestEntries.problem(request);
   }
 
   /** Every stored request (runtime entry), in key order. */
@@ -297,11 +306,6 @@ public final class CacheStore implements AutoCloseable {
    */
   public void recordRequestHits(Map<RequestKey, Long> hits, Duration saved) {
     store.requestEntries().recordHits(hits, saved);
-  }
-
-  /** Records that these requests were used (materialized into a layout): approximate LRU, not synced. */
-  public void touchRequests(List<RequestKey> keys) {
-    store.requestEntries().touch(keys);
   }
 
   // ---------------------------------------------------------------- maintenance

@@ -15,7 +15,7 @@ import java.time.Instant;
  * @param executableBytes the serialized executable's size
  * @param compileTime how long the original compile took (what each hit saves)
  * @param created when the request was added to the cache
- * @param lastAccess when it was added, materialized from or last served (approximately)
+ * @param lastAccess when it was added or last served (the hits {@code xlac run} reports); materializing does not change it
  * @param hits how many times the runtime served it (reported by {@code xlac run})
  * @param executableSha256 the executable's SHA-256, hex (what a layout entry's header carries)
  * @param storedBytes what the entry occupies in the cache (the compressed request and the executable)

@@ -190,6 +190,182 @@ class RequestEntriesTest {
   }
 
   @Test
+  void verify_findsARequestFiledUnderAnotherKey_andRepairDropsItAlone() throws Exception {
+    RecordedRequest a = request(1, 500);
+    RecordedRequest b = request(2, 600);
+    try (CacheStore s = open(new Fixtures.ManualClock())) {
+      s.putRequests(List.of(a, b));
+      // a's record and request replaced by b's request, its checksum made to agree: the values are intact, but the
+      // request is not the request of its key (as a key computed by other rules would leave it)
+      var store = Internals.store(s);
+      var recA = store.readRequestRecord(a.key().digest());
+      var recB = store.readRequestRecord(b.key().digest());
+      byte[] storedB = StoreInternals.db(store).get(RocksDbStore.Cf.REQUESTS, b.key().digest());
+      var forged = new dev.xlac.cache.store.Records.RequestRecord(recA.format(), recA.platformName(),
+          recA.pluginSha256(), recB.programBytes(), recB.requestRawBytes(), recB.requestStoredBytes(),
+          recB.requestSha256(), recA.executableBytes(), recA.executableSha256(), recA.compileNanos(), recA.created(),
+          recA.lastAccess(), 0);
+      StoreInternals.commitUnlogged(store, txn -> {
+        txn.writeRequest(a.key().digest(), forged, storedB, null);
+        return null;
+      });
+      VerifyReport check = s.verify(false);
+      assertThat(check.problems()).singleElement().satisfies(p -> {
+        assertThat(p.entry()).isEqualTo("runtime entry pjrt1:" + a.key().hex().substring(0, 12) + " (cpu)");
+        assertThat(p.description()).contains("its request's key is " + b.key().text());
+      });
+      VerifyReport repaired = s.verify(true);
+      assertThat(repaired.problems()).singleElement().satisfies(p -> assertThat(p.action()).isEqualTo("dropped"));
+      assertThat(s.requests()).extracting(RequestInfo::key).containsExactly(b.key());
+      assertThat(s.verify(false).problems()).isEmpty();
+      assertThat(streamed(s, b.key())).isEqualTo(b.executable());
+    }
+  }
+
+  @Test
+  void putRequests_rejectsEachRecordItCannotStore_byName_andTakesTheOthers() throws Exception {
+    RecordedRequest good = request(1, 100);
+    RecordedRequest wrongKey = new RecordedRequest(request(9, 1).key(), good.format(), good.program(), good.options(),
+        good.identityText(), good.executable(), 1);
+    String badIdentity = RequestFixtures.identity("A1".repeat(32));
+    RecordedRequest upperSha = new RecordedRequest(dev.xlac.runtime.RequestKey.of(good.format(), good.program(),
+        good.options(), badIdentity.getBytes(StandardCharsets.UTF_8)), good.format(), good.program(), good.options(),
+        badIdentity, good.executable(), 1);
+    try (CacheStore s = open(new Fixtures.ManualClock())) {
+      RequestIngest in = s.putRequests(List.of(wrongKey, upperSha, good));
+      assertThat(in.added()).isEqualTo(1);
+      assertThat(in.rejected()).hasSize(2);
+      assertThat(in.rejected().get(0)).startsWith("runtime entry " + wrongKey.key().text() + ": its key was computed"
+          + " differently from this xlac's key of its request (" + good.key().text() + ")");
+      assertThat(in.rejected().get(1)).startsWith("runtime entry " + upperSha.key().text())
+          .contains("plugin_sha256 is not 64 lowercase hex digits");
+      assertThat(s.requests()).extracting(RequestInfo::key).containsExactly(good.key());
+      assertThat(CacheStore.requestProblem(good)).isEmpty();
+    }
+  }
+
+  @Test
+  void aCacheWithOnlyTheVersion3ColumnFamilies_opensReadOnlyAndWritable_takesRequests_andVerifies() throws Exception {
+    Path dir = tmp.resolve("cache");
+    try (CacheStore s = open(new Fixtures.ManualClock())) {
+      Fixtures.graph(s, 1);
+      s.putArtifact(Fixtures.key(1, Fixtures.CPU), Fixtures.bytes(1, 100), CompileInfo.of(1, "log"));
+    }
+    // The database again, through RocksDB itself, as a version-3 xlac made it: its eight column families only (in
+    // their order of creation), schema version 3 and a totals record of 14 fields.
+    Path db = dir.resolve("db");
+    Path v3 = dir.resolve("db-v3");
+    List<String> old = List.of("meta", "graphs", "graph_meta", "artifacts", "artifact_meta", "logs", "identities",
+        "access_index");
+    org.rocksdb.RocksDB.loadLibrary();
+    try (org.rocksdb.Options o = new org.rocksdb.Options();
+        org.rocksdb.DBOptions dbo = new org.rocksdb.DBOptions();
+        org.rocksdb.ColumnFamilyOptions cfo = new org.rocksdb.ColumnFamilyOptions();
+        org.rocksdb.Options create = new org.rocksdb.Options().setCreateIfMissing(true)) {
+      List<org.rocksdb.ColumnFamilyDescriptor> descriptors = new ArrayList<>();
+      for (byte[] n : org.rocksdb.RocksDB.listColumnFamilies(o, db.toString())) {
+        descriptors.add(new org.rocksdb.ColumnFamilyDescriptor(n, cfo));
+      }
+      List<org.rocksdb.ColumnFamilyHandle> handles = new ArrayList<>();
+      try (org.rocksdb.RocksDB from = org.rocksdb.RocksDB.openReadOnly(dbo, db.toString(), descriptors, handles);
+          org.rocksdb.RocksDB to = org.rocksdb.RocksDB.open(create, v3.toString())) {
+        assertThat(descriptors).extracting(d -> new String(d.getName(), StandardCharsets.UTF_8))
+            .containsAll(old).contains("requests", "request_meta", "executables");
+        for (String name : old) {
+          org.rocksdb.ColumnFamilyHandle target = to.createColumnFamily(
+              new org.rocksdb.ColumnFamilyDescriptor(name.getBytes(StandardCharsets.UTF_8), cfo));
+          org.rocksdb.ColumnFamilyHandle source = handles.get(descriptors.stream().map(d -> new String(d.getName(),
+              StandardCharsets.UTF_8)).toList().indexOf(name));
+          try (org.rocksdb.RocksIterator it = from.newIterator(source)) {
+            for (it.seekToFirst(); it.isValid(); it.next()) {
+              byte[] value = it.value();
+              if (name.equals("meta") && new String(it.key(), StandardCharsets.US_ASCII).equals("totals")) {
+                value = java.util.Arrays.copyOf(value, 1 + 14 * 8);
+              } else if (name.equals("meta") && java.util.Arrays.equals(it.key(), StoreInternals.schemaKey())) {
+                value = "3".getBytes(StandardCharsets.US_ASCII);
+              }
+              to.put(target, it.key(), value);
+            }
+          }
+          target.close();
+        }
+        handles.forEach(org.rocksdb.ColumnFamilyHandle::close);
+      }
+    }
+    try (java.util.stream.Stream<Path> files = java.nio.file.Files.walk(db)) {
+      files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+    }
+    java.nio.file.Files.move(v3, db);
+    try (org.rocksdb.Options o = new org.rocksdb.Options()) {
+      assertThat(org.rocksdb.RocksDB.listColumnFamilies(o, db.toString())).hasSize(9); // default and the eight
+    }
+    try (CacheStore r = CacheStore.open(dir, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
+      assertThat(r.statistics().schemaVersion()).isEqualTo(3);
+      assertThat(r.statistics().compiled()).isEqualTo(1);
+      assertThat(r.statistics().runtimeEntries()).isZero();
+      assertThat(r.requests()).isEmpty();
+      assertThat(r.requestInfo(request(1, 1).key())).isEmpty();
+      assertThat(r.getArtifact(Fixtures.key(1, Fixtures.CPU))).isPresent();
+      assertThat(r.verify(false).problems()).isEmpty();
+    }
+    RecordedRequest q = request(1, 70_000);
+    try (CacheStore s = open(new Fixtures.ManualClock())) {
+      assertThat(s.statistics().schemaVersion()).isEqualTo(4);
+      assertThat(s.verify(false).problems()).isEmpty();
+      assertThat(s.putRequests(List.of(q)).added()).isEqualTo(1);
+      assertThat(streamed(s, q.key())).isEqualTo(q.executable());
+      assertThat(s.getArtifact(Fixtures.key(1, Fixtures.CPU))).isPresent();
+      assertThat(s.verify(false).problems()).isEmpty();
+    }
+    try (CacheStore r = CacheStore.open(dir, CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
+      assertThat(r.statistics().runtimeEntries()).isEqualTo(1);
+      assertThat(r.verify(false).problems()).isEmpty();
+    }
+  }
+
+  @Test
+  void killDuringPutRequestsOfExecutablesLargerThanAChunk_leavesWholeEntriesOnly_andTheNextWriterCleansUp()
+      throws Exception {
+    Path dir = tmp.resolve("cache");
+    // chunks of 4 KiB: each 300 KB executable is some 75 chunk batches, written before its record's batch
+    dev.xlac.cache.store.CacheFaultTest.Child c = new dev.xlac.cache.store.CacheFaultTest.Child(null, "put-requests",
+        dir.toString(), "4096");
+    c.awaitLine("committed", 2);
+    Thread.sleep(new java.util.Random().nextInt(50));
+    c.kill();
+    long committed = c.lines.stream().filter(l -> l.startsWith("committed")).count();
+    StoreInternals.chunkBytes(4096);
+    try {
+      try (CacheStore s = open(new Fixtures.ManualClock())) {
+        assertThat(s.verify(false).problems()).as("verify after kill -9").isEmpty();
+        dev.xlac.cache.store.CacheFaultTest.assertNoValueWithoutRecord(s);
+        List<RequestInfo> infos = s.requests();
+        assertThat(infos.size()).isGreaterThanOrEqualTo((int) committed * 2);
+        for (RequestInfo i : infos) {
+          int n = -1;
+          for (int k = 0; k <= committed + 1 && n < 0; k++) {
+            if (request(k, 1).key().equals(i.key())) {
+              n = k;
+            }
+          }
+          if (n >= 0) {
+            assertThat(streamed(s, i.key())).isEqualTo(request(n, 300_000).executable());
+          }
+        }
+        // the next writer takes the same requests again without trouble: present, or added whole
+        RequestIngest again = s.putRequests(List.of(request((int) committed, 300_000), request(0, 300_000)));
+        assertThat(again.rejected()).isEmpty();
+        assertThat(again.added() + again.alreadyPresent()).isEqualTo(2);
+        assertThat(streamed(s, request((int) committed, 1).key())).isEqualTo(request((int) committed, 300_000)
+            .executable());
+        assertThat(s.verify(false).problems()).isEmpty();
+      }
+    } finally {
+      StoreInternals.chunkBytes(0);
+    }
+  }
+
+  @Test
   void clear_removesTheRequests_andKeepsTheRuntimeCounters() throws Exception {
     try (CacheStore s = open(new Fixtures.ManualClock())) {
       RecordedRequest a = request(1, 100);

@@ -72,11 +72,11 @@ public final class LayoutEntry {
       Checked checked = new Checked(out);
       executable.accept(checked);
       if (checked.count != size) {
-        throw new IOException("the executable of " + key.text() + " came to " + checked.count + " bytes, not "
-            + size);
+        throw new ExecutableMismatchException("the executable of " + key.text() + " came to " + checked.count
+            + " bytes, not " + size);
       }
       if (!MessageDigest.isEqual(checked.sha.digest(), sha256)) {
-        throw new IOException("the executable of " + key.text() + " does not match its SHA-256");
+        throw new ExecutableMismatchException("the executable of " + key.text() + " does not match its SHA-256");
       }
       return true;
     });
@@ -124,6 +124,18 @@ public final class LayoutEntry {
       return total == size && MessageDigest.isEqual(sha.digest(), sha256);
     } catch (IOException e) {
       return false;
+    }
+  }
+
+  /**
+   * The executable handed to {@link #write} was not the one its size and SHA-256 describe (its source is damaged):
+   * nothing was renamed into place. Any other IOException of {@code write} is the layout's own (a full disk).
+   */
+  public static final class ExecutableMismatchException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    ExecutableMismatchException(String message) {
+      super(message);
     }
   }
 

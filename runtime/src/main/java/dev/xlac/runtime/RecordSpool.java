@@ -42,8 +42,10 @@ public final class RecordSpool {
 
   /**
    * Reads one record file, checking its magic, its lengths, its SHA-256 and its key (recomputed from the sections;
-   * a file named {@code <hex>.xpr} must also be named after it). An unreadable file is an IOException; a file that
-   * is not a whole, intact record an {@link XlacException} (bad input) naming the file and the reason.
+   * a file named {@code <hex>.xpr} must also be named after it). An unreadable file is an IOException, a whole
+   * record with a section too large for a Java array a {@link TooLargeException}; a file that is not a whole, intact
+   * record an {@link XlacException} (bad input) naming the file and the reason, a {@link KeyMismatchException} when
+   * it is whole but its key was computed differently from {@link RequestKey#of}.
    */
   public static RecordedRequest read(Path file) throws IOException {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
@@ -62,7 +64,7 @@ public final class RecordSpool {
               + " bytes) runs past the end of the file");
         }
         if (length > MAX_SECTION) {
-          throw bad(file, "the " + SECTIONS[i] + " section is too large for this reader (" + length + " bytes)");
+          throw new TooLargeException(file, SECTIONS[i], length);
         }
         sections[i] = r.bytes((int) length, SECTIONS[i]);
       }
@@ -85,7 +87,7 @@ public final class RecordSpool {
       RequestKey key = new RequestKey(digest);
       RequestKey computed = RequestKey.of(sections[0], sections[1], sections[2], sections[3]);
       if (!computed.equals(key)) {
-        throw bad(file, "its key " + key.text() + " is not the key of its request (" + computed.text() + ")");
+        throw new KeyMismatchException(file, key, computed);
       }
       String name = file.getFileName().toString();
       if (KEY_NAME.matcher(name).matches() && !name.equals(key.hex() + SUFFIX)) {
@@ -184,6 +186,45 @@ public final class RecordSpool {
   private static boolean isRecordName(Path p) {
     String name = p.getFileName().toString();
     return name.endsWith(SUFFIX) && !name.startsWith(".") && name.length() > SUFFIX.length();
+  }
+
+  /**
+   * A whole record whose section is larger than this reader can hold (a Java array): not damaged, just too large to
+   * take in. What the ingest leaves in the spool rather than rejecting.
+   */
+  public static final class TooLargeException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    TooLargeException(Path file, String section, long length) {
+      super("record " + file + ": its " + section + " section (" + length + " bytes) is larger than this xlac can take"
+          + " in (at most " + MAX_SECTION + " bytes)");
+    }
+  }
+
+  /**
+   * A record whose stored key is not the key this xlac computes from its sections: the proxy computed it differently
+   * (another version of the key's rules), or the file is not what it claims. Bad input, kept apart from damage so
+   * that a caller can keep the record for a later xlac rather than throw it away.
+   */
+  public static final class KeyMismatchException extends XlacException {
+    private static final long serialVersionUID = 1L;
+    private final RequestKey stored;
+    private final RequestKey computed;
+
+    KeyMismatchException(Path file, RequestKey stored, RequestKey computed) {
+      super(dev.xlac.core.ExitCode.BAD_INPUT, "record " + file + ": its key " + stored.text() + " was computed"
+          + " differently from this xlac's key of its request (" + computed.text() + ")");
+      this.stored = stored;
+      this.computed = computed;
+    }
+
+    public RequestKey stored() {
+      return stored;
+    }
+
+    public RequestKey computed() {
+      return computed;
+    }
   }
 
   private static XlacException bad(Path file, String reason) {

@@ -95,7 +95,25 @@ class RecordSpoolTest {
         r.executable(), r.compileNanos());
     Path file = tmp.resolve("lying.xpr");
     Files.write(file, RecordSpool.encode(lying));
-    assertThatThrownBy(() -> RecordSpool.read(file)).hasMessageContaining("is not the key of its request");
+    assertThatThrownBy(() -> RecordSpool.read(file)).isInstanceOf(RecordSpool.KeyMismatchException.class)
+        .hasMessageContaining("its key " + other.key().text() + " was computed differently from this xlac's key of"
+            + " its request (" + r.key().text() + ")");
+  }
+
+  @Test
+  void aWholeRecordWithASectionTooLargeForThisReader_isAnExceptionOfItsOwn_notBadInput() throws Exception {
+    // magic, key, a 4-byte format, then a program section of 2^31 bytes: a sparse file, never read
+    Path file = tmp.resolve("big.xpr");
+    ByteBuffer h = ByteBuffer.allocate(8 + 32 + 8 + 4 + 8).order(ByteOrder.LITTLE_ENDIAN);
+    h.put(RecordSpool.MAGIC).put(new byte[32]).putLong(4).put("mlir".getBytes(StandardCharsets.UTF_8)).putLong(1L << 31);
+    try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+      raf.write(h.array());
+      raf.setLength(h.capacity() + (1L << 31) + 4 * 8 + 8 + 32);
+    }
+    assertThatThrownBy(() -> RecordSpool.read(file)).isInstanceOf(RecordSpool.TooLargeException.class)
+        .isNotInstanceOf(dev.xlac.core.XlacException.class)
+        .hasMessage("record " + file + ": its program section (2147483648 bytes) is larger than this xlac can take in"
+            + " (at most " + RecordSpool.MAX_SECTION + " bytes)");
   }
 
   @Test

@@ -370,7 +370,8 @@ public final class BundleImporter {
       checkSafe(e, index);
       if (!m.signed) {
         throw new IllegalArgumentException("it has a signature entry " + BundleSignature.NAME + ", but its manifest is"
-            + " of an unsigned format version (only version " + BundleManifest.SIGNED_VERSION + " bundles are signed)");
+            + " of an unsigned format version (only versions " + BundleManifest.SIGNED_VERSION + " and "
+            + BundleManifest.SIGNED_REQUESTS_VERSION + " bundles are signed)");
       }
       if (e.getSize() > BundleSignature.MAX_BYTES) {
         throw new IllegalArgumentException("the signature entry is " + e.getSize() + " bytes, over the limit of "
@@ -384,7 +385,7 @@ public final class BundleImporter {
       index++;
     } else if (m.signed) {
       throw new IllegalArgumentException("its manifest is of the signed format version "
-          + BundleManifest.SIGNED_VERSION + ", but the signature entry " + BundleSignature.NAME + " does not follow it");
+          + m.formatVersion() + ", but the signature entry " + BundleSignature.NAME + " does not follow it");
     }
     onManifest.accept(m, sha, manifestBytes, signature);
     Map<String, BundleManifest.Expected> expected = m.expectedEntries();
@@ -520,6 +521,17 @@ public final class BundleImporter {
     if (!key.hex().equals(q.key())) {
       throw new IllegalArgumentException("entry '" + name + "' holds the request " + key.text()
           + ", not the one it is filed under");
+    }
+    // what the manifest says of the request must be what the request says of itself
+    dev.xlac.runtime.RecordedRequest decoded = new dev.xlac.runtime.RecordedRequest(key, sections[0], sections[1],
+        sections[2], new String(sections[3], java.nio.charset.StandardCharsets.UTF_8), new byte[0], 0);
+    String field = !decoded.formatName().equals(q.format()) ? "format"
+        : !decoded.platformName().equals(q.platformName()) ? "platform name"
+        : !decoded.pluginSha256().equals(q.pluginSha()) ? "plugin SHA-256"
+        : decoded.program().length != q.programBytes() ? "program size" : null;
+    if (field != null) {
+      throw new IllegalArgumentException("entry '" + name + "': the manifest's " + field
+          + " of runtime entry " + key.text() + " is not its request's");
     }
   }
 

@@ -43,6 +43,8 @@ public final class BundleManifest {
   static final int REQUESTS_VERSION = 4;
   /** The version of signed bundles with runtime entries. */
   static final int SIGNED_REQUESTS_VERSION = 5;
+  /** A runtime entry's plugin SHA-256: 64 lowercase hex digits (or empty: the proxy named no plugin file). */
+  private static final Pattern PLUGIN_SHA = Pattern.compile("[0-9a-f]{64}");
   /** The first version with {@code neuron} records. */
   static final int NEURON_NAMES_VERSION = 2;
   /** The version of signed bundles: the manifest is followed by {@link BundleSignature#NAME}. */
@@ -333,6 +335,10 @@ public final class BundleManifest {
               "request"), hex(f[3]), size(f[4], limits.maxModuleBytes(), "request"),
               size(f[5], limits.maxEntryBytes(), "executable"), hex(f[6]), num(f[7], "compile time"),
               num(f[8], "created"), unesc(f[9]), unesc(f[10]), unesc(f[11]), num(f[12], "program size"));
+          if (!q.pluginSha().isEmpty() && !PLUGIN_SHA.matcher(q.pluginSha()).matches()) {
+            throw new IllegalArgumentException("manifest line " + (n + 1) + ": the plugin SHA-256 of runtime entry "
+                + q.key() + " is not 64 lowercase hex digits");
+          }
           unique(seenNames, q.entryName());
           unique(seenNames, q.executableEntryName());
           m.requests.put(q.key(), q);

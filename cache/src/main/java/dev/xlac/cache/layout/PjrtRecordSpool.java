@@ -7,7 +7,9 @@ import dev.xlac.core.io.AtomicFiles;
 import dev.xlac.runtime.RecordSpool;
 import dev.xlac.runtime.RecordedRequest;
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -15,18 +17,24 @@ import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
  * Takes the runtime proxy's record spool (runtime/README.md "The record spool") into the cache: every record is
  * read and checked ({@link RecordSpool#read}), stored with {@link CacheStore#putRequests} in fsynced batches, and its
- * file deleted once its batch is durable. A record that is not whole and intact is rejected by name with the reason
- * and moved aside ({@code NAME.xpr.rejected}, which later ingests skip), while the others go in. Writes in progress
- * ({@code .tmp-*}) are left alone unless they are older than an hour (their writer died).
+ * file deleted once its batch is durable and the cache holds its request. A record that is not whole and intact, or
+ * whose key was computed differently from this xlac's, is rejected by name with the reason and moved aside
+ * ({@code NAME.xpr.rejected}, or {@code NAME.xpr.<n>.rejected} when that name is taken; later ingests skip them),
+ * while the others go in. A record too large for this xlac, or that cannot be read, is reported and left in place.
+ * Writes in progress ({@code .tmp-*}) are left alone unless they are older than an hour (their writer died).
+ * {@link RequestIngest#leftInSpool()} counts what is still in the spool at the end, so that a caller knows whether
+ * deleting the spool would lose a recording.
  *
  * <p>A process killed in the middle leaves the cache with whole batches and the spool with every file whose batch
  * was not committed (and perhaps some that were: the next ingest finds them present and deletes them). Two
- * processes may ingest one spool at once: a file the other took first is skipped.
+ * processes may ingest one spool at once (the cache's writer lock lets one write at a time): a file the other took
+ * first is skipped.
  */
 public final class PjrtRecordSpool {
   /** A batch goes to the cache once it holds this many records... */
@@ -42,7 +50,7 @@ public final class PjrtRecordSpool {
 
   private PjrtRecordSpool() {}
 
-  /** Ingests every record of {@code spool} into {@code store}; each rejected record is reported through {@code problems}. */
+  /** Ingests every record of {@code spool} into {@code store}; each record not taken in is reported through {@code problems}. */
   public static RequestIngest ingest(Path spool, CacheStore store, Consumer<String> problems) {
     List<Path> files;
     try {
@@ -54,6 +62,10 @@ public final class PjrtRecordSpool {
     List<RecordedRequest> batch = new ArrayList<>();
     List<Path> batchFiles = new ArrayList<>();
     List<String> rejected = new ArrayList<>();
+    Consumer<String> reject = line -> {
+      rejected.add(line);
+      problems.accept(line);
+    };
     long batchBytes = 0;
     for (Path f : files) {
       RecordedRequest r;
@@ -61,39 +73,53 @@ public final class PjrtRecordSpool {
         r = RecordSpool.read(f);
       } catch (NoSuchFileException e) {
         continue; // another ingest took it
+      } catch (RecordSpool.TooLargeException e) {
+        reject.accept(e.getMessage() + "; left in the spool");
+        continue;
       } catch (XlacException e) {
-        String line = e.getMessage() + "; moved aside as " + f.getFileName() + REJECTED_SUFFIX;
-        moveAside(f);
-        rejected.add(line);
-        problems.accept(line);
+        reject.accept(e.getMessage() + moveAside(f));
         continue;
       } catch (IOException e) {
-        String line = "record " + f + ": cannot be read (" + XlacException.reason(e) + "); left in place";
-        rejected.add(line);
-        problems.accept(line);
+        reject.accept("record " + f + ": cannot be read (" + XlacException.reason(e) + "); left in the spool");
+        continue;
+      }
+      Optional<String> problem = CacheStore.requestProblem(r);
+      if (problem.isPresent()) {
+        reject.accept("record " + f + ": " + problem.get() + "; left in the spool");
         continue;
       }
       batch.add(r);
       batchFiles.add(f);
       batchBytes += r.executable().length + r.program().length;
       if (batch.size() >= BATCH_RECORDS || batchBytes >= BATCH_BYTES) {
-        total = total.plus(commit(store, spool, batch, batchFiles));
+        total = total.plus(commit(store, spool, batch, batchFiles, reject));
         batch.clear();
         batchFiles.clear();
         batchBytes = 0;
       }
     }
     if (!batch.isEmpty()) {
-      total = total.plus(commit(store, spool, batch, batchFiles));
+      total = total.plus(commit(store, spool, batch, batchFiles, reject));
     }
-    removeStaleTemporaries(spool, store);
-    return total.plus(new RequestIngest(0, 0, rejected));
+    removeStaleTemporaries(spool);
+    return new RequestIngest(total.added(), total.alreadyPresent(), rejected, leftInSpool(spool));
   }
 
-  /** Stores one batch (fsynced), then deletes its files. */
-  private static RequestIngest commit(CacheStore store, Path spool, List<RecordedRequest> batch, List<Path> files) {
+  /**
+   * Stores one batch (fsynced), then deletes the files whose requests the cache now holds. One it does not hold
+   * (rejected by {@code putRequests}) stays in the spool, reported.
+   */
+  private static RequestIngest commit(CacheStore store, Path spool, List<RecordedRequest> batch, List<Path> files,
+      Consumer<String> reject) {
     RequestIngest r = store.putRequests(List.copyOf(batch));
-    for (Path f : files) {
+    for (int i = 0; i < batch.size(); i++) {
+      Path f = files.get(i);
+      if (store.requestInfo(batch.get(i).key()).isEmpty()) {
+        String key = batch.get(i).key().text();
+        String why = r.rejected().stream().filter(l -> l.contains(key)).findFirst().orElse("not taken in");
+        reject.accept("record " + f + ": " + why + "; left in the spool");
+        continue;
+      }
       try {
         Files.deleteIfExists(f);
       } catch (IOException e) {
@@ -101,19 +127,66 @@ public final class PjrtRecordSpool {
       }
     }
     AtomicFiles.syncDirectory(spool);
-    return r;
+    return new RequestIngest(r.added(), r.alreadyPresent(), List.of());
   }
 
-  private static void moveAside(Path f) {
+  /**
+   * Moves a rejected record aside under a name no other file has, and returns the words that say where. A good
+   * record that a writer renamed into the name meanwhile (so that the move took it instead) is moved back.
+   */
+  private static String moveAside(Path f) {
+    String name = f.getFileName().toString();
+    for (int n = 1; n < 1000; n++) {
+      Path aside = f.resolveSibling(n == 1 ? name + REJECTED_SUFFIX : name + "." + n + REJECTED_SUFFIX);
+      if (Files.exists(aside, LinkOption.NOFOLLOW_LINKS)) {
+        continue; // an atomic rename would replace it
+      }
+      try {
+        Files.move(f, aside, StandardCopyOption.ATOMIC_MOVE);
+      } catch (IOException e) {
+        // gone already (another ingest moved it), or not ours to move
+        return Files.exists(f, LinkOption.NOFOLLOW_LINKS) ? "; left in the spool" : "";
+      }
+      if (readable(aside)) {
+        try {
+          Files.move(aside, f, StandardCopyOption.ATOMIC_MOVE);
+          return "; a whole record took its place meanwhile and stays";
+        } catch (IOException e) {
+          // a newer one took the name again: this one stays aside, whole, for a later ingest to find
+        }
+      }
+      return "; moved aside as " + aside.getFileName();
+    }
+    return "; left in the spool";
+  }
+
+  private static boolean readable(Path f) {
     try {
-      Files.move(f, f.resolveSibling(f.getFileName() + REJECTED_SUFFIX), StandardCopyOption.ATOMIC_MOVE,
-          StandardCopyOption.REPLACE_EXISTING);
-    } catch (IOException e) {
-      // gone already (another ingest moved it), or not ours to move: reported all the same
+      RecordSpool.read(f);
+      return true;
+    } catch (IOException | RuntimeException e) {
+      return false;
     }
   }
 
-  private static void removeStaleTemporaries(Path spool, CacheStore store) {
+  /** Records still in the spool, whole or moved aside. */
+  private static int leftInSpool(Path spool) {
+    int n = 0;
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(spool)) {
+      for (Path p : entries) {
+        String name = p.getFileName().toString();
+        if (!name.startsWith(".") && (name.endsWith(RecordSpool.SUFFIX)
+            || name.contains(RecordSpool.SUFFIX + ".") && name.endsWith(REJECTED_SUFFIX))) {
+          n++;
+        }
+      }
+    } catch (IOException e) {
+      return Integer.MAX_VALUE; // cannot tell: not safe to delete
+    }
+    return n;
+  }
+
+  private static void removeStaleTemporaries(Path spool) {
     long cutoff = System.currentTimeMillis() - STALE_TEMPORARY.toMillis();
     try {
       for (Path t : RecordSpool.temporaries(spool)) {

@@ -50,6 +50,8 @@ public final class CacheVerifier {
   private final List<byte[]> unreadableGraphRecords = new ArrayList<>();
   private final List<byte[]> unreadableArtifactRecords = new ArrayList<>();
   private final List<byte[]> unreadableRequestRecords = new ArrayList<>();
+  /** Requests whose value is intact but is not the request of its key (or does not decode), with why. */
+  private final Map<ByteBuffer, String> foreignRequests = new LinkedHashMap<>();
   private final Map<ByteBuffer, String> platforms = new java.util.HashMap<>();
   private final Map<ByteBuffer, String> moduleNames = new java.util.HashMap<>();
   /** Blob files in use that RocksDB cannot read (missing, truncated, header or footer damaged). */
@@ -238,7 +240,7 @@ public final class CacheVerifier {
           recomputed.addRequest(r, 1);
           expectedAccess.add(ByteBuffer.wrap(Keys.access(r.lastAccess(), Keys.KIND_REQUEST, digest)));
           String name = requestEntry(digest, r.platformName());
-          checkValue(Cf.REQUESTS, digest, r.requestStoredBytes(), r.requestSha256(), "request", false, name);
+          checkRequest(digest, r, name);
           checkValue(Cf.EXECUTABLES, digest, r.executableBytes(), r.executableSha256(), "executable", false, name);
         }
       }
@@ -348,6 +350,39 @@ public final class CacheVerifier {
     damagedValues.add(new DamagedValue(cf, key, size, sha, entry, why));
   }
 
+  /**
+   * A stored request: its value against its checksum, and (read whole: requests are small) decoded into its
+   * sections, whose key must be the one it is filed under. A request whose key is another (computed by other rules,
+   * or filed under the wrong key) could never be served: it is a problem, dropped by a repair.
+   */
+  private void checkRequest(byte[] digest, RequestRecord r, String name) {
+    if (r.requestStoredBytes() > Store.MAX_ARRAY_BYTES || r.requestRawBytes() > Store.MAX_ARRAY_BYTES) {
+      checkValue(Cf.REQUESTS, digest, r.requestStoredBytes(), r.requestSha256(), "request", false, name);
+      return;
+    }
+    CheckedValue outcome = CheckedValue.read(store.values, Cf.REQUESTS, digest, r.requestStoredBytes(),
+        r.requestSha256());
+    if (!(outcome instanceof CheckedValue.Ok(byte[] stored))) {
+      checkValue(Cf.REQUESTS, digest, r.requestStoredBytes(), r.requestSha256(), "request", false, name);
+      return;
+    }
+    String why;
+    try {
+      byte[][] sections = RequestEntries.decodeRequest(
+          com.github.luben.zstd.Zstd.decompress(stored, Math.toIntExact(r.requestRawBytes())));
+      dev.xlac.runtime.RequestKey key = dev.xlac.runtime.RequestKey.of(sections[0], sections[1], sections[2],
+          sections[3]);
+      why = java.util.Arrays.equals(key.digest(), digest) ? null
+          : "its request's key is " + key.text() + " (computed differently, or filed under another key)";
+    } catch (RuntimeException e) {
+      why = "its request does not decode (" + e.getMessage() + ")";
+    }
+    if (why != null) {
+      problem(name, why, true);
+      foreignRequests.put(ByteBuffer.wrap(digest), why);
+    }
+  }
+
   /** Whether RocksDB's message names a table block rather than a blob. */
   private static boolean inTable(String detail) {
     return detail != null && (detail.contains(".sst") || detail.contains("block checksum"));
@@ -434,7 +469,14 @@ public final class CacheVerifier {
       lost.add(new RepairReport.LostEntry(shortHex(Keys.graphOf(key.array())),
           moduleNames.get(ByteBuffer.wrap(Keys.graphOf(key.array()))), compiler(key.array()), why));
     }
+    Set<ByteBuffer> damagedRequests = new java.util.TreeSet<>(requests);
+    requests.addAll(foreignRequests.keySet());
     for (ByteBuffer digest : requests) {
+      if (!damagedRequests.contains(digest)) {
+        lost.add(RepairReport.LostEntry.request(shortKey(digest.array()), platforms.get(digest),
+            foreignRequests.get(digest)));
+        continue;
+      }
       String why = damagedValues.stream().filter(d -> java.util.Arrays.equals(d.key(), digest.array())
           && (d.cf() == Cf.REQUESTS || d.cf() == Cf.EXECUTABLES)).map(DamagedValue::why).findFirst().orElse("");
       lost.add(RepairReport.LostEntry.request(shortKey(digest.array()), platforms.get(digest), why));

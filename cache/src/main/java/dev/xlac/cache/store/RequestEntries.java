@@ -38,7 +38,8 @@ public final class RequestEntries {
   /**
    * Stores recorded requests in one atomic, fsynced batch. A request the cache holds already is kept as it is (a
    * recompile of the same request may give other executable bytes; the first one stays); of one key given twice,
-   * the first is taken.
+   * the first is taken. Each request is checked first ({@link #problem}): one that fails is not stored and is named,
+   * with the reason, in {@link RequestIngest#rejected()}, while the others go in.
    */
   public synchronized RequestIngest putRequests(List<RecordedRequest> requests) {
     store.requireWritable();
@@ -46,11 +47,17 @@ public final class RequestEntries {
     List<RecordedRequest> fresh = new ArrayList<>();
     List<byte[]> storedRequests = new ArrayList<>();
     List<RequestRecord> records = new ArrayList<>();
+    List<String> rejected = new ArrayList<>();
     Set<RequestKey> seen = new HashSet<>();
     int present = 0;
     for (RecordedRequest r : requests) {
+      Optional<String> problem = problem(r);
+      if (problem.isPresent()) {
+        rejected.add("runtime entry " + r.key().text() + ": " + problem.get() + "; not taken in");
+        continue;
+      }
       if (!seen.add(r.key()) || store.readRequestRecord(r.key().digest()) != null) {
-        present++;
+        present++; // checked again in the batch, which decides
         continue;
       }
       byte[] stored = Zstd.compress(encodeRequest(r), Store.ZSTD_LEVEL);
@@ -62,41 +69,76 @@ public final class RequestEntries {
           r.compileNanos(), now, now, 0));
     }
     if (fresh.isEmpty()) {
-      return new RequestIngest(0, present, List.of());
+      return new RequestIngest(0, present, rejected);
     }
-    // Large executables go out chunk by chunk before the batch that writes their records (no record of these keys
-    // exists, and this method is the only writer of requests: nothing reads these chunks before the batch).
+    // Large executables go out chunk by chunk before the batch that writes their records. The writer claims its key
+    // first (another writer of this process, an import, waits for it), and only then is the key looked up: chunks
+    // are written only under a key that has no record, so no reader meets them before the batch.
     List<StoredValues.ValueWriter> writers = new ArrayList<>();
+    Set<RequestKey> presentMeanwhile = new HashSet<>();
     try {
       for (RecordedRequest r : fresh) {
         StoredValues.ValueWriter w = null;
         if (StoredValues.chunked(r.executable().length)) {
           w = store.values.writer(Cf.EXECUTABLES, r.key().digest(), r.executable().length, true);
           writers.add(w);
-          w.write(r.executable());
+          if (store.readRequestRecord(r.key().digest()) == null) {
+            w.write(r.executable());
+          } else {
+            presentMeanwhile.add(r.key());
+          }
         } else {
           writers.add(null);
         }
       }
-      int added = store.commit(true, txn -> {
-        int n = 0;
+      int[] counts = new int[2];
+      store.commit(true, txn -> {
         for (int i = 0; i < fresh.size(); i++) {
           byte[] digest = fresh.get(i).key().digest();
+          if (txn.request(digest) != null || presentMeanwhile.contains(fresh.get(i).key())) {
+            counts[1]++; // added meanwhile (an import): kept as it is
+            continue;
+          }
           StoredValues.ValueWriter w = writers.get(i);
           txn.writeRequest(digest, records.get(i), storedRequests.get(i), w == null ? fresh.get(i).executable() : null);
           if (w != null) {
             txn.commitValue(w);
           }
-          n++;
+          counts[0]++;
         }
-        return n;
+        return null;
       });
       store.enforceMaxSize();
-      return new RequestIngest(added, present, List.of());
+      return new RequestIngest(counts[0], present + counts[1], rejected);
     } finally {
       writers.stream().filter(java.util.Objects::nonNull).forEach(StoredValues.ValueWriter::close);
     }
   }
+
+  /**
+   * Why a recorded request cannot be stored, or empty when it can: its key is not the key of its sections (computed
+   * differently, or the record is not what it claims), its request is too large for one stored value, or its
+   * plugin identity names a plugin SHA-256 that is not 64 lowercase hex digits.
+   */
+  public static Optional<String> problem(RecordedRequest r) {
+    if (rawSize(r) > Store.MAX_ARRAY_BYTES) {
+      return Optional.of("its request is too large to store (" + rawSize(r) + " bytes; at most "
+          + Store.MAX_ARRAY_BYTES + ")");
+    }
+    RequestKey computed = RequestKey.of(r.format(), r.program(), r.options(),
+        r.identityText().getBytes(StandardCharsets.UTF_8));
+    if (!computed.equals(r.key())) {
+      return Optional.of("its key was computed differently from this xlac's key of its request ("
+          + computed.text() + ")");
+    }
+    String plugin = r.pluginSha256();
+    if (!plugin.isEmpty() && !PLUGIN_SHA.matcher(plugin).matches()) {
+      return Optional.of("its plugin identity's plugin_sha256 is not 64 lowercase hex digits");
+    }
+    return Optional.empty();
+  }
+
+  private static final java.util.regex.Pattern PLUGIN_SHA = java.util.regex.Pattern.compile("[0-9a-f]{64}");
 
   /** Every stored request, in key order. */
   public List<RequestInfo> requests() {
@@ -203,28 +245,6 @@ public final class RequestEntries {
       txn.countRuntimeHits(total, saved.toMillis());
       return null;
     });
-  }
-
-  /** Records that requests were used (materialized): last access now, at most once a minute each, not synced. */
-  public void touch(List<RequestKey> keys) {
-    if (!store.writable || keys.isEmpty()) {
-      return;
-    }
-    long now = store.clock.millis();
-    try {
-      store.commit(false, txn -> {
-        for (RequestKey k : keys) {
-          byte[] digest = k.digest();
-          RequestRecord r = txn.request(digest);
-          if (r != null && now - r.lastAccess() >= Store.TOUCH_INTERVAL_MILLIS) {
-            txn.writeRequest(digest, r.withLastAccess(now), null, null);
-          }
-        }
-        return null;
-      });
-    } catch (XlacException e) {
-      store.notices.accept("cannot record the use of " + keys.size() + " runtime entries: " + e.getMessage());
-    }
   }
 
   private <T> Optional<T> damaged(RequestKey key, String why) {

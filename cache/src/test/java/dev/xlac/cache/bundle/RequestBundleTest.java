@@ -142,6 +142,43 @@ class RequestBundleTest {
   }
 
   @Test
+  void aManifestThatMisstatesARequestsPluginSha_isRefused_soNoMaterializeMeetsIt() throws Exception {
+    String hex = requests.get(1).key().hex();
+    List<Entry> wrong = Forgery.consistent(Forgery.entries(bundle), Map.of(),
+        m -> editRequestLine(m, hex, 11, dev.xlac.cache.RequestFixtures.PLUGIN_B));
+    assertRefused(Forgery.write(tmp.resolve("wrong-plugin.tar.zst"), wrong),
+        "the manifest's plugin SHA-256 of runtime entry pjrt1:" + hex + " is not its request's");
+    List<Entry> notSha = Forgery.consistent(Forgery.entries(bundle), Map.of(),
+        m -> editRequestLine(m, hex, 11, "zz"));
+    assertRefused(Forgery.write(tmp.resolve("not-a-sha.tar.zst"), notSha),
+        "the plugin SHA-256 of runtime entry " + hex + " is not 64 lowercase hex digits");
+  }
+
+  @Test
+  void aManifestThatMisstatesARequestsFormatPlatformOrProgramSize_isRefused() throws Exception {
+    String hex = requests.get(0).key().hex();
+    for (Object[] c : new Object[][] {{9, "hlo", "format"}, {10, "cuda", "platform name"}, {12, "7", "program size"}}) {
+      List<Entry> wrong = Forgery.consistent(Forgery.entries(bundle), Map.of(),
+          m -> editRequestLine(m, hex, (Integer) c[0], (String) c[1]));
+      assertRefused(Forgery.write(tmp.resolve("wrong-" + c[0] + ".tar.zst"), wrong),
+          "the manifest's " + c[2] + " of runtime entry pjrt1:" + hex + " is not its request's");
+    }
+  }
+
+  /** The manifest with field {@code field} of the request line of {@code hex} set to {@code value}. */
+  static String editRequestLine(String manifest, String hex, int field, String value) {
+    StringBuilder b = new StringBuilder();
+    for (String line : manifest.split("\n", -1)) {
+      String[] f = line.split("\t", -1);
+      if (f[0].equals("request") && f[1].equals(hex)) {
+        f[field] = value;
+      }
+      b.append(String.join("\t", f)).append('\n');
+    }
+    return b.substring(0, b.length() - 1);
+  }
+
+  @Test
   void aRequestAfterItsExecutable_isRefused() throws Exception {
     List<Entry> entries = new ArrayList<>(Forgery.entries(bundle));
     String req = "requests/" + requests.get(1).key().hex() + ".req.zst";

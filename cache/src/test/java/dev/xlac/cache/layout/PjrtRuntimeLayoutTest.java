@@ -141,13 +141,14 @@ class PjrtRuntimeLayoutTest {
       assertThat(bad).doesNotExist();
       assertThat(bad.resolveSibling(bad.getFileName() + ".rejected")).exists();
       assertThat(s.requests()).extracting(RequestInfo::key).containsExactlyInAnyOrder(rs.get(0).key(), rs.get(1).key());
+      assertThat(in.leftInSpool()).as("the rejected records stay in the spool, aside").isEqualTo(2);
       // a second ingest does not meet them again
-      assertThat(PjrtRecordSpool.ingest(spool(), s, problems::add)).isEqualTo(new RequestIngest(0, 0, List.of()));
+      assertThat(PjrtRecordSpool.ingest(spool(), s, problems::add)).isEqualTo(new RequestIngest(0, 0, List.of(), 2));
     }
   }
 
   @Test
-  void materialize_rewritesADamagedEntry_removesEntriesNoLongerCached_andFiltersByPlugin() throws Exception {
+  void materialize_rewritesADamagedEntry_andRemovesEntriesNoLongerCached() throws Exception {
     List<RecordedRequest> a = record(0, 3, 20_000, PLUGIN_A);
     List<RecordedRequest> b = record(10, 12, 20_000, PLUGIN_B);
     Path layout = tmp.resolve("layout");
@@ -165,25 +166,125 @@ class PjrtRuntimeLayoutTest {
       RequestKey stray = request(99, 1).key();
       Files.createDirectories(LayoutEntry.path(layout, stray).getParent());
       Files.write(LayoutEntry.path(layout, stray), new byte[200]);
-      PjrtRuntimeLayout.MaterializeResult m = PjrtRuntimeLayout.materialize(s, layout, Optional.empty(), problems::add);
+      PjrtRuntimeLayout.MaterializeResult m = PjrtRuntimeLayout.materialize(s, layout, Optional.empty(), true,
+          problems::add);
       assertThat(m).isEqualTo(new PjrtRuntimeLayout.MaterializeResult(2, 3, 1, 0));
       assertServes(layout, a);
       assertServes(layout, b);
       assertThat(LayoutEntry.path(layout, stray)).doesNotExist();
-      // only plugin B's entries: plugin A's are removed, the manifest names B alone
-      PjrtRuntimeLayout.MaterializeResult onlyB = PjrtRuntimeLayout.materialize(s, layout, Optional.of(PLUGIN_B),
-          problems::add);
-      assertThat(onlyB).isEqualTo(new PjrtRuntimeLayout.MaterializeResult(0, 2, 3, 0));
-      assertThat(LayoutManifest.read(layout)).contains(Set.of(PLUGIN_B));
-      assertThat(entryFiles(layout)).hasSize(2);
       // a request pruned from the cache leaves the layout at the next materialize
       s.prune(new dev.xlac.cache.PruneRequest(java.util.OptionalLong.of(0), null, false, null, null, false, false));
       assertThat(PjrtRuntimeLayout.materialize(s, layout, Optional.empty(), problems::add))
-          .isEqualTo(new PjrtRuntimeLayout.MaterializeResult(0, 0, 2, 0));
+          .isEqualTo(new PjrtRuntimeLayout.MaterializeResult(0, 0, 5, 0));
       assertThat(entryFiles(layout)).isEmpty();
       assertThat(LayoutManifest.read(layout)).contains(Set.of());
     }
     assertThat(problems).isEmpty();
+  }
+
+  @Test
+  void materializeWithAPluginFilter_keepsTheOtherPluginsEntries_andTheManifestNamesEveryPluginPresent()
+      throws Exception {
+    List<RecordedRequest> a = record(0, 3, 20_000, PLUGIN_A);
+    List<RecordedRequest> b = record(10, 12, 20_000, PLUGIN_B);
+    Path layout = tmp.resolve("layout");
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      PjrtRecordSpool.ingest(spool(), s, problems::add);
+      // two plugins' runs materialize into one layout in turn: neither removes the other's entries
+      assertThat(PjrtRuntimeLayout.materialize(s, layout, Optional.of(PLUGIN_A), problems::add))
+          .isEqualTo(new PjrtRuntimeLayout.MaterializeResult(3, 0, 0, 0));
+      assertThat(LayoutManifest.read(layout)).contains(Set.of(PLUGIN_A));
+      assertThat(PjrtRuntimeLayout.materialize(s, layout, Optional.of(PLUGIN_B.toUpperCase(java.util.Locale.ROOT)),
+          problems::add)).isEqualTo(new PjrtRuntimeLayout.MaterializeResult(2, 0, 0, 0));
+      assertThat(LayoutManifest.read(layout)).contains(Set.of(PLUGIN_A, PLUGIN_B));
+      assertThat(PjrtRuntimeLayout.materialize(s, layout, Optional.of(PLUGIN_A), problems::add))
+          .isEqualTo(new PjrtRuntimeLayout.MaterializeResult(0, 3, 0, 0));
+      assertServes(layout, a);
+      assertServes(layout, b);
+      assertThat(LayoutManifest.read(layout)).contains(Set.of(PLUGIN_A, PLUGIN_B));
+      // a key the cache no longer holds goes, whichever plugin it was for; the manifest follows what is present
+      StoreInternals.commitUnlogged(Internals.store(s), txn -> {
+        for (RecordedRequest r : b) {
+          txn.removeRequest(r.key().digest());
+        }
+        return null;
+      });
+      assertThat(PjrtRuntimeLayout.materialize(s, layout, Optional.of(PLUGIN_A), problems::add))
+          .isEqualTo(new PjrtRuntimeLayout.MaterializeResult(0, 3, 2, 0));
+      assertThat(LayoutManifest.read(layout)).contains(Set.of(PLUGIN_A));
+      assertThat(entryFiles(layout)).hasSize(3);
+    }
+    assertThat(problems).isEmpty();
+  }
+
+  @Test
+  void materialize_trustsAKeptEntrysHeader_andReadsItsExecutableOnlyWhenAskedToVerify() throws Exception {
+    List<RecordedRequest> rs = record(0, 3, 50_000, PLUGIN_A);
+    Path layout = tmp.resolve("layout");
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      PjrtRecordSpool.ingest(spool(), s, problems::add);
+      PjrtRuntimeLayout.materialize(s, layout, Optional.empty(), problems::add);
+      Path flipped = LayoutEntry.path(layout, rs.get(1).key());
+      byte[] f = Files.readAllBytes(flipped);
+      f[LayoutEntry.HEADER + 7] ^= 1; // the header still matches: only a full read finds it
+      Files.write(flipped, f);
+      // the default (before every xlac run) reads headers only: the proxy checks the SHA-256 before it serves
+      assertThat(PjrtRuntimeLayout.materialize(s, layout, Optional.empty(), problems::add))
+          .isEqualTo(new PjrtRuntimeLayout.MaterializeResult(0, 3, 0, 0));
+      assertThat(Files.readAllBytes(flipped)).isEqualTo(f);
+      assertThat(PjrtRuntimeLayout.materialize(s, layout, Optional.empty(), true, problems::add))
+          .isEqualTo(new PjrtRuntimeLayout.MaterializeResult(1, 2, 0, 0));
+      assertServes(layout, rs);
+      // an entry deleted (as xlac run does with those the proxy reported damaged) is written again
+      Files.delete(LayoutEntry.path(layout, rs.get(2).key()));
+      assertThat(PjrtRuntimeLayout.materialize(s, layout, Optional.empty(), problems::add))
+          .isEqualTo(new PjrtRuntimeLayout.MaterializeResult(1, 2, 0, 0));
+      assertServes(layout, rs);
+    }
+    assertThat(problems).isEmpty();
+  }
+
+  @Test
+  void materialize_doesNotCountAsAUse_soThePruneStillSeesEntriesTheRuntimeNeverServed() throws Exception {
+    List<RecordedRequest> rs = record(0, 2, 1_000, PLUGIN_A);
+    Fixtures.ManualClock clock = new Fixtures.ManualClock();
+    try (CacheStore s = Internals.open(cacheDir(), problems::add, clock)) {
+      PjrtRecordSpool.ingest(spool(), s, problems::add);
+      Instant created = s.requests().getFirst().created();
+      clock.advance(Duration.ofDays(3));
+      PjrtRuntimeLayout.materialize(s, tmp.resolve("layout"), Optional.empty(), problems::add);
+      assertThat(s.requests()).extracting(RequestInfo::lastAccess).containsOnly(created);
+      s.recordRequestHits(java.util.Map.of(rs.get(1).key(), 1L), Duration.ofSeconds(1));
+      assertThat(s.requestInfo(rs.get(1).key()).orElseThrow().lastAccess()).isEqualTo(clock.instant());
+      assertThat(s.requestInfo(rs.get(0).key()).orElseThrow().lastAccess()).isEqualTo(created);
+    }
+    assertThat(problems).isEmpty();
+  }
+
+  @Test
+  void aRuntimeEntryWithAnInvalidPluginSha_isReportedAndSkippedByMaterialize_notAnUncaughtError() throws Exception {
+    List<RecordedRequest> rs = record(0, 3, 1_000, PLUGIN_A);
+    Path layout = tmp.resolve("layout");
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      PjrtRecordSpool.ingest(spool(), s, problems::add);
+      PjrtRuntimeLayout.materialize(s, layout, Optional.empty(), problems::add);
+      // what an older xlac let in from a bundle whose manifest named another plugin SHA-256
+      byte[] digest = rs.get(1).key().digest();
+      var old = Internals.store(s).readRequestRecord(digest);
+      var bad = new dev.xlac.cache.store.Records.RequestRecord(old.format(), old.platformName(), "not-a-sha\n",
+          old.programBytes(), old.requestRawBytes(), old.requestStoredBytes(), old.requestSha256(),
+          old.executableBytes(), old.executableSha256(), old.compileNanos(), old.created(), old.lastAccess(), 0);
+      StoreInternals.commitUnlogged(Internals.store(s), txn -> {
+        txn.writeRequest(digest, bad, null, null);
+        return null;
+      });
+      PjrtRuntimeLayout.MaterializeResult m = PjrtRuntimeLayout.materialize(s, layout, Optional.empty(), problems::add);
+      assertThat(m).isEqualTo(new PjrtRuntimeLayout.MaterializeResult(0, 2, 1, 0, 1));
+      assertThat(problems).singleElement().asString().contains("runtime entry " + rs.get(1).key().text())
+          .contains("plugin SHA-256 (\"not-a-sha?\") is not 64 hex digits");
+      assertThat(LayoutManifest.read(layout)).contains(Set.of(PLUGIN_A));
+      assertThat(LayoutEntry.path(layout, rs.get(1).key())).doesNotExist();
+    }
   }
 
   @Test
@@ -311,7 +412,144 @@ class PjrtRuntimeLayoutTest {
   }
 
   @Test
-  void twoIngestsOfOneSpoolAtOnce_takeEveryRecordOnce_withoutComplaint() throws Exception {
+  void aRejectedRecord_isMovedAsideUnderANameOfItsOwn_neverOverAnEarlierRejectedOne() throws Exception {
+    List<RecordedRequest> rs = record(0, 1, 5_000, PLUGIN_A);
+    Path f = spool().resolve(rs.getFirst().key().hex() + ".xpr");
+    Path earlier = Files.writeString(f.resolveSibling(f.getFileName() + ".rejected"), "an earlier rejected record");
+    byte[] b = Files.readAllBytes(f);
+    b[100] ^= 1;
+    Files.write(f, b);
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      RequestIngest in = PjrtRecordSpool.ingest(spool(), s, problems::add);
+      assertThat(in.rejected()).singleElement().asString().contains("moved aside as " + f.getFileName() + ".2.rejected");
+      assertThat(in.leftInSpool()).isEqualTo(2);
+    }
+    assertThat(earlier).hasContent("an earlier rejected record");
+    assertThat(f.resolveSibling(f.getFileName() + ".2.rejected")).hasBinaryContent(b);
+    assertThat(f).doesNotExist();
+  }
+
+  @Test
+  void aRecordTooLargeForThisXlac_isLeftInTheSpoolWithItsOwnMessage_notRejectedAsDamaged() throws Exception {
+    // A whole record's header whose program section (2^31 bytes) is over what one Java array holds: a sparse file.
+    Files.createDirectories(spool());
+    Path big = spool().resolve("f".repeat(64) + ".xpr");
+    java.nio.ByteBuffer h = java.nio.ByteBuffer.allocate(8 + 32 + 8 + 4 + 8).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    h.put(RecordSpool.MAGIC).put(new byte[32]).putLong(4).put("mlir".getBytes(java.nio.charset.StandardCharsets.UTF_8))
+        .putLong(1L << 31);
+    try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(big.toFile(), "rw")) {
+      raf.write(h.array());
+      raf.setLength(h.capacity() + (1L << 31) + 4 * 8 + 8 + 32);
+    }
+    List<RecordedRequest> rs = record(0, 2, 1_000, PLUGIN_A);
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      RequestIngest in = PjrtRecordSpool.ingest(spool(), s, problems::add);
+      assertThat(in.added()).isEqualTo(2);
+      assertThat(in.rejected()).singleElement().asString().contains("record " + big)
+          .contains("program section (2147483648 bytes) is larger than this xlac can take in")
+          .endsWith("left in the spool").doesNotContain("damaged");
+      assertThat(in.leftInSpool()).as("xlac run must not delete this spool").isEqualTo(1);
+      assertThat(s.requests()).hasSize(rs.size());
+    }
+    assertThat(big).exists();
+    assertThat(spool().resolve(big.getFileName() + ".rejected")).doesNotExist();
+  }
+
+  @Test
+  void aRecordKeyedByTheCProxysOwnKeyCode_withRealJaxOptions_isTakenIn_andTheOtherRunsOptionsFindItPresent()
+      throws Exception {
+    // The C side's key (the proxy's key.c and options.c, through the key tool runtime/ builds for its tests) on the
+    // options of two real JAX runs: a canonicalisation that differed between C and Java would reject these.
+    Path tool = Path.of("..", "runtime", "target", "native-test", "xlac-pjrt-key").toAbsolutePath();
+    Path jax = Path.of("..", "runtime", "src", "test", "resources", "jax-options").toAbsolutePath();
+    org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(tool),
+        "the C key tool is built by the runtime module's test-compile (run with -am): " + tool);
+    String identity = runTool(tool, "identity", "cpu", "cpu", "0", "75", PLUGIN_A, "s", "xla_version", "0.10.2", "i",
+        "stablehlo_current_version", "1", "b", "supports_cross_host_transfers", "false");
+    Path idFile = Files.writeString(tmp.resolve("identity.txt"), identity);
+    byte[] program = "module @jit_f { func.func public @main() { return } }".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    Path programFile = Files.write(tmp.resolve("program.bin"), program);
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      int run = 0;
+      for (String options : List.of("run1.bin", "run2.bin")) {
+        String keyText = runTool(tool, "key", "mlir", programFile.toString(), jax.resolve(options).toString(),
+            idFile.toString()).strip();
+        RequestKey key = RequestKey.parse(keyText);
+        RecordedRequest r = new RecordedRequest(key, "mlir".getBytes(java.nio.charset.StandardCharsets.UTF_8), program,
+            Files.readAllBytes(jax.resolve(options)), identity, Fixtures.bytes(7, 3_000), 5_000_000L);
+        RecordSpool.write(spool(), r);
+        RequestIngest in = PjrtRecordSpool.ingest(spool(), s, problems::add);
+        assertThat(in.rejected()).as("ingest of the record of %s", options).isEmpty();
+        assertThat(in).isEqualTo(run++ == 0 ? new RequestIngest(1, 0, List.of()) : new RequestIngest(0, 1, List.of()));
+        assertThat(s.requestInfo(key)).isPresent();
+      }
+      assertThat(s.requests()).singleElement().extracting(RequestInfo::pluginSha256).isEqualTo(PLUGIN_A);
+    }
+    assertThat(problems).isEmpty();
+  }
+
+  static String runTool(Path tool, String... args) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of(tool.toString()));
+    cmd.addAll(List.of(args));
+    Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(p.waitFor()).as("exit status of %s", cmd).isZero();
+    return out;
+  }
+
+  @Test
+  void aRecordWhoseKeyWasComputedDifferently_isSaidSo_andKeptAsideNotLost() throws Exception {
+    RecordedRequest good = request(1, 2_000, PLUGIN_A);
+    RequestKey other = request(2, 1, PLUGIN_A).key();
+    RecordedRequest differently = new RecordedRequest(other, good.format(), good.program(), good.options(),
+        good.identityText(), good.executable(), good.compileNanos());
+    Files.createDirectories(spool());
+    Path f = Files.write(spool().resolve(other.hex() + ".xpr"), RecordSpool.encode(differently));
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      RequestIngest in = PjrtRecordSpool.ingest(spool(), s, problems::add);
+      assertThat(in.rejected()).singleElement().asString().contains("record " + f)
+          .contains("its key " + other.text() + " was computed differently from this xlac's key of its request ("
+              + good.key().text() + ")").doesNotContain("damaged");
+      assertThat(in.leftInSpool()).isEqualTo(1);
+      // putRequests, given such a record directly, rejects it too and takes the others
+      RequestIngest direct = s.putRequests(List.of(differently, good));
+      assertThat(direct.added()).isEqualTo(1);
+      assertThat(direct.rejected()).singleElement().asString().contains("runtime entry " + other.text())
+          .contains("its key was computed differently");
+      assertThat(s.requestInfo(other)).isEmpty();
+    }
+    assertThat(f.resolveSibling(f.getFileName() + ".rejected")).exists();
+  }
+
+  @Test
+  void twoIngestsOfOneSpool_inTwoThreadsOfOneCache_raceOnListingAndReading_andTakeEveryRecordOnce() throws Exception {
+    List<RecordedRequest> rs = record(0, 200, 2_000, PLUGIN_A); // seven batches: each deletes what the other listed
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+      List<java.util.concurrent.Future<RequestIngest>> runs = new ArrayList<>();
+      try (var pool = java.util.concurrent.Executors.newFixedThreadPool(2)) {
+        for (int i = 0; i < 2; i++) {
+          runs.add(pool.submit(() -> {
+            start.await();
+            return PjrtRecordSpool.ingest(spool(), s, problems::add);
+          }));
+        }
+      }
+      RequestIngest one = runs.get(0).get();
+      RequestIngest two = runs.get(1).get();
+      assertThat(one.added() + two.added()).isEqualTo(rs.size());
+      assertThat(one.rejected()).isEmpty();
+      assertThat(two.rejected()).isEmpty();
+      assertThat(s.requests()).extracting(RequestInfo::key)
+          .containsExactlyInAnyOrderElementsOf(rs.stream().map(RecordedRequest::key).toList());
+      assertThat(s.verify(false).problems()).isEmpty();
+    }
+    assertThat(RecordSpool.files(spool())).isEmpty();
+    assertThat(problems).isEmpty();
+  }
+
+  @Test
+  void twoIngestProcessesOnOneSpool_takeTurnsAtTheWriterLock_andTakeEveryRecordOnce() throws Exception {
     List<RecordedRequest> rs = record(0, 80, 50_000, PLUGIN_A);
     Child one = new Child(null, "ingest", cacheDir().toString(), spool().toString());
     Child two = new Child(null, "ingest", cacheDir().toString(), spool().toString());

@@ -62,6 +62,9 @@ public final class CacheFaultMain {
     if (args[0].equals("write") && args.length > 4) {
       StoredValues.chunkBytesForTests = Integer.parseInt(args[4]);
     }
+    if (args[0].equals("put-requests")) { // put-requests CACHE CHUNK_BYTES: until killed
+      StoredValues.chunkBytesForTests = Integer.parseInt(args[2]);
+    }
     if (args[0].equals("half-a-value")) {
       StoredValues.chunkBytesForTests = Integer.parseInt(args[3]);
     }
@@ -143,6 +146,14 @@ public final class CacheFaultMain {
             Fixtures.graph(s, n);
             s.putArtifact(Fixtures.key(n, Fixtures.CPU), Fixtures.bytes(n, size), CompileInfo.of(n, "log " + n));
             System.out.println("committed " + n); // putArtifact returned: the entry is durable
+          }
+        }
+        case "put-requests" -> {
+          System.out.println("started");
+          for (int n = 0; ; n++) { // each batch: a large executable in many chunks and a small one
+            s.putRequests(java.util.List.of(dev.xlac.cache.RequestFixtures.request(n, 300_000),
+                dev.xlac.cache.RequestFixtures.request(100_000 + n, 50)));
+            System.out.println("committed " + n);
           }
         }
         case "import", "import-flushing", "import-streaming" -> {

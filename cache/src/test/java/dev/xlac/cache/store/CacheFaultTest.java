@@ -351,8 +351,10 @@ public class CacheFaultTest {
    */
   public static void assertNoValueWithoutRecord(CacheStore s) {
     for (RocksDbStore.Cf[] pair : new RocksDbStore.Cf[][] {{RocksDbStore.Cf.GRAPHS, RocksDbStore.Cf.GRAPH_META},
-        {RocksDbStore.Cf.ARTIFACTS, RocksDbStore.Cf.ARTIFACT_META}, {RocksDbStore.Cf.LOGS, RocksDbStore.Cf.ARTIFACT_META}}) {
-      int keyBytes = pair[0] == RocksDbStore.Cf.GRAPHS ? Keys.DIGEST : Keys.ARTIFACT;
+        {RocksDbStore.Cf.ARTIFACTS, RocksDbStore.Cf.ARTIFACT_META}, {RocksDbStore.Cf.LOGS, RocksDbStore.Cf.ARTIFACT_META},
+        {RocksDbStore.Cf.REQUESTS, RocksDbStore.Cf.REQUEST_META},
+        {RocksDbStore.Cf.EXECUTABLES, RocksDbStore.Cf.REQUEST_META}}) {
+      int keyBytes = pair[1] == RocksDbStore.Cf.ARTIFACT_META ? Keys.ARTIFACT : Keys.DIGEST;
       try (RocksDbStore.Cursor c = Internals.store(s).db.cursor(pair[0], null)) {
         for (; c.valid(); c.next()) {
           byte[] key = java.util.Arrays.copyOf(c.key(), keyBytes); // a chunk's key: its value's key and an index
