@@ -84,8 +84,14 @@ final class RuntimeRecording implements AutoCloseable {
       problems.accept("cannot read the runtime proxy's statistics: " + XlacException.reason(e));
       s = RunStatistics.NONE;
     }
-    RecordingResult r = new RecordingResult(RuntimeCache.ingest(spool, store, problems), s);
-    ingested = true;
+    RequestIngest in = RuntimeCache.ingest(spool, store, problems);
+    RecordingResult r = new RecordingResult(in, s);
+    // records the cache could not take (each named by the ingest) keep the spool, for `xlac cache add`
+    ingested = in.leftInSpool() == 0;
+    if (!ingested) {
+      problems.accept(in.leftInSpool() + " recorded compile" + (in.leftInSpool() == 1 ? "" : "s") + " stay in " + spool
+          + " (add them later with xlac cache add " + spool + ")");
+    }
     return r;
   }
 
@@ -94,11 +100,21 @@ final class RuntimeRecording implements AutoCloseable {
   public void close() {
     delete(stats);
     try {
-      if (ingested || RecordSpool.files(spool).isEmpty()) {
+      if (ingested || !holdsRecords(spool)) {
         delete(spool);
       }
     } catch (IOException e) {
       // left for `xlac cache add`
+    }
+  }
+
+  /** Whether the spool holds a record, taken in or not, or one an ingest moved aside as {@code *.rejected}. */
+  private static boolean holdsRecords(Path spool) throws IOException {
+    if (!RecordSpool.files(spool).isEmpty()) {
+      return true;
+    }
+    try (var names = Files.list(spool)) {
+      return names.anyMatch(f -> f.getFileName().toString().endsWith(".rejected"));
     }
   }
 

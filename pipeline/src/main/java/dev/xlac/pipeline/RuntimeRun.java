@@ -202,7 +202,13 @@ public final class RuntimeRun {
         RuntimeCache.recordHits(store, s);
         if (spool != null) {
           ingested = RuntimeCache.ingest(spool, store, notices);
-          deleteQuietly(spool);
+          if (ingested.leftInSpool() == 0) {
+            deleteQuietly(spool);
+          } else { // records the cache could not take (each named above): kept, never deleted
+            kept = spool;
+            notices.accept(ingested.leftInSpool() + " recorded compile" + (ingested.leftInSpool() == 1 ? "" : "s")
+                + " stay in " + spool + " (see the lines above; add them later with xlac cache add " + spool + ")");
+          }
         }
       } catch (XlacException e) {
         if (spool != null) {

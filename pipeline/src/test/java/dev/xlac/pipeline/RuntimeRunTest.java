@@ -228,4 +228,27 @@ class RuntimeRunTest {
       assertThat(store.requests()).hasSize(1);
     }
   }
+
+  /** Regression: a spool whose records the cache did not all take was deleted with them. */
+  @Test
+  void aRecordTheCacheRejects_keepsTheSpool_soNothingRecordedIsLost() throws Exception {
+    byte[] format = "hlo".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    String identity = "xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=cpu\napi_version=0.94\n"
+        + "plugin_sha256=" + "ab".repeat(32) + "\n";
+    RequestKey key = RequestKey.of(format, new byte[] {1}, new byte[0],
+        identity.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    Path written = dev.xlac.runtime.RecordSpool.write(Files.createDirectories(tmp.resolve("made")),
+        new dev.xlac.runtime.RecordedRequest(key, format, new byte[] {1}, new byte[0], identity, new byte[] {7}, 5));
+    byte[] damaged = Files.readAllBytes(written);
+    damaged[damaged.length - 40] ^= 1; // the compile time: the record's checksum no longer matches
+    Path record = Files.write(tmp.resolve("damaged.xpr"), damaged);
+    RunResult r = run(plugin, null, true, "cp " + record + " $XLAC_PJRT_RECORD/" + key.hex() + ".xpr");
+    assertThat(r.exitStatus()).isZero();
+    assertThat(r.ingested().leftInSpool()).isEqualTo(1);
+    assertThat(r.keptSpool()).as("the spool is kept").isNotNull();
+    try (var names = Files.list(r.keptSpool())) {
+      assertThat(names.map(f -> f.getFileName().toString())).anyMatch(n -> n.startsWith(key.hex()));
+    }
+    assertThat(notices).anyMatch(n -> n.contains("stay in " + r.keptSpool()));
+  }
 }
