@@ -109,7 +109,12 @@ final class RuntimeCache {
 
   /** Brings the layout up to date with the cache (for one plugin, or all): written, kept, removed. */
   static int[] materialize(CacheStore store, Path layout, Optional<String> pluginSha256, Consumer<String> problems) {
-    var r = PjrtRuntimeLayout.materialize(store, layout, pluginSha256, problems);
+    return materialize(store, layout, pluginSha256, false, problems);
+  }
+
+  static int[] materialize(CacheStore store, Path layout, Optional<String> pluginSha256, boolean verify,
+      Consumer<String> problems) {
+    var r = PjrtRuntimeLayout.materialize(store, layout, pluginSha256, verify, problems);
     return new int[] {r.written(), r.kept(), r.removed()};
   }
 

@@ -17,12 +17,16 @@ public final class RuntimeLayouts {
   /** @param problems counted in the result */
   public record Materialized(int written, int kept, int removed, int problems) {}
 
-  public static Materialized materialize(CacheStore store, Path dir, Path plugin, Path cacheDir,
+  /**
+   * @param verify read every kept entry whole and check its executable's SHA-256 (default: its header
+   *     only; the proxy checks the SHA-256 before it serves an entry, and falls back when it fails)
+   */
+  public static Materialized materialize(CacheStore store, Path dir, Path plugin, Path cacheDir, boolean verify,
       Consumer<String> notices) {
     Optional<String> sha = plugin == null ? Optional.empty()
         : Optional.of(RealPlugin.identify(plugin, RuntimeCache.memoDir(cacheDir), null).sha256());
     int[] problems = {0};
-    int[] r = RuntimeCache.materialize(store, dir, sha, m -> {
+    int[] r = RuntimeCache.materialize(store, dir, sha, verify, m -> {
       problems[0]++;
       notices.accept(m);
     });

@@ -25,7 +25,8 @@ import picocli.CommandLine.Parameters;
         + " files that already hold the same bytes are left alone, so running it again changes nothing. No lock"
         + " files are made. Graphs without a Neuron name are skipped and counted. Point NEURON_COMPILE_CACHE_URL"
         + " at DIR.",
-        "%npjrt: incremental: entries whose header matches are kept, missing or different ones are written"
+        "%npjrt: incremental: entries whose header matches are kept (with --verify, only those whose executable"
+            + " also matches its SHA-256), missing or different ones are written"
             + " atomically, files of requests no longer in the cache are removed, and the manifest is written last."
             + " With --plugin PATH, only that plugin's executables.",
         "%nWorks while another xlac process writes to the cache."})
@@ -43,6 +44,11 @@ final class CacheMaterializeCommand implements Callable<Integer> {
       description = "pjrt: only the executables of this PJRT plugin file (default: every plugin's).")
   Path plugin;
 
+  @Option(names = "--verify",
+      description = "pjrt: read every entry already in DIR whole and rewrite it unless its executable matches its"
+          + " SHA-256 (default: trust an entry whose header matches; the proxy checks the SHA-256 before serving).")
+  boolean verify;
+
   @Mixin
   CacheOptions cache;
 
@@ -53,6 +59,9 @@ final class CacheMaterializeCommand implements Callable<Integer> {
     }
     if (plugin != null) {
       throw XlacException.badInput("--plugin is for --layout pjrt");
+    }
+    if (verify) {
+      throw XlacException.badInput("--verify is for --layout pjrt");
     }
     PrintWriter err = cache.err();
     NeuronCacheLayout.MaterializeResult r;
@@ -75,7 +84,7 @@ final class CacheMaterializeCommand implements Callable<Integer> {
   private int pjrt() throws InterruptedException {
     RuntimeLayouts.Materialized r;
     try (CacheStore store = cache.openReadOnly()) {
-      r = RuntimeLayouts.materialize(store, dir, plugin, cache.directory(), cache.notices());
+      r = RuntimeLayouts.materialize(store, dir, plugin, cache.directory(), verify, cache.notices());
     }
     PrintWriter out = cache.out();
     out.printf("Materialized the PJRT runtime layout in %s: %d entries written, %d unchanged, %d removed%n", dir,

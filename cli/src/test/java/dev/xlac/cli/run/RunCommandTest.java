@@ -85,5 +85,29 @@ class RunCommandTest {
     assertThat(dev.xlac.runtime.LayoutEntry.path(layout, key)).exists();
     assertThat(dev.xlac.runtime.LayoutManifest.read(layout)).hasValueSatisfying(s -> assertThat(s)
         .containsExactly("ab".repeat(32)));
+
+    // Damaged executable bytes behind an intact header: trusted by default (the proxy's own SHA-256 check
+    // falls back on it), rewritten with --verify.
+    Path entry = dev.xlac.runtime.LayoutEntry.path(layout, key);
+    byte[] good = Files.readAllBytes(entry);
+    byte[] bad = good.clone();
+    bad[bad.length - 1] ^= 1;
+    Files.write(entry, bad);
+    CliRunner again = CliRunner.run("cache", "materialize", "--cache", cache(), "--layout", "pjrt", layout.toString());
+    assertThat(again.out()).contains(": 0 entries written, 1 unchanged");
+    assertThat(Files.readAllBytes(entry)).isEqualTo(bad);
+    CliRunner verified = CliRunner.run("cache", "materialize", "--cache", cache(), "--layout", "pjrt", "--verify",
+        layout.toString());
+    assertThat(verified.exitCode()).as(verified.err()).isZero();
+    assertThat(verified.out()).contains(": 1 entries written, 0 unchanged");
+    assertThat(Files.readAllBytes(entry)).isEqualTo(good);
+  }
+
+  @Test
+  void verify_isForThePjrtLayout() {
+    CliRunner r = CliRunner.run("cache", "materialize", "--cache", cache(), "--layout", "neuron", "--verify",
+        tmp.resolve("n").toString());
+    assertThat(r.exitCode()).isEqualTo(2);
+    assertThat(r.err()).isEqualTo("xlac: --verify is for --layout pjrt\n");
   }
 }
