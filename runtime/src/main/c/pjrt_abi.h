@@ -20,6 +20,8 @@ typedef struct xpjrt_client xpjrt_client; /* PJRT_Client, opaque */
 typedef struct xpjrt_loaded xpjrt_loaded; /* PJRT_LoadedExecutable, opaque */
 typedef struct xpjrt_exe xpjrt_exe;       /* PJRT_Executable, opaque */
 typedef struct xpjrt_serialized xpjrt_serialized;
+typedef struct xpjrt_device xpjrt_device;           /* PJRT_Device, opaque */
+typedef struct xpjrt_device_desc xpjrt_device_desc; /* PJRT_DeviceDescription, opaque */
 
 /* Slots of the PJRT_Api function table (index of the function pointer after the header). */
 enum {
@@ -37,6 +39,8 @@ enum {
   XP_CLIENT_ADDRESSABLE_DEVICES = 16,
   XP_CLIENT_COMPILE = 20,
   XP_CLIENT_BUFFER_FROM_HOST = 22,
+  XP_DEVICE_DESCRIPTION_KIND = 26,
+  XP_DEVICE_GET_DESCRIPTION = 29,
   XP_EXECUTABLE_DESTROY = 40,
   XP_EXECUTABLE_NUM_OUTPUTS = 44,
   XP_EXECUTABLE_SERIALIZE = 49,
@@ -121,6 +125,29 @@ typedef struct {
 typedef struct {
   size_t struct_size;
   void *extension_start;
+  xpjrt_client *client;
+  xpjrt_device *const *devices; /* out, owned by the client */
+  size_t num_devices;           /* out */
+} xp_client_devices_args;       /* PJRT_Client_AddressableDevices_Args */
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_device *device;
+  xpjrt_device_desc *description; /* out, owned by the device */
+} xp_device_get_description_args;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_device_desc *description;
+  const char *kind; /* out, lives as long as the device */
+  size_t kind_size; /* out */
+} xp_device_kind_args; /* PJRT_DeviceDescription_Kind_Args */
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
   char *code;
   size_t code_size;
   const char *format;
@@ -181,10 +208,16 @@ typedef struct {
 /* Sizes as the header's *_STRUCT_SIZE computes them (offsetof(last) + sizeof(last)). */
 #define XP_SIZE(type, last) (offsetof(type, last) + sizeof(((type *)0)->last))
 #define XP_DESERIALIZE_OVERRIDE_MINOR 71
+/* What the proxy sends as PJRT_Executable_DeserializeAndLoad_Args: a zeroed buffer of this many
+ * bytes whose struct_size names only the fields known for the real plugin's minor version. */
+#define XP_DESERIALIZE_BUFFER 128
 
 typedef xpjrt_error *(*xp_plugin_attributes_fn)(xp_plugin_attributes_args *);
 typedef xpjrt_error *(*xp_client_text_fn)(xp_client_text_args *);
 typedef xpjrt_error *(*xp_client_compile_fn)(xp_client_compile_args *);
+typedef xpjrt_error *(*xp_client_devices_fn)(xp_client_devices_args *);
+typedef xpjrt_error *(*xp_device_get_description_fn)(xp_device_get_description_args *);
+typedef xpjrt_error *(*xp_device_kind_fn)(xp_device_kind_args *);
 typedef xpjrt_error *(*xp_get_executable_fn)(xp_loaded_get_executable_args *);
 typedef xpjrt_error *(*xp_executable_destroy_fn)(xp_executable_destroy_args *);
 typedef xpjrt_error *(*xp_loaded_destroy_fn)(xp_loaded_destroy_args *);

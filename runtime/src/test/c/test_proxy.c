@@ -179,6 +179,7 @@ static pid_t spawn_child(scenario_fn fn, void *arg, const char *err_path, const 
   pid_t pid = fork();
   REQUIRE(pid >= 0, "fork: %s", strerror(errno));
   if (pid == 0) {
+    test_failures = 0; /* the parent's failures are not the child's */
     unsetenv("XLAC_PJRT_LAYOUT");
     unsetenv("XLAC_PJRT_RECORD");
     unsetenv("XLAC_PJRT_STATS");
@@ -611,7 +612,9 @@ int main(void) {
         "options as received");
   CHECK(rec.executable.size > 0 && rec.compile_ns > 0, "executable and compile time");
   char *identity = strndup((const char *)rec.identity.data, rec.identity.size);
-  CHECK(!strncmp(identity, "xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=", 53), "%s", identity);
+  CHECK(!strncmp(identity, "xlac-pjrt-plugin/2\nplatform_name=cpu\nplatform_version=", 53), "%s", identity);
+  CHECK(strstr(identity, "\ndevice_count=") && strstr(identity, "\ndevice_kind=cpu\n") != NULL, "%s", identity);
+  CHECK(strstr(identity, "\nxla_flags=\nlibtpu_init_args=\n") != NULL, "%s", identity);
   CHECK(strstr(identity, "\napi_version=0.") != NULL, "%s", identity);
   char sha_line[100];
   snprintf(sha_line, sizeof sha_line, "\nplugin_sha256=%s\n", plugin_hex);
