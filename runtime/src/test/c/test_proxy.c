@@ -551,6 +551,23 @@ static int scenario_taken_temp_names(void *arg) {
   return test_failures ? 1 : 0;
 }
 
+/* Program runs behind the counting plugin: afterwards every PJRT object the proxy or the test made
+ * must have been freed. */
+static int scenario_counted(void *arg) {
+  int rc = scenario_compile(arg);
+  void *h = dlopen(getenv("XLAC_TEST_COUNTING_PLUGIN"), RTLD_NOW | RTLD_NOLOAD);
+  void (*live)(long *);
+  void *sym = h ? dlsym(h, "CountingPlugin_Live") : NULL;
+  memcpy(&live, &sym, sizeof live);
+  REQUIRE(live, "the counting plugin is not loaded");
+  long n[4];
+  live(n);
+  CHECK(n[0] == 0 && n[1] == 0 && n[2] == 0 && n[3] == 0,
+        "not freed: %ld errors, %ld loaded executables, %ld executables, %ld serialized executables", n[0],
+        n[1], n[2], n[3]);
+  return test_failures ? 1 : rc;
+}
+
 /* ---------------------------------------------------------------- records and entries */
 
 typedef struct {
@@ -680,7 +697,9 @@ int main(void) {
     }
     fprintf(stderr,
             "test_proxy: XLAC_PJRT_PLUGIN is not set; it must name a real PJRT CPU plugin (.so) to "
-            "test the proxy against (or set XLAC_RUNTIME_SKIP_PLUGIN_TESTS=1 to skip these tests)\n");
+            "test the proxy against. scripts/test sets it from the Python package lammps_jax_pjrt_cpu "
+            "(python -c 'import lammps_jax_pjrt_cpu as p; print(p.PLUGIN_PATH)'); or set "
+            "XLAC_RUNTIME_SKIP_PLUGIN_TESTS=1 to skip these tests\n");
     return 1;
   }
   REQUIRE(proxy && base, "XLAC_TEST_PROXY and XLAC_TEST_TMP must be set (make test sets them)");
@@ -1013,6 +1032,48 @@ int main(void) {
     CHECK(count_lines(stats, "fallback\t-\t") == 3, "fallbacks without a key: %s", stats);
     free(stats);
     CHECK(count_files(path_of("spool-unknown"), "", ".xpr") == 0, "nothing recorded");
+  }
+
+  /* every PJRT object made is freed, on a record, a hit, a miss and a fallback
+   * (pjrtObjectsAreFreedOnEveryPath); LeakSanitizer cannot see this, its suppression covers the
+   * real plugin's frames */
+  {
+    const char *counting = getenv("XLAC_TEST_COUNTING_PLUGIN");
+    REQUIRE(counting, "XLAC_TEST_COUNTING_PLUGIN must be set (make test sets it)");
+    char *counted = env("XLAC_TEST_COUNTED_PLUGIN=%s", plugin);
+    char *creal = env("XLAC_PJRT_REAL_PLUGIN=%s", counting);
+    mkdirs(path_of("spool-count"));
+    compile_plan first = {{1, 3}, 0, 2, 0, 0};
+    const char *e1[] = {creal, counted, env("XLAC_PJRT_RECORD=%s", path_of("spool-count")), NULL};
+    CHECK(run_child(scenario_counted, &first, path_of("count-record.err"), e1) == 0, "counted: record");
+    /* program 1's record as a good entry, program 3's key with bytes that do not deserialize */
+    char *dir = strdup(path_of("layout-count"));
+    DIR *k = opendir(path_of("spool-count"));
+    int entries = 0;
+    for (struct dirent *de; k && (de = readdir(k));) {
+      if (!strstr(de->d_name, ".xpr")) continue;
+      record r;
+      REQUIRE(read_record(path_of("spool-count/%s", de->d_name), &r) == 0, "counted record");
+      char mlir3[1024];
+      tc_program(3, mlir3, sizeof mlir3);
+      int is3 = r.program.size == strlen(mlir3) && !memcmp(r.program.data, mlir3, r.program.size);
+      uint8_t junk[64];
+      memset(junk, 0x5a, sizeof junk);
+      if (is3) write_entry(dir, r.key, junk, sizeof junk, 1);
+      else write_entry(dir, r.key, r.executable.data, r.executable.size, 1);
+      entries++;
+      free(r.bytes);
+    }
+    if (k) closedir(k);
+    CHECK(entries == 2, "two counted records");
+    mkdirs(path_of("spool-count2"));
+    compile_plan second = {{1, 2, 3}, 1, 1, 1, 0};
+    const char *e2[] = {creal, counted, env("XLAC_PJRT_LAYOUT=%s", dir),
+                        env("XLAC_PJRT_RECORD=%s", path_of("spool-count2")), NULL};
+    CHECK(run_child(scenario_counted, &second, path_of("count-serve.err"), e2) == 0,
+          "counted: hit, miss, fallback, records");
+    CHECK(count_files(path_of("spool-count2"), "", ".xpr") == 2, "the miss and the fallback recorded");
+    free(dir);
   }
 
   /* 6. eight threads: hits of program 1 and misses of their own programs, at once */
