@@ -50,7 +50,14 @@ static xpjrt_error *compile(xp_client_compile_args *a) {
   return e;
 }
 
+static atomic_size_t deserialize_size; /* the last DeserializeAndLoad_Args struct_size */
+static atomic_int deserialize_tail;    /* 1 when its bytes from struct_size up to 128 were zero */
+
 static xpjrt_error *deserialize(xp_deserialize_and_load_args *a) {
+  int zero = 1;
+  for (size_t i = a->struct_size; i < 128; i++) zero &= ((const unsigned char *)a)[i] == 0;
+  atomic_store(&deserialize_size, a->struct_size);
+  atomic_store(&deserialize_tail, zero);
   xpjrt_error *e = counted(XP_EXECUTABLE_DESERIALIZE_AND_LOAD, a);
   if (!e && a->loaded_executable) atomic_fetch_add(&loaded, 1);
   return e;
@@ -116,6 +123,12 @@ __attribute__((visibility("default"))) const void *GetPjrtApi(void) {
   put(XP_EXECUTABLE_DESTROY, (const void *)executable_destroy);
   put(XP_EXECUTABLE_SERIALIZE, (const void *)serialize);
   return table;
+}
+
+/* The last DeserializeAndLoad call: its struct_size, and whether the bytes after it (to 128) were 0. */
+__attribute__((visibility("default"))) void CountingPlugin_LastDeserialize(size_t *size, int *zero_tail) {
+  *size = atomic_load(&deserialize_size);
+  *zero_tail = atomic_load(&deserialize_tail);
 }
 
 /* Made minus freed: errors, loaded executables, executables, serialized executables. */

@@ -565,6 +565,17 @@ static int scenario_counted(void *arg) {
   CHECK(n[0] == 0 && n[1] == 0 && n[2] == 0 && n[3] == 0,
         "not freed: %ld errors, %ld loaded executables, %ld executables, %ld serialized executables", n[0],
         n[1], n[2], n[3]);
+  if (((const compile_plan *)arg)->expect_hits) { /* deserializeArgsAreZeroedPastTheirSize */
+    void (*last)(size_t *, int *);
+    sym = dlsym(h, "CountingPlugin_LastDeserialize");
+    memcpy(&last, &sym, sizeof last);
+    size_t size = 0;
+    int zero = 0;
+    last(&size, &zero);
+    int minor = ((const xpjrt_api_header *)tc_api)->version.minor_version;
+    CHECK(size == (minor >= 71 ? 64u : 48u) && zero, "DeserializeAndLoad_Args: %zu bytes, zero after: %d", size,
+          zero);
+  }
   return test_failures ? 1 : rc;
 }
 
