@@ -6,7 +6,10 @@
  * 0.115 CPU plugin): every Args struct begins with {size_t struct_size; void *extension_start;},
  * a struct's size is offsetof(last field) + sizeof(last field), and the function table has its
  * header (struct_size, extension_start, a 24-byte version struct) in the first 40 bytes,
- * followed by one function pointer per slot.
+ * followed by one function pointer per slot. The device slots (Client_AddressableDevices 16,
+ * DeviceDescription_Kind 26, Device_GetDescription 29) and their Args were checked against the 0.94
+ * header too. PJRT_Executable_DeserializeAndLoad_Args: 48 bytes up to 0.70, 64 bytes (the two
+ * override fields) from 0.71 on, unchanged up to 0.94 and the 0.115 CPU plugin.
  */
 #ifndef XLAC_PJRT_ABI_H
 #define XLAC_PJRT_ABI_H
