@@ -199,6 +199,28 @@ int main(void) {
   CHECK(same_canonical(&d1, &d2), "the last entry of a key wins");
   CHECK(!same_canonical(&d1, &d3), "the last entry of a key wins, not the first");
 
+  /* OptionOverrideProto's oneof: the member written last wins, as protobuf has it
+   * (oneofMemberWrittenLastWins) */
+  {
+    msg bool_then_string = {0}, string_then_bool = {0}, just_string = {0};
+    vfield(&bool_then_string, 2, 1);
+    sfield(&bool_then_string, 1, "x");
+    sfield(&string_then_bool, 1, "x");
+    vfield(&string_then_bool, 2, 1);
+    sfield(&just_string, 1, "x");
+    msg o[3];
+    memset(o, 0, sizeof o);
+    const msg *values[3] = {&bool_then_string, &string_then_bool, &just_string};
+    for (int i = 0; i < 3; i++) {
+      msg e = {0};
+      sfield(&e, 1, "k");
+      lfield(&e, 2, values[i]->b, values[i]->n);
+      lfield(&o[i], 7, e.b, e.n);
+    }
+    CHECK(!same_canonical(&o[0], &o[1]), "string last and bool last are different options");
+    CHECK(same_canonical(&o[0], &o[2]), "bool then string is just the string");
+  }
+
   /* the empty options, and options that are not protobuf */
   msg empty = {0};
   size_t n;
