@@ -208,6 +208,16 @@ typedef struct {
   size_t overridden_serialized_compile_options_size;
 } xp_deserialize_and_load_args;
 
+/* PJRT_Extension_Base: the head of every extension struct in an extension_start chain. */
+typedef struct xp_extension {
+  size_t struct_size;
+  int type; /* PJRT_Extension_Type */
+  struct xp_extension *next;
+} xp_extension;
+/* PJRT_Extension_Type_Profiler: JAX puts one (a profiler API and a trace context id) on every
+ * PJRT_Client_Compile_Args; it links profiler traces and does not change what is compiled. */
+#define XP_EXTENSION_PROFILER 1
+
 /* Sizes as the header's *_STRUCT_SIZE computes them (offsetof(last) + sizeof(last)). */
 #define XP_SIZE(type, last) (offsetof(type, last) + sizeof(((type *)0)->last))
 #define XP_DESERIALIZE_OVERRIDE_MINOR 71

@@ -426,8 +426,9 @@ static int scenario_small_args(void *arg) {
 }
 
 /* Compile requests the proxy does not fully understand: program 1 (in the layout) with a larger
- * Compile_Args, an extension on the PJRT_Program, an extension on the Args. None may be served or
- * recorded; each is a fallback without a key. */
+ * Compile_Args, an extension on the PJRT_Program, an unknown extension on the Args, and one behind
+ * the profiler's. None may be served or recorded; each is a fallback without a key. The profiler's
+ * extension alone (JAX's) is served. */
 static int scenario_unknown_inputs(void *arg) {
   (void)arg;
   if (!load_proxy()) return 2;
@@ -440,7 +441,14 @@ static int scenario_unknown_inputs(void *arg) {
     int type;
     void *next;
   } extension = {24, 1000, NULL}; /* a PJRT_Extension_Base of a type nobody knows */
-  for (int round = 0; round < 3; round++) {
+  struct {
+    size_t struct_size;
+    int type;
+    void *next;
+    void *profiler_api;
+    int64_t traceme_context_id;
+  } profiler = {40, 1, NULL, NULL, 7}; /* what JAX puts on every compile: harmless, served */
+  for (int round = 0; round < 5; round++) {
     xp_program p = {XP_SIZE(xp_program, format_size), NULL, mlir, strlen(mlir), "mlir", 4};
     struct {
       xp_client_compile_args a;
@@ -452,6 +460,11 @@ static int scenario_unknown_inputs(void *arg) {
     if (round == 0) big.a.struct_size = sizeof big;
     if (round == 1) p.extension_start = &extension;
     if (round == 2) big.a.extension_start = &extension;
+    if (round == 3) big.a.extension_start = &profiler;
+    if (round == 4) { /* the profiler's, then an unknown one */
+      big.a.extension_start = &profiler;
+      profiler.next = &extension;
+    }
     xpjrt_error *e = ((xp_client_compile_fn)xp_slot(tc_api, XP_CLIENT_COMPILE))(&big.a);
     CHECK(!tc_failed(e, "PJRT_Client_Compile") && big.a.executable, "round %d compiles", round);
     if (big.a.executable) {
@@ -461,7 +474,7 @@ static int scenario_unknown_inputs(void *arg) {
   }
   uint64_t n[6];
   counters(n);
-  CHECK(n[0] == 3 && n[1] == 0 && n[3] == 3 && n[4] == 0, "compiles %d hits %d fallbacks %d recorded %d",
+  CHECK(n[0] == 5 && n[1] == 1 && n[3] == 4 && n[4] == 0, "compiles %d hits %d fallbacks %d recorded %d",
         (int)n[0], (int)n[1], (int)n[3], (int)n[4]);
   tc_client_destroy(c);
   return test_failures ? 1 : 0;
@@ -1040,7 +1053,8 @@ int main(void) {
     CHECK(run_child(scenario_unknown_inputs, NULL, path_of("unknown.err"), e) == 0, "unknown inputs");
     CHECK(stderr_lines(path_of("unknown.err"), "xlac runtime: ") == 1, "one line");
     stats = read_stats(path_of("stats-unknown"));
-    CHECK(count_lines(stats, "fallback\t-\t") == 3, "fallbacks without a key: %s", stats);
+    CHECK(count_lines(stats, "fallback\t-\t") == 4, "fallbacks without a key: %s", stats);
+    CHECK(count_lines(stats, "hit\t") == 1, "the profiler's extension is served: %s", stats);
     free(stats);
     CHECK(count_files(path_of("spool-unknown"), "", ".xpr") == 0, "nothing recorded");
   }
