@@ -732,6 +732,24 @@ int main(void) {
   hash_plugin();
   char *real = env("XLAC_PJRT_REAL_PLUGIN=%s", plugin);
 
+  /* the proxy takes no lock (identityTakesNoLock): a fork() from another thread while one was held
+   * would leave the child waiting on it for ever */
+  {
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "nm -D --undefined-only '%s' 2>/dev/null", proxy);
+    FILE *nm = popen(cmd, "r");
+    REQUIRE(nm, "nm");
+    char line[300];
+    int symbols = 0, locks = 0;
+    while (fgets(line, sizeof line, nm)) {
+      symbols++;
+      if (strstr(line, "pthread_mutex_lock") || strstr(line, "pthread_rwlock") || strstr(line, "pthread_spin_lock"))
+        locks++;
+    }
+    pclose(nm);
+    CHECK(symbols > 0 && locks == 0, "the proxy imports %d lock functions (of %d symbols)", locks, symbols);
+  }
+
   /* 1. no real plugin named, or one that does not load: GetPjrtApi answers NULL, says why once */
   {
     const char *e1[] = {NULL};
