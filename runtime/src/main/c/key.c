@@ -1,8 +1,10 @@
 #include "key.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sha256.h"
 
@@ -58,11 +60,13 @@ static void add(str *s, const char *text, size_t n) {
 
 static void adds(str *s, const char *text) { add(s, text, strlen(text)); }
 
-/* Writes `\` as `\\` and a newline as `\n`, so that every value stays on its line. */
+/* Writes `\` as `\\`, a newline as `\n` and a NUL as `\0`, so that every value stays on its line
+ * and the text holds no NUL. */
 static void add_escaped(str *s, const char *text, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (text[i] == '\\') adds(s, "\\\\");
     else if (text[i] == '\n') adds(s, "\\n");
+    else if (text[i] == 0) adds(s, "\\0");
     else add(s, text + i, 1);
   }
 }
@@ -131,19 +135,65 @@ char *xidentity_attributes(const xp_named_value *attributes, size_t count) {
   return s.p;
 }
 
-char *xidentity_text(const char *platform_name, size_t name_size, const char *platform_version,
-                     size_t version_size, int api_major, int api_minor, const char *plugin_sha256_hex,
-                     const char *attribute_lines) {
+static int by_bytes(const void *a, const void *b) {
+  const xstr *x = a, *y = b;
+  size_t n = x->size < y->size ? x->size : y->size;
+  int c = n ? memcmp(x->data, y->data, n) : 0;
+  if (c) return c;
+  return x->size < y->size ? -1 : x->size > y->size;
+}
+
+char *xidentity_text(const xidentity_parts *p, size_t *size) {
   str s = {0};
-  char num[64];
-  adds(&s, "xlac-pjrt-plugin/1\nplatform_name=");
-  add_escaped(&s, platform_name, name_size);
+  char num[96];
+  adds(&s, "xlac-pjrt-plugin/2\nplatform_name=");
+  add_escaped(&s, p->platform_name.data, p->platform_name.size);
   adds(&s, "\nplatform_version=");
-  add_escaped(&s, platform_version, version_size);
-  snprintf(num, sizeof num, "\napi_version=%d.%d\nplugin_sha256=", api_major, api_minor);
+  add_escaped(&s, p->platform_version.data, p->platform_version.size);
+  snprintf(num, sizeof num, "\napi_version=%d.%d\nplugin_sha256=", p->api_major, p->api_minor);
   adds(&s, num);
-  adds(&s, plugin_sha256_hex);
+  adds(&s, p->plugin_sha256_hex);
+  snprintf(num, sizeof num, "\ndevice_count=%zu\n", p->device_count);
+  adds(&s, num);
+  /* one line per distinct kind, sorted by its bytes */
+  xstr *kinds = calloc(p->device_count ? p->device_count : 1, sizeof *kinds);
+  if (!kinds) {
+    free(s.p);
+    return NULL;
+  }
+  if (p->device_count) memcpy(kinds, p->device_kinds, p->device_count * sizeof *kinds);
+  qsort(kinds, p->device_count, sizeof *kinds, by_bytes);
+  for (size_t i = 0; i < p->device_count; i++) {
+    if (i && by_bytes(&kinds[i - 1], &kinds[i]) == 0) continue;
+    adds(&s, "device_kind=");
+    add_escaped(&s, kinds[i].data, kinds[i].size);
+    adds(&s, "\n");
+  }
+  free(kinds);
+  adds(&s, "xla_flags=");
+  add_escaped(&s, p->xla_flags.data, p->xla_flags.size);
+  adds(&s, "\nlibtpu_init_args=");
+  add_escaped(&s, p->libtpu_init_args.data, p->libtpu_init_args.size);
   adds(&s, "\n");
-  adds(&s, attribute_lines);
+  adds(&s, p->attribute_lines);
+  if (s.p) *size = s.n;
   return s.p;
+}
+
+int xplugin_sha_env_matches(const char *e, const struct stat *st, uint8_t digest[32]) {
+  if (!e || strlen(e) <= 65 || e[64] != ':' || xunhex(e, 32, digest) != 0) return 0;
+  const char *p = e + 65;
+  unsigned long long fields[4];
+  for (int k = 0; k < 4; k++) {
+    char *end;
+    if (*p < '0' || *p > '9') return 0; /* strtoull would accept a sign or spaces */
+    errno = 0;
+    fields[k] = strtoull(p, &end, 10);
+    if (errno || end == p || (k < 3 && *end != ':') || (k == 3 && *end)) return 0;
+    p = end + 1;
+  }
+  unsigned long long mtime =
+      (unsigned long long)st->st_mtim.tv_sec * 1000000000ull + (unsigned long long)st->st_mtim.tv_nsec;
+  return fields[0] == (unsigned long long)st->st_size && fields[1] == mtime &&
+         fields[2] == (unsigned long long)st->st_dev && fields[3] == (unsigned long long)st->st_ino;
 }

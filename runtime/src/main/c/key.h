@@ -19,9 +19,29 @@ void xrequest_key(const uint8_t *format, size_t format_size, const uint8_t *prog
  * of memory or when a named value's struct is smaller than the fields read). */
 char *xidentity_attributes(const xp_named_value *attributes, size_t count);
 
-/* The whole identity text (malloc'd). */
-char *xidentity_text(const char *platform_name, size_t name_size, const char *platform_version,
-                     size_t version_size, int api_major, int api_minor, const char *plugin_sha256_hex,
-                     const char *attribute_lines);
+typedef struct {
+  const char *data;
+  size_t size;
+} xstr;
+
+/* What the identity text (xlac-pjrt-plugin/2) is made of. */
+typedef struct {
+  xstr platform_name, platform_version;
+  int api_major, api_minor;
+  const char *plugin_sha256_hex;
+  size_t device_count;      /* addressable devices of the compile's client */
+  const xstr *device_kinds; /* their kinds, one per device, any order, repeats allowed */
+  xstr xla_flags, libtpu_init_args;
+  const char *attribute_lines; /* from xidentity_attributes */
+} xidentity_parts;
+
+/* The whole identity text (malloc'd, NUL-terminated; its length in *size, which it never exceeds
+ * as escaping leaves no NUL inside), or NULL when out of memory. */
+char *xidentity_text(const xidentity_parts *parts, size_t *size);
+
+/* XLAC_PJRT_PLUGIN_SHA256 ("HEX:SIZE:MTIME_NS:DEV:INO"): 1 and the digest when it is well formed and
+ * its stat fields equal `st` (size, mtime in ns, st_dev, st_ino), else 0. */
+struct stat;
+int xplugin_sha_env_matches(const char *env, const struct stat *st, uint8_t digest[32]);
 
 #endif

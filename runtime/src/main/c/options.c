@@ -234,6 +234,16 @@ static bool canon(enum msg m, const uint8_t *p, size_t n, buf *out, int depth) {
   field *f;
   size_t k;
   if (!parse(p, n, &f, &k)) return false;
+  if (m == M_OPTION_OVERRIDE) {
+    /* its oneof `value` (fields 1-4, all scalars): protobuf keeps the member written last, so keep
+     * only that one, or sorting by number would let another member win */
+    size_t last = k, w = 0;
+    for (size_t i = 0; i < k; i++)
+      if (f[i].number >= 1 && f[i].number <= 4) last = i;
+    for (size_t i = 0; i < k; i++)
+      if (!(f[i].number >= 1 && f[i].number <= 4) || i == last) f[w++] = f[i];
+    k = w;
+  }
   qsort(f, k, sizeof *f, by_number);
   bool ok = true;
   for (size_t i = 0; i < k && ok;) {

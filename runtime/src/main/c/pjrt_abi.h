@@ -6,7 +6,10 @@
  * 0.115 CPU plugin): every Args struct begins with {size_t struct_size; void *extension_start;},
  * a struct's size is offsetof(last field) + sizeof(last field), and the function table has its
  * header (struct_size, extension_start, a 24-byte version struct) in the first 40 bytes,
- * followed by one function pointer per slot.
+ * followed by one function pointer per slot. The device slots (Client_AddressableDevices 16,
+ * DeviceDescription_Kind 26, Device_GetDescription 29) and their Args were checked against the 0.94
+ * header too. PJRT_Executable_DeserializeAndLoad_Args: 48 bytes up to 0.70, 64 bytes (the two
+ * override fields) from 0.71 on, unchanged up to 0.94 and the 0.115 CPU plugin.
  */
 #ifndef XLAC_PJRT_ABI_H
 #define XLAC_PJRT_ABI_H
@@ -20,6 +23,8 @@ typedef struct xpjrt_client xpjrt_client; /* PJRT_Client, opaque */
 typedef struct xpjrt_loaded xpjrt_loaded; /* PJRT_LoadedExecutable, opaque */
 typedef struct xpjrt_exe xpjrt_exe;       /* PJRT_Executable, opaque */
 typedef struct xpjrt_serialized xpjrt_serialized;
+typedef struct xpjrt_device xpjrt_device;           /* PJRT_Device, opaque */
+typedef struct xpjrt_device_desc xpjrt_device_desc; /* PJRT_DeviceDescription, opaque */
 
 /* Slots of the PJRT_Api function table (index of the function pointer after the header). */
 enum {
@@ -37,6 +42,8 @@ enum {
   XP_CLIENT_ADDRESSABLE_DEVICES = 16,
   XP_CLIENT_COMPILE = 20,
   XP_CLIENT_BUFFER_FROM_HOST = 22,
+  XP_DEVICE_DESCRIPTION_KIND = 26,
+  XP_DEVICE_GET_DESCRIPTION = 29,
   XP_EXECUTABLE_DESTROY = 40,
   XP_EXECUTABLE_NUM_OUTPUTS = 44,
   XP_EXECUTABLE_SERIALIZE = 49,
@@ -121,6 +128,29 @@ typedef struct {
 typedef struct {
   size_t struct_size;
   void *extension_start;
+  xpjrt_client *client;
+  xpjrt_device *const *devices; /* out, owned by the client */
+  size_t num_devices;           /* out */
+} xp_client_devices_args;       /* PJRT_Client_AddressableDevices_Args */
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_device *device;
+  xpjrt_device_desc *description; /* out, owned by the device */
+} xp_device_get_description_args;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_device_desc *description;
+  const char *kind; /* out, lives as long as the device */
+  size_t kind_size; /* out */
+} xp_device_kind_args; /* PJRT_DeviceDescription_Kind_Args */
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
   char *code;
   size_t code_size;
   const char *format;
@@ -178,13 +208,29 @@ typedef struct {
   size_t overridden_serialized_compile_options_size;
 } xp_deserialize_and_load_args;
 
+/* PJRT_Extension_Base: the head of every extension struct in an extension_start chain. */
+typedef struct xp_extension {
+  size_t struct_size;
+  int type; /* PJRT_Extension_Type */
+  struct xp_extension *next;
+} xp_extension;
+/* PJRT_Extension_Type_Profiler: JAX puts one (a profiler API and a trace context id) on every
+ * PJRT_Client_Compile_Args; it links profiler traces and does not change what is compiled. */
+#define XP_EXTENSION_PROFILER 1
+
 /* Sizes as the header's *_STRUCT_SIZE computes them (offsetof(last) + sizeof(last)). */
 #define XP_SIZE(type, last) (offsetof(type, last) + sizeof(((type *)0)->last))
 #define XP_DESERIALIZE_OVERRIDE_MINOR 71
+/* What the proxy sends as PJRT_Executable_DeserializeAndLoad_Args: a zeroed buffer of this many
+ * bytes whose struct_size names only the fields known for the real plugin's minor version. */
+#define XP_DESERIALIZE_BUFFER 128
 
 typedef xpjrt_error *(*xp_plugin_attributes_fn)(xp_plugin_attributes_args *);
 typedef xpjrt_error *(*xp_client_text_fn)(xp_client_text_args *);
 typedef xpjrt_error *(*xp_client_compile_fn)(xp_client_compile_args *);
+typedef xpjrt_error *(*xp_client_devices_fn)(xp_client_devices_args *);
+typedef xpjrt_error *(*xp_device_get_description_fn)(xp_device_get_description_args *);
+typedef xpjrt_error *(*xp_device_kind_fn)(xp_device_kind_args *);
 typedef xpjrt_error *(*xp_get_executable_fn)(xp_loaded_get_executable_args *);
 typedef xpjrt_error *(*xp_executable_destroy_fn)(xp_executable_destroy_args *);
 typedef xpjrt_error *(*xp_loaded_destroy_fn)(xp_loaded_destroy_args *);

@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -39,25 +40,33 @@ static const void *answer; /* what GetPjrtApi returns: the real table, our copy,
 static _Alignas(16) unsigned char table[16384];
 
 static struct {
-  char *real_path;
-  char *plugin_sha256; /* XLAC_PJRT_PLUGIN_SHA256 */
+  char *real_path;     /* the loaded plugin file (its link map name, made absolute) */
+  int plugin_fd;       /* that file, opened at GetPjrtApi; -1 once its hash is known or unreadable */
+  struct stat plugin_st; /* fstat of plugin_fd */
+  char *plugin_open_error;
   char *layout, *record, *stats;
-} cfg;
+  char *xla_flags, *libtpu_init_args; /* as of GetPjrtApi; NULL: unset */
+} cfg = {.plugin_fd = -1};
 
 static const void *real;      /* the real plugin's table */
 static int api_major, api_minor;
 
-static pthread_mutex_t identity_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The plugin-wide parts of the identity, computed once (outside any lock: a fork from another
+ * thread must not leave a child waiting on a lock). Racing first compiles may both compute them;
+ * one publishes, the other frees its own. */
+static _Atomic(char *) plugin_sha_hex; /* 64 hex digits */
+static _Atomic(char *) attribute_lines;
+
+/* One identity per distinct client description (platform name and version, devices): an
+ * append-only list, never freed, pushed with compare-and-swap. */
 typedef struct identity {
   struct identity *next;
-  char *name, *version; /* as the client reports them */
-  size_t name_size, version_size;
+  uint8_t *client; /* the client description it was made for */
+  size_t client_size;
   char *text;
   size_t text_size;
 } identity;
-static identity *identities; /* guarded by identity_lock; never freed */
-static char plugin_sha_hex[65]; /* guarded by identity_lock; "" until known */
-static char *attribute_lines;   /* guarded by identity_lock */
+static _Atomic(identity *) identities;
 
 enum { C_COMPILES, C_HITS, C_MISSES, C_FALLBACKS, C_RECORDED, C_UNRECORDED, C_COUNT };
 static atomic_uint_fast64_t counters[C_COUNT];
@@ -83,14 +92,8 @@ static uint64_t now_ns(void) {
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static char *env_dup(const char *name) {
-  const char *v = getenv(name);
-  return v && *v ? strdup(v) : NULL;
-}
-
-/* A path from the environment made absolute now: the framework may change directory later. */
-static char *env_path(const char *name) {
-  const char *v = getenv(name);
+/* A path made absolute now: the framework may change directory later. */
+static char *absolute(const char *v) {
   if (!v || !*v) return NULL;
   if (v[0] == '/') return strdup(v);
   char cwd[4096];
@@ -100,6 +103,8 @@ static char *env_path(const char *name) {
   if (p) snprintf(p, n, "%s/%s", cwd, v);
   return p;
 }
+
+static char *env_path(const char *name) { return absolute(getenv(name)); }
 
 #define SLOT(type, slot) ((type)xp_slot(real, (slot)))
 
@@ -143,6 +148,9 @@ static const char *unwrappable(const void *api, char *why, size_t size) {
       {XP_PLUGIN_ATTRIBUTES, "PJRT_Plugin_Attributes"},
       {XP_CLIENT_PLATFORM_NAME, "PJRT_Client_PlatformName"},
       {XP_CLIENT_PLATFORM_VERSION, "PJRT_Client_PlatformVersion"},
+      {XP_CLIENT_ADDRESSABLE_DEVICES, "PJRT_Client_AddressableDevices"},
+      {XP_DEVICE_DESCRIPTION_KIND, "PJRT_DeviceDescription_Kind"},
+      {XP_DEVICE_GET_DESCRIPTION, "PJRT_Device_GetDescription"},
       {XP_CLIENT_COMPILE, "PJRT_Client_Compile"},
       {XP_EXECUTABLE_DESTROY, "PJRT_Executable_Destroy"},
       {XP_EXECUTABLE_SERIALIZE, "PJRT_Executable_Serialize"},
@@ -158,6 +166,37 @@ static const char *unwrappable(const void *api, char *why, size_t size) {
 }
 
 static xpjrt_error *proxy_compile(xp_client_compile_args *args);
+
+/* Opens the file the real plugin was loaded from (dlopen of a name without a slash searches the
+ * library path, so the name as given may be another file) and trusts XLAC_PJRT_PLUGIN_SHA256 when
+ * its stat is that file's. */
+static void open_plugin_file(void *handle, const char *given) {
+  struct link_map *map = NULL;
+  const char *name = dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name
+                         ? map->l_name
+                         : given;
+  cfg.real_path = absolute(name);
+  if (!cfg.real_path) return;
+  int fd = open(cfg.real_path, O_RDONLY | O_CLOEXEC);
+  char why[600];
+  if (fd < 0 || fstat(fd, &cfg.plugin_st) != 0) {
+    snprintf(why, sizeof why, "cannot read the real plugin %s: %s", cfg.real_path, strerror(errno));
+    cfg.plugin_open_error = strdup(why);
+    if (fd >= 0) close(fd);
+    return;
+  }
+  uint8_t digest[32];
+  if (xplugin_sha_env_matches(getenv("XLAC_PJRT_PLUGIN_SHA256"), &cfg.plugin_st, digest)) {
+    char *hex = malloc(65);
+    if (hex) {
+      xhex(digest, 32, hex);
+      atomic_store(&plugin_sha_hex, hex);
+      close(fd);
+      return;
+    }
+  }
+  cfg.plugin_fd = fd; /* hashed at the first compile */
+}
 
 static void init(void) {
   const char *path = getenv("XLAC_PJRT_REAL_PLUGIN");
@@ -180,18 +219,21 @@ static void init(void) {
   }
   real = api;
   answer = api; /* from here on, any problem passes the real plugin through */
-  cfg.real_path = env_path("XLAC_PJRT_REAL_PLUGIN");
-  cfg.plugin_sha256 = env_dup("XLAC_PJRT_PLUGIN_SHA256");
   cfg.layout = env_path("XLAC_PJRT_LAYOUT");
   cfg.record = env_path("XLAC_PJRT_RECORD");
   cfg.stats = env_path("XLAC_PJRT_STATS");
-  if (!cfg.real_path) return;
   if (!cfg.layout && !cfg.record && !cfg.stats) return; /* nothing to do: the real table as it is */
   char why[256];
   if (unwrappable(api, why, sizeof why)) {
     say("%s; passing the real plugin through unchanged", why);
     return;
   }
+  /* the plugin reads these itself (XLA_FLAGS fills the debug options a request does not carry) */
+  const char *flags = getenv("XLA_FLAGS"), *tpu = getenv("LIBTPU_INIT_ARGS");
+  cfg.xla_flags = flags ? strdup(flags) : NULL;
+  cfg.libtpu_init_args = tpu ? strdup(tpu) : NULL;
+  open_plugin_file(handle, path);
+  if (!cfg.real_path) return;
   const xpjrt_api_header *h = api;
   api_major = h->version.major_version;
   api_minor = h->version.minor_version;
@@ -213,62 +255,79 @@ EXPORT void XlacPjrt_Counters(uint64_t out[6]) {
 
 /* ---------------------------------------------------------------- plugin identity */
 
-/* The plugin file's SHA-256: from XLAC_PJRT_PLUGIN_SHA256 when its stat still matches the file,
- * else read from the file (once per process). Called under identity_lock. */
-static int plugin_sha256(char *reason, size_t size) {
-  if (plugin_sha_hex[0]) return 0;
+/* The plugin file's SHA-256, read from the file opened at GetPjrtApi unless XLAC_PJRT_PLUGIN_SHA256
+ * gave it. NULL with `reason` when it cannot be read. */
+static const char *plugin_sha256(char *reason, size_t size) {
+  char *known = atomic_load(&plugin_sha_hex);
+  if (known) return known;
+  if (cfg.plugin_fd < 0) {
+    snprintf(reason, size, "%s", cfg.plugin_open_error ? cfg.plugin_open_error : "cannot read the real plugin");
+    return NULL;
+  }
   struct stat st;
-  if (stat(cfg.real_path, &st) != 0) {
-    snprintf(reason, size, "cannot stat the real plugin %s: %s", cfg.real_path, strerror(errno));
-    return -1;
-  }
-  const char *e = cfg.plugin_sha256;
-  uint8_t digest[32];
-  if (e && strlen(e) > 65 && e[64] == ':' && xunhex(e, 32, digest) == 0) {
-    char *end;
-    const char *p = e + 65;
-    unsigned long long fields[4];
-    int k = 0;
-    for (; k < 4; k++) {
-      errno = 0;
-      fields[k] = strtoull(p, &end, 10);
-      if (errno || end == p || (k < 3 && *end != ':') || (k == 3 && *end)) break;
-      p = end + 1;
-    }
-    uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
-    if (k == 4 && fields[0] == (unsigned long long)st.st_size && fields[1] == mtime &&
-        fields[2] == (unsigned long long)st.st_dev && fields[3] == (unsigned long long)st.st_ino) {
-      xhex(digest, 32, plugin_sha_hex);
-      return 0;
-    }
-  }
-  int fd = open(cfg.real_path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    snprintf(reason, size, "cannot read the real plugin %s: %s", cfg.real_path, strerror(errno));
-    return -1;
+  if (fstat(cfg.plugin_fd, &st) != 0 || st.st_dev != cfg.plugin_st.st_dev || st.st_ino != cfg.plugin_st.st_ino) {
+    snprintf(reason, size, "the real plugin's file descriptor no longer reads %s", cfg.real_path);
+    return NULL;
   }
   enum { CHUNK = 1 << 20 };
   uint8_t *chunk = malloc(CHUNK);
   xsha256 s;
   xsha256_init(&s);
   ssize_t r = -1;
-  while (chunk && ((r = read(fd, chunk, CHUNK)) > 0 || (r < 0 && errno == EINTR)))
-    if (r > 0) xsha256_update(&s, chunk, (size_t)r);
+  off_t at = 0;
+  while (chunk && ((r = pread(cfg.plugin_fd, chunk, CHUNK, at)) > 0 || (r < 0 && errno == EINTR)))
+    if (r > 0) {
+      xsha256_update(&s, chunk, (size_t)r);
+      at += r;
+    }
   int err = errno;
   free(chunk);
-  close(fd);
   if (r != 0) {
     snprintf(reason, size, "cannot read the real plugin %s: %s", cfg.real_path,
              chunk ? strerror(err) : "out of memory");
-    return -1;
+    return NULL;
   }
+  uint8_t digest[32];
   xsha256_final(&s, digest);
-  xhex(digest, 32, plugin_sha_hex);
-  return 0;
+  char *hex = malloc(65);
+  if (!hex) {
+    snprintf(reason, size, "out of memory");
+    return NULL;
+  }
+  xhex(digest, 32, hex);
+  char *expected = NULL;
+  if (!atomic_compare_exchange_strong(&plugin_sha_hex, &expected, hex)) {
+    free(hex); /* another thread was first; same bytes */
+    return expected;
+  }
+  return hex;
 }
 
-static int client_text(unsigned slot, xpjrt_client *client, const char **text, size_t *size,
-                       char *reason, size_t reason_size) {
+static const char *attributes(char *reason, size_t size) {
+  char *known = atomic_load(&attribute_lines);
+  if (known) return known;
+  xp_plugin_attributes_args a = {XP_SIZE(xp_plugin_attributes_args, num_attributes), NULL, NULL, 0};
+  xpjrt_error *e = SLOT(xp_plugin_attributes_fn, XP_PLUGIN_ATTRIBUTES)(&a);
+  if (e) {
+    char m[256];
+    take_error(e, m, sizeof m);
+    snprintf(reason, size, "cannot read the real plugin's attributes: %s", m);
+    return NULL;
+  }
+  char *lines = xidentity_attributes(a.attributes, a.attributes ? a.num_attributes : 0);
+  if (!lines) {
+    snprintf(reason, size, "the real plugin's attributes have an unexpected struct size, or out of memory");
+    return NULL;
+  }
+  char *expected = NULL;
+  if (!atomic_compare_exchange_strong(&attribute_lines, &expected, lines)) {
+    free(lines);
+    return expected;
+  }
+  return lines;
+}
+
+static int client_text(unsigned slot, xpjrt_client *client, xstr *out, char *reason, size_t reason_size) {
   xp_client_text_args a = {XP_SIZE(xp_client_text_args, text_size), NULL, client, NULL, 0};
   xpjrt_error *e = SLOT(xp_client_text_fn, slot)(&a);
   if (e) {
@@ -278,70 +337,136 @@ static int client_text(unsigned slot, xpjrt_client *client, const char **text, s
              slot == XP_CLIENT_PLATFORM_NAME ? "name" : "version", m);
     return -1;
   }
-  *text = a.text ? a.text : "";
-  *size = a.text ? a.text_size : 0;
+  out->data = a.text ? a.text : "";
+  out->size = a.text ? a.text_size : 0;
   return 0;
 }
 
-/* The identity text for the compile's client (computed once per platform name and version). */
-static const identity *identity_for(xpjrt_client *client, char *reason, size_t size) {
-  const char *name, *version;
-  size_t name_size, version_size;
-  if (client_text(XP_CLIENT_PLATFORM_NAME, client, &name, &name_size, reason, size) ||
-      client_text(XP_CLIENT_PLATFORM_VERSION, client, &version, &version_size, reason, size))
-    return NULL;
-  pthread_mutex_lock(&identity_lock);
-  identity *found = NULL;
-  for (identity *i = identities; i && !found; i = i->next)
-    if (i->name_size == name_size && i->version_size == version_size &&
-        !memcmp(i->name, name, name_size) && !memcmp(i->version, version, version_size))
-      found = i;
-  if (!found && plugin_sha256(reason, size) == 0) {
-    if (!attribute_lines) {
-      xp_plugin_attributes_args a = {XP_SIZE(xp_plugin_attributes_args, num_attributes), NULL, NULL,
-                                     0};
-      xpjrt_error *e = SLOT(xp_plugin_attributes_fn, XP_PLUGIN_ATTRIBUTES)(&a);
-      if (e) {
-        char m[256];
-        take_error(e, m, sizeof m);
-        snprintf(reason, size, "cannot read the real plugin's attributes: %s", m);
-      } else {
-        attribute_lines = xidentity_attributes(a.attributes, a.attributes ? a.num_attributes : 0);
-        if (!attribute_lines)
-          snprintf(reason, size, "the real plugin's attributes have an unexpected struct size");
-      }
+/* What the identity depends on per client: its platform name and version and the kind of each of
+ * its addressable devices. `kinds` is malloc'd (one per device). */
+typedef struct {
+  xstr name, version;
+  size_t device_count;
+  xstr *kinds;
+} client_info;
+
+static int read_client(xpjrt_client *client, client_info *c, char *reason, size_t size) {
+  memset(c, 0, sizeof *c);
+  if (client_text(XP_CLIENT_PLATFORM_NAME, client, &c->name, reason, size) ||
+      client_text(XP_CLIENT_PLATFORM_VERSION, client, &c->version, reason, size))
+    return -1;
+  char m[256];
+  xp_client_devices_args d = {XP_SIZE(xp_client_devices_args, num_devices), NULL, client, NULL, 0};
+  xpjrt_error *e = SLOT(xp_client_devices_fn, XP_CLIENT_ADDRESSABLE_DEVICES)(&d);
+  if (e) {
+    take_error(e, m, sizeof m);
+    snprintf(reason, size, "cannot list the client's addressable devices: %s", m);
+    return -1;
+  }
+  size_t n = d.devices ? d.num_devices : 0;
+  c->kinds = calloc(n ? n : 1, sizeof *c->kinds);
+  if (!c->kinds) {
+    snprintf(reason, size, "out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    xp_device_get_description_args g = {XP_SIZE(xp_device_get_description_args, description), NULL,
+                                        d.devices[i], NULL};
+    e = SLOT(xp_device_get_description_fn, XP_DEVICE_GET_DESCRIPTION)(&g);
+    xp_device_kind_args k = {XP_SIZE(xp_device_kind_args, kind_size), NULL, g.description, NULL, 0};
+    if (!e) e = SLOT(xp_device_kind_fn, XP_DEVICE_DESCRIPTION_KIND)(&k);
+    if (e) {
+      take_error(e, m, sizeof m);
+      snprintf(reason, size, "cannot read the kind of device %zu: %s", i, m);
+      free(c->kinds);
+      c->kinds = NULL;
+      return -1;
     }
-    identity *i = attribute_lines ? calloc(1, sizeof *i) : NULL;
-    if (i) {
-      i->name = malloc(name_size + 1);
-      i->version = malloc(version_size + 1);
-      i->text = xidentity_text(name, name_size, version, version_size, api_major, api_minor,
-                               plugin_sha_hex, attribute_lines);
-      if (i->name && i->version && i->text) {
-        memcpy(i->name, name, name_size);
-        memcpy(i->version, version, version_size);
-        i->name_size = name_size;
-        i->version_size = version_size;
-        i->text_size = strlen(i->text);
-        i->next = identities;
-        identities = i;
-        found = i;
-      } else {
-        free(i->name);
-        free(i->version);
-        free(i->text);
-        free(i);
-        snprintf(reason, size, "out of memory");
+    c->kinds[i] = (xstr){k.kind ? k.kind : "", k.kind ? k.kind_size : 0};
+  }
+  c->device_count = n;
+  return 0;
+}
+
+/* The client's description as bytes, to find its identity: each part length-prefixed. */
+static uint8_t *describe(const client_info *c, size_t *size) {
+  size_t n = 8 + c->name.size + 8 + c->version.size + 8;
+  for (size_t i = 0; i < c->device_count; i++) n += 8 + c->kinds[i].size;
+  uint8_t *b = malloc(n), *p = b;
+  if (!b) return NULL;
+#define PUT(data, len)                        \
+  do {                                        \
+    uint64_t l_ = (len);                      \
+    memcpy(p, &l_, 8);                        \
+    p += 8;                                   \
+    if (l_) memcpy(p, (data), (size_t)l_);    \
+    p += l_;                                  \
+  } while (0)
+  PUT(c->name.data, c->name.size);
+  PUT(c->version.data, c->version.size);
+  uint64_t count = c->device_count;
+  memcpy(p, &count, 8);
+  p += 8;
+  for (size_t i = 0; i < c->device_count; i++) PUT(c->kinds[i].data, c->kinds[i].size);
+#undef PUT
+  *size = n;
+  return b;
+}
+
+/* The identity text for the compile's client (computed once per client description). */
+static const identity *identity_for(xpjrt_client *client, char *reason, size_t size) {
+  client_info c;
+  if (read_client(client, &c, reason, size)) return NULL;
+  size_t desc_size = 0;
+  uint8_t *desc = describe(&c, &desc_size);
+  const identity *found = NULL;
+  if (!desc) snprintf(reason, size, "out of memory");
+  for (identity *i = desc ? atomic_load(&identities) : NULL; i && !found; i = i->next)
+    if (i->client_size == desc_size && !memcmp(i->client, desc, desc_size)) found = i;
+  const char *sha = NULL, *attrs = NULL;
+  if (desc && !found && (sha = plugin_sha256(reason, size)) && (attrs = attributes(reason, size))) {
+    xidentity_parts parts = {
+        .platform_name = c.name,
+        .platform_version = c.version,
+        .api_major = api_major,
+        .api_minor = api_minor,
+        .plugin_sha256_hex = sha,
+        .device_count = c.device_count,
+        .device_kinds = c.kinds,
+        .xla_flags = {cfg.xla_flags ? cfg.xla_flags : "", cfg.xla_flags ? strlen(cfg.xla_flags) : 0},
+        .libtpu_init_args = {cfg.libtpu_init_args ? cfg.libtpu_init_args : "",
+                             cfg.libtpu_init_args ? strlen(cfg.libtpu_init_args) : 0},
+        .attribute_lines = attrs,
+    };
+    identity *i = calloc(1, sizeof *i);
+    if (i) i->text = xidentity_text(&parts, &i->text_size);
+    if (i && i->text) {
+      i->client = desc;
+      i->client_size = desc_size;
+      desc = NULL;
+      i->next = atomic_load(&identities);
+      while (!atomic_compare_exchange_weak(&identities, &i->next, i)) {
       }
-    } else if (attribute_lines) {
+      found = i;
+    } else {
+      if (i) free(i);
       snprintf(reason, size, "out of memory");
     }
   }
-  pthread_mutex_unlock(&identity_lock);
+  free(desc);
+  free(c.kinds);
   return found;
 }
 
 /* ---------------------------------------------------------------- the compile */
+
+/* Whether every extension on the Compile_Args is one that does not change what is compiled (the
+ * profiler's); at most 16 are looked at. */
+static bool harmless_extensions(const xp_extension *x) {
+  for (int n = 0; x; x = x->next, n++)
+    if (n == 16 || x->struct_size < sizeof *x || x->type != XP_EXTENSION_PROFILER) return false;
+  return true;
+}
 
 /* Makes a reason fit a statistics line: one line, no tabs. */
 static void one_line(char *text) {
@@ -435,27 +560,35 @@ static int serve(xp_client_compile_args *args, const uint8_t key[32], uint64_t *
   int found = xlayout_read(cfg.layout, key, &exe, &exe_size, saved_ns, reason, size);
   if (found != XLAYOUT_FOUND) return found == XLAYOUT_ABSENT ? 0 : -1;
   uint64_t t = now_ns();
-  xp_deserialize_and_load_args d = {0};
-  d.struct_size = XP_SIZE(xp_deserialize_and_load_args, loaded_executable);
-  d.client = args->client;
-  d.serialized_executable = (const char *)exe;
-  d.serialized_executable_size = exe_size;
+  /* A plugin reads no further than the struct_size we give, but a larger zeroed buffer keeps a
+   * plugin that reads more (or a newer field) from reading stack garbage. */
+  union {
+    xp_deserialize_and_load_args args;
+    unsigned char bytes[XP_DESERIALIZE_BUFFER];
+  } buffer;
+  _Static_assert(sizeof(xp_deserialize_and_load_args) <= XP_DESERIALIZE_BUFFER, "buffer");
+  memset(&buffer, 0, sizeof buffer);
+  xp_deserialize_and_load_args *d = &buffer.args;
+  d->struct_size = XP_SIZE(xp_deserialize_and_load_args, loaded_executable);
+  d->client = args->client;
+  d->serialized_executable = (const char *)exe;
+  d->serialized_executable_size = exe_size;
   if (api_minor >= XP_DESERIALIZE_OVERRIDE_MINOR) {
     /* load with the request's own options, as a compile would have used them */
-    d.struct_size = XP_SIZE(xp_deserialize_and_load_args, overridden_serialized_compile_options_size);
-    d.overridden_serialized_compile_options = args->compile_options;
-    d.overridden_serialized_compile_options_size = args->compile_options_size;
+    d->struct_size = XP_SIZE(xp_deserialize_and_load_args, overridden_serialized_compile_options_size);
+    d->overridden_serialized_compile_options = args->compile_options;
+    d->overridden_serialized_compile_options_size = args->compile_options_size;
   }
-  xpjrt_error *e = SLOT(xp_deserialize_fn, XP_EXECUTABLE_DESERIALIZE_AND_LOAD)(&d);
+  xpjrt_error *e = SLOT(xp_deserialize_fn, XP_EXECUTABLE_DESERIALIZE_AND_LOAD)(d);
   *load_ns = now_ns() - t;
   free(exe);
-  if (e || !d.loaded_executable) {
+  if (e || !d->loaded_executable) {
     char m[512] = "no executable";
     if (e) take_error(e, m, sizeof m);
     snprintf(reason, size, "cannot load the cached executable: %s", m);
     return -1;
   }
-  args->executable = d.loaded_executable;
+  args->executable = d->loaded_executable;
   return 1;
 }
 
@@ -465,10 +598,22 @@ static xpjrt_error *proxy_compile(xp_client_compile_args *args) {
   uint64_t t0 = now_ns();
   char reason[768] = "";
   const char *why_not = NULL;
+  char why_buf[200];
   if (!args || args->struct_size < XP_SIZE(xp_client_compile_args, executable))
     why_not = "unexpected PJRT_Client_Compile_Args size";
   else if (!args->program || args->program->struct_size < XP_SIZE(xp_program, format_size))
     why_not = "unexpected PJRT_Program size";
+  else if (args->struct_size > XP_SIZE(xp_client_compile_args, executable) ||
+           args->program->struct_size > XP_SIZE(xp_program, format_size)) {
+    /* fields the proxy does not know could change what is compiled: not served, not recorded */
+    snprintf(why_buf, sizeof why_buf,
+             "PJRT_Client_Compile_Args (%zu bytes) or PJRT_Program (%zu bytes) has fields the proxy "
+             "does not know",
+             args->struct_size, args->program->struct_size);
+    why_not = why_buf;
+  } else if (!harmless_extensions(args->extension_start) || args->program->extension_start) {
+    why_not = "the compile request carries a PJRT extension the proxy does not know";
+  }
   if (why_not) {
     snprintf(reason, sizeof reason, "%s", why_not);
     note_fallback(reason);
@@ -480,6 +625,7 @@ static xpjrt_error *proxy_compile(xp_client_compile_args *args) {
 
   const identity *id = identity_for(args->client, reason, sizeof reason);
   uint8_t key[32];
+  bool have_key = false;
   char key_text[XKEY_TEXT_SIZE] = "-";
   int served = -1; /* 1 hit, 0 miss, -1 fallback */
   uint64_t load_ns = 0, saved_ns = 0;
@@ -494,6 +640,7 @@ static xpjrt_error *proxy_compile(xp_client_compile_args *args) {
                    (const uint8_t *)p->code, p->code ? p->code_size : 0, canonical, canonical_size,
                    id->text, id->text_size, key);
       free(canonical);
+      have_key = true;
       memcpy(key_text, XKEY_PREFIX, 6);
       xhex(key, 32, key_text + 6);
       served = cfg.layout ? serve(args, key, &load_ns, &saved_ns, reason, sizeof reason) : 0;
@@ -517,6 +664,6 @@ static xpjrt_error *proxy_compile(xp_client_compile_args *args) {
   } else {
     stat_line("fallback\t%s\t%" PRIu64 "\t%" PRIu64 "\t%s", key_text, t1 - t0, compile_ns, reason);
   }
-  if (!e && cfg.record && id && args->executable) record(key_text, key, args, id, compile_ns);
+  if (!e && cfg.record && have_key && id && args->executable) record(key_text, key, args, id, compile_ns);
   return e;
 }

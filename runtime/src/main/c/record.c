@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "files.h"
@@ -78,8 +80,18 @@ int xrecord_write(const char *spool, const uint8_t key[32], xspan format, xspan 
     free(final);
     return fail(reason, reason_size, "out of memory");
   }
-  snprintf(temp, size, "%s/.tmp-%ld-%ld-%llu", spool, (long)getpid(), (long)syscall(SYS_gettid),
-           (unsigned long long)atomic_fetch_add(&temp_counter, 1));
+  /* pid and tid repeat across PID namespaces (containers sharing a spool): 8 random bytes too */
+  uint8_t noise[8];
+  if (getrandom(noise, sizeof noise, GRND_NONBLOCK) != (ssize_t)sizeof noise) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    uint64_t mix = (uint64_t)t.tv_nsec * 0x9e3779b97f4a7c15u ^ (uint64_t)t.tv_sec ^ (uint64_t)(uintptr_t)&t;
+    memcpy(noise, &mix, sizeof noise);
+  }
+  char random_hex[17];
+  xhex(noise, sizeof noise, random_hex);
+  snprintf(temp, size, "%s/.tmp-%ld-%ld-%llu-%s", spool, (long)getpid(), (long)syscall(SYS_gettid),
+           (unsigned long long)atomic_fetch_add(&temp_counter, 1), random_hex);
   snprintf(final, size, "%s/%s.xpr", spool, hex);
   int result = -1;
   out_file o = {.fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};

@@ -1,6 +1,8 @@
 /* Canonical compile options and the request key: map entries in any order give one key, any change
  * of a value gives another, unparseable options still get a key, and a JAX-like request's key is
  * pinned (RequestKeyTest pins the same). Also the identity text's attribute lines. */
+#include <sys/stat.h>
+
 #include "key.h"
 #include "options.h"
 #include "sha256.h"
@@ -78,9 +80,9 @@ static void jax_like(msg *out, int order) {
 }
 
 static const char IDENTITY[] =
-    "xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=cpu\napi_version=0.115\n"
+    "xlac-pjrt-plugin/2\nplatform_name=cpu\nplatform_version=cpu\napi_version=0.115\n"
     "plugin_sha256=0000000000000000000000000000000000000000000000000000000000000000\n"
-    "attribute=xla_version=i:2\n";
+    "device_count=1\ndevice_kind=cpu\nxla_flags=\nlibtpu_init_args=\nattribute=xla_version=i:2\n";
 
 static void key_hex(const msg *options, char out[65]) {
   size_t cn;
@@ -112,7 +114,7 @@ int main(void) {
   key_hex(&b, kb);
   CHECK(!strcmp(ka, kb), "map entries in two orders give one key: %s %s", ka, kb);
   /* pinned: RequestKeyTest.jaxLikeKeyIsPinned expects the same */
-  CHECK(!strcmp(ka, "1bea69b6f77e9d076577bcf6ef729dc6fad453b47ba6d599f5266e8e3988844b"), "JAX-like key is %s", ka);
+  CHECK(!strcmp(ka, "385ad7b98dd2da776e3653e4872094de416e05c10547a1806c8f19884df2fdaa"), "JAX-like key is %s", ka);
 
   /* two real JAX runs: the same options in different bytes, one canonical form */
   {
@@ -197,6 +199,28 @@ int main(void) {
   CHECK(same_canonical(&d1, &d2), "the last entry of a key wins");
   CHECK(!same_canonical(&d1, &d3), "the last entry of a key wins, not the first");
 
+  /* OptionOverrideProto's oneof: the member written last wins, as protobuf has it
+   * (oneofMemberWrittenLastWins) */
+  {
+    msg bool_then_string = {0}, string_then_bool = {0}, just_string = {0};
+    vfield(&bool_then_string, 2, 1);
+    sfield(&bool_then_string, 1, "x");
+    sfield(&string_then_bool, 1, "x");
+    vfield(&string_then_bool, 2, 1);
+    sfield(&just_string, 1, "x");
+    msg o[3];
+    memset(o, 0, sizeof o);
+    const msg *values[3] = {&bool_then_string, &string_then_bool, &just_string};
+    for (int i = 0; i < 3; i++) {
+      msg e = {0};
+      sfield(&e, 1, "k");
+      lfield(&e, 2, values[i]->b, values[i]->n);
+      lfield(&o[i], 7, e.b, e.n);
+    }
+    CHECK(!same_canonical(&o[0], &o[1]), "string last and bool last are different options");
+    CHECK(same_canonical(&o[0], &o[2]), "bool then string is just the string");
+  }
+
   /* the empty options, and options that are not protobuf */
   msg empty = {0};
   size_t n;
@@ -236,5 +260,68 @@ int main(void) {
   free(lines);
   v[0].struct_size = 40; /* a plugin whose named values are smaller than the fields read */
   CHECK(xidentity_attributes(v, 5) == NULL, "too-small named values are refused");
+
+  /* the whole text (v2): NULs escaped, not cut off (identityTextKeepsBytesAfterANul); device kinds
+   * counted, distinct, sorted; XLA_FLAGS and LIBTPU_INIT_ARGS lines (identityCoversXlaFlags) */
+  {
+    xstr kinds[3] = {{"b", 1}, {"a\0z", 3}, {"b", 1}};
+    xidentity_parts p = {
+        .platform_name = {"c\0pu", 4},
+        .platform_version = {"v\\1\n", 4},
+        .api_major = 0,
+        .api_minor = 115,
+        .plugin_sha256_hex = "ab",
+        .device_count = 3,
+        .device_kinds = kinds,
+        .xla_flags = {"--xla_cpu_enable_fast_math=true", 31},
+        .libtpu_init_args = {"", 0},
+        .attribute_lines = "attribute=x=b:true\n",
+    };
+    size_t size = 0;
+    char *text = xidentity_text(&p, &size);
+    const char *want = "xlac-pjrt-plugin/2\nplatform_name=c\\0pu\nplatform_version=v\\\\1\\n\n"
+                       "api_version=0.115\nplugin_sha256=ab\ndevice_count=3\ndevice_kind=a\\0z\n"
+                       "device_kind=b\nxla_flags=--xla_cpu_enable_fast_math=true\nlibtpu_init_args=\n"
+                       "attribute=x=b:true\n";
+    CHECK(text && size == strlen(want) && !strcmp(text, want), "identity text:\n%s", text);
+    free(text);
+    p.xla_flags = (xstr){"", 0};
+    char *other = xidentity_text(&p, &size);
+    CHECK(other && !strstr(other, "fast_math"), "another XLA_FLAGS, another text");
+    free(other);
+  }
+
+  /* XLAC_PJRT_PLUGIN_SHA256: trusted only with the file's stat, and only when well formed */
+  {
+    struct stat st;
+    memset(&st, 0, sizeof st);
+    st.st_size = 6;
+    st.st_mtim.tv_sec = 2;
+    st.st_mtim.tv_nsec = 5;
+    st.st_dev = 7;
+    st.st_ino = 9;
+    char hex[65];
+    memset(hex, 'a', 64);
+    hex[64] = 0;
+    char env[200];
+    uint8_t d[32];
+    snprintf(env, sizeof env, "%s:6:2000000005:7:9", hex);
+    CHECK(xplugin_sha_env_matches(env, &st, d) == 1 && d[0] == 0xaa, "matching stat");
+    snprintf(env, sizeof env, "%s:6:2000000006:7:9", hex);
+    CHECK(xplugin_sha_env_matches(env, &st, d) == 0, "stale mtime");
+    snprintf(env, sizeof env, "%s:6:2000000005:7:8", hex);
+    CHECK(xplugin_sha_env_matches(env, &st, d) == 0, "another inode");
+    snprintf(env, sizeof env, "%s:6:2000000005:7", hex);
+    CHECK(xplugin_sha_env_matches(env, &st, d) == 0, "a field short");
+    snprintf(env, sizeof env, "%s:6:2000000005:7:9:1", hex);
+    CHECK(xplugin_sha_env_matches(env, &st, d) == 0, "a field too many");
+    snprintf(env, sizeof env, "%s:+6:2000000005:7:9", hex);
+    CHECK(xplugin_sha_env_matches(env, &st, d) == 0, "a sign");
+    snprintf(env, sizeof env, "%.63s:6:2000000005:7:9", hex);
+    CHECK(xplugin_sha_env_matches(env, &st, d) == 0, "63 hex digits");
+    snprintf(env, sizeof env, "%.63sg:6:2000000005:7:9", hex);
+    CHECK(xplugin_sha_env_matches(env, &st, d) == 0, "not hex");
+    CHECK(xplugin_sha_env_matches(NULL, &st, d) == 0 && xplugin_sha_env_matches("", &st, d) == 0, "unset");
+  }
   return test_summary("test_options");
 }

@@ -16,6 +16,8 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,6 +100,9 @@ static int count_files(const char *dir, const char *prefix, const char *suffix) 
   return n;
 }
 
+/* The identity text of the one record in dir (malloc'd), or NULL when there is not exactly one. */
+static char *record_identity(const char *dir, char name[300]);
+
 /* Concatenates every stats-*.tsv in dir (malloc'd). */
 static char *read_stats(const char *dir) {
   DIR *d = opendir(dir);
@@ -179,6 +184,7 @@ static pid_t spawn_child(scenario_fn fn, void *arg, const char *err_path, const 
   pid_t pid = fork();
   REQUIRE(pid >= 0, "fork: %s", strerror(errno));
   if (pid == 0) {
+    test_failures = 0; /* the parent's failures are not the child's */
     unsetenv("XLAC_PJRT_LAYOUT");
     unsetenv("XLAC_PJRT_RECORD");
     unsetenv("XLAC_PJRT_STATS");
@@ -419,6 +425,173 @@ static int scenario_small_args(void *arg) {
   return test_failures ? 1 : 0;
 }
 
+/* Compile requests the proxy does not fully understand: program 1 (in the layout) with a larger
+ * Compile_Args, an extension on the PJRT_Program, an unknown extension on the Args, and one behind
+ * the profiler's. None may be served or recorded; each is a fallback without a key. The profiler's
+ * extension alone (JAX's) is served. */
+static int scenario_unknown_inputs(void *arg) {
+  (void)arg;
+  if (!load_proxy()) return 2;
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  char mlir[1024];
+  tc_program(1, mlir, sizeof mlir);
+  struct {
+    size_t struct_size;
+    int type;
+    void *next;
+  } extension = {24, 1000, NULL}; /* a PJRT_Extension_Base of a type nobody knows */
+  struct {
+    size_t struct_size;
+    int type;
+    void *next;
+    void *profiler_api;
+    int64_t traceme_context_id;
+  } profiler = {40, 1, NULL, NULL, 7}; /* what JAX puts on every compile: harmless, served */
+  for (int round = 0; round < 5; round++) {
+    xp_program p = {XP_SIZE(xp_program, format_size), NULL, mlir, strlen(mlir), "mlir", 4};
+    struct {
+      xp_client_compile_args a;
+      void *newer_field;
+    } big;
+    memset(&big, 0, sizeof big);
+    big.a = (xp_client_compile_args){XP_SIZE(xp_client_compile_args, executable), NULL, c, &p,
+                                     (const char *)TC_OPTIONS, sizeof TC_OPTIONS, NULL};
+    if (round == 0) big.a.struct_size = sizeof big;
+    if (round == 1) p.extension_start = &extension;
+    if (round == 2) big.a.extension_start = &extension;
+    if (round == 3) big.a.extension_start = &profiler;
+    if (round == 4) { /* the profiler's, then an unknown one */
+      big.a.extension_start = &profiler;
+      profiler.next = &extension;
+    }
+    xpjrt_error *e = ((xp_client_compile_fn)xp_slot(tc_api, XP_CLIENT_COMPILE))(&big.a);
+    CHECK(!tc_failed(e, "PJRT_Client_Compile") && big.a.executable, "round %d compiles", round);
+    if (big.a.executable) {
+      CHECK(tc_check_program(c, big.a.executable, 1) == 0, "round %d runs", round);
+      tc_loaded_destroy(big.a.executable);
+    }
+  }
+  uint64_t n[6];
+  counters(n);
+  CHECK(n[0] == 5 && n[1] == 1 && n[3] == 4 && n[4] == 0, "compiles %d hits %d fallbacks %d recorded %d",
+        (int)n[0], (int)n[1], (int)n[3], (int)n[4]);
+  tc_client_destroy(c);
+  return test_failures ? 1 : 0;
+}
+
+/* Four threads of one process record their own program and a shared one at once. */
+static void *record_work(void *arg) {
+  worker *w = arg;
+  int ks[2] = {3, 20 + w->thread};
+  for (int j = 0; j < 2; j++) {
+    xpjrt_loaded *l = tc_compile(w->client, ks[j]);
+    if (!l || tc_check_program(w->client, l, ks[j]) != 0) w->failures++;
+    if (l) tc_loaded_destroy(l);
+  }
+  return NULL;
+}
+
+static int scenario_record_threads(void *arg) {
+  (void)arg;
+  if (!load_proxy()) return 2;
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  pthread_t t[4];
+  worker w[4];
+  for (int i = 0; i < 4; i++) {
+    w[i] = (worker){c, i, 0};
+    pthread_create(&t[i], NULL, record_work, &w[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(t[i], NULL);
+    CHECK(w[i].failures == 0, "thread %d: %d wrong results", i, w[i].failures);
+  }
+  uint64_t n[6];
+  counters(n);
+  CHECK(n[0] == 8 && n[2] == 8 && n[4] == 8 && n[5] == 0, "compiles %d misses %d recorded %d unrecorded %d",
+        (int)n[0], (int)n[2], (int)n[4], (int)n[5]);
+  tc_client_destroy(c);
+  return test_failures ? 1 : 0;
+}
+
+/* A disk that takes no more than 2 KiB per file (RLIMIT_FSIZE, SIGXFSZ ignored: writes fail with
+ * EFBIG), as a full disk without root. */
+static int scenario_file_size_limit(void *arg) {
+  struct rlimit r = {2048, 2048};
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &r) == 0, "setrlimit");
+  signal(SIGXFSZ, SIG_IGN);
+  return scenario_compile(arg);
+}
+
+/* Runs program 1 from a directory holding another file of the plugin's name (see main). */
+static int scenario_in_dir(void *arg) {
+  REQUIRE(chdir((const char *)arg) == 0, "chdir");
+  return scenario_compile(&(compile_plan){{1}, 0, 1, 0, 0});
+}
+
+/* Writes one record with a 64 MB executable, straight through xrecord_write. */
+static int scenario_big_record(void *arg) {
+  size_t n = 64u << 20;
+  uint8_t *exe = malloc(n);
+  REQUIRE(exe, "malloc");
+  for (size_t i = 0; i < n; i++) exe[i] = (uint8_t)(i * 31);
+  uint8_t key[32] = {0x42};
+  xspan none = {(const uint8_t *)"", 0};
+  uint64_t bytes;
+  char reason[512];
+  int rc = xrecord_write((const char *)arg, key, none, none, none, none, (xspan){exe, n}, 1, &bytes, reason,
+                         sizeof reason);
+  free(exe);
+  return rc == 0 ? 0 : 1;
+}
+
+/* The temporary names of the first writes of an earlier process of this pid and tid (another PID
+ * namespace) are taken: the write still succeeds. */
+static int scenario_taken_temp_names(void *arg) {
+  const char *spool = arg;
+  for (int k = 0; k < 4; k++) {
+    char p[1100];
+    snprintf(p, sizeof p, "%s/.tmp-%ld-%ld-%d", spool, (long)getpid(), (long)syscall(SYS_gettid), k);
+    REQUIRE(write_file(p, "x", 1) == 0, "write %s", p);
+  }
+  uint8_t key[32] = {0x43};
+  xspan data = {(const uint8_t *)"abc", 3};
+  uint64_t bytes;
+  char reason[512] = "";
+  int rc = xrecord_write(spool, key, data, data, data, data, data, 1, &bytes, reason, sizeof reason);
+  CHECK(rc == 0, "xrecord_write: %s", reason);
+  return test_failures ? 1 : 0;
+}
+
+/* Program runs behind the counting plugin: afterwards every PJRT object the proxy or the test made
+ * must have been freed. */
+static int scenario_counted(void *arg) {
+  int rc = scenario_compile(arg);
+  void *h = dlopen(getenv("XLAC_TEST_COUNTING_PLUGIN"), RTLD_NOW | RTLD_NOLOAD);
+  void (*live)(long *);
+  void *sym = h ? dlsym(h, "CountingPlugin_Live") : NULL;
+  memcpy(&live, &sym, sizeof live);
+  REQUIRE(live, "the counting plugin is not loaded");
+  long n[4];
+  live(n);
+  CHECK(n[0] == 0 && n[1] == 0 && n[2] == 0 && n[3] == 0,
+        "not freed: %ld errors, %ld loaded executables, %ld executables, %ld serialized executables", n[0],
+        n[1], n[2], n[3]);
+  if (((const compile_plan *)arg)->expect_hits) { /* deserializeArgsAreZeroedPastTheirSize */
+    void (*last)(size_t *, int *);
+    sym = dlsym(h, "CountingPlugin_LastDeserialize");
+    memcpy(&last, &sym, sizeof last);
+    size_t size = 0;
+    int zero = 0;
+    last(&size, &zero);
+    int minor = ((const xpjrt_api_header *)tc_api)->version.minor_version;
+    CHECK(size == (minor >= 71 ? 64u : 48u) && zero, "DeserializeAndLoad_Args: %zu bytes, zero after: %d", size,
+          zero);
+  }
+  return test_failures ? 1 : rc;
+}
+
 /* ---------------------------------------------------------------- records and entries */
 
 typedef struct {
@@ -459,6 +632,25 @@ static int read_record(const char *path, record *r) {
                (const char *)r->identity.data, r->identity.size, key);
   free(canonical);
   return memcmp(key, r->key, 32) ? -2 : 0;
+}
+
+static char *record_identity(const char *dir, char name[300]) {
+  name[0] = 0;
+  if (count_files(dir, "", ".xpr") != 1) return NULL;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));)
+    if (strstr(e->d_name, ".xpr")) snprintf(name, 300, "%s", e->d_name);
+  if (d) closedir(d);
+  char p[1400];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  record r;
+  if (read_record(p, &r) != 0) {
+    free(r.bytes);
+    return NULL;
+  }
+  char *text = strndup((const char *)r.identity.data, r.identity.size);
+  free(r.bytes);
+  return text;
 }
 
 /* Writes a layout entry for `key` holding `exe` (what xlac's materialize does). */
@@ -529,7 +721,9 @@ int main(void) {
     }
     fprintf(stderr,
             "test_proxy: XLAC_PJRT_PLUGIN is not set; it must name a real PJRT CPU plugin (.so) to "
-            "test the proxy against (or set XLAC_RUNTIME_SKIP_PLUGIN_TESTS=1 to skip these tests)\n");
+            "test the proxy against. scripts/test sets it from the Python package lammps_jax_pjrt_cpu "
+            "(python -c 'import lammps_jax_pjrt_cpu as p; print(p.PLUGIN_PATH)'); or set "
+            "XLAC_RUNTIME_SKIP_PLUGIN_TESTS=1 to skip these tests\n");
     return 1;
   }
   REQUIRE(proxy && base, "XLAC_TEST_PROXY and XLAC_TEST_TMP must be set (make test sets them)");
@@ -537,6 +731,24 @@ int main(void) {
   mkdirs(tmp);
   hash_plugin();
   char *real = env("XLAC_PJRT_REAL_PLUGIN=%s", plugin);
+
+  /* the proxy takes no lock (identityTakesNoLock): a fork() from another thread while one was held
+   * would leave the child waiting on it for ever */
+  {
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "nm -D --undefined-only '%s' 2>/dev/null", proxy);
+    FILE *nm = popen(cmd, "r");
+    REQUIRE(nm, "nm");
+    char line[300];
+    int symbols = 0, locks = 0;
+    while (fgets(line, sizeof line, nm)) {
+      symbols++;
+      if (strstr(line, "pthread_mutex_lock") || strstr(line, "pthread_rwlock") || strstr(line, "pthread_spin_lock"))
+        locks++;
+    }
+    pclose(nm);
+    CHECK(symbols > 0 && locks == 0, "the proxy imports %d lock functions (of %d symbols)", locks, symbols);
+  }
 
   /* 1. no real plugin named, or one that does not load: GetPjrtApi answers NULL, says why once */
   {
@@ -611,7 +823,9 @@ int main(void) {
         "options as received");
   CHECK(rec.executable.size > 0 && rec.compile_ns > 0, "executable and compile time");
   char *identity = strndup((const char *)rec.identity.data, rec.identity.size);
-  CHECK(!strncmp(identity, "xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=", 53), "%s", identity);
+  CHECK(!strncmp(identity, "xlac-pjrt-plugin/2\nplatform_name=cpu\nplatform_version=", 53), "%s", identity);
+  CHECK(strstr(identity, "\ndevice_count=") && strstr(identity, "\ndevice_kind=cpu\n") != NULL, "%s", identity);
+  CHECK(strstr(identity, "\nxla_flags=\nlibtpu_init_args=\n") != NULL, "%s", identity);
   CHECK(strstr(identity, "\napi_version=0.") != NULL, "%s", identity);
   char sha_line[100];
   snprintf(sha_line, sizeof sha_line, "\nplugin_sha256=%s\n", plugin_hex);
@@ -640,6 +854,109 @@ int main(void) {
     const char *e[] = {real, plugin_env, "XLAC_PJRT_RECORD=spool-relative", NULL};
     CHECK(run_child(scenario_relative, NULL, path_of("relative.err"), e) == 0, "relative run");
     CHECK(count_files(path_of("spool-relative"), key_hex, ".xpr") == 1, "recorded where it was named");
+  }
+
+  /* XLA_FLAGS fills the debug options the request does not carry: another value, another key
+   * (identityCoversXlaFlags) */
+  mkdirs(path_of("spool-flags"));
+  {
+    compile_plan plan = {{1}, 0, 1, 0, 0};
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_RECORD=%s", path_of("spool-flags")),
+                       "XLA_FLAGS=--xla_backend_optimization_level=2", NULL};
+    CHECK(run_child(scenario_compile, &plan, path_of("flags.err"), e) == 0, "XLA_FLAGS run");
+    char name[300];
+    char *id = record_identity(path_of("spool-flags"), name);
+    CHECK(id && strncmp(name, key_hex, 64) != 0, "another key with XLA_FLAGS: %s", name);
+    CHECK(id && strstr(id, "\nxla_flags=--xla_backend_optimization_level=2\n"), "%s", id);
+    free(id);
+  }
+
+  /* XLAC_PJRT_PLUGIN_SHA256 is trusted for the stat it names only (staleOrMalformedPluginShaIsRehashed) */
+  {
+    struct stat st;
+    REQUIRE(stat(plugin, &st) == 0, "stat");
+    char zeros[65];
+    memset(zeros, '0', 64);
+    zeros[64] = 0;
+    unsigned long long mtime =
+        (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec;
+    struct {
+      const char *name;
+      char *value;
+      int trusted;
+    } cases[] = {
+        {"stale", env("XLAC_PJRT_PLUGIN_SHA256=%s:%lld:%llu:%llu:%llu", zeros, (long long)st.st_size, mtime + 1,
+                      (unsigned long long)st.st_dev, (unsigned long long)st.st_ino), 0},
+        {"malformed", env("XLAC_PJRT_PLUGIN_SHA256=%s:%lld", zeros, (long long)st.st_size), 0},
+        {"trusted", env("XLAC_PJRT_PLUGIN_SHA256=%s:%lld:%llu:%llu:%llu", zeros, (long long)st.st_size, mtime,
+                        (unsigned long long)st.st_dev, (unsigned long long)st.st_ino), 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      char *dir = strdup(path_of("spool-sha-%s", cases[i].name));
+      mkdirs(dir);
+      compile_plan plan = {{1}, 0, 1, 0, 0};
+      const char *e[] = {real, cases[i].value, env("XLAC_PJRT_RECORD=%s", dir), NULL};
+      CHECK(run_child(scenario_compile, &plan, path_of("sha-%s.err", cases[i].name), e) == 0, "%s", cases[i].name);
+      char name[300];
+      char *id = record_identity(dir, name);
+      snprintf(sha_line, sizeof sha_line, "\nplugin_sha256=%s\n", cases[i].trusted ? zeros : plugin_hex);
+      CHECK(id && strstr(id, sha_line), "%s: %s", cases[i].name, id);
+      CHECK(id && (strncmp(name, key_hex, 64) == 0) == !cases[i].trusted, "%s: key %s", cases[i].name, name);
+      free(id);
+      free(dir);
+    }
+  }
+
+  /* the file dlopen loaded is the one hashed, not a file of that name in the working directory
+   * (bareNameHashesTheLoadedFile): a name without a slash is looked up on LD_LIBRARY_PATH */
+  {
+    const char *slash = strrchr(plugin, '/');
+    const char *ld = getenv("LD_LIBRARY_PATH");
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash ? slash - plugin : 0), plugin);
+    if (slash && ld && strstr(ld, dir)) {
+      char *cwd = strdup(path_of("bare"));
+      mkdirs(cwd);
+      char decoy[1100];
+      snprintf(decoy, sizeof decoy, "%s/%s", cwd, slash + 1);
+      size_t n;
+      uint8_t *fake_bytes = read_file(getenv("XLAC_TEST_FAKE_PLUGIN"), &n);
+      REQUIRE(fake_bytes && write_file(decoy, fake_bytes, n) == 0, "decoy");
+      free(fake_bytes);
+      mkdirs(path_of("spool-bare"));
+      const char *e[] = {env("XLAC_PJRT_REAL_PLUGIN=%s", slash + 1),
+                         env("XLAC_PJRT_RECORD=%s", path_of("spool-bare")), NULL};
+      CHECK(run_child(scenario_in_dir, cwd, path_of("bare.err"), e) == 0, "bare name run");
+      CHECK(count_files(path_of("spool-bare"), key_hex, ".xpr") == 1, "the loaded file's hash, the same key");
+      free(cwd);
+    } else {
+      CHECK(0, "LD_LIBRARY_PATH must hold %s (make test sets it)", dir);
+    }
+  }
+
+  /* several threads of one process recording at once (recordThreadsLeaveWholeRecords) */
+  mkdirs(path_of("spool-threads"));
+  {
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_RECORD=%s", path_of("spool-threads")), NULL};
+    CHECK(run_child(scenario_record_threads, NULL, path_of("record-threads.err"), e) == 0, "record threads");
+    CHECK(count_files(path_of("spool-threads"), "", ".xpr") == 5, "4 own programs and the shared one");
+    CHECK(count_files(path_of("spool-threads"), ".tmp", "") == 0, "no temporaries");
+    DIR *k = opendir(path_of("spool-threads"));
+    for (struct dirent *de; k && (de = readdir(k));) {
+      if (!strstr(de->d_name, ".xpr")) continue;
+      record r;
+      CHECK(read_record(path_of("spool-threads/%s", de->d_name), &r) == 0, "%s is whole", de->d_name);
+      free(r.bytes);
+    }
+    if (k) closedir(k);
+  }
+
+  /* a taken temporary name (another PID namespace's process of the same pid and tid) */
+  mkdirs(path_of("spool-taken"));
+  {
+    const char *e[] = {NULL};
+    CHECK(run_child(scenario_taken_temp_names, path_of("spool-taken"), path_of("taken.err"), e) == 0,
+          "tempNamesDoNotCollideAcrossPidNamespaces");
   }
 
   /* 4. a layout entry made from the record: the next compile is a hit, and runs right */
@@ -713,6 +1030,93 @@ int main(void) {
     free(dir);
     free(stats_dir);
     free(err);
+  }
+
+  /* a layout directory that does not exist: a fallback (missingLayoutDirectoryFallsBack) */
+  mkdirs(path_of("stats-nolayout"));
+  {
+    compile_plan plan = {{1}, 0, 0, 1, 0};
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_LAYOUT=%s", path_of("no-such-layout")),
+                       env("XLAC_PJRT_STATS=%s", path_of("stats-nolayout")), NULL};
+    CHECK(run_child(scenario_compile, &plan, path_of("nolayout.err"), e) == 0, "missing layout");
+    CHECK(stderr_lines(path_of("nolayout.err"), "is not a directory; compiling with the real plugin") == 1,
+          "the line");
+  }
+
+  /* a non-zero reserved field (offset 88) is ignored: still a hit */
+  {
+    char *dir = strdup(path_of("layout-reserved"));
+    write_entry(dir, rec.key, rec.executable.data, rec.executable.size, 5);
+    size_t n;
+    char *p = entry_path(dir, rec.key);
+    uint8_t *entry = read_file(p, &n);
+    REQUIRE(entry, "entry");
+    put_le64(entry + 88, 0xfeedu);
+    REQUIRE(write_file(p, entry, n) == 0, "write");
+    free(entry);
+    compile_plan plan = {{1}, 1, 0, 0, 0};
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_LAYOUT=%s", dir), NULL};
+    CHECK(run_child(scenario_compile, &plan, path_of("reserved.err"), e) == 0, "reservedFieldIsIgnored");
+    free(dir);
+  }
+
+  /* requests the proxy does not fully understand: not served, not recorded, fallbacks without a key
+   * (unknownCompileInputsAreNotServed) */
+  mkdirs(path_of("stats-unknown"));
+  mkdirs(path_of("spool-unknown"));
+  {
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_LAYOUT=%s", layout),
+                       env("XLAC_PJRT_RECORD=%s", path_of("spool-unknown")),
+                       env("XLAC_PJRT_STATS=%s", path_of("stats-unknown")), NULL};
+    CHECK(run_child(scenario_unknown_inputs, NULL, path_of("unknown.err"), e) == 0, "unknown inputs");
+    CHECK(stderr_lines(path_of("unknown.err"), "xlac runtime: ") == 1, "one line");
+    stats = read_stats(path_of("stats-unknown"));
+    CHECK(count_lines(stats, "fallback\t-\t") == 4, "fallbacks without a key: %s", stats);
+    CHECK(count_lines(stats, "hit\t") == 1, "the profiler's extension is served: %s", stats);
+    free(stats);
+    CHECK(count_files(path_of("spool-unknown"), "", ".xpr") == 0, "nothing recorded");
+  }
+
+  /* every PJRT object made is freed, on a record, a hit, a miss and a fallback
+   * (pjrtObjectsAreFreedOnEveryPath); LeakSanitizer cannot see this, its suppression covers the
+   * real plugin's frames */
+  {
+    const char *counting = getenv("XLAC_TEST_COUNTING_PLUGIN");
+    REQUIRE(counting, "XLAC_TEST_COUNTING_PLUGIN must be set (make test sets it)");
+    char *counted = env("XLAC_TEST_COUNTED_PLUGIN=%s", plugin);
+    char *creal = env("XLAC_PJRT_REAL_PLUGIN=%s", counting);
+    mkdirs(path_of("spool-count"));
+    compile_plan first = {{1, 3}, 0, 2, 0, 0};
+    const char *e1[] = {creal, counted, env("XLAC_PJRT_RECORD=%s", path_of("spool-count")), NULL};
+    CHECK(run_child(scenario_counted, &first, path_of("count-record.err"), e1) == 0, "counted: record");
+    /* program 1's record as a good entry, program 3's key with bytes that do not deserialize */
+    char *dir = strdup(path_of("layout-count"));
+    DIR *k = opendir(path_of("spool-count"));
+    int entries = 0;
+    for (struct dirent *de; k && (de = readdir(k));) {
+      if (!strstr(de->d_name, ".xpr")) continue;
+      record r;
+      REQUIRE(read_record(path_of("spool-count/%s", de->d_name), &r) == 0, "counted record");
+      char mlir3[1024];
+      tc_program(3, mlir3, sizeof mlir3);
+      int is3 = r.program.size == strlen(mlir3) && !memcmp(r.program.data, mlir3, r.program.size);
+      uint8_t junk[64];
+      memset(junk, 0x5a, sizeof junk);
+      if (is3) write_entry(dir, r.key, junk, sizeof junk, 1);
+      else write_entry(dir, r.key, r.executable.data, r.executable.size, 1);
+      entries++;
+      free(r.bytes);
+    }
+    if (k) closedir(k);
+    CHECK(entries == 2, "two counted records");
+    mkdirs(path_of("spool-count2"));
+    compile_plan second = {{1, 2, 3}, 1, 1, 1, 0};
+    const char *e2[] = {creal, counted, env("XLAC_PJRT_LAYOUT=%s", dir),
+                        env("XLAC_PJRT_RECORD=%s", path_of("spool-count2")), NULL};
+    CHECK(run_child(scenario_counted, &second, path_of("count-serve.err"), e2) == 0,
+          "counted: hit, miss, fallback, records");
+    CHECK(count_files(path_of("spool-count2"), "", ".xpr") == 2, "the miss and the fallback recorded");
+    free(dir);
   }
 
   /* 6. eight threads: hits of program 1 and misses of their own programs, at once */
@@ -817,6 +1221,46 @@ int main(void) {
     }
     if (k) closedir(k);
     CHECK(whole >= 5 && broken == 0, "after kill -9: %d whole records, %d broken", whole, broken);
+  }
+
+  /* 10. a full disk without root: files may not grow past 2 KiB (fileSizeLimitLeavesNothingBehind) */
+  mkdirs(path_of("spool-fsize"));
+  {
+    compile_plan plan = {{1}, 0, 1, 0, 1};
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_RECORD=%s", path_of("spool-fsize")), NULL};
+    CHECK(run_child(scenario_file_size_limit, &plan, path_of("fsize.err"), e) == 0, "file size limit run");
+    CHECK(stderr_lines(path_of("fsize.err"), "File too large") == 1, "says why, once");
+    CHECK(count_files(path_of("spool-fsize"), ".tmp", "") == 0, "no temporaries left");
+    CHECK(count_files(path_of("spool-fsize"), "", ".xpr") == 0, "no record");
+  }
+
+  /* 11. kill -9 in the middle of writing a 64 MB record: no record, or a whole one
+   * (killedMidWriteLeavesNoPartialRecord) */
+  mkdirs(path_of("spool-big"));
+  {
+    const char *e[] = {NULL};
+    pid_t kid = spawn_child(scenario_big_record, path_of("spool-big"), path_of("big.err"), e);
+    int seen = 0;
+    for (int i = 0; i < 20000 && !seen; i++) {
+      seen = count_files(path_of("spool-big"), ".tmp", "") > 0;
+      if (!seen) usleep(500);
+    }
+    CHECK(seen, "the temporary appeared");
+    kill(kid, SIGKILL);
+    int status;
+    waitpid(kid, &status, 0);
+    DIR *k = opendir(path_of("spool-big"));
+    int partial = 0, whole = 0;
+    for (struct dirent *de; k && (de = readdir(k));) {
+      if (!strstr(de->d_name, ".xpr")) continue;
+      record r;
+      if (read_record(path_of("spool-big/%s", de->d_name), &r) == 0) whole++;
+      else partial++;
+      free(r.bytes);
+    }
+    if (k) closedir(k);
+    CHECK(partial == 0, "after kill -9: %d partial records (%d whole)", partial, whole);
+    if (WIFSIGNALED(status)) printf("test_proxy: killed the 64 MB record write (%d whole records)\n", whole);
   }
 
   free(identity);

@@ -4,13 +4,18 @@
  *
  *   xlac-pjrt-key canonical OPTIONS_FILE...              hex of the canonical options, one line each
  *   xlac-pjrt-key key FORMAT PROGRAM_FILE OPTIONS_FILE IDENTITY_FILE     pjrt1:<hex>
- *   xlac-pjrt-key identity NAME VERSION MAJOR MINOR SHA [TYPE NAME VALUE]...  the identity text
- *       TYPE: s (string), i (int64), l (comma-separated int64s), f (float), b (true/false)
+ *   xlac-pjrt-key identity NAME VERSION MAJOR MINOR SHA XLA_FLAGS LIBTPU_INIT_ARGS COUNT KIND... \
+ *       [TYPE NAME VALUE]...                          the identity text (COUNT device kinds)
+ *       TYPE: s (string), i (int64), l (comma-separated int64s), f (float), b (true/false);
+ *       a string argument written hex:<hex digits> stands for those bytes (to pass a NUL)
+ *   xlac-pjrt-key stat FILE [ENV]                        SIZE:MTIME_NS:DEV:INO as the proxy stats FILE;
+ *       with ENV (an XLAC_PJRT_PLUGIN_SHA256 value) a second line: match or mismatch
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "key.h"
 #include "options.h"
@@ -33,7 +38,33 @@ static uint8_t *slurp(const char *path, size_t *size) {
   return p;
 }
 
+/* An argument as bytes: "hex:<digits>" decoded, anything else as it is. */
+static xstr arg(const char *a) {
+  if (strncmp(a, "hex:", 4)) return (xstr){a, strlen(a)};
+  size_t n = strlen(a + 4) / 2;
+  uint8_t *b = malloc(n + 1);
+  if (!b || xunhex(a + 4, n, b) != 0) {
+    fprintf(stderr, "xlac-pjrt-key: bad hex argument %s\n", a);
+    exit(2);
+  }
+  b[n] = 0;
+  return (xstr){(const char *)b, n};
+}
+
 int main(int argc, char **argv) {
+  if ((argc == 3 || argc == 4) && !strcmp(argv[1], "stat")) {
+    struct stat st;
+    if (stat(argv[2], &st) != 0) {
+      fprintf(stderr, "xlac-pjrt-key: cannot stat %s\n", argv[2]);
+      return 2;
+    }
+    printf("%lld:%llu:%llu:%llu\n", (long long)st.st_size,
+           (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec,
+           (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+    uint8_t digest[32];
+    if (argc == 4) printf("%s\n", xplugin_sha_env_matches(argv[3], &st, digest) ? "match" : "mismatch");
+    return 0;
+  }
   if (argc >= 3 && !strcmp(argv[1], "canonical")) {
     for (int i = 2; i < argc; i++) { /* one line per file */
       size_t n, cn;
@@ -59,30 +90,36 @@ int main(int argc, char **argv) {
     printf("pjrt1:%s\n", hex);
     return 0;
   }
-  if (argc >= 7 && (argc - 7) % 3 == 0 && !strcmp(argv[1], "identity")) {
-    size_t count = (size_t)(argc - 7) / 3;
+  if (argc >= 10 && !strcmp(argv[1], "identity")) {
+    int devices = atoi(argv[9]);
+    int first = 10 + devices;
+    if (devices < 0 || argc < first || (argc - first) % 3 != 0) goto usage;
+    xstr *kinds = calloc((size_t)devices + 1, sizeof *kinds);
+    for (int i = 0; i < devices; i++) kinds[i] = arg(argv[10 + i]);
+    size_t count = (size_t)(argc - first) / 3;
     xp_named_value *v = calloc(count + 1, sizeof *v);
     for (size_t i = 0; i < count; i++) {
-      const char *type = argv[7 + 3 * i], *name = argv[8 + 3 * i], *value = argv[9 + 3 * i];
+      const char *type = argv[first + 3 * i];
+      xstr name = arg(argv[first + 1 + 3 * i]), value = arg(argv[first + 2 + 3 * i]);
       v[i].struct_size = sizeof v[i];
-      v[i].name = name;
-      v[i].name_size = strlen(name);
+      v[i].name = name.data;
+      v[i].name_size = name.size;
       v[i].value_size = 1;
       switch (type[0]) {
         case 's':
           v[i].type = XP_NV_STRING;
-          v[i].value.string_value = value;
-          v[i].value_size = strlen(value);
+          v[i].value.string_value = value.data;
+          v[i].value_size = value.size;
           break;
         case 'i':
           v[i].type = XP_NV_INT64;
-          v[i].value.int64_value = strtoll(value, NULL, 10);
+          v[i].value.int64_value = strtoll(value.data, NULL, 10);
           break;
         case 'l': {
           v[i].type = XP_NV_INT64_LIST;
-          int64_t *list = calloc(strlen(value) + 1, sizeof *list);
+          int64_t *list = calloc(value.size + 1, sizeof *list);
           size_t k = 0;
-          for (char *p = (char *)value; *p;) {
+          for (char *p = (char *)value.data; *p;) {
             list[k++] = strtoll(p, &p, 10);
             if (*p == ',') p++;
           }
@@ -92,20 +129,34 @@ int main(int argc, char **argv) {
         }
         case 'f':
           v[i].type = XP_NV_FLOAT;
-          v[i].value.float_value = strtof(value, NULL);
+          v[i].value.float_value = strtof(value.data, NULL);
           break;
         default:
           v[i].type = XP_NV_BOOL;
-          v[i].value.bool_value = !strcmp(value, "true");
+          v[i].value.bool_value = !strcmp(value.data, "true");
       }
     }
     char *attrs = xidentity_attributes(v, count);
-    char *text = xidentity_text(argv[2], strlen(argv[2]), argv[3], strlen(argv[3]), atoi(argv[4]),
-                                atoi(argv[5]), argv[6], attrs);
-    fputs(text, stdout);
+    xidentity_parts parts = {
+        .platform_name = arg(argv[2]),
+        .platform_version = arg(argv[3]),
+        .api_major = atoi(argv[4]),
+        .api_minor = atoi(argv[5]),
+        .plugin_sha256_hex = argv[6],
+        .xla_flags = arg(argv[7]),
+        .libtpu_init_args = arg(argv[8]),
+        .device_count = (size_t)devices,
+        .device_kinds = kinds,
+        .attribute_lines = attrs,
+    };
+    size_t size;
+    char *text = xidentity_text(&parts, &size);
+    fwrite(text, 1, size, stdout);
     return 0;
   }
+usage:
   fprintf(stderr, "usage: xlac-pjrt-key canonical FILE | key FORMAT PROGRAM OPTIONS IDENTITY | "
-                  "identity NAME VERSION MAJOR MINOR SHA [TYPE NAME VALUE]...\n");
+                  "identity NAME VERSION MAJOR MINOR SHA XLA_FLAGS LIBTPU_INIT_ARGS COUNT KIND... "
+                  "[TYPE NAME VALUE]... | stat FILE [ENV]\n");
   return 2;
 }

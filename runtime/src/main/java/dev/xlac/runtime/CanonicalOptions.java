@@ -142,6 +142,12 @@ public final class CanonicalOptions {
       throw new NotProtobuf();
     }
     List<Field> fields = parse(b, from, end);
+    if (m == Msg.OPTION_OVERRIDE) {
+      // its oneof `value` (fields 1-4, all scalars): protobuf keeps the member written last
+      int last = fields.stream().filter(f -> f.number() >= 1 && f.number() <= 4).mapToInt(Field::index).max()
+          .orElse(-1);
+      fields = fields.stream().filter(f -> f.number() < 1 || f.number() > 4 || f.index() == last).toList();
+    }
     Map<Integer, Special> specials = SPECIALS.getOrDefault(m, Map.of());
     for (int i = 0; i < fields.size();) {
       int j = i;

@@ -19,14 +19,16 @@ import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 
 /**
- * The plugin identity text that the request key covers (runtime/README.md): the real plugin's platform
- * name and version, its PJRT C API version, the SHA-256 of its file and its attributes, one per line.
- * Built exactly as the proxy builds it ({@code src/main/c/key.c}).
+ * The plugin identity text that the request key covers (runtime/README.md, {@code xlac-pjrt-plugin/2}):
+ * the real plugin's platform name and version, its PJRT C API version, the SHA-256 of its file, the
+ * compile's client's addressable devices (count and kinds), the {@code XLA_FLAGS} and
+ * {@code LIBTPU_INIT_ARGS} the plugin sees, and its attributes, one per line. Built exactly as the
+ * proxy builds it ({@code src/main/c/key.c}).
  */
 public final class PluginIdentityText {
   private PluginIdentityText() {}
 
-  public static final String HEADER = "xlac-pjrt-plugin/1";
+  public static final String HEADER = "xlac-pjrt-plugin/2";
 
   /** One {@code PJRT_Plugin_Attributes} entry; {@link #typedValue()} is its {@code <type>:<value>}. */
   public record Attribute(String name, String typedValue) {
@@ -52,14 +54,27 @@ public final class PluginIdentityText {
     }
   }
 
-  /** The identity text, attributes sorted by name (bytewise, UTF-8; equal names keep their order). */
+  /**
+   * The identity text. {@code deviceKinds} has one entry per addressable device of the client (its
+   * {@code PJRT_DeviceDescription_Kind}), in any order; the text has their count and one line per
+   * distinct kind, sorted by UTF-8 bytes. {@code xlaFlags} and {@code libtpuInitArgs} are the
+   * environment variables as the plugin's process had them ("" when unset). Attributes are sorted by
+   * name (bytewise, UTF-8; equal names keep their order).
+   */
   public static String of(String platformName, String platformVersion, int apiMajor, int apiMinor,
-      String pluginSha256, List<Attribute> attributes) {
+      String pluginSha256, List<String> deviceKinds, String xlaFlags, String libtpuInitArgs,
+      List<Attribute> attributes) {
     StringBuilder b = new StringBuilder(HEADER).append('\n');
     b.append("platform_name=").append(escape(platformName)).append('\n');
     b.append("platform_version=").append(escape(platformVersion)).append('\n');
     b.append("api_version=").append(apiMajor).append('.').append(apiMinor).append('\n');
     b.append("plugin_sha256=").append(pluginSha256).append('\n');
+    b.append("device_count=").append(deviceKinds.size()).append('\n');
+    deviceKinds.stream().map(k -> k.getBytes(StandardCharsets.UTF_8)).sorted(Arrays::compareUnsigned)
+        .map(k -> new String(k, StandardCharsets.UTF_8)).distinct()
+        .forEach(k -> b.append("device_kind=").append(escape(k)).append('\n'));
+    b.append("xla_flags=").append(escape(xlaFlags)).append('\n');
+    b.append("libtpu_init_args=").append(escape(libtpuInitArgs)).append('\n');
     List<Attribute> sorted = new ArrayList<>(attributes);
     sorted.sort(Comparator.comparing(a -> a.name().getBytes(StandardCharsets.UTF_8), Arrays::compareUnsigned));
     for (Attribute a : sorted) {
@@ -91,9 +106,9 @@ public final class PluginIdentityText {
         + Long.toUnsignedString(((Number) dev).longValue()) + ":" + Long.toUnsignedString(((Number) ino).longValue());
   }
 
-  /** {@code \} as {@code \\}, a newline as {@code \n}. */
+  /** {@code \} as {@code \\}, a newline as {@code \n}, a NUL as {@code \0}. */
   static String escape(String s) {
-    return s.replace("\\", "\\\\").replace("\n", "\\n");
+    return s.replace("\\", "\\\\").replace("\n", "\\n").replace("\0", "\\0");
   }
 
   static String unescape(String s) {
@@ -102,7 +117,7 @@ public final class PluginIdentityText {
       char c = s.charAt(i);
       if (c == '\\' && i + 1 < s.length()) {
         char n = s.charAt(++i);
-        b.append(n == 'n' ? '\n' : n);
+        b.append(n == 'n' ? '\n' : n == '0' ? '\0' : n);
       } else {
         b.append(c);
       }

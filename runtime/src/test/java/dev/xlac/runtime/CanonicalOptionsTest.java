@@ -21,6 +21,23 @@ class CanonicalOptionsTest {
   }
 
   @Test
+  void oneofMemberWrittenLastWins(@TempDir Path dir) throws Exception {
+    Proto boolThenString = new Proto().v(2, 1).s(1, "x");
+    Proto stringThenBool = new Proto().s(1, "x").v(2, 1);
+    Proto justString = new Proto().s(1, "x");
+    byte[][] options = new byte[3][];
+    Proto[] values = {boolThenString, stringThenBool, justString};
+    for (int i = 0; i < 3; i++) {
+      options[i] = new Proto().m(7, new Proto().s(1, "k").m(2, values[i])).toBytes();
+    }
+    assertThat(CanonicalOptions.canonical(options[0])).isNotEqualTo(CanonicalOptions.canonical(options[1]));
+    assertThat(CanonicalOptions.canonical(options[0])).isEqualTo(CanonicalOptions.canonical(options[2]));
+    for (byte[] o : options) {
+      assertThat(HEX.formatHex(CanonicalOptions.canonical(o))).isEqualTo(KeyTool.canonicalHex(dir, o));
+    }
+  }
+
+  @Test
   void twoRealJaxRunsGiveOneCanonicalForm() throws Exception {
     byte[] run1;
     byte[] run2;

@@ -5,9 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.xlac.runtime.PluginIdentityText.Attribute;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -16,15 +15,20 @@ class PluginIdentityTextTest {
 
   @Test
   void buildsTheTextWithSortedTypedEscapedAttributes() {
-    String text = PluginIdentityText.of("cpu", "v\n1", 0, 115, SHA, List.of(
+    String text = PluginIdentityText.of("c\0pu", "v\n1", 0, 115, SHA, List.of("b", "a\0z", "b"),
+        "--xla_cpu_enable_fast_math=true", "", List.of(
         Attribute.int64("xla_version", -2), Attribute.string("b\\n", "x\ny"),
         Attribute.int64List("list", 1, 20, 0), Attribute.float32("f", 0.25f), Attribute.bool("a", false)));
-    assertThat(text).isEqualTo("xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=v\\n1\n"
+    assertThat(text).isEqualTo("xlac-pjrt-plugin/2\nplatform_name=c\\0pu\nplatform_version=v\\n1\n"
         + "api_version=0.115\nplugin_sha256=" + SHA + "\n"
+        + "device_count=3\ndevice_kind=a\\0z\ndevice_kind=b\n"
+        + "xla_flags=--xla_cpu_enable_fast_math=true\nlibtpu_init_args=\n"
         + "attribute=a=b:false\nattribute=b\\\\n=s:x\\ny\nattribute=f=f:0.25\n"
         + "attribute=list=l:1,20,0\nattribute=xla_version=i:-2\n");
+    assertThat(PluginIdentityText.field(text, "platform_name")).contains("c\0pu");
     assertThat(PluginIdentityText.field(text, "platform_version")).contains("v\n1");
     assertThat(PluginIdentityText.field(text, "plugin_sha256")).contains(SHA);
+    assertThat(PluginIdentityText.field(text, "xla_flags")).contains("--xla_cpu_enable_fast_math=true");
     assertThat(PluginIdentityText.field(text, "nothing")).isEmpty();
   }
 
@@ -44,24 +48,38 @@ class PluginIdentityTextTest {
     float[] floats = {0.1f, 1.5f, 1e10f, 1.5e-5f, 123456789f, 0.0001f, 1e9f, 999999999f, 3.4028235e38f,
         1.4e-45f, -2.5f, 0f};
     for (float f : floats) {
-      String c = KeyTool.run("identity", "cpu", "cpu", "0", "115", SHA, "f", "x", Float.toString(f));
-      String java = PluginIdentityText.of("cpu", "cpu", 0, 115, SHA, List.of(Attribute.float32("x", f)));
+      String c = KeyTool.run("identity", "cpu", "cpu", "0", "115", SHA, "", "", "1", "cpu", "f", "x",
+          Float.toString(f));
+      String java = PluginIdentityText.of("cpu", "cpu", 0, 115, SHA, List.of("cpu"), "", "",
+          List.of(Attribute.float32("x", f)));
       assertThat(java).as("float %s", f).isEqualTo(c);
     }
-    String c = KeyTool.run("identity", "cpu", "some\\version", "0", "94", SHA, "l", "stablehlo_current_version",
+    // a NUL (passed to the tool as hex:), device kinds in any order, both environment lines
+    String c = KeyTool.run("identity", "hex:63007075", "some\\version", "0", "94", SHA,
+        "--xla_force_host_platform_device_count=4 --a=\"b c\"", "--tpu\\x", "4", "gpu b", "gpu a", "gpu b", "gpu a",
+        "l", "stablehlo_current_version",
         "1,20,0", "i", "xla_version", "2", "s", "zeta", "a\nb", "b", "bool", "true", "s", "émoji", "ü");
-    String java = PluginIdentityText.of("cpu", "some\\version", 0, 94, SHA, List.of(
+    String java = PluginIdentityText.of("c\0pu", "some\\version", 0, 94, SHA,
+        List.of("gpu a", "gpu b", "gpu a", "gpu b"), "--xla_force_host_platform_device_count=4 --a=\"b c\"",
+        "--tpu\\x", List.of(
         Attribute.int64List("stablehlo_current_version", 1, 20, 0), Attribute.int64("xla_version", 2),
         Attribute.string("zeta", "a\nb"), Attribute.bool("bool", true), Attribute.string("émoji", "ü")));
     assertThat(java).isEqualTo(c);
   }
 
   @Test
-  void sha256EnvNamesTheFilesStat(@TempDir Path dir) throws Exception {
+  void sha256EnvIsWhatTheProxyTrustsAndOnlyForThatFile(@TempDir Path dir) throws Exception {
     Path f = Files.writeString(dir.resolve("plugin.so"), "plugin");
     String env = PluginIdentityText.sha256Env(f, SHA.toUpperCase());
-    PosixFileAttributes a = Files.readAttributes(f, PosixFileAttributes.class);
-    assertThat(env).isEqualTo(SHA + ":6:" + a.lastModifiedTime().to(TimeUnit.NANOSECONDS) + ":"
-        + Files.getAttribute(f, "unix:dev") + ":" + Files.getAttribute(f, "unix:ino"));
+    assertThat(env).startsWith(SHA + ":");
+    // the C side's own stat of the file, and its own check of the value
+    String[] c = KeyTool.run("stat", f.toString(), env).split("\n");
+    assertThat(env).isEqualTo(SHA + ":" + c[0]);
+    assertThat(c[1]).isEqualTo("match");
+    Files.setLastModifiedTime(f, FileTime.fromMillis(Files.getLastModifiedTime(f).toMillis() - 5000));
+    assertThat(KeyTool.run("stat", f.toString(), env).split("\n")[1]).as("a changed file").isEqualTo("mismatch");
+    Path other = Files.writeString(dir.resolve("other.so"), "plugin");
+    assertThat(KeyTool.run("stat", other.toString(), PluginIdentityText.sha256Env(f, SHA)).split("\n")[1])
+        .as("another file (another inode)").isEqualTo("mismatch");
   }
 }

@@ -10,9 +10,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class RequestKeyTest {
-  static final String IDENTITY = "xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=cpu\n"
+  static final String IDENTITY = "xlac-pjrt-plugin/2\nplatform_name=cpu\nplatform_version=cpu\n"
       + "api_version=0.115\nplugin_sha256=0000000000000000000000000000000000000000000000000000000000000000\n"
-      + "attribute=xla_version=i:2\n";
+      + "device_count=1\ndevice_kind=cpu\nxla_flags=\nlibtpu_init_args=\nattribute=xla_version=i:2\n";
   static final byte[] MLIR = "mlir".getBytes(StandardCharsets.US_ASCII);
 
   static RequestKey jaxLikeKey(byte[] options) {
@@ -48,7 +48,7 @@ class RequestKeyTest {
     byte[] b = Proto.jaxLike(true);
     assertThat(a).isNotEqualTo(b);
     // the same digest as src/test/c/test_options.c pins: both sides hash the same bytes
-    assertThat(jaxLikeKey(a).hex()).isEqualTo("1bea69b6f77e9d076577bcf6ef729dc6fad453b47ba6d599f5266e8e3988844b");
+    assertThat(jaxLikeKey(a).hex()).isEqualTo("385ad7b98dd2da776e3653e4872094de416e05c10547a1806c8f19884df2fdaa");
     assertThat(jaxLikeKey(b)).isEqualTo(jaxLikeKey(a));
   }
 
