@@ -627,6 +627,24 @@ static int serve(xp_client_compile_args *args, const uint8_t key[32], uint64_t *
   return 1;
 }
 
+/*
+ * Whether an Args extension chain holds only extensions that cannot change what is compiled. JAX
+ * passes a profiler extension (PJRT_Extension_Type_Profiler, 1: a trace context id) with every
+ * compile; any other type, or a chain longer than 16, might, so such a request is neither served nor
+ * recorded.
+ */
+static int only_benign_extensions(const void *chain) {
+  enum { PJRT_EXTENSION_TYPE_PROFILER = 1 };
+  const struct {
+    size_t struct_size;
+    int type;
+    const void *next;
+  } *e = chain;
+  for (int n = 0; e; n++, e = e->next)
+    if (n == 16 || e->struct_size < sizeof *e || e->type != PJRT_EXTENSION_TYPE_PROFILER) return 0;
+  return 1;
+}
+
 static xpjrt_error *proxy_compile(xp_client_compile_args *args) {
   xp_client_compile_fn real_compile = SLOT(xp_client_compile_fn, XP_CLIENT_COMPILE);
   atomic_fetch_add(&counters[C_COMPILES], 1);
@@ -646,7 +664,8 @@ static xpjrt_error *proxy_compile(xp_client_compile_args *args) {
              "does not know",
              args->struct_size, args->program->struct_size);
     why_not = why_buf;
-  } else if (args->extension_start || args->program->extension_start) {
+  } else if (!only_benign_extensions(args->extension_start) ||
+             !only_benign_extensions(args->program->extension_start)) {
     why_not = "the compile request carries a PJRT extension the proxy does not know";
   }
   if (why_not) {
