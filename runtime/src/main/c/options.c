@@ -12,7 +12,7 @@
  * runtime/README.md; change all three together, and the key's version with them.
  */
 enum msg { M_PLAIN, M_COMPILE_OPTIONS, M_BUILD_OPTIONS, M_DEBUG_OPTIONS, M_OPTION_OVERRIDE };
-enum kind { K_MESSAGE, K_MAP };
+enum kind { K_MESSAGE, K_MAP, K_DROP };
 
 static const struct special {
   enum msg in;
@@ -25,6 +25,30 @@ static const struct special {
     {M_BUILD_OPTIONS, 3, K_MESSAGE, M_DEBUG_OPTIONS},     /* debug_options */
     {M_DEBUG_OPTIONS, 357, K_MAP, M_PLAIN},  /* xla_gpu_analytical_latency_estimator_options */
     {M_DEBUG_OPTIONS, 500, K_MAP, M_PLAIN},  /* xla_backend_extra_options */
+    /*
+     * Dropped: DebugOptions fields that steer only where and what XLA dumps, or name a local path,
+     * and never the executable. xlac dump switches dumping on (through XLA_FLAGS, which JAX copies
+     * into these fields), so without this a request recorded while dumping would never be served
+     * to a run that does not dump. JAX's own cache key clears the same fields.
+     */
+    {M_DEBUG_OPTIONS, 61, K_DROP, M_PLAIN},  /* xla_gpu_cuda_data_dir */
+    {M_DEBUG_OPTIONS, 102, K_DROP, M_PLAIN}, /* xla_force_host_platform_device_count (the identity has the device count) */
+    {M_DEBUG_OPTIONS, 109, K_DROP, M_PLAIN}, /* xla_dump_to */
+    {M_DEBUG_OPTIONS, 110, K_DROP, M_PLAIN}, /* xla_dump_hlo_module_re */
+    {M_DEBUG_OPTIONS, 111, K_DROP, M_PLAIN}, /* xla_dump_hlo_pass_re */
+    {M_DEBUG_OPTIONS, 112, K_DROP, M_PLAIN}, /* xla_dump_hlo_as_text */
+    {M_DEBUG_OPTIONS, 113, K_DROP, M_PLAIN}, /* xla_dump_hlo_as_proto */
+    {M_DEBUG_OPTIONS, 114, K_DROP, M_PLAIN}, /* xla_dump_hlo_as_dot */
+    {M_DEBUG_OPTIONS, 115, K_DROP, M_PLAIN}, /* xla_dump_hlo_as_url */
+    {M_DEBUG_OPTIONS, 116, K_DROP, M_PLAIN}, /* xla_dump_hlo_as_html */
+    {M_DEBUG_OPTIONS, 118, K_DROP, M_PLAIN}, /* xla_dump_hlo_snapshots */
+    {M_DEBUG_OPTIONS, 132, K_DROP, M_PLAIN}, /* xla_dump_max_hlo_modules */
+    {M_DEBUG_OPTIONS, 144, K_DROP, M_PLAIN}, /* xla_dump_module_metadata */
+    {M_DEBUG_OPTIONS, 149, K_DROP, M_PLAIN}, /* xla_dump_fusion_visualization */
+    {M_DEBUG_OPTIONS, 151, K_DROP, M_PLAIN}, /* xla_dump_compress_protos */
+    {M_DEBUG_OPTIONS, 153, K_DROP, M_PLAIN}, /* xla_dump_disable_metadata */
+    {M_DEBUG_OPTIONS, 154, K_DROP, M_PLAIN}, /* xla_dump_hlo_pipeline_re */
+    {M_DEBUG_OPTIONS, 164, K_DROP, M_PLAIN}, /* xla_dump_hlo_as_long_text */
 };
 
 static const struct special *special_of(enum msg in, uint32_t field) {
@@ -250,7 +274,9 @@ static bool canon(enum msg m, const uint8_t *p, size_t n, buf *out, int depth) {
     const struct special *s = special_of(m, f[i].number);
     size_t j = i;
     while (j < k && f[j].number == f[i].number) j++;
-    if (s && s->kind == K_MAP) {
+    if (s && s->kind == K_DROP) {
+      /* not written: see SPECIALS */
+    } else if (s && s->kind == K_MAP) {
       ok = put_map(out, f[i].number, s->value, f + i, j - i, depth);
     } else {
       for (size_t q = i; q < j && ok; q++) {

@@ -12,6 +12,7 @@
  * may arrive on several threads at once.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -165,6 +166,48 @@ static const char *unwrappable(const void *api, char *why, size_t size) {
   return NULL;
 }
 
+/* Whether an XLA_FLAGS token only steers dumping or names a local path (see keyed_xla_flags). */
+static int dump_only_flag(const char *t, size_t n) {
+  while (n && *t == '-') t++, n--;
+  static const char *const EXACT[] = {"xla_force_host_platform_device_count", "xla_gpu_cuda_data_dir"};
+  size_t name = 0;
+  while (name < n && t[name] != '=') name++;
+  if (name >= 9 && !strncmp(t, "xla_dump_", 9)) return 1;
+  for (size_t i = 0; i < sizeof EXACT / sizeof EXACT[0]; i++)
+    if (name == strlen(EXACT[i]) && !strncmp(t, EXACT[i], name)) return 1;
+  return 0;
+}
+
+/*
+ * XLA_FLAGS as the key sees it: the whitespace-separated flags in their order, joined by one space,
+ * without the flags that only steer dumping (--xla_dump_*) or name a local path, the same ones the
+ * canonical options drop (options.c). xlac dump sets --xla_dump_to; the run it records for does not.
+ * NULL when nothing is left. PluginIdentityText.keyedXlaFlags does the same in Java.
+ */
+static char *keyed_xla_flags(const char *flags) {
+  if (!flags) return NULL;
+  size_t n = strlen(flags);
+  char *out = malloc(n + 1);
+  if (!out) return NULL;
+  size_t o = 0;
+  for (size_t i = 0; i < n;) {
+    while (i < n && isspace((unsigned char)flags[i])) i++;
+    size_t start = i;
+    while (i < n && !isspace((unsigned char)flags[i])) i++;
+    if (i > start && !dump_only_flag(flags + start, i - start)) {
+      if (o) out[o++] = ' ';
+      memcpy(out + o, flags + start, i - start);
+      o += i - start;
+    }
+  }
+  out[o] = 0;
+  if (!o) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
 static xpjrt_error *proxy_compile(xp_client_compile_args *args);
 
 /* Opens the file the real plugin was loaded from (dlopen of a name without a slash searches the
@@ -230,7 +273,7 @@ static void init(void) {
   }
   /* the plugin reads these itself (XLA_FLAGS fills the debug options a request does not carry) */
   const char *flags = getenv("XLA_FLAGS"), *tpu = getenv("LIBTPU_INIT_ARGS");
-  cfg.xla_flags = flags ? strdup(flags) : NULL;
+  cfg.xla_flags = keyed_xla_flags(flags);
   cfg.libtpu_init_args = tpu ? strdup(tpu) : NULL;
   open_plugin_file(handle, path);
   if (!cfg.real_path) return;

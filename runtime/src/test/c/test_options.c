@@ -114,7 +114,7 @@ int main(void) {
   key_hex(&b, kb);
   CHECK(!strcmp(ka, kb), "map entries in two orders give one key: %s %s", ka, kb);
   /* pinned: RequestKeyTest.jaxLikeKeyIsPinned expects the same */
-  CHECK(!strcmp(ka, "385ad7b98dd2da776e3653e4872094de416e05c10547a1806c8f19884df2fdaa"), "JAX-like key is %s", ka);
+  CHECK(!strcmp(ka, "c0375535630676f93b965be74c7c22bcb80c1e081ed309fff438be82335ae4a2"), "JAX-like key is %s", ka);
 
   /* two real JAX runs: the same options in different bytes, one canonical form */
   {
@@ -134,8 +134,40 @@ int main(void) {
     char h[65];
     xsha256_buffer(c, cn, d);
     xhex(d, 32, h);
-    CHECK(c[0] != 0xff && !strcmp(h, "996e714a3b557fa1558bd5682b4a77e8ee2a41da1941991194404518cbd24440"), "canonical JAX options: %s", h);
+    CHECK(c[0] != 0xff && !strcmp(h, "1183e113316cab6f27350669d865c6c0a4570e934abfe87e02de97763f6a73e9"), "canonical JAX options: %s", h);
     free(c);
+  }
+
+  /* dump-only DebugOptions are not part of the key: the options of a JAX process started with
+   * XLA_FLAGS=--xla_dump_to=... (as under xlac dump) and of one without it have one canonical form */
+  {
+    msg r1 = {0}, r2 = {0};
+    FILE *f1 = fopen("src/test/resources/jax-options/dumping.bin", "rb");
+    FILE *f2 = fopen("src/test/resources/jax-options/not-dumping.bin", "rb");
+    REQUIRE(f1 && f2, "the JAX option fixtures (run from runtime/)");
+    r1.n = fread(r1.b, 1, sizeof r1.b, f1);
+    r2.n = fread(r2.b, 1, sizeof r2.b, f2);
+    fclose(f1);
+    fclose(f2);
+    CHECK(r1.n != r2.n, "the dumping options are longer (they name the dump directory)");
+    CHECK(same_canonical(&r1, &r2), "dumping or not, one canonical form");
+  }
+  /* a dropped field's value does not matter; a kept one's does */
+  {
+    msg d1 = {0}, d2 = {0}, d3 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
+    sfield(&d1, 109, "/tmp/one");
+    vfield(&d1, 113, 1);
+    sfield(&d2, 109, "/tmp/two");
+    vfield(&d3, 252, 1); /* xla_detailed_logging: kept */
+    lfield(&b1, 3, d1.b, d1.n);
+    lfield(&b2, 3, d2.b, d2.n);
+    lfield(&b3, 3, d3.b, d3.n);
+    msg o1 = {0}, o2 = {0}, o3 = {0};
+    lfield(&o1, 3, b1.b, b1.n);
+    lfield(&o2, 3, b2.b, b2.n);
+    lfield(&o3, 3, b3.b, b3.n);
+    CHECK(same_canonical(&o1, &o2), "xla_dump_to and xla_dump_hlo_as_proto are dropped");
+    CHECK(!same_canonical(&o1, &o3), "xla_detailed_logging is kept");
   }
 
   /* never a crash, whatever the bytes: random mutations of the JAX-like options and random bytes */

@@ -24,6 +24,16 @@ public final class CanonicalOptions {
   private record Special(boolean map, Msg value) {}
 
   /**
+   * DebugOptions fields left out of the canonical form: they steer only where and what XLA dumps, or
+   * name a local path, never the executable (JAX's own cache key clears the same ones). {@code xlac dump}
+   * switches dumping on through XLA_FLAGS, which JAX copies into these fields; without this rule a
+   * request recorded while dumping would never be served to a run that does not dump. The same list is
+   * in options.c and runtime/README.md.
+   */
+  public static final List<Integer> DEBUG_OPTIONS_DROPPED_FIELDS =
+      List.of(61, 102, 109, 110, 111, 112, 113, 114, 115, 116, 118, 132, 144, 149, 151, 153, 154, 164);
+
+  /**
    * The table of runtime/README.md; field numbers from openxla/xla {@code xla/pjrt/proto/compile_options.proto}
    * and {@code xla/xla.proto}. The map fields of DebugOptions are all of its {@code map<>} fields.
    */
@@ -155,7 +165,9 @@ public final class CanonicalOptions {
         j++;
       }
       Special s = specials.get(fields.get(i).number());
-      if (s != null && s.map()) {
+      if (m == Msg.DEBUG_OPTIONS && DEBUG_OPTIONS_DROPPED_FIELDS.contains(fields.get(i).number())) {
+        // not written: see DEBUG_OPTIONS_DROPPED_FIELDS
+      } else if (s != null && s.map()) {
         putMap(out, fields.get(i).number(), s.value(), fields.subList(i, j), depth);
       } else {
         for (Field f : fields.subList(i, j)) {

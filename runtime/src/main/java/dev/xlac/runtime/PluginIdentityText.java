@@ -61,6 +61,37 @@ public final class PluginIdentityText {
    * environment variables as the plugin's process had them ("" when unset). Attributes are sorted by
    * name (bytewise, UTF-8; equal names keep their order).
    */
+  /**
+   * {@code XLA_FLAGS} as the key sees it: the whitespace-separated flags in their order, joined by one
+   * space, without the flags that only steer dumping ({@code --xla_dump_*}) or name a local path
+   * ({@code --xla_force_host_platform_device_count}, {@code --xla_gpu_cuda_data_dir}), the same ones
+   * {@link CanonicalOptions#DEBUG_OPTIONS_DROPPED_FIELDS} drops: {@code xlac dump} sets
+   * {@code --xla_dump_to}, and the run it records for does not. The proxy does the same in C.
+   */
+  public static String keyedXlaFlags(String xlaFlags) {
+    if (xlaFlags == null) {
+      return "";
+    }
+    StringBuilder b = new StringBuilder();
+    for (String token : xlaFlags.split("[ \\t\\n\\r\\f\\u000b]+")) {
+      if (token.isEmpty()) {
+        continue;
+      }
+      String name = token.replaceFirst("^-+", "");
+      int eq = name.indexOf('=');
+      name = eq < 0 ? name : name.substring(0, eq);
+      if (name.startsWith("xla_dump_") || name.equals("xla_force_host_platform_device_count")
+          || name.equals("xla_gpu_cuda_data_dir")) {
+        continue;
+      }
+      if (!b.isEmpty()) {
+        b.append(' ');
+      }
+      b.append(token);
+    }
+    return b.toString();
+  }
+
   public static String of(String platformName, String platformVersion, int apiMajor, int apiMinor,
       String pluginSha256, List<String> deviceKinds, String xlaFlags, String libtpuInitArgs,
       List<Attribute> attributes) {

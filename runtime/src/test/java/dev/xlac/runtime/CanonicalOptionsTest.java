@@ -52,7 +52,36 @@ class CanonicalOptionsTest {
     assertThat(canonical[0]).isNotEqualTo((byte) 0xff);
     // pinned by src/test/c/test_options.c too
     assertThat(HEX.formatHex(RequestKey.sha256().digest(canonical)))
-        .isEqualTo("996e714a3b557fa1558bd5682b4a77e8ee2a41da1941991194404518cbd24440");
+        .isEqualTo("1183e113316cab6f27350669d865c6c0a4570e934abfe87e02de97763f6a73e9");
+  }
+
+  @Test
+  void dumpOnlyDebugOptions_doNotChangeTheCanonicalForm() throws Exception {
+    // The options of a JAX process started with XLA_FLAGS=--xla_dump_to=... (as under xlac dump) and of
+    // one without: different bytes, one canonical form, so a request recorded while dumping is served.
+    byte[] dumping;
+    byte[] plain;
+    try (var a = getClass().getResourceAsStream("/jax-options/dumping.bin");
+        var b = getClass().getResourceAsStream("/jax-options/not-dumping.bin")) {
+      dumping = a.readAllBytes();
+      plain = b.readAllBytes();
+    }
+    assertThat(new String(dumping, java.nio.charset.StandardCharsets.ISO_8859_1)).contains("/tmp/somewhere/dumps");
+    assertThat(CanonicalOptions.canonical(dumping)).isEqualTo(CanonicalOptions.canonical(plain));
+  }
+
+  @Test
+  void droppedFieldsAreDropped_keptFieldsAreKept() {
+    byte[] one = options(new Proto().s(109, "/tmp/one").v(113, 1));
+    byte[] two = options(new Proto().s(109, "/tmp/two"));
+    byte[] logging = options(new Proto().v(252, 1)); // xla_detailed_logging: kept
+    assertThat(CanonicalOptions.canonical(one)).isEqualTo(CanonicalOptions.canonical(two));
+    assertThat(CanonicalOptions.canonical(one)).isNotEqualTo(CanonicalOptions.canonical(logging));
+    assertThat(CanonicalOptions.DEBUG_OPTIONS_DROPPED_FIELDS).contains(109, 113).doesNotContain(252, 357, 500);
+  }
+
+  private static byte[] options(Proto debugOptions) {
+    return new Proto().m(3, new Proto().m(3, debugOptions)).toBytes();
   }
 
   @Test

@@ -82,4 +82,16 @@ class PluginIdentityTextTest {
     assertThat(KeyTool.run("stat", other.toString(), PluginIdentityText.sha256Env(f, SHA)).split("\n")[1])
         .as("another file (another inode)").isEqualTo("mismatch");
   }
+
+  @Test
+  void keyedXlaFlags_leaveOutDumpOnlyFlags_keepTheRestInOrder() {
+    assertThat(PluginIdentityText.keyedXlaFlags(
+        " --xla_dump_to=/tmp/d\t--xla_cpu_enable_fast_math=false --xla_dump_hlo_as_proto\n-xla_backend_optimization_level=1 "))
+        .isEqualTo("--xla_cpu_enable_fast_math=false -xla_backend_optimization_level=1");
+    assertThat(PluginIdentityText.keyedXlaFlags("--xla_dump_to=/x --xla_force_host_platform_device_count=8")).isEmpty();
+    assertThat(PluginIdentityText.keyedXlaFlags(null)).isEmpty();
+    // a flag that merely starts like a dropped one is kept
+    assertThat(PluginIdentityText.keyedXlaFlags("--xla_dumpling=1 --xla_gpu_cuda_data_dir_extra=2"))
+        .isEqualTo("--xla_dumpling=1 --xla_gpu_cuda_data_dir_extra=2");
+  }
 }
