@@ -153,9 +153,13 @@ char *xidentity_text(const xidentity_parts *p, size_t *size) {
   snprintf(num, sizeof num, "\napi_version=%d.%d\nplugin_sha256=", p->api_major, p->api_minor);
   adds(&s, num);
   adds(&s, p->plugin_sha256_hex);
-  snprintf(num, sizeof num, "\ndevice_count=%zu\n", p->device_count);
-  adds(&s, num);
-  /* one line per distinct kind, sorted by its bytes */
+  adds(&s, "\n");
+  /*
+   * One line per distinct kind, sorted by its bytes; not the number of devices: an executable for a
+   * given replica and partition count (in the options) does not depend on how many devices the host
+   * has, and a CPU plugin's count follows the host's cores, so a CI machine and a fleet machine
+   * would never share a key.
+   */
   xstr *kinds = calloc(p->device_count ? p->device_count : 1, sizeof *kinds);
   if (!kinds) {
     free(s.p);

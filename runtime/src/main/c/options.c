@@ -32,7 +32,7 @@ static const struct special {
      * to a run that does not dump. JAX's own cache key clears the same fields.
      */
     {M_DEBUG_OPTIONS, 61, K_DROP, M_PLAIN},  /* xla_gpu_cuda_data_dir */
-    {M_DEBUG_OPTIONS, 102, K_DROP, M_PLAIN}, /* xla_force_host_platform_device_count (the identity has the device count) */
+    {M_DEBUG_OPTIONS, 102, K_DROP, M_PLAIN}, /* xla_force_host_platform_device_count (the options carry the replicas and partitions) */
     {M_DEBUG_OPTIONS, 109, K_DROP, M_PLAIN}, /* xla_dump_to */
     {M_DEBUG_OPTIONS, 110, K_DROP, M_PLAIN}, /* xla_dump_hlo_module_re */
     {M_DEBUG_OPTIONS, 111, K_DROP, M_PLAIN}, /* xla_dump_hlo_pass_re */

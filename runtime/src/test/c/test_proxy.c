@@ -824,7 +824,7 @@ int main(void) {
   CHECK(rec.executable.size > 0 && rec.compile_ns > 0, "executable and compile time");
   char *identity = strndup((const char *)rec.identity.data, rec.identity.size);
   CHECK(!strncmp(identity, "xlac-pjrt-plugin/2\nplatform_name=cpu\nplatform_version=", 53), "%s", identity);
-  CHECK(strstr(identity, "\ndevice_count=") && strstr(identity, "\ndevice_kind=cpu\n") != NULL, "%s", identity);
+  CHECK(!strstr(identity, "device_count=") && strstr(identity, "\ndevice_kind=cpu\n") != NULL, "%s", identity);
   CHECK(strstr(identity, "\nxla_flags=\nlibtpu_init_args=\n") != NULL, "%s", identity);
   CHECK(strstr(identity, "\napi_version=0.") != NULL, "%s", identity);
   char sha_line[100];

@@ -100,7 +100,6 @@ public final class PluginIdentityText {
     b.append("platform_version=").append(escape(platformVersion)).append('\n');
     b.append("api_version=").append(apiMajor).append('.').append(apiMinor).append('\n');
     b.append("plugin_sha256=").append(pluginSha256).append('\n');
-    b.append("device_count=").append(deviceKinds.size()).append('\n');
     deviceKinds.stream().map(k -> k.getBytes(StandardCharsets.UTF_8)).sorted(Arrays::compareUnsigned)
         .map(k -> new String(k, StandardCharsets.UTF_8)).distinct()
         .forEach(k -> b.append("device_kind=").append(escape(k)).append('\n'));

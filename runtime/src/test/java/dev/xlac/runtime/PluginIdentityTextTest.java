@@ -21,7 +21,7 @@ class PluginIdentityTextTest {
         Attribute.int64List("list", 1, 20, 0), Attribute.float32("f", 0.25f), Attribute.bool("a", false)));
     assertThat(text).isEqualTo("xlac-pjrt-plugin/2\nplatform_name=c\\0pu\nplatform_version=v\\n1\n"
         + "api_version=0.115\nplugin_sha256=" + SHA + "\n"
-        + "device_count=3\ndevice_kind=a\\0z\ndevice_kind=b\n"
+        + "device_kind=a\\0z\ndevice_kind=b\n"
         + "xla_flags=--xla_cpu_enable_fast_math=true\nlibtpu_init_args=\n"
         + "attribute=a=b:false\nattribute=b\\\\n=s:x\\ny\nattribute=f=f:0.25\n"
         + "attribute=list=l:1,20,0\nattribute=xla_version=i:-2\n");

@@ -208,12 +208,10 @@ class RuntimeRunE2ETest {
   }
 
   /**
-   * Fails today, and for a reason outside xlac run: the dump's XLA_FLAGS ({@code --xla_dump_to=STAGING/pid-N
-   * --xla_dump_hlo_as_proto}) are in the DebugOptions of every compile's options, so in the request key, and the
-   * run without them misses all 28. The key must leave out XLA's dump-only debug options, as JAX's own cache key
-   * does ({@code jax/_src/cache_key.py}); that is the runtime module's canonical options (issue #12, H1).
+   * The CI step records through {@code xlac dump --plugin}, whose XLA_FLAGS ({@code --xla_dump_to=STAGING/pid-N
+   * --xla_dump_hlo_as_proto}) reach every compile's DebugOptions; the request key leaves those dump-only options
+   * out (runtime/README.md, canonical options rule 5), so the fleet's run without them is all hits.
    */
-  @org.junit.jupiter.api.Disabled("the request key still covers xla_dump_* debug options (runtime's CanonicalOptions)")
   @Test
   void dumpWithPlugin_records_thenXlacRunServesEveryCompile() throws Exception {
     Launcher.Result dump = Launcher.run(Stream.concat(Stream.of(Launcher.root().resolve("xlac").toString(), "dump",
