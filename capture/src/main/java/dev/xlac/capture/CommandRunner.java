@@ -1,10 +1,8 @@
 package dev.xlac.capture;
 
 import dev.xlac.core.os.SignalForwarding;
-import dev.xlac.core.os.Signals;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Runs a user's command as it is, with an environment the caller made (for {@code xlac run}: the
@@ -64,14 +62,7 @@ public final class CommandRunner {
      */
     public Outcome waitFor() throws InterruptedException {
       try (signals) {
-        int status;
-        try {
-          status = child.waitFor();
-        } catch (InterruptedException e) {
-          Signals.killGroup(child.pid(), Signals.SIGTERM);
-          child.waitFor(10, TimeUnit.SECONDS);
-          throw e;
-        }
+        int status = GroupChild.waitFor(child);
         return new Outcome(status, signals.received(), notes);
       }
     }

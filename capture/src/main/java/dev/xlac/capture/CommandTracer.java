@@ -3,7 +3,6 @@ package dev.xlac.capture;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.os.Executables;
 import dev.xlac.core.os.SignalForwarding;
-import dev.xlac.core.os.Signals;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -90,14 +89,7 @@ public final class CommandTracer {
     });
     String signal;
     try (SignalForwarding signals = SignalForwarding.forwardTo(child.pid())) {
-      int status;
-      try {
-        status = child.waitFor();
-      } catch (InterruptedException e) {
-        Signals.killGroup(child.pid(), Signals.SIGTERM);
-        child.waitFor(10, TimeUnit.SECONDS);
-        throw e;
-      }
+      int status = GroupChild.waitFor(child);
       poller.join();
       signal = signals.received();
       if (watchFailure[0] != null) {

@@ -1,11 +1,13 @@
 package dev.xlac.capture;
 
 import dev.xlac.core.os.ProcessGroups;
+import dev.xlac.core.os.Signals;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Starts a user's command the one way xlac does: looked up on the child's {@code PATH} as a shell
@@ -48,5 +50,19 @@ final class GroupChild {
 
   static String noSetsidNote() {
     return "setsid not found: the command runs in xlac's process group; signals reach only the command itself";
+  }
+
+  /**
+   * Waits for a command started by {@link #start}. An interrupt sends SIGTERM to its process group, waits up
+   * to 10 s for it to go, and is rethrown.
+   */
+  static int waitFor(Process child) throws InterruptedException {
+    try {
+      return child.waitFor();
+    } catch (InterruptedException e) {
+      Signals.killGroup(child.pid(), Signals.SIGTERM);
+      child.waitFor(10, TimeUnit.SECONDS);
+      throw e;
+    }
   }
 }

@@ -203,15 +203,9 @@ class RuntimeRunTest {
   void aCacheAnotherWriterHolds_doesNotStopTheRun_andARecordingStaysForCacheAdd() throws Exception {
     try (CacheStore other = open()) { // another xlac process writing, as far as this run can tell
       // The command records one request into the spool, as the proxy would.
-      Path record = tmp.resolve("record.xpr");
-      byte[] format = "hlo".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-      String identity = "xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=cpu\napi_version=0.94\n"
-          + "plugin_sha256=" + "ab".repeat(32) + "\n";
-      RequestKey key = RequestKey.of(format, new byte[] {1}, new byte[0],
-          identity.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-      Path written = dev.xlac.runtime.RecordSpool.write(Files.createDirectories(tmp.resolve("made")),
-          new dev.xlac.runtime.RecordedRequest(key, format, new byte[] {1}, new byte[0], identity, new byte[] {7}, 5));
-      Files.move(written, record);
+      RequestKey key = oneRequest().key();
+      Path record = Files.move(dev.xlac.runtime.RecordSpool.write(Files.createDirectories(tmp.resolve("made")),
+          oneRequest()), tmp.resolve("record.xpr"));
       RunResult r = run(plugin, null, true, "cp " + record + " $XLAC_PJRT_RECORD/" + key.hex() + ".xpr; exit 3");
       assertThat(r.exitStatus()).as("the command ran and its status is the run's").isEqualTo(3);
       assertThat(notices).anyMatch(n -> n.contains("locked") && n.endsWith("serving the runtime layout as it is"));
@@ -232,13 +226,8 @@ class RuntimeRunTest {
   /** Regression: a spool whose records the cache did not all take was deleted with them. */
   @Test
   void aRecordTheCacheRejects_keepsTheSpool_soNothingRecordedIsLost() throws Exception {
-    byte[] format = "hlo".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    String identity = "xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=cpu\napi_version=0.94\n"
-        + "plugin_sha256=" + "ab".repeat(32) + "\n";
-    RequestKey key = RequestKey.of(format, new byte[] {1}, new byte[0],
-        identity.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-    Path written = dev.xlac.runtime.RecordSpool.write(Files.createDirectories(tmp.resolve("made")),
-        new dev.xlac.runtime.RecordedRequest(key, format, new byte[] {1}, new byte[0], identity, new byte[] {7}, 5));
+    RequestKey key = oneRequest().key();
+    Path written = dev.xlac.runtime.RecordSpool.write(Files.createDirectories(tmp.resolve("made")), oneRequest());
     byte[] damaged = Files.readAllBytes(written);
     damaged[damaged.length - 40] ^= 1; // the compile time: the record's checksum no longer matches
     Path record = Files.write(tmp.resolve("damaged.xpr"), damaged);
@@ -250,5 +239,15 @@ class RuntimeRunTest {
       assertThat(names.map(f -> f.getFileName().toString())).anyMatch(n -> n.startsWith(key.hex()));
     }
     assertThat(notices).anyMatch(n -> n.contains("stay in " + r.keptSpool()));
+  }
+
+  /** The one request the tests' stand-in commands record: an "hlo" program of one byte, for a made-up plugin. */
+  private static dev.xlac.runtime.RecordedRequest oneRequest() {
+    byte[] format = "hlo".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    String identity = "xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=cpu\napi_version=0.94\n"
+        + "plugin_sha256=" + "ab".repeat(32) + "\n";
+    RequestKey key = RequestKey.of(format, new byte[] {1}, new byte[0],
+        identity.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    return new dev.xlac.runtime.RecordedRequest(key, format, new byte[] {1}, new byte[0], identity, new byte[] {7}, 5);
   }
 }
