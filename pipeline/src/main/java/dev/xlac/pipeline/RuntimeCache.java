@@ -4,6 +4,7 @@ import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestIngest;
 import dev.xlac.cache.layout.PjrtRecordSpool;
 import dev.xlac.cache.layout.PjrtRuntimeLayout;
+import dev.xlac.core.XlacException;
 import dev.xlac.runtime.LayoutEntry;
 import dev.xlac.runtime.RequestKey;
 import dev.xlac.runtime.RunStatistics;
@@ -116,6 +117,16 @@ final class RuntimeCache {
       Consumer<String> problems) {
     var r = PjrtRuntimeLayout.materialize(store, layout, pluginSha256, verify, problems);
     return new int[] {r.written(), r.kept(), r.removed()};
+  }
+
+  /** What the proxy's processes counted; none (and one line saying why) when the files cannot be read. */
+  static RunStatistics statistics(Path stats, Consumer<String> notices) {
+    try {
+      return RunStatistics.read(stats);
+    } catch (IOException | XlacException e) {
+      notices.accept("cannot read the runtime proxy's statistics: " + XlacException.reason(e));
+      return RunStatistics.NONE;
+    }
   }
 
   static RequestIngest ingest(Path spool, CacheStore store, Consumer<String> problems) {

@@ -77,13 +77,7 @@ final class RuntimeRecording implements AutoCloseable {
     if (fresh) {
       plugin.remember(RuntimeCache.memoDir(cacheDir));
     }
-    RunStatistics s;
-    try {
-      s = RunStatistics.read(stats);
-    } catch (IOException | XlacException e) {
-      problems.accept("cannot read the runtime proxy's statistics: " + XlacException.reason(e));
-      s = RunStatistics.NONE;
-    }
+    RunStatistics s = RuntimeCache.statistics(stats, problems);
     RequestIngest in = RuntimeCache.ingest(spool, store, problems);
     RecordingResult r = new RecordingResult(in, s);
     // records the cache could not take (each named by the ingest) keep the spool, for `xlac cache add`

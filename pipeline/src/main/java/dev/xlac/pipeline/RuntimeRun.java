@@ -187,13 +187,7 @@ public final class RuntimeRun {
   private static RunResult finish(RunSpec spec, CacheOpener cache, Consumer<String> notices, RealPlugin plugin,
       boolean managed, Path layout, Path stats, Path spool, int[] materialized, CommandRunner.Outcome outcome,
       Duration wall) throws InterruptedException {
-    RunStatistics s;
-    try {
-      s = RunStatistics.read(stats);
-    } catch (IOException | XlacException e) {
-      notices.accept("cannot read the runtime proxy's statistics: " + XlacException.reason(e));
-      s = RunStatistics.NONE;
-    }
+    RunStatistics s = RuntimeCache.statistics(stats, notices);
     int damaged = managed ? RuntimeCache.deleteDamaged(layout, s) : 0;
     RequestIngest ingested = null;
     Path kept = null;
