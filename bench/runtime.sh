@@ -34,7 +34,11 @@ served() { first_step "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" 
 proxyonly() {
   local memo proxy
   memo=$(cat "$WORK"/cache/runtime/plugins/*.plugin)
-  proxy=$(ls -t "${XDG_CACHE_HOME:-$HOME/.cache}"/xlac/runtime/*/libxlac_pjrt.so | head -1)
+  # This build's proxy: where xlac run unpacked it, named by the SHA-256 of the library in the runtime jar (not
+  # the newest one there: other builds unpack theirs beside it).
+  proxy="${XDG_CACHE_HOME:-$HOME/.cache}/xlac/runtime/$(unzip -p "$ROOT"/cli/target/lib/xlac-runtime-*.jar \
+    "dev/xlac/runtime/native/linux-$(uname -m)/libxlac_pjrt.so" | sha256sum | cut -d' ' -f1)/libxlac_pjrt.so"
+  [[ -f "$proxy" ]] || { echo "no proxy library at $proxy" >&2; return 1; }
   mkdir -p "$WORK/stats"
   PJRT_NAMES_AND_LIBRARY_PATHS="xlac:$proxy" JAX_PLATFORMS=xlac XLAC_PJRT_REAL_PLUGIN="$PLUGIN" \
     XLAC_PJRT_PLUGIN_SHA256="$(sed -n 's/^sha256 //p' <<<"$memo"):$(sed -n 's/^stat //p' <<<"$memo" | tr ' ' :)" \

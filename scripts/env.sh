@@ -18,9 +18,11 @@ xlac_log() { printf 'xlac-setup: %s\n' "$*" >&2; }
 
 # Prints the feature release of the JDK/JRE at $1 (e.g. 25), or nothing.
 xlac_java_major() {
-  local release="$1/release" v=""
-  if [[ -f "$release" ]]; then
-    v=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$release")
+  local release="$1/release" v="" line
+  if [[ -f "$release" ]]; then  # read by bash itself: ./xlac runs this before every command
+    while IFS= read -r line || [[ -n "$line" ]]; do
+      if [[ "$line" =~ ^JAVA_VERSION=\"([0-9]*) ]]; then v=${BASH_REMATCH[1]}; fi
+    done <"$release"
   fi
   if [[ -z "$v" && -x "$1/bin/java" ]]; then
     v=$("$1/bin/java" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)

@@ -4,13 +4,12 @@ import dev.xlac.core.os.ProcessBytes;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
-import picocli.CommandLine;
-import picocli.CommandLine.ParseResult;
 
 /**
  * Refuses an argument that Java's string does not stand for faithfully (see {@link ProcessBytes}): a path
  * that is not valid UTF-8 would silently become another path, and a command's argument could not be passed
- * on unchanged. Says which argument, with its bytes escaped.
+ * on unchanged. Says which argument, with its bytes escaped. Names no picocli type itself: a simple
+ * {@code xlac run} loads no picocli class at all (see {@code RunCommand#parseSimple}).
  */
 final class ArgumentCheck {
   private ArgumentCheck() {}
@@ -43,19 +42,7 @@ final class ArgumentCheck {
     }
     if (delimiter < 0 && !args[0].equals("parallel-compile")) {
       // `xlac dump python train.py`: the command starts at the first positional argument.
-      try {
-        XlacCommand root = new XlacCommand();
-        CommandLine cmd = CommandTree.forArgs(root, args);
-        cmd.getSubcommands().get(args[0]).setStopAtPositional(true);
-        ParseResult parsed = cmd.parseArgs(args);
-        if (parsed.subcommand() != null) {
-          int commandLength = parsed.subcommand().matchedPositionals().stream()
-              .mapToInt(p -> p.stringValues().size()).sum();
-          return i >= args.length - commandLength;
-        }
-      } catch (CommandLine.ParameterException e) {
-        return false;
-      }
+      return i >= args.length - CommandTree.commandLength(args);
     }
     return false;
   }

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.SequencedMap;
 import picocli.CommandLine;
 import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.ParseResult;
 
 /**
  * The xlac command tree, listed once. picocli reflects over every command class and option of the tree it
@@ -48,6 +49,24 @@ final class CommandTree {
     CommandLine cmd = new CommandLine(root);
     addSubcommands(cmd, SUBCOMMANDS, List.of(args));
     return cmd;
+  }
+
+  /**
+   * How many arguments at the end of {@code args} ({@code dump} or {@code run} without {@code --}) are the
+   * command to run, as picocli parses them; 0 when it cannot parse them.
+   */
+  static int commandLength(String[] args) {
+    try {
+      CommandLine cmd = forArgs(new XlacCommand(), args);
+      cmd.getSubcommands().get(args[0]).setStopAtPositional(true);
+      ParseResult parsed = cmd.parseArgs(args);
+      if (parsed.subcommand() == null) {
+        return 0;
+      }
+      return parsed.subcommand().matchedPositionals().stream().mapToInt(p -> p.stringValues().size()).sum();
+    } catch (CommandLine.ParameterException e) {
+      return 0;
+    }
   }
 
   private static void addSubcommands(CommandLine parent, SequencedMap<String, Class<?>> subcommands,

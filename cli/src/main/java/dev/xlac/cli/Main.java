@@ -1,5 +1,6 @@
 package dev.xlac.cli;
 
+import dev.xlac.cli.run.RunCommand;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.os.ProcessBytes;
@@ -32,7 +33,7 @@ public final class Main {
    * As {@link #run(String...)}, but first refuses (exit 2) an argument whose string is not what the process got:
    * {@code raw} holds the bytes of each argument as the kernel passed them (null: not known).
    */
-  int run(List<byte[]> raw, String... args) {
+  public int run(List<byte[]> raw, String... args) {
     if (raw != null) {
       Optional<String> refusal = ArgumentCheck.refusal(args, raw);
       if (refusal.isPresent()) {
@@ -45,8 +46,24 @@ public final class Main {
   }
 
   public int run(String... args) {
+    if (args.length > 0 && args[0].equals("run")) { // xlac run: the training command starts as early as it can
+      Optional<RunCommand> simple = RunCommand.parseSimple(List.of(args).subList(1, args.length), out, err);
+      if (simple.isPresent()) {
+        return call(simple.get());
+      }
+    }
     XlacCommand root = new XlacCommand();
     return execute(CommandTree.forArgs(root, args), root, args);
+  }
+
+  /** A command parsed without picocli, run as picocli's {@code execute} would run it (no --verbose). */
+  private int call(RunCommand command) {
+    try {
+      return command.call();
+    } catch (Exception e) {
+      report(e, false);
+      return exitCodeOf(e);
+    }
   }
 
   /** As {@link #run}, with the whole command tree built whatever the arguments: what {@code run} must match. */
@@ -56,6 +73,12 @@ public final class Main {
   }
 
   private int execute(CommandLine cmd, XlacCommand root, String... args) {
+    configure(cmd, root);
+    return cmd.execute(args);
+  }
+
+  /** The settings and handlers of every command line this class runs. */
+  CommandLine configure(CommandLine cmd, XlacCommand root) {
     cmd.setOut(out);
     cmd.setErr(err);
     cmd.setCaseInsensitiveEnumValuesAllowed(true);
@@ -77,7 +100,7 @@ public final class Main {
       err.println("Try '" + c.getCommandSpec().qualifiedName() + " --help' for more information.");
       return ExitCode.BAD_INPUT.code();
     });
-    return cmd.execute(args);
+    return cmd;
   }
 
   void report(Throwable e, boolean verbose) {

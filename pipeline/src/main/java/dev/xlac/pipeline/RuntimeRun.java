@@ -19,6 +19,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -58,6 +60,10 @@ public final class RuntimeRun {
     if (spec.command().isEmpty()) {
       throw XlacException.badInput("no command given: write it after '--', e.g. xlac run -- python train.py");
     }
+    // The proxy library (hashed, and unpacked once) on a second thread while the plugin is identified: both
+    // come before the command can start.
+    FutureTask<Path> proxyTask = new FutureTask<>(proxyLibrary::get);
+    Thread.ofPlatform().daemon().name("xlac-proxy-library").start(proxyTask);
     Path pluginPath = pluginPath(spec.plugin(), spec.env());
     boolean[] fresh = {false};
     RealPlugin plugin = RealPlugin.identify(pluginPath, RuntimeCache.memoDir(spec.cacheDir()), fresh);
@@ -66,7 +72,7 @@ public final class RuntimeRun {
     if (!managed) {
       requireLayoutFor(layout, plugin);
     }
-    Path proxy = proxyLibrary.get();
+    Path proxy = result(proxyTask);
 
     Path stats = null;
     Path spool = null;
@@ -110,6 +116,21 @@ public final class RuntimeRun {
       return finish(spec, cache, notices, plugin, managed, layout, stats, spool, materialized, outcome, wall);
     } finally {
       deleteQuietly(stats);
+    }
+  }
+
+  /** What {@code task} returned, or what it threw. */
+  private static Path result(FutureTask<Path> task) throws InterruptedException {
+    try {
+      return task.get();
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      if (e.getCause() instanceof Error r) {
+        throw r;
+      }
+      throw new IllegalStateException(e.getCause());
     }
   }
 

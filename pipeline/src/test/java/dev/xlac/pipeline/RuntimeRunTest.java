@@ -105,6 +105,25 @@ class RuntimeRunTest {
     assertThat(ran).doesNotExist();
   }
 
+  /** The proxy library is found on a second thread (while the plugin is identified); its failure is still exit 3. */
+  @Test
+  void run_proxyLibraryFailure_isRethrownAsItWas_andTheCommandNeverRan() throws Exception {
+    Path ran = tmp.resolve("ran");
+    XlacException noLibrary = XlacException.environment("this xlac build has no PJRT runtime library for test");
+    Map<String, String> env = new HashMap<>(Map.of("PATH", System.getenv("PATH")));
+    assertThatThrownBy(() -> RuntimeRun.run(new RunSpec(List.of("sh", "-c", "touch " + ran), cacheDir(), plugin,
+        null, false, env), this::open, notices::add, () -> {
+          throw noLibrary;
+        })).isSameAs(noLibrary);
+    assertThat(ran).doesNotExist();
+    // A plugin problem is still the one reported when both fail, as before.
+    assertThatThrownBy(() -> RuntimeRun.run(new RunSpec(List.of("true"), cacheDir(), tmp.resolve("absent.so"), null,
+        false, env), this::open, notices::add, () -> {
+          throw noLibrary;
+        })).isInstanceOfSatisfying(XlacException.class,
+            e -> assertThat(e.getMessage()).startsWith("cannot use PJRT plugin "));
+  }
+
   @Test
   void run_noPluginAtAll_isAUsageError() {
     assertThatThrownBy(() -> run(null, null, false, "true")).isInstanceOfSatisfying(XlacException.class,

@@ -27,16 +27,20 @@ public final class CacheOptions {
   @Spec(Spec.Target.MIXEE)
   CommandSpec command;
 
+  /** The writers of a command made without picocli ({@link Writer#of}); null when picocli made it. */
+  private PrintWriter directOut;
+  private PrintWriter directErr;
+
   public Path directory() {
     return CacheLocation.resolve(dir);
   }
 
   public PrintWriter out() {
-    return command.commandLine().getOut();
+    return command == null ? directOut : command.commandLine().getOut();
   }
 
   PrintWriter err() {
-    return command.commandLine().getErr();
+    return command == null ? directErr : command.commandLine().getErr();
   }
 
   /** Opens the cache for reading; works while another process writes to it. */
@@ -56,6 +60,20 @@ public final class CacheOptions {
 
     @Mixin
     WaitOption wait;
+
+    /**
+     * {@code --cache DIR} (null: the default) and no {@code --wait}, as picocli would set them, for a command
+     * parsed without picocli; the command prints to {@code out} and {@code err}.
+     */
+    public static Writer of(Path dir, PrintWriter out, PrintWriter err) {
+      Writer w = new Writer();
+      w.cache = new CacheOptions();
+      w.cache.dir = dir;
+      w.cache.directOut = out;
+      w.cache.directErr = err;
+      w.wait = new WaitOption();
+      return w;
+    }
 
     /** The cache directory, without opening it. */
     public Path directory() {
@@ -79,7 +97,7 @@ public final class CacheOptions {
     }
 
     /** How long to wait for another writer, as {@code --wait} says (null: as long as it takes). */
-    java.time.Duration waitDuration() {
+    public java.time.Duration waitDuration() {
       return wait.duration();
     }
 
