@@ -8,7 +8,7 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Map;
@@ -66,12 +66,12 @@ public final class RuntimeLibrary {
       throw new XlacException(ExitCode.ENVIRONMENT, "cannot read the PJRT runtime library from the jar: "
           + XlacException.reason(e), e);
     }
-    String sha = HexFormat.of().formatHex(RequestKey.sha256().digest(bytes));
+    String sha = packedSha256(resource).orElseGet(() -> HexFormat.of().formatHex(RequestKey.sha256().digest(bytes)));
     Path root = cacheRoot(env, userHome).orElseThrow(() -> XlacException.environment(
         "cannot find a cache directory for the PJRT runtime library: set XDG_CACHE_HOME or HOME"));
     Path target = root.resolve("runtime").resolve(sha).resolve(FILE);
     try {
-      if (!matches(target, bytes.length, sha)) {
+      if (!matches(target, bytes)) {
         Files.createDirectories(target.getParent());
         AtomicFiles.write(target, PosixFilePermissions.fromString("rwxr-xr-x"), out -> {
           out.write(bytes);
@@ -109,14 +109,28 @@ public final class RuntimeLibrary {
     return Optional.of(Path.of(home, ".cache", "xlac"));
   }
 
-  /** Whether the unpacked copy is whole: its size and SHA-256 are those of the packed library. */
-  private static boolean matches(Path file, long size, String sha) {
-    try {
-      if (!Files.isRegularFile(file) || Files.size(file) != size) {
-        return false;
+  /**
+   * The SHA-256 the build wrote beside the library ({@code libxlac_pjrt.so.sha256}), so that a start does not
+   * hash it; empty when there is none or it is not 64 hex digits. It only names the directory: the unpacked
+   * copy is compared with the packed bytes themselves.
+   */
+  private static Optional<String> packedSha256(String resource) {
+    try (InputStream in = RuntimeLibrary.class.getResourceAsStream("/" + resource + ".sha256")) {
+      if (in == null) {
+        return Optional.empty();
       }
-      MessageDigest md = RequestKey.sha256();
-      return HexFormat.of().formatHex(md.digest(Files.readAllBytes(file))).equals(sha);
+      String sha = new String(in.readNBytes(64), java.nio.charset.StandardCharsets.US_ASCII);
+      return sha.matches("[0-9a-f]{64}") ? Optional.of(sha) : Optional.empty();
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** Whether the unpacked copy is whole: the same bytes as the packed library. */
+  private static boolean matches(Path file, byte[] packed) {
+    try {
+      return Files.isRegularFile(file) && Files.size(file) == packed.length
+          && Arrays.equals(Files.readAllBytes(file), packed);
     } catch (IOException e) {
       return false;
     }

@@ -35,7 +35,10 @@ class RuntimeLibraryTest {
     Path p = RuntimeLibrary.path(env, "Linux", ARCH, null);
     assertThat(p.getFileName().toString()).isEqualTo("libxlac_pjrt.so");
     assertThat(p.getParent().getParent()).isEqualTo(home.resolve(".cache/xlac/runtime"));
-    assertThat(p.getParent().getFileName().toString()).hasSize(64);
+    // named by the library's SHA-256, which the build writes beside it so that a start need not hash it
+    assertThat(p.getParent().getFileName().toString())
+        .isEqualTo(java.util.HexFormat.of().formatHex(RequestKey.sha256().digest(packed())));
+    assertThat(RuntimeLibrary.class.getResource("/" + RuntimeLibrary.resource("Linux", ARCH) + ".sha256")).isNotNull();
     assertThat(Files.readAllBytes(p)).isEqualTo(packed());
     assertThat(Files.getPosixFilePermissions(p)).contains(PosixFilePermission.OWNER_EXECUTE);
     long modified = Files.getLastModifiedTime(p).toMillis();
