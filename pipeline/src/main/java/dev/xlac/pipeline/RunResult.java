@@ -60,7 +60,8 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
    * {@code compile_seconds} (spent compiling in this run), {@code saved_seconds} (the original compile
    * time of the hits), {@code recorded}, {@code unrecorded}, {@code fallback_reasons},
    * {@code miss_lookup_seconds} (the proxy's own time on the misses: key and lookup) and
-   * {@code miss_overhead_percent} (that against the misses' compile time),
+   * {@code miss_overhead_percent} (that against the misses' compile time), {@code serve_seconds} (the
+   * proxy's time on the hits: key, lookup, checksum and loading the executables),
    * {@code exit_status}, {@code wall_seconds}, {@code plugin}, {@code plugin_sha256}, {@code layout},
    * and {@code ingested} ({@code added}, {@code already_present}, {@code rejected}; null without
    * {@code --record}).
@@ -78,6 +79,7 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
     m.put("fallback_reasons", stats.fallbackReasons());
     m.put("miss_lookup_seconds", stats.missLookupTime().toNanos() / 1e9);
     m.put("miss_overhead_percent", Math.round(stats.missOverheadPercent() * 10000) / 10000.0);
+    m.put("serve_seconds", stats.serveTime().toNanos() / 1e9);
     m.put("exit_status", exitStatus);
     m.put("wall_seconds", round(seconds(wall)));
     m.put("plugin", plugin == null ? null : plugin.path().toString());

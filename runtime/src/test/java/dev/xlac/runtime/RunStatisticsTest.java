@@ -47,6 +47,7 @@ class RunStatisticsTest {
     assertThat(s.fallbackReasons()).containsExactly("entry size does not match its header", "unexpected struct size");
     assertThat(s.missLookupTime()).isEqualTo(Duration.ofNanos(5));
     assertThat(s.missCompileTime()).isEqualTo(Duration.ofMillis(1500));
+    assertThat(s.serveTime()).as("lookup and load of the two hits").isEqualTo(Duration.ofNanos(60));
     assertThat(s.missOverheadPercent()).isCloseTo(100.0 * 5 / 1_500_000_000, org.assertj.core.data.Offset.offset(1e-12));
   }
 
