@@ -63,7 +63,7 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
    * {@code miss_overhead_percent} (that against the misses' compile time), {@code serve_seconds} (the
    * proxy's time on the hits: key, lookup, checksum and loading the executables),
    * {@code exit_status}, {@code wall_seconds}, {@code plugin}, {@code plugin_sha256}, {@code layout},
-   * and {@code ingested} ({@code added}, {@code already_present}, {@code rejected}; null without
+   * and {@code ingested} ({@code added}, {@code already_present}, {@code rejected}, {@code left_in_spool}: records kept in the spool; null without
    * {@code --record}).
    */
   public Map<String, Object> toJson() {
@@ -92,6 +92,7 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
       i.put("added", ingested.added());
       i.put("already_present", ingested.alreadyPresent());
       i.put("rejected", List.copyOf(ingested.rejected()));
+      i.put("left_in_spool", ingested.leftInSpool());
       m.put("ingested", i);
     }
     return m;

@@ -253,6 +253,7 @@ class RuntimeRunTest {
     RunResult r = run(plugin, null, true, "cp " + record + " $XLAC_PJRT_RECORD/" + key.hex() + ".xpr");
     assertThat(r.exitStatus()).isZero();
     assertThat(r.ingested().leftInSpool()).isEqualTo(1);
+    assertThat(r.toJson().get("ingested")).asString().contains("left_in_spool=1");
     assertThat(r.keptSpool()).as("the spool is kept").isNotNull();
     try (var names = Files.list(r.keptSpool())) {
       assertThat(names.map(f -> f.getFileName().toString())).anyMatch(n -> n.startsWith(key.hex()));
