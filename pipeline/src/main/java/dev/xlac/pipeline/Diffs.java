@@ -39,7 +39,7 @@ public final class Diffs {
 
   /**
    * {@code xlac cache why FINGERPRINT}: why this graph of the cache is not one of the others, against
-   * its nearest relative of the same module name ({@link WhyNew#explainOne}).
+   * its nearest relative, of the same module name or else of like structure ({@link WhyNew#explainOne}).
    *
    * @param fingerprint a fingerprint or a unique prefix of at least 6 hex digits
    * @throws XlacException exit code 2 when it is not a fingerprint, names no graph or more than one,

@@ -15,10 +15,11 @@ import picocli.CommandLine.Parameters;
     description = {"Say why one graph of the cache is not a cache hit for the others: its nearest relative and"
         + " what differs.",
         "The relatives are the other graphs of the same module name (those first seen before it first, then the most"
-            + " recently seen; at most 8 are compared, by the structural diff of 'xlac diff'). The nearest is the one"
+            + " recently seen; at most 8 are compared, by the structural diff of 'xlac diff'), or, when none of those"
+            + " matches, graphs of like structure under other names. The nearest is the one"
             + " with the fewest changes; the reason names what differs in a few words: batch size (32 -> 48),"
             + " sequence length, dtype (f32 -> bf16), a constant (1.5 -> 2.5), N added or removed instructions, else"
-            + " the diff's verdict; 'no relative' when no other graph has that module name. xlac dump and one-shot"
+            + " the diff's verdict; 'no relative' when no graph is close enough. xlac dump and one-shot"
             + " parallel-compile print the same, grouped, for every new graph of a run."},
     footer = {"%nText: the graph, the reason, the relative and the diff's verdict (xlac diff RELATIVE GRAPH shows"
         + " the details). With --json, one object with the keys graph, module, reason, only, relative,"
