@@ -61,9 +61,9 @@ public record ProxyEnvironment(Map<String, String> variables, List<String> notes
     List<String> notes = new ArrayList<>();
     env.put(REAL_PLUGIN, s.realPlugin().toAbsolutePath().toString());
     putOrRemove(env, PLUGIN_SHA256, s.pluginSha256());
-    putOrRemove(env, LAYOUT, s.layout() == null ? null : s.layout().toAbsolutePath().toString());
-    putOrRemove(env, STATS, s.stats() == null ? null : s.stats().toAbsolutePath().toString());
-    putOrRemove(env, RECORD, s.record() == null ? null : s.record().toAbsolutePath().toString());
+    putOrRemove(env, LAYOUT, absolute(s.layout()));
+    putOrRemove(env, STATS, absolute(s.stats()));
+    putOrRemove(env, RECORD, absolute(s.record()));
     frameworks(env, user, s.proxy().toAbsolutePath(), notes);
     return new ProxyEnvironment(Map.copyOf(env), List.copyOf(notes));
   }
@@ -101,5 +101,9 @@ public record ProxyEnvironment(Map<String, String> variables, List<String> notes
     } else {
       env.put(name, value);
     }
+  }
+
+  private static String absolute(Path p) {
+    return p == null ? null : p.toAbsolutePath().toString();
   }
 }

@@ -77,9 +77,7 @@ public final class CacheIntake implements CaptureListener {
     for (Path p : paths) {
       if (java.nio.file.Files.isDirectory(p) && RecordSpool.looksLikeSpool(p)) {
         RequestIngest r = RuntimeCache.ingest(p, store, problems);
-        requests = requests == null ? r : new RequestIngest(requests.added() + r.added(),
-            requests.alreadyPresent() + r.alreadyPresent(),
-            java.util.stream.Stream.concat(requests.rejected().stream(), r.rejected().stream()).toList());
+        requests = requests == null ? r : requests.plus(r);
       } else {
         dumps.add(p);
       }

@@ -3,6 +3,7 @@ package dev.xlac.pipeline;
 import dev.xlac.compiler.pjrt.PjrtPluginCheck;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.runtime.PluginIdentityText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -34,7 +35,7 @@ public record RealPlugin(Path path, String sha256, String apiVersion, long size,
 
   /** {@code HEX:SIZE:MTIME_NS:DEV:INO}, what the proxy takes in {@code XLAC_PJRT_PLUGIN_SHA256}. */
   public String proxyValue() {
-    return sha256 + ":" + size + ":" + mtimeNanos + ":" + dev + ":" + ino;
+    return PluginIdentityText.sha256Env(sha256, size, mtimeNanos, dev, ino);
   }
 
   /**

@@ -211,11 +211,11 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<G
     return b.toString();
   }
 
-  private static double seconds(Duration d) {
+  static double seconds(Duration d) {
     return d.toNanos() / 1e9;
   }
 
-  private static double round(double seconds) {
+  static double round(double seconds) {
     return Math.round(seconds * 1000) / 1000.0;
   }
 }

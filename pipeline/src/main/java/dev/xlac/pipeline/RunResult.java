@@ -99,10 +99,10 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
   }
 
   private static double seconds(Duration d) {
-    return d.toNanos() / 1e9;
+    return RunReport.seconds(d);
   }
 
   private static double round(double s) {
-    return Math.round(s * 1000) / 1000.0;
+    return RunReport.round(s);
   }
 }

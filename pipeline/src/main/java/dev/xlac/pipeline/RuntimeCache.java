@@ -84,12 +84,12 @@ final class RuntimeCache {
   /** Writes the stamp for the cache as it is now (closed); removes it when that cannot be told. */
   static void markCurrent(Path cacheDir, String pluginSha256) {
     String state = databaseState(cacheDir);
+    if (state == null) {
+      forget(cacheDir);
+      return;
+    }
     try {
-      if (state == null) {
-        Files.deleteIfExists(stampFile(cacheDir));
-      } else {
-        dev.xlac.core.io.AtomicFiles.writeString(stampFile(cacheDir), stamp(pluginSha256, state));
-      }
+      dev.xlac.core.io.AtomicFiles.writeString(stampFile(cacheDir), stamp(pluginSha256, state));
     } catch (IOException | RuntimeException e) {
       forget(cacheDir);
     }

@@ -55,7 +55,7 @@ final class RuntimeRecording implements AutoCloseable {
       Path spool = Files.createTempDirectory(root, "dump-" + ProcessHandle.current().pid() + "-");
       return new RuntimeRecording(plugin, fresh[0], r.cacheDir(), proxy, stats, spool);
     } catch (IOException e) {
-      delete(stats);
+      RuntimeRun.deleteQuietly(stats);
       throw XlacException.environment("cannot make a record spool under " + RuntimeCache.spoolRoot(r.cacheDir())
           + ": " + XlacException.reason(e));
     }
@@ -92,10 +92,10 @@ final class RuntimeRecording implements AutoCloseable {
   /** Removes the run's temporaries; a spool that was not ingested is kept when it holds records. */
   @Override
   public void close() {
-    delete(stats);
+    RuntimeRun.deleteQuietly(stats);
     try {
       if (ingested || !holdsRecords(spool)) {
-        delete(spool);
+        RuntimeRun.deleteQuietly(spool);
       }
     } catch (IOException e) {
       // left for `xlac cache add`
@@ -112,13 +112,4 @@ final class RuntimeRecording implements AutoCloseable {
     }
   }
 
-  private static void delete(Path dir) {
-    if (dir != null) {
-      try {
-        FileTrees.deleteTree(dir);
-      } catch (IOException | RuntimeException e) {
-        // a temporary directory left behind
-      }
-    }
-  }
 }

@@ -6,7 +6,6 @@ import dev.xlac.capture.CommandNotRunnableException;
 import dev.xlac.capture.CommandRunner;
 import dev.xlac.capture.ProxyEnvironment;
 import dev.xlac.compiler.select.Drivers;
-import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.FileTrees;
 import dev.xlac.core.os.ProcessBytes;
@@ -255,7 +254,7 @@ public final class RuntimeRun {
     return Files.createTempDirectory(root, "run-" + ProcessHandle.current().pid() + "-");
   }
 
-  private static void deleteQuietly(Path dir) {
+  static void deleteQuietly(Path dir) {
     if (dir != null) {
       try {
         FileTrees.deleteTree(dir);

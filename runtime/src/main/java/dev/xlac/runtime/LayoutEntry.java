@@ -112,7 +112,7 @@ public final class LayoutEntry {
     if (!headerMatches(file, key, sha256, size)) {
       return false;
     }
-    MessageDigest sha = RecordSpool.sha256();
+    MessageDigest sha = RequestKey.sha256();
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
         InputStream in = Channels.newInputStream(ch.position(HEADER))) {
       byte[] buf = new byte[1 << 16];
@@ -141,7 +141,7 @@ public final class LayoutEntry {
 
   /** Counts and hashes what passes to the entry file. */
   private static final class Checked extends FilterOutputStream {
-    final MessageDigest sha = RecordSpool.sha256();
+    final MessageDigest sha = RequestKey.sha256();
     long count;
 
     Checked(OutputStream out) {

@@ -132,8 +132,14 @@ public final class PluginIdentityText {
     FileTime mtime = Files.getLastModifiedTime(plugin);
     Object dev = Files.getAttribute(plugin, "unix:dev");
     Object ino = Files.getAttribute(plugin, "unix:ino");
-    return sha256Hex.toLowerCase(Locale.ROOT) + ":" + size + ":" + mtime.to(TimeUnit.NANOSECONDS) + ":"
-        + Long.toUnsignedString(((Number) dev).longValue()) + ":" + Long.toUnsignedString(((Number) ino).longValue());
+    return sha256Env(sha256Hex, size, mtime.to(TimeUnit.NANOSECONDS), ((Number) dev).longValue(),
+        ((Number) ino).longValue());
+  }
+
+  /** {@code XLAC_PJRT_PLUGIN_SHA256} from a hash and the {@code stat} it was taken for. */
+  public static String sha256Env(String sha256Hex, long size, long mtimeNanos, long dev, long ino) {
+    return sha256Hex.toLowerCase(Locale.ROOT) + ":" + size + ":" + mtimeNanos + ":" + Long.toUnsignedString(dev)
+        + ":" + Long.toUnsignedString(ino);
   }
 
   /** {@code \} as {@code \\}, a newline as {@code \n}, a NUL as {@code \0}. */

@@ -16,7 +16,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -117,7 +116,7 @@ public final class RecordSpool {
       b.putLong(s.length).put(s);
     }
     b.putLong(r.compileNanos());
-    MessageDigest sha = sha256();
+    MessageDigest sha = RequestKey.sha256();
     sha.update(b.array(), 0, b.position());
     b.put(sha.digest());
     return b.array();
@@ -131,13 +130,6 @@ public final class RecordSpool {
     return target;
   }
 
-  static MessageDigest sha256() {
-    try {
-      return MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
-  }
 
   /**
    * Every record file in {@code spool} ({@code *.xpr}, regular files, not hidden), sorted by name, which for the
@@ -243,7 +235,7 @@ public final class RecordSpool {
       this.file = file;
       this.ch = ch;
       this.size = size;
-      this.sha = sha256();
+      this.sha = RequestKey.sha256();
     }
 
     long remaining() {

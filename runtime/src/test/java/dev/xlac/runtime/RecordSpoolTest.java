@@ -155,7 +155,7 @@ class RecordSpoolTest {
       b.putLong(s.length).put(s);
     }
     b.putLong(5);
-    var sha = RecordSpool.sha256();
+    var sha = RequestKey.sha256();
     sha.update(b.array(), 0, b.position());
     b.put(sha.digest());
     Path file = tmp.resolve("x.xpr");

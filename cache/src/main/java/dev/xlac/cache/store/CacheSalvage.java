@@ -547,7 +547,7 @@ final class CacheSalvage {
       for (ByteBuffer id : known) {
         byte[] digest = id.array();
         Records.RequestRecord rec = requestRecords.get(id);
-        String key = dev.xlac.runtime.RequestKey.VERSION + ":" + Keys.hex(digest).substring(0, 12);
+        String key = CacheVerifier.shortKey(digest);
         if (rec == null) {
           lost.add(RepairReport.LostEntry.request(key, null, "its record could not be read"));
           continue;

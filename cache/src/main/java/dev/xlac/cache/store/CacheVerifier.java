@@ -274,7 +274,7 @@ public final class CacheVerifier {
     return RepairReport.LostEntry.request(shortKey(digest), platform, "").entry();
   }
 
-  private static String shortKey(byte[] digest) {
+  static String shortKey(byte[] digest) {
     return dev.xlac.runtime.RequestKey.VERSION + ":" + shortHex(digest);
   }
 
