@@ -19,8 +19,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -91,7 +93,6 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
     cmd.add("--enable-native-access=ALL-UNNAMED");
     cmd.add("-XX:+UseSerialGC");
     cmd.add("-XX:-CreateCoredumpOnCrash");
-    cmd.add("-XX:ErrorFile=" + crashReportPattern());
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(PjrtWorkerProcess.class.getName());
@@ -111,6 +112,11 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
   @Override
   public CompilerIdentity identity() {
     return identity;
+  }
+
+  /** The running worker's process id, or -1 if none runs (for tests). */
+  synchronized long workerPid() {
+    return worker != null ? worker.process.pid() : -1;
   }
 
   /** How many workers this driver has started (1 + restarts). */
@@ -185,18 +191,23 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
   }
 
   private Worker spawn() {
+    // A name of this worker's own: a report another process with the same pid left in the temporary
+    // directory (pids are reused) must never be taken for this worker's.
+    String reportPattern = crashReportPattern();
     Process process;
     try {
       List<String> cmd = new ArrayList<>();
       SETSID.ifPresent(x -> cmd.add(x.toString())); // its own group: a terminal's Ctrl-C is xlac's to handle
-      cmd.addAll(command);
+      cmd.add(command.getFirst());
+      cmd.add("-XX:ErrorFile=" + reportPattern);
+      cmd.addAll(command.subList(1, command.size()));
       process = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.PIPE).start();
     } catch (IOException e) {
       throw new XlacException(ExitCode.ENVIRONMENT, "cannot start the PJRT worker (" + XlacException.reason(e) + ")",
           e);
     }
     started++;
-    Worker w = new Worker(process);
+    Worker w = new Worker(process, reportPattern);
     Future<CompilerIdentity> hello = reader.submit(w::readHello);
     try {
       w.identity = hello.get(STARTUP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
@@ -235,8 +246,11 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
   }
 
   private static String crashReportPattern() {
-    return Path.of(System.getProperty("java.io.tmpdir"), "xlac-pjrt-worker-hs_err_%p.log").toString();
+    String nonce = HexFormat.of().toHexDigits(NONCES.nextLong()).substring(0, 8);
+    return Path.of(System.getProperty("java.io.tmpdir"), "xlac-pjrt-worker-hs_err_%p_" + nonce + ".log").toString();
   }
+
+  private static final SecureRandom NONCES = new SecureRandom();
 
   /** Why a worker died: the failure kind, a one-line message, and any crash report to append to the log. */
   private record Death(FailureKind kind, String message, String report) {}
@@ -249,11 +263,13 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
     final DataOutputStream toWorker;
     final DataInputStream fromWorker;
     final OutputTail log;
+    final String reportPattern;
     CompilerIdentity identity;
     private boolean killedByUs;
 
-    Worker(Process process) {
+    Worker(Process process, String reportPattern) {
       this.process = process;
+      this.reportPattern = reportPattern;
       this.toWorker = new DataOutputStream(new BufferedOutputStream(process.getOutputStream(), 1 << 16));
       this.fromWorker = new DataInputStream(new BufferedInputStream(process.getInputStream(), 1 << 16));
       this.log = OutputTail.drain(process.getErrorStream(), LOG_LIMIT, "xlac-pjrt-worker-stderr-" + process.pid());
@@ -324,11 +340,11 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
       kill();
     }
 
-    private static Path reportPath(long pid) {
-      return Path.of(crashReportPattern().replace("%p", Long.toString(pid)));
+    private Path reportPath(long pid) {
+      return Path.of(reportPattern.replace("%p", Long.toString(pid)));
     }
 
-    private static Optional<String> crashReport(long pid) {
+    private Optional<String> crashReport(long pid) {
       try {
         Path p = reportPath(pid);
         return Files.isRegularFile(p) ? Optional.of(Files.readString(p, StandardCharsets.UTF_8)) : Optional.empty();

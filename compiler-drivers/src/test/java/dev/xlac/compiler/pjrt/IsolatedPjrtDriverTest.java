@@ -67,6 +67,37 @@ class IsolatedPjrtDriverTest {
     }
   }
 
+  /**
+   * CI failed once: an abort was reported as "SIGSEGV in client_compile" because a crash report an
+   * earlier worker with the same (reused) pid had left in the temporary directory was read as this
+   * worker's.
+   */
+  @Test
+  void staleCrashReportOfAnEarlierProcessWithTheSamePid_isNotTakenForThisWorkers() throws Exception {
+    try (IsolatedPjrtDriver driver = testPluginWorker(Duration.ofMinutes(1))) {
+      assertThat(driver.compile(named("jit_before")).succeeded()).isTrue();
+      Path stale = Path.of(System.getProperty("java.io.tmpdir"),
+          "xlac-pjrt-worker-hs_err_" + driver.workerPid() + ".log");
+      Files.writeString(stale, """
+          # A fatal error has been detected by the Java Runtime Environment:
+          #
+          #  SIGSEGV (0xb) at pc=0x00007f0000000000, pid=1, tid=1
+          # Problematic frame:
+          # C  [stale-plugin.so+0x1]  stale_frame+0x1
+          """);
+      try {
+        CompileOutcome crashed = driver.compile(named("jit_crash_here"));
+
+        assertThat(crashed).isInstanceOfSatisfying(CompileOutcome.Failure.class, f -> {
+          assertThat(f.kind()).isEqualTo(FailureKind.CRASH);
+          assertThat(f.message()).contains("SIGABRT (signal 6)").doesNotContain("SIGSEGV").doesNotContain("stale");
+        });
+      } finally {
+        Files.deleteIfExists(stale);
+      }
+    }
+  }
+
   @Test
   void segfaultingGraph_isCrashNamingSigsegv() throws Exception {
     try (IsolatedPjrtDriver driver = testPluginWorker(Duration.ofMinutes(1))) {
