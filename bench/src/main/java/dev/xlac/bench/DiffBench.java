@@ -1,12 +1,16 @@
 package dev.xlac.bench;
 
 import dev.xlac.hlo.GraphDiff;
+import dev.xlac.hlo.HloBatchReader;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
+import dev.xlac.pipeline.CacheOpener;
+import dev.xlac.pipeline.Diffs;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -16,9 +20,11 @@ import java.util.Locale;
  *   <li>{@code generate DIR}: writes {@code layers_400k_c1.hlo.pb} and {@code layers_400k_c2.hlo.pb}: the
  *       hashing benchmark's 400,000-instruction module (bench/README.md, "Hashing") with one scalar
  *       constant, 0.5 in the first and 0.75 in the second.
- *   <li>{@code time A B REPS}: in one JVM, warm, best of REPS: hashing A, hashing B (read + fingerprint, as
- *       {@code xlac hash}), and {@code xlac diff}'s work (read both + {@link GraphDiff#of}); prints the ratio of
- *       the diff to the two hashes and the verdict.
+ *   <li>{@code time A B REPS}: in one JVM, warm, best of REPS: on one thread, hashing A, hashing B (read +
+ *       fingerprint) and the diff's work (read both + {@link GraphDiff#of}); and as the commands do it, hashing
+ *       both as {@code xlac hash A B} reads them ({@link HloBatchReader}, in parallel) against
+ *       {@code xlac diff A B} ({@link Diffs#diff}, which reads B on a second thread while it reads A). Prints
+ *       both ratios and the verdict.
  * </ul>
  */
 public final class DiffBench {
@@ -41,19 +47,27 @@ public final class DiffBench {
     HashBench.write(dir.resolve(name), HashBench.layers(constant));
   }
 
-  static void time(Path a, Path b, int reps) {
+  static void time(Path a, Path b, int reps) throws InterruptedException {
     HloModuleReader reader = new HloModuleReader();
     HloModuleReader forDiff = HloModuleReader.forDiff();
+    HloBatchReader hashBoth = HloBatchReader.withDefaults(); // what `xlac hash A B` reads with
+    CacheOpener noCache = () -> {
+      throw new IllegalStateException("both inputs are files: the diff must not open a cache");
+    };
     String verdict = null;
     for (int i = 0; i < 2; i++) { // warm-up: JIT, page cache
       reader.read(a).fingerprint();
       reader.read(b).fingerprint();
+      hashBoth.read(List.of(a, b), LoadedModule::fingerprint);
       verdict = GraphDiff.of(forDiff.read(a), forDiff.read(b)).verdict();
+      Diffs.diff(a.toString(), b.toString(), noCache);
     }
     double[] hashA = new double[reps];
     double[] hashB = new double[reps];
     double[] diff = new double[reps];
     double[] engine = new double[reps];
+    double[] hashBothAtOnce = new double[reps];
+    double[] diffCommand = new double[reps];
     for (int i = 0; i < reps; i++) {
       long t0 = System.nanoTime();
       reader.read(a).fingerprint();
@@ -65,21 +79,31 @@ public final class DiffBench {
       long t3 = System.nanoTime();
       GraphDiff d = GraphDiff.of(ma, mb);
       long t4 = System.nanoTime();
-      if (!d.verdict().equals(verdict)) {
+      ma = null;
+      mb = null;
+      hashBoth.read(List.of(a, b), LoadedModule::fingerprint);
+      long t5 = System.nanoTime();
+      GraphDiff viaCommand = Diffs.diff(a.toString(), b.toString(), noCache);
+      long t6 = System.nanoTime();
+      if (!d.verdict().equals(verdict) || !viaCommand.verdict().equals(verdict)) {
         throw new IllegalStateException("verdict changed between runs");
       }
       hashA[i] = (t1 - t0) / 1e9;
       hashB[i] = (t2 - t1) / 1e9;
       diff[i] = (t4 - t2) / 1e9;
       engine[i] = (t4 - t3) / 1e9;
+      hashBothAtOnce[i] = (t5 - t4) / 1e9;
+      diffCommand[i] = (t6 - t5) / 1e9;
     }
-    Arrays.sort(hashA);
-    Arrays.sort(hashB);
-    Arrays.sort(diff);
-    Arrays.sort(engine);
+    for (double[] x : List.of(hashA, hashB, diff, engine, hashBothAtOnce, diffCommand)) {
+      Arrays.sort(x);
+    }
     double hashes = hashA[0] + hashB[0];
-    System.out.printf(Locale.ROOT, "hash_a=%.4f hash_b=%.4f diff=%.4f (read both %.4f + GraphDiff.of %.4f) ratio=%.2fx%n",
-        hashA[0], hashB[0], diff[0], diff[0] - engine[0], engine[0], diff[0] / hashes);
+    System.out.printf(Locale.ROOT, "one thread: hash_a=%.4f hash_b=%.4f diff=%.4f (read both %.4f + GraphDiff.of %.4f)"
+        + " ratio=%.2fx%n", hashA[0], hashB[0], diff[0], diff[0] - engine[0], engine[0], diff[0] / hashes);
+    System.out.printf(Locale.ROOT, "as the commands do (%d cores): hash A B=%.4f diff A B=%.4f ratio=%.2fx%n",
+        Runtime.getRuntime().availableProcessors(), hashBothAtOnce[0], diffCommand[0],
+        diffCommand[0] / hashBothAtOnce[0]);
     System.out.println("verdict: " + verdict);
   }
 }

@@ -142,20 +142,33 @@ final class CanonicalParts extends CanonicalSink implements CanonicalWireEncoder
     switchTo(localHash);
   }
 
-  /** A streaming 64-bit hash over little-endian words; bytes left over carry to the next update. */
+  /**
+   * A streaming 64-bit hash over 32-byte blocks, each of four little-endian words, one per lane. The four
+   * lanes' multiply chains are independent, so the processor runs them side by side (one lane, as before,
+   * was a third of the diff reader's time). Bytes short of a block wait for the next update, so the result
+   * does not depend on how the bytes are cut into updates.
+   */
   static final class Hash {
-    private static final long SEED = 0x243F6A8885A308D3L;
     private static final long K1 = 0x9E3779B97F4A7C15L;
     private static final long K2 = 0xC2B2AE3D27D4EB4FL;
-    private long h = SEED;
-    private long carry;
-    private int carryBytes;
+    private long h1;
+    private long h2;
+    private long h3;
+    private long h4;
+    private final byte[] pending = new byte[32];
+    private int pendingBytes;
     private long length;
 
+    Hash() {
+      reset();
+    }
+
     void reset() {
-      h = SEED;
-      carry = 0;
-      carryBytes = 0;
+      h1 = 0x243F6A8885A308D3L;
+      h2 = 0x13198A2E03707344L;
+      h3 = 0xA4093822299F31D0L;
+      h4 = 0x082EFA98EC4E6C89L;
+      pendingBytes = 0;
       length = 0;
     }
 
@@ -163,30 +176,51 @@ final class CanonicalParts extends CanonicalSink implements CanonicalWireEncoder
       length += len;
       int i = off;
       int end = off + len;
-      while (carryBytes != 0 && i < end) {
-        carry |= (b[i++] & 0xFFL) << (8 * carryBytes);
-        if (++carryBytes == 8) {
-          mix(carry);
-          carry = 0;
-          carryBytes = 0;
+      if (pendingBytes != 0) {
+        int n = Math.min(32 - pendingBytes, len);
+        System.arraycopy(b, i, pending, pendingBytes, n);
+        pendingBytes += n;
+        i += n;
+        if (pendingBytes < 32) {
+          return;
         }
+        blocks(pending, 0, 32);
+        pendingBytes = 0;
       }
-      for (; end - i >= 8; i += 8) {
-        mix((long) LONG_LE.get(b, i));
+      int whole = (end - i) & ~31;
+      if (whole > 0) {
+        blocks(b, i, i + whole);
+        i += whole;
       }
-      while (i < end) {
-        carry |= (b[i++] & 0xFFL) << (8 * carryBytes++);
+      if (i < end) {
+        System.arraycopy(b, i, pending, 0, end - i);
+        pendingBytes = end - i;
       }
     }
 
-    private void mix(long w) {
-      h = Long.rotateLeft(h ^ (w * K1), 31) * K2;
+    private void blocks(byte[] b, int from, int to) {
+      long a1 = h1;
+      long a2 = h2;
+      long a3 = h3;
+      long a4 = h4;
+      for (int i = from; i < to; i += 32) {
+        a1 = Long.rotateLeft(a1 ^ ((long) LONG_LE.get(b, i) * K1), 31) * K2;
+        a2 = Long.rotateLeft(a2 ^ ((long) LONG_LE.get(b, i + 8) * K1), 31) * K2;
+        a3 = Long.rotateLeft(a3 ^ ((long) LONG_LE.get(b, i + 16) * K1), 31) * K2;
+        a4 = Long.rotateLeft(a4 ^ ((long) LONG_LE.get(b, i + 24) * K1), 31) * K2;
+      }
+      h1 = a1;
+      h2 = a2;
+      h3 = a3;
+      h4 = a4;
     }
 
     long finish() {
-      mix(carry);
-      mix(length);
-      long z = h;
+      if (pendingBytes > 0) {
+        java.util.Arrays.fill(pending, pendingBytes, 32, (byte) 0);
+        blocks(pending, 0, 32);
+      }
+      long z = Long.rotateLeft(h1, 7) ^ Long.rotateLeft(h2, 19) ^ Long.rotateLeft(h3, 37) ^ h4 ^ (length * K1);
       z = (z ^ (z >>> 33)) * 0xFF51AFD7ED558CCDL;
       z = (z ^ (z >>> 33)) * 0xC4CEB9FE1A85EC53L;
       return z ^ (z >>> 33);

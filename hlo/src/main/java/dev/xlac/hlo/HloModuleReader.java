@@ -104,10 +104,39 @@ public final class HloModuleReader {
     if (!gz && before.size() >= mapThreshold) {
       return readMapped(file, kind, before);
     }
+    if (keepParts && !gz) {
+      return readOffHeap(file, kind, before);
+    }
     byte[] bytes = load(file, gz, before.size());
     MemorySegment segment = MemorySegment.ofArray(bytes);
     long fileBytes = before.size();
     return kind != null ? parse(file, kind, segment, bytes, fileBytes) : sniff(file, segment, bytes, fileBytes);
+  }
+
+  /**
+   * A diff's read: the file is copied into memory off the Java heap (a private copy, so the file may change
+   * afterwards), freed when the module is no longer reachable. Two modules held at once for a diff are then
+   * never copied by the garbage collector.
+   */
+  private LoadedModule readOffHeap(Path file, HloFileKind kind, BasicFileAttributes before) {
+    long size = before.size();
+    MemorySegment segment;
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+      segment = Arena.ofAuto().allocate(size, 8);
+      java.nio.ByteBuffer into = segment.asByteBuffer();
+      while (into.hasRemaining()) {
+        if (ch.read(into) < 0) {
+          throw new HloReadException(file, CHANGED); // shorter than its size said a moment ago
+        }
+      }
+    } catch (AccessDeniedException e) {
+      throw new HloReadException(file, "permission denied");
+    } catch (IOException e) {
+      throw new HloReadException(file, ioReason(e), e);
+    } catch (OutOfMemoryError e) {
+      throw new HloReadException(file, "not enough memory to load it (" + size + " bytes)");
+    }
+    return kind != null ? parse(file, kind, segment, null, size, true) : sniff(file, segment, null, size, true);
   }
 
   private LoadedModule readMapped(Path file, HloFileKind kind, BasicFileAttributes before) {
@@ -227,6 +256,15 @@ public final class HloModuleReader {
 
   /** {@code heap}: the array behind {@code bytes}, kept by the module; null for a mapped file. */
   private LoadedModule parse(Path file, HloFileKind kind, MemorySegment bytes, byte[] heap, long fileBytes) {
+    return parse(file, kind, bytes, heap, fileBytes, heap != null);
+  }
+
+  /**
+   * {@code owned}: {@code bytes} is the module's own copy ({@code heap}'s array, or memory off the heap), which a
+   * module read for a diff may keep; false for a mapping, which closes when the read ends.
+   */
+  private LoadedModule parse(Path file, HloFileKind kind, MemorySegment bytes, byte[] heap, long fileBytes,
+      boolean owned) {
     rejectText(file, bytes);
     HloWireIndex index;
     try {
@@ -242,11 +280,12 @@ public final class HloModuleReader {
       throw new HloReadException(file, "not enough memory to parse it (declared sizes exceed the heap)");
     }
     HloModuleValidator.validate(file, index);
-    if (heap == null) {
+    if (!owned) {
       betweenPasses.accept(file);
     }
-    if (keepParts && heap != null) {
+    if (keepParts && owned) {
       CanonicalParts parts = CanonicalParts.withFingerprint(index);
+      index.opcodes(); // what the diff reads first, read now, while the other module is being read
       LoadedModule m = new LoadedModule(file, kind, fileBytes, heap,
           Arrays.copyOf(index.moduleSegments, index.moduleSegmentCount * 2), index.moduleName(), parts.fingerprint());
       m.keep(index, parts);
@@ -262,18 +301,22 @@ public final class HloModuleReader {
    * start with a length-delimited field 1, so the content decides: a module has computations.
    */
   private LoadedModule sniff(Path file, MemorySegment bytes, byte[] heap, long fileBytes) {
+    return sniff(file, bytes, heap, fileBytes, heap != null);
+  }
+
+  private LoadedModule sniff(Path file, MemorySegment bytes, byte[] heap, long fileBytes, boolean owned) {
     rejectText(file, bytes);
     for (HloFileKind kind : new HloFileKind[] {HloFileKind.HLO_PROTO, HloFileKind.HLO_SNAPSHOT, HloFileKind.HLO_MODULE}) {
       try {
         // A valid reading has at least one computation, which is what tells the kinds apart.
-        return parse(file, kind, bytes, heap, fileBytes);
+        return parse(file, kind, bytes, heap, fileBytes, owned);
       } catch (HloReadException e) {
         // try the next interpretation
       }
     }
     // Report the reason for the most common kind, so the message is about the file.
     try {
-      return parse(file, HloFileKind.HLO_PROTO, bytes, heap, fileBytes);
+      return parse(file, HloFileKind.HLO_PROTO, bytes, heap, fileBytes, owned);
     } catch (HloReadException e) {
       throw new HloReadException(file, "not an HLO module, HloProto or HloSnapshot (" + e.reason() + ")", e);
     }

@@ -737,7 +737,17 @@ final class HloWireIndex {
    * Every instruction's opcode (by global position in file order), read back from the bytes. A graph
    * repeats a few opcodes, so each distinct opcode's bytes become one String, shared.
    */
-  String[] opcodes() {
+  /** Each instruction's opcode, by global position; computed once (a diff reads them right after indexing). */
+  synchronized String[] opcodes() {
+    if (opcodes == null) {
+      opcodes = readOpcodes();
+    }
+    return opcodes;
+  }
+
+  private String[] opcodes;
+
+  private String[] readOpcodes() {
     String[] out = new String[instrCount];
     WireCursor r = new WireCursor(buf);
     int slots = 256;

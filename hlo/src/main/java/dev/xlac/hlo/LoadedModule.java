@@ -25,7 +25,10 @@ public final class LoadedModule {
   private final Path file;
   private final HloFileKind kind;
   private final long fileBytes;
-  /** The file's bytes (inflated, for a gzipped dump); null until first use for a mapped file. */
+  /**
+   * The file's bytes (inflated, for a gzipped dump); null until first use for a mapped file, and for a file read
+   * for a diff, whose bytes are kept off the heap in {@link #keptIndex}.
+   */
   private byte[] bytes;
   /** Ranges (start, end pairs) of {@link #bytes} that make up the HloModuleProto, in order. */
   private int[] moduleSegments;
@@ -98,6 +101,9 @@ public final class LoadedModule {
    * fingerprint, since the file may have been rewritten since. A mismatch is an {@link HloReadException}.
    */
   private synchronized byte[] bytes() {
+    if (bytes == null && keptIndex != null) {
+      bytes = keptIndex.buf.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE); // a diff's copy, off the heap
+    }
     if (bytes == null) {
       LoadedModule again = new HloModuleReader(HloModuleReader.MAX_MODULE_BYTES, Long.MAX_VALUE, f -> { })
           .read(file, kind);

@@ -125,6 +125,22 @@ class GraphDiffTest {
     }
   }
 
+  /** A module read for a diff keeps its own copy of the file (off the heap): rewriting the file later changes nothing. */
+  @Test
+  void forDiffReader_keepsItsOwnCopy_whenTheFileIsRewrittenAfterwards() throws Exception {
+    Path golden = goldenInputs("mlp_run1").getFirst();
+    Path f = tmp.resolve(golden.getFileName().toString());
+    java.nio.file.Files.copy(golden, f);
+    LoadedModule read = HloModuleReader.forDiff().read(f);
+    byte[] before = READER.read(golden).moduleBytes();
+
+    java.nio.file.Files.write(f, TestModules.mulAdd(2f).toByteArray());
+
+    assertThat(read.moduleBytes()).isEqualTo(before);
+    assertThat(read.module().getName()).isEqualTo(READER.read(golden).module().getName());
+    assertThat(GraphDiff.of(read, HloModuleReader.forDiff().read(golden)).same()).isTrue();
+  }
+
   /** Never the wrong verdict: "same program" exactly when the fingerprints are equal, on every golden pair. */
   @Test
   void sameProgram_exactlyWhenTheFingerprintsAreEqual_onEveryGoldenPair() throws Exception {

@@ -10,6 +10,10 @@ import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
  * {@code xlac diff A B}: finds the two modules the user names and compares them
@@ -29,11 +33,54 @@ public final class Diffs {
    *     not in the cache or names more than one graph; the message names the input and the reason
    */
   public static GraphDiff diff(String a, String b, CacheOpener cache) throws InterruptedException {
+    return diff(a, b, cache, Runtime.getRuntime().availableProcessors() > 1);
+  }
+
+  /**
+   * As {@link #diff(String, String, CacheOpener)}; with {@code parallel}, B is read on a second thread while A
+   * is read on this one, as {@code xlac hash A B} reads its two files. Either way A's error is the one
+   * reported when both inputs are bad.
+   */
+  static GraphDiff diff(String a, String b, CacheOpener cache, boolean parallel) throws InterruptedException {
     Inputs inputs = new Inputs(cache);
     try (inputs) {
-      LoadedModule ma = inputs.load(a);
-      LoadedModule mb = inputs.load(b);
-      return GraphDiff.of(ma, mb);
+      Input ia = inputs.find(a);
+      Input ib;
+      try {
+        ib = inputs.find(b);
+      } catch (RuntimeException e) {
+        ia.load(); // A's own error, if it has one, comes first, as when A is read before B is looked at
+        throw e;
+      }
+      if (!parallel) {
+        return GraphDiff.of(ia.load(), ib.load());
+      }
+      try (ExecutorService second = Executors.newSingleThreadExecutor(Thread.ofPlatform().name("xlac-diff-read")
+          .daemon().factory())) {
+        Future<LoadedModule> fb = second.submit(ib::load);
+        LoadedModule ma;
+        try {
+          ma = ia.load();
+        } catch (RuntimeException e) {
+          fb.cancel(true);
+          throw e;
+        }
+        return GraphDiff.of(ma, join(fb));
+      }
+    }
+  }
+
+  private static LoadedModule join(Future<LoadedModule> f) throws InterruptedException {
+    try {
+      return f.get();
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      if (e.getCause() instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(e.getCause());
     }
   }
 
@@ -72,6 +119,12 @@ public final class Diffs {
     return m;
   }
 
+  /** One side of a diff, found: a file, or a graph of the cache. Loading it reads and indexes it. */
+  @FunctionalInterface
+  private interface Input {
+    LoadedModule load();
+  }
+
   /** Opens the cache on first need and closes it at the end. */
   private static final class Inputs implements AutoCloseable {
     private final CacheOpener cache;
@@ -81,15 +134,17 @@ public final class Diffs {
       this.cache = cache;
     }
 
-    LoadedModule load(String input) throws InterruptedException {
+    Input find(String input) throws InterruptedException {
       Path file = Path.of(input);
       if (Files.exists(file) || !looksLikeFingerprint(input)) {
-        return HloModuleReader.forDiff().read(file);
+        return () -> HloModuleReader.forDiff().read(file);
       }
       if (store == null) {
         store = cache.open();
       }
-      return readForDiff(store, store.resolve(input));
+      CacheStore opened = store;
+      GraphFingerprint fp = opened.resolve(input);
+      return () -> readForDiff(opened, fp);
     }
 
     @Override
