@@ -132,7 +132,18 @@ public record GraphDiff(
 
   /** Compares two modules; both must be valid (as {@link HloModuleReader} returns them). */
   public static GraphDiff of(LoadedModule a, LoadedModule b) {
-    return new GraphDiffer(a, b).diff();
+    GraphDiff d;
+    try {
+      d = new GraphDiffer(a, b).diff();
+    } catch (InternalError | RuntimeException e) {
+      // A module read from a mapping of its file (a large file) fails this way when the file changes meanwhile.
+      a.checkUnchanged();
+      b.checkUnchanged();
+      throw e;
+    }
+    a.checkUnchanged();
+    b.checkUnchanged();
+    return d;
   }
 
   /** The stable {@code --json} form (hlo/README.md, "Diffs": the key set is stable). */

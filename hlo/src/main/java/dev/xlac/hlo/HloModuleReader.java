@@ -83,7 +83,7 @@ public final class HloModuleReader {
    * about 0.6x the file's size in heap while the module is held.
    */
   public static HloModuleReader forDiff() {
-    return new HloModuleReader(MAX_MODULE_BYTES, Long.MAX_VALUE, f -> { }, true);
+    return new HloModuleReader(MAX_MODULE_BYTES, MAP_THRESHOLD, f -> { }, true);
   }
 
   /** Reads a file whose kind is taken from its name, or sniffed from its content if the name says nothing. */
@@ -102,10 +102,7 @@ public final class HloModuleReader {
   private LoadedModule read(Path file, HloFileKind kind, boolean gz) {
     BasicFileAttributes before = checkedAttributes(file);
     if (!gz && before.size() >= mapThreshold) {
-      return readMapped(file, kind, before);
-    }
-    if (keepParts && !gz) {
-      return readOffHeap(file, kind, before);
+      return keepParts ? readKeptMapping(file, kind, before) : readMapped(file, kind, before);
     }
     byte[] bytes = load(file, gz, before.size());
     MemorySegment segment = MemorySegment.ofArray(bytes);
@@ -114,29 +111,35 @@ public final class HloModuleReader {
   }
 
   /**
-   * A diff's read: the file is copied into memory off the Java heap (a private copy, so the file may change
-   * afterwards), freed when the module is no longer reachable. Two modules held at once for a diff are then
-   * never copied by the garbage collector.
+   * A diff's read of a large file: mapped, as {@code hash} reads it (no copy), but the mapping stays open until
+   * the module is no longer reachable, since the diff reads instructions from it afterwards. The module
+   * remembers the file's size and time, and {@link GraphDiff#of} checks them when it is done (a file changed
+   * meanwhile is an {@link HloReadException}, never a diff of mixed contents).
    */
-  private LoadedModule readOffHeap(Path file, HloFileKind kind, BasicFileAttributes before) {
+  private LoadedModule readKeptMapping(Path file, HloFileKind kind, BasicFileAttributes before) {
     long size = before.size();
     MemorySegment segment;
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-      segment = Arena.ofAuto().allocate(size, 8);
-      java.nio.ByteBuffer into = segment.asByteBuffer();
-      while (into.hasRemaining()) {
-        if (ch.read(into) < 0) {
-          throw new HloReadException(file, CHANGED); // shorter than its size said a moment ago
-        }
-      }
+      segment = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, Arena.ofAuto());
     } catch (AccessDeniedException e) {
       throw new HloReadException(file, "permission denied");
     } catch (IOException e) {
       throw new HloReadException(file, ioReason(e), e);
-    } catch (OutOfMemoryError e) {
-      throw new HloReadException(file, "not enough memory to load it (" + size + " bytes)");
     }
-    return kind != null ? parse(file, kind, segment, null, size, true) : sniff(file, segment, null, size, true);
+    LoadedModule m;
+    try {
+      m = kind != null ? parse(file, kind, segment, null, size, true) : sniff(file, segment, null, size, true);
+    } catch (InternalError e) {
+      throw new HloReadException(file, CHANGED, e); // SIGBUS: the file was truncated under the mapping
+    } catch (RuntimeException e) {
+      if (changedSince(file, before)) {
+        throw new HloReadException(file, CHANGED, e);
+      }
+      throw e;
+    }
+    m.keepMapped(before);
+    m.checkUnchanged();
+    return m;
   }
 
   private LoadedModule readMapped(Path file, HloFileKind kind, BasicFileAttributes before) {
@@ -170,7 +173,7 @@ public final class HloModuleReader {
     }
   }
 
-  private static boolean changedSince(Path file, BasicFileAttributes before) {
+  static boolean changedSince(Path file, BasicFileAttributes before) {
     try {
       BasicFileAttributes now = Files.readAttributes(file, BasicFileAttributes.class);
       return now.size() != before.size() || !now.lastModifiedTime().equals(before.lastModifiedTime());

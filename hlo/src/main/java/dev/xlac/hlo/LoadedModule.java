@@ -25,10 +25,7 @@ public final class LoadedModule {
   private final Path file;
   private final HloFileKind kind;
   private final long fileBytes;
-  /**
-   * The file's bytes (inflated, for a gzipped dump); null until first use for a mapped file, and for a file read
-   * for a diff, whose bytes are kept off the heap in {@link #keptIndex}.
-   */
+  /** The file's bytes (inflated, for a gzipped dump); null until first use for a mapped file. */
   private byte[] bytes;
   /** Ranges (start, end pairs) of {@link #bytes} that make up the HloModuleProto, in order. */
   private int[] moduleSegments;
@@ -101,9 +98,6 @@ public final class LoadedModule {
    * fingerprint, since the file may have been rewritten since. A mismatch is an {@link HloReadException}.
    */
   private synchronized byte[] bytes() {
-    if (bytes == null && keptIndex != null) {
-      bytes = keptIndex.buf.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE); // a diff's copy, off the heap
-    }
     if (bytes == null) {
       LoadedModule again = new HloModuleReader(HloModuleReader.MAX_MODULE_BYTES, Long.MAX_VALUE, f -> { })
           .read(file, kind);
@@ -155,6 +149,23 @@ public final class LoadedModule {
       return index;
     } catch (InvalidProtocolBufferException | HloWireIndex.NoModuleException | IllegalArgumentException e) {
       throw new IllegalStateException("a checked module failed to read again: " + file, e);
+    }
+  }
+
+  /** A diff's module read from a mapping it keeps: the file's size and time when it was read. */
+  private java.nio.file.attribute.BasicFileAttributes mappedFrom;
+
+  void keepMapped(java.nio.file.attribute.BasicFileAttributes before) {
+    mappedFrom = before;
+  }
+
+  /**
+   * For a module whose index reads a mapping of its file: throws an {@link HloReadException} if the file changed
+   * since it was read (what was read from the mapping may then be of two versions).
+   */
+  void checkUnchanged() {
+    if (mappedFrom != null && HloModuleReader.changedSince(file, mappedFrom)) {
+      throw new HloReadException(file, HloModuleReader.CHANGED);
     }
   }
 

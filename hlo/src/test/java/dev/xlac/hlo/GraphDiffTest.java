@@ -125,9 +125,9 @@ class GraphDiffTest {
     }
   }
 
-  /** A module read for a diff keeps its own copy of the file (off the heap): rewriting the file later changes nothing. */
+  /** A small module read for a diff keeps its own copy of the file: rewriting the file later changes nothing. */
   @Test
-  void forDiffReader_keepsItsOwnCopy_whenTheFileIsRewrittenAfterwards() throws Exception {
+  void forDiffReader_keepsItsOwnCopyOfASmallFile_whenTheFileIsRewrittenAfterwards() throws Exception {
     Path golden = goldenInputs("mlp_run1").getFirst();
     Path f = tmp.resolve(golden.getFileName().toString());
     java.nio.file.Files.copy(golden, f);

@@ -90,6 +90,27 @@ class MappedReadTest {
     assertThat(m.module()).isEqualTo(large(1));
   }
 
+  /** A diff keeps a large file mapped; a file changed before the diff is done is the same read error. */
+  @Test
+  void diffOfLargeFiles_readsMappings_andAFileTruncatedBeforeTheDiffEnds_isFileChanged() throws IOException {
+    Path a = writeDump("module_0010.jit_large.before_optimizations.hlo.pb", large(10));
+    Path b = writeDump("module_0011.jit_large.before_optimizations.hlo.pb", large(11));
+    LoadedModule ma = HloModuleReader.forDiff().read(a);
+    LoadedModule mb = HloModuleReader.forDiff().read(b);
+    assertThat(ma.fingerprint()).isEqualTo(GraphFingerprint.of(large(10)));
+    GraphDiff d = GraphDiff.of(ma, mb);
+    assertThat(d.same()).isFalse();
+    assertThat(ma.moduleBytes()).isEqualTo(large(10).toByteArray());
+
+    LoadedModule again = HloModuleReader.forDiff().read(b);
+    truncate(b, 4096);
+    assertThatThrownBy(() -> GraphDiff.of(ma, again)).isInstanceOfSatisfying(HloReadException.class, e -> {
+      assertThat(e.getMessage()).isEqualTo("cannot read " + b + ": " + HloModuleReader.CHANGED);
+    });
+    // The JVM carries on, and so does the other module.
+    assertThat(GraphDiff.of(ma, HloModuleReader.forDiff().read(a)).same()).isTrue();
+  }
+
   static Stream<Path> goldenFiles() throws IOException {
     return StreamingFingerprintTest.goldenFiles();
   }
