@@ -52,7 +52,7 @@ final class RuntimeRecording implements AutoCloseable {
       stats = Files.createTempDirectory("xlac-record-stats-");
       Path root = RuntimeCache.spoolRoot(r.cacheDir());
       Files.createDirectories(root);
-      Path spool = Files.createTempDirectory(root, "dump-" + ProcessHandle.current().pid() + "-");
+      Path spool = Files.createTempDirectory(root, OrphanedSpools.prefix("dump"));
       return new RuntimeRecording(plugin, fresh[0], r.cacheDir(), proxy, stats, spool);
     } catch (IOException e) {
       RuntimeRun.deleteQuietly(stats);
@@ -79,7 +79,7 @@ final class RuntimeRecording implements AutoCloseable {
     }
     RunStatistics s = RuntimeCache.statistics(stats, problems);
     RequestIngest in = RuntimeCache.ingest(spool, store, problems);
-    RecordingResult r = new RecordingResult(in, s);
+    RecordingResult r = new RecordingResult(in.plus(OrphanedSpools.adopt(cacheDir, store, problems)), s);
     // records the cache could not take (each named by the ingest) keep the spool, for `xlac cache add`
     ingested = in.leftInSpool() == 0;
     if (!ingested) {

@@ -223,6 +223,7 @@ public final class RuntimeRun {
             notices.accept(ingested.leftInSpool() + " recorded compile" + (ingested.leftInSpool() == 1 ? "" : "s")
                 + " stay in " + spool + " (see the lines above; add them later with xlac cache add " + spool + ")");
           }
+          ingested = ingested.plus(OrphanedSpools.adopt(spec.cacheDir(), store, notices));
         }
       } catch (XlacException e) {
         if (spool != null) {
@@ -251,7 +252,7 @@ public final class RuntimeRun {
   private static Path newSpool(Path cacheDir) throws IOException {
     Path root = RuntimeCache.spoolRoot(cacheDir);
     Files.createDirectories(root);
-    return Files.createTempDirectory(root, "run-" + ProcessHandle.current().pid() + "-");
+    return Files.createTempDirectory(root, OrphanedSpools.prefix("run"));
   }
 
   static void deleteQuietly(Path dir) {

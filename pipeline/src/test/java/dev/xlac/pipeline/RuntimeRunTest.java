@@ -261,6 +261,43 @@ class RuntimeRunTest {
     assertThat(notices).anyMatch(n -> n.contains("stay in " + r.keptSpool()));
   }
 
+  /**
+   * A recording run killed with kill -9 leaves its spool behind, with complete records and a write its proxy had
+   * not finished; the next recording run of the cache takes the records in, deletes that spool, and leaves
+   * alone the spools of a live process and of another host.
+   */
+  @Test
+  void aSpoolOfAKilledRecordingRun_isTakenInByTheNextRecordingRun() throws Exception {
+    Process gone = new ProcessBuilder("true").start();
+    gone.waitFor();
+    Path root = Files.createDirectories(RuntimeCache.spoolRoot(cacheDir()));
+    String mine = OrphanedSpools.prefix("run"); // run-<host>-<this pid>-
+    String host = mine.substring("run-".length(), mine.lastIndexOf('-', mine.length() - 2));
+    Path orphan = Files.createDirectories(root.resolve("run-" + host + "-" + gone.pid() + "-42"));
+    dev.xlac.runtime.RecordSpool.write(orphan, oneRequest());
+    Files.write(orphan.resolve(dev.xlac.runtime.RecordSpool.TEMPORARY_PREFIX + "half"), new byte[] {1, 2, 3});
+    Path live = Files.createDirectories(root.resolve(mine + "7"));
+    dev.xlac.runtime.RecordSpool.write(live, oneRequest());
+    Path otherHost = Files.createDirectories(root.resolve("dump-some-other-host-" + gone.pid() + "-9"));
+    dev.xlac.runtime.RecordSpool.write(otherHost, oneRequest());
+
+    RunResult r = run(plugin, null, true, "true");
+
+    assertThat(r.ingested().added()).isEqualTo(1);
+    assertThat(orphan).doesNotExist();
+    assertThat(notices).contains("took in 1 compile recorded by an earlier run that did not finish (process "
+        + gone.pid() + ")");
+    assertThat(dev.xlac.runtime.RecordSpool.files(live)).as("a live process's spool").hasSize(1);
+    assertThat(dev.xlac.runtime.RecordSpool.files(otherHost)).as("another host's spool").hasSize(1);
+    try (CacheStore store = open()) {
+      assertThat(store.requests()).hasSize(1);
+    }
+    // Nothing is left to adopt: the next recording run says nothing about it.
+    notices.clear();
+    run(plugin, null, true, "true");
+    assertThat(notices).noneMatch(n -> n.contains("earlier run"));
+  }
+
   /** The one request the tests' stand-in commands record: an "hlo" program of one byte, for a made-up plugin. */
   private static dev.xlac.runtime.RecordedRequest oneRequest() {
     byte[] format = "hlo".getBytes(java.nio.charset.StandardCharsets.UTF_8);

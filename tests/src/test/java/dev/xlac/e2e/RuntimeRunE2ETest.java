@@ -223,4 +223,63 @@ class RuntimeRunE2ETest {
     xlacRun(cache(), List.of(), report);
     assertAllHits(report(report));
   }
+
+  /**
+   * kill -9 of a recording {@code xlac run} and of its training command, once the proxy has recorded the compiles:
+   * the cache still verifies, nothing recorded is lost (the next recording run takes the killed run's records in,
+   * with its own), and the run after that is all hits with the same losses.
+   */
+  @Test
+  void killedRecordingRun_losesNothing_andTheNextRecordingRunTakesItsRecordsIn() throws Exception {
+    List<String> cmd = new ArrayList<>(List.of(Launcher.root().resolve("xlac").toString(), "run", "--cache", cache(),
+        "--plugin", Launcher.cpuPlugin(), "--record", "--", Launcher.python(), decoder(), "--steps", "1000000"));
+    ProcessBuilder pb = new ProcessBuilder(cmd).directory(Launcher.root().toFile())
+        .redirectErrorStream(true).redirectOutput(work.resolve("killed.log").toFile());
+    pb.environment().putAll(env());
+    Process xlac = pb.start();
+    Path spools = work.resolve("cache/runtime/spool");
+    long recorded = 0;
+    long stableSince = System.nanoTime();
+    long deadline = System.nanoTime() + 240_000_000_000L;
+    // Training steps after the first compile nothing new: wait until the records stop coming for 3 s.
+    while (recorded == 0 || System.nanoTime() - stableSince < 3_000_000_000L) {
+      assertThat(System.nanoTime()).as(Files.readString(work.resolve("killed.log"))).isLessThan(deadline);
+      assertThat(xlac.isAlive()).as(Files.readString(work.resolve("killed.log"))).isTrue();
+      Thread.sleep(200);
+      long now = records(spools);
+      if (now != recorded) {
+        recorded = now;
+        stableSince = System.nanoTime();
+      }
+    }
+    List<ProcessHandle> training = xlac.descendants().toList();
+    xlac.destroyForcibly(); // SIGKILL: no clean-up of any kind
+    training.forEach(ProcessHandle::destroyForcibly);
+    xlac.waitFor();
+    for (ProcessHandle h : training) {
+      h.onExit().get();
+    }
+    assertThat(records(spools)).as("the killed run's records are where its proxy wrote them").isEqualTo(recorded);
+
+    Launcher.Result verify = Launcher.xlac("cache", "verify", "--cache", cache());
+    assertThat(verify.exitCode()).as(verify.out() + verify.err()).isZero();
+
+    Path next = work.resolve("after-kill.json");
+    Launcher.Result adopting = xlacRun(cache(), List.of("--record"), next);
+    assertThat(adopting.err()).contains("took in " + recorded + " compile" + (recorded == 1 ? "" : "s")
+        + " recorded by an earlier run that did not finish");
+    assertThat(records(spools)).as("no spool is left behind").isZero();
+    Path last = work.resolve("served.json");
+    xlacRun(cache(), List.of(), last);
+    assertAllHits(report(last));
+  }
+
+  private static long records(Path spools) throws Exception {
+    if (!Files.isDirectory(spools)) {
+      return 0;
+    }
+    try (Stream<Path> files = Files.walk(spools)) {
+      return files.filter(f -> f.getFileName().toString().endsWith(".xpr")).count();
+    }
+  }
 }
