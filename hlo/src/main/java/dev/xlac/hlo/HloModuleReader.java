@@ -77,9 +77,9 @@ public final class HloModuleReader {
   private final boolean keepParts;
 
   /**
-   * A reader for {@link GraphDiff}: files are read onto the heap (never mapped), and each module keeps
-   * its validated index and its canonical form hashed part by part, computed in the same pass as the
-   * fingerprint. A diff of modules read this way costs about what hashing both does; the index takes
+   * A reader for {@link GraphDiff}: small files are read onto the heap, large ones mapped as {@code hash} maps
+   * them, the mapping kept open while the module is reachable; each module keeps its validated index and its
+   * canonical form hashed part by part, computed in the same pass as the fingerprint. A diff of modules read this way costs about what hashing both does; the index takes
    * about 0.6x the file's size in heap while the module is held.
    */
   public static HloModuleReader forDiff() {
@@ -117,10 +117,23 @@ public final class HloModuleReader {
    * meanwhile is an {@link HloReadException}, never a diff of mixed contents).
    */
   private LoadedModule readKeptMapping(Path file, HloFileKind kind, BasicFileAttributes before) {
+    return readMapping(file, kind, before, Arena.ofAuto(), true);
+  }
+
+  private LoadedModule readMapped(Path file, HloFileKind kind, BasicFileAttributes before) {
+    // Shared, not confined: pass 2 may hand large byte strings to the hashing thread.
+    try (Arena arena = Arena.ofShared()) {
+      return readMapping(file, kind, before, arena, false);
+    }
+  }
+
+  /** {@code keep}: the module keeps its index over the mapping (a diff's read), so {@code arena} must outlive it. */
+  private LoadedModule readMapping(Path file, HloFileKind kind, BasicFileAttributes before, Arena arena,
+      boolean keep) {
     long size = before.size();
     MemorySegment segment;
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-      segment = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, Arena.ofAuto());
+      segment = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
     } catch (AccessDeniedException e) {
       throw new HloReadException(file, "permission denied");
     } catch (IOException e) {
@@ -128,49 +141,23 @@ public final class HloModuleReader {
     }
     LoadedModule m;
     try {
-      m = kind != null ? parse(file, kind, segment, null, size, true) : sniff(file, segment, null, size, true);
+      m = kind != null ? parse(file, kind, segment, null, size, keep) : sniff(file, segment, null, size, keep);
     } catch (InternalError e) {
-      throw new HloReadException(file, CHANGED, e); // SIGBUS: the file was truncated under the mapping
+      // The JVM's report of SIGBUS: a page of the mapping is no longer backed by the file.
+      throw new HloReadException(file, CHANGED, e);
     } catch (RuntimeException e) {
       if (changedSince(file, before)) {
         throw new HloReadException(file, CHANGED, e);
       }
       throw e;
     }
-    m.keepMapped(before);
-    m.checkUnchanged();
-    return m;
-  }
-
-  private LoadedModule readMapped(Path file, HloFileKind kind, BasicFileAttributes before) {
-    long size = before.size();
-    // Shared, not confined: pass 2 may hand large byte strings to the hashing thread.
-    try (Arena arena = Arena.ofShared()) {
-      MemorySegment segment;
-      try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-        segment = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
-      } catch (AccessDeniedException e) {
-        throw new HloReadException(file, "permission denied");
-      } catch (IOException e) {
-        throw new HloReadException(file, ioReason(e), e);
-      }
-      LoadedModule m;
-      try {
-        m = kind != null ? parse(file, kind, segment, null, size) : sniff(file, segment, null, size);
-      } catch (InternalError e) {
-        // The JVM's report of SIGBUS: a page of the mapping is no longer backed by the file.
-        throw new HloReadException(file, CHANGED, e);
-      } catch (RuntimeException e) {
-        if (changedSince(file, before)) {
-          throw new HloReadException(file, CHANGED, e);
-        }
-        throw e;
-      }
-      if (changedSince(file, before)) {
-        throw new HloReadException(file, CHANGED);
-      }
-      return m;
+    if (changedSince(file, before)) {
+      throw new HloReadException(file, CHANGED);
     }
+    if (keep) {
+      m.keepMapped(before);
+    }
+    return m;
   }
 
   static boolean changedSince(Path file, BasicFileAttributes before) {
@@ -263,11 +250,12 @@ public final class HloModuleReader {
   }
 
   /**
-   * {@code owned}: {@code bytes} is the module's own copy ({@code heap}'s array, or memory off the heap), which a
-   * module read for a diff may keep; false for a mapping, which closes when the read ends.
+   * {@code outlives}: {@code bytes} stays valid after the read ({@code heap}'s array, or a mapping that stays open
+   * while the module is reachable), so a module read for a diff may keep its index over them; false for a mapping
+   * that closes when the read ends.
    */
   private LoadedModule parse(Path file, HloFileKind kind, MemorySegment bytes, byte[] heap, long fileBytes,
-      boolean owned) {
+      boolean outlives) {
     rejectText(file, bytes);
     HloWireIndex index;
     try {
@@ -283,10 +271,10 @@ public final class HloModuleReader {
       throw new HloReadException(file, "not enough memory to parse it (declared sizes exceed the heap)");
     }
     HloModuleValidator.validate(file, index);
-    if (!owned) {
+    if (!outlives) {
       betweenPasses.accept(file);
     }
-    if (keepParts && owned) {
+    if (keepParts && outlives) {
       CanonicalParts parts = CanonicalParts.withFingerprint(index);
       index.opcodes(); // what the diff reads first, read now, while the other module is being read
       LoadedModule m = new LoadedModule(file, kind, fileBytes, heap,
@@ -307,19 +295,19 @@ public final class HloModuleReader {
     return sniff(file, bytes, heap, fileBytes, heap != null);
   }
 
-  private LoadedModule sniff(Path file, MemorySegment bytes, byte[] heap, long fileBytes, boolean owned) {
+  private LoadedModule sniff(Path file, MemorySegment bytes, byte[] heap, long fileBytes, boolean outlives) {
     rejectText(file, bytes);
     for (HloFileKind kind : new HloFileKind[] {HloFileKind.HLO_PROTO, HloFileKind.HLO_SNAPSHOT, HloFileKind.HLO_MODULE}) {
       try {
         // A valid reading has at least one computation, which is what tells the kinds apart.
-        return parse(file, kind, bytes, heap, fileBytes, owned);
+        return parse(file, kind, bytes, heap, fileBytes, outlives);
       } catch (HloReadException e) {
         // try the next interpretation
       }
     }
     // Report the reason for the most common kind, so the message is about the file.
     try {
-      return parse(file, HloFileKind.HLO_PROTO, bytes, heap, fileBytes, owned);
+      return parse(file, HloFileKind.HLO_PROTO, bytes, heap, fileBytes, outlives);
     } catch (HloReadException e) {
       throw new HloReadException(file, "not an HLO module, HloProto or HloSnapshot (" + e.reason() + ")", e);
     }

@@ -3,6 +3,7 @@ package dev.xlac.pipeline;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.concurrent.Futures;
 import dev.xlac.hlo.GraphDiff;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloFileKind;
@@ -10,7 +11,6 @@ import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -65,24 +65,11 @@ public final class Diffs {
           fb.cancel(true);
           throw e;
         }
-        return GraphDiff.of(ma, join(fb));
+        return GraphDiff.of(ma, Futures.join(fb));
       }
     }
   }
 
-  private static LoadedModule join(Future<LoadedModule> f) throws InterruptedException {
-    try {
-      return f.get();
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException r) {
-        throw r;
-      }
-      if (e.getCause() instanceof Error err) {
-        throw err;
-      }
-      throw new IllegalStateException(e.getCause());
-    }
-  }
 
   /**
    * {@code xlac cache why FINGERPRINT}: why this graph of the cache is not one of the others, against

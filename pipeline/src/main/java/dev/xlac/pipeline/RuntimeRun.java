@@ -7,6 +7,7 @@ import dev.xlac.capture.CommandRunner;
 import dev.xlac.capture.ProxyEnvironment;
 import dev.xlac.compiler.select.Drivers;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.concurrent.Futures;
 import dev.xlac.core.io.FileTrees;
 import dev.xlac.core.os.ProcessBytes;
 import dev.xlac.runtime.LayoutManifest;
@@ -18,7 +19,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -120,17 +120,7 @@ public final class RuntimeRun {
 
   /** What {@code task} returned, or what it threw. */
   private static Path result(FutureTask<Path> task) throws InterruptedException {
-    try {
-      return task.get();
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException r) {
-        throw r;
-      }
-      if (e.getCause() instanceof Error r) {
-        throw r;
-      }
-      throw new IllegalStateException(e.getCause());
-    }
+    return Futures.join(task);
   }
 
   /** {@code --plugin}, else {@code $XLAC_PJRT_PLUGIN}; neither is a usage error. */
