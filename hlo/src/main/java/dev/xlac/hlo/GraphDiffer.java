@@ -59,8 +59,10 @@ final class GraphDiffer {
   GraphDiff diff() {
     a = ma.index();
     b = mb.index();
-    String[] opsA = opcodes(a);
-    String[] opsB = opcodes(b);
+    HloWireIndex.Opcodes opcodesA = a.opcodes();
+    HloWireIndex.Opcodes opcodesB = b.opcodes();
+    String[] opsA = opcodesA.names();
+    String[] opsB = opcodesB.names();
     Map<Long, ShapeProto> paramsA = parameterShapes(a, opsA);
     Map<Long, ShapeProto> paramsB = parameterShapes(b, opsB);
     GraphDiff.Side sideA = side(ma, a, paramsA);
@@ -70,19 +72,15 @@ final class GraphDiffer {
           new GraphDiff.Matching(true, a.computationCount(), a.instructionCount(), null), List.of(), 0, List.of(),
           List.of(), List.of(), List.of(), List.of(), List.of(), List.of(), 0, Map.of(), List.of(), List.of());
     }
-    int[][] ids = GraphMatcher.opcodeIds(opsA, opsB);
+    int[][] ids = GraphMatcher.opcodeIds(opcodesA, opcodesB);
     GraphMatcher m = new GraphMatcher(a, b, parts(ma, a), parts(mb, b), ids[0], ids[1]);
     m.run();
-    return new Analysis(m, opsA, opsB, sideA, sideB, paramsA, paramsB).result();
+    return new Analysis(m, opcodesA, opcodesB, sideA, sideB, paramsA, paramsB).result();
   }
 
   private static CanonicalParts parts(LoadedModule m, HloWireIndex x) {
     CanonicalParts kept = m.keptParts();
     return kept != null ? kept : CanonicalParts.of(x);
-  }
-
-  private static String[] opcodes(HloWireIndex x) {
-    return x.opcodes();
   }
 
   static HloInstructionProto instruction(HloWireIndex x, int g) {
@@ -121,6 +119,8 @@ final class GraphDiffer {
   /** The comparison of two different modules once matched. */
   private final class Analysis {
     private final GraphMatcher m;
+    private final HloWireIndex.Opcodes opcodesA;
+    private final HloWireIndex.Opcodes opcodesB;
     private final String[] opsA;
     private final String[] opsB;
     private final GraphDiff.Side sideA;
@@ -145,11 +145,13 @@ final class GraphDiffer {
     private final Map<Long, ShapeProto> shapesA;
     private final Map<Long, ShapeProto> shapesB;
 
-    Analysis(GraphMatcher m, String[] opsA, String[] opsB, GraphDiff.Side sideA, GraphDiff.Side sideB,
-        Map<Long, ShapeProto> shapesA, Map<Long, ShapeProto> shapesB) {
+    Analysis(GraphMatcher m, HloWireIndex.Opcodes opcodesA, HloWireIndex.Opcodes opcodesB, GraphDiff.Side sideA,
+        GraphDiff.Side sideB, Map<Long, ShapeProto> shapesA, Map<Long, ShapeProto> shapesB) {
       this.m = m;
-      this.opsA = opsA;
-      this.opsB = opsB;
+      this.opcodesA = opcodesA;
+      this.opcodesB = opcodesB;
+      this.opsA = opcodesA.names();
+      this.opsB = opcodesB.names();
       this.sideA = sideA;
       this.sideB = sideB;
       this.shapesA = shapesA;
@@ -209,14 +211,21 @@ final class GraphDiffer {
 
     private Map<String, Integer> opcodeDeltas() {
       Map<String, Integer> d = new TreeMap<>();
-      for (String op : opsA) {
-        d.merge(op, -1, Integer::sum);
-      }
-      for (String op : opsB) {
-        d.merge(op, 1, Integer::sum);
-      }
+      addCounts(opcodesA, -1, d);
+      addCounts(opcodesB, 1, d);
       d.values().removeIf(v -> v == 0);
       return d;
+    }
+
+    /** Adds {@code sign} times each opcode's count to {@code d}, counted by the module's own opcode ids. */
+    private static void addCounts(HloWireIndex.Opcodes ops, int sign, Map<String, Integer> d) {
+      int[] counts = new int[ops.table().length];
+      for (int id : ops.ids()) {
+        counts[id]++;
+      }
+      for (int t = 0; t < counts.length; t++) {
+        d.merge(ops.table()[t], sign * counts[t], Integer::sum);
+      }
     }
 
     private void compareParameters() {

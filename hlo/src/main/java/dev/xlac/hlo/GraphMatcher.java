@@ -59,18 +59,29 @@ final class GraphMatcher {
     return x;
   }
 
-  /** Interns opcodes as small ints, so instructions compare by opcode without strings. */
-  static int[][] opcodeIds(String[] opcodesA, String[] opcodesB) {
+  /**
+   * Opcodes as small ints shared by both modules, so instructions compare by opcode without strings: each
+   * module's own ids mapped through its (short) table of distinct opcodes.
+   */
+  static int[][] opcodeIds(HloWireIndex.Opcodes a, HloWireIndex.Opcodes b) {
     Map<String, Integer> ids = new HashMap<>();
-    int[] ia = new int[opcodesA.length];
-    int[] ib = new int[opcodesB.length];
-    for (int g = 0; g < ia.length; g++) {
-      ia[g] = ids.computeIfAbsent(opcodesA[g], k -> ids.size());
+    int[] fromA = new int[a.table().length];
+    for (int t = 0; t < fromA.length; t++) {
+      fromA[t] = ids.computeIfAbsent(a.table()[t], k -> ids.size());
     }
-    for (int g = 0; g < ib.length; g++) {
-      ib[g] = ids.computeIfAbsent(opcodesB[g], k -> ids.size());
+    int[] fromB = new int[b.table().length];
+    for (int t = 0; t < fromB.length; t++) {
+      fromB[t] = ids.computeIfAbsent(b.table()[t], k -> ids.size());
     }
-    return new int[][] {ia, ib};
+    return new int[][] {mapped(a.ids(), fromA), mapped(b.ids(), fromB)};
+  }
+
+  private static int[] mapped(int[] local, int[] global) {
+    int[] out = new int[local.length];
+    for (int g = 0; g < out.length; g++) {
+      out[g] = global[local[g]];
+    }
+    return out;
   }
 
   void run() {

@@ -7,7 +7,9 @@ import static dev.xlac.hlo.WireSchema.WT_VARINT;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * Pass 1 of the streaming fingerprint: reads a module straight from its wire bytes into primitive
@@ -737,27 +739,42 @@ final class HloWireIndex {
    * Every instruction's opcode (by global position in file order), read back from the bytes. A graph
    * repeats a few opcodes, so each distinct opcode's bytes become one String, shared.
    */
-  /** Each instruction's opcode, by global position; computed once (a diff reads them right after indexing). */
-  synchronized String[] opcodes() {
+  /**
+   * Each instruction's opcode, by global position: {@code names[g]}, and {@code ids[g]}, its index in
+   * {@code table} (one entry per distinct opcode, in order of first use), so that counting and comparing opcodes
+   * need no string hashing per instruction.
+   */
+  record Opcodes(String[] names, int[] ids, String[] table) {}
+
+  /** The opcodes, read once (a diff reads them right after indexing, on the reading thread). */
+  synchronized Opcodes opcodes() {
     if (opcodes == null) {
       opcodes = readOpcodes();
     }
     return opcodes;
   }
 
-  private String[] opcodes;
+  private Opcodes opcodes;
 
-  private String[] readOpcodes() {
+  private Opcodes readOpcodes() {
     String[] out = new String[instrCount];
+    int[] ids = new int[instrCount];
+    List<String> table = new ArrayList<>();
     WireCursor r = new WireCursor(buf);
     int slots = 256;
     byte[][] keys = new byte[slots][];
-    String[] values = new String[slots];
+    int[] slotIds = new int[slots];
     int size = 0;
+    int none = -1;
     for (int g = 0; g < instrCount; g++) {
       long range = lastField(r, instrStart[g], instrEnd[g], 2);
       if (range < 0) {
+        if (none < 0) {
+          none = table.size();
+          table.add("");
+        }
         out[g] = "";
+        ids[g] = none;
         continue;
       }
       int from = (int) (range >>> 32);
@@ -775,15 +792,19 @@ final class HloWireIndex {
         if (size * 2 >= slots) {
           // Many distinct opcodes (a hostile file): no sharing from here on.
           out[g] = r.utf8(from, to);
+          ids[g] = table.size();
+          table.add(out[g]);
           continue;
         }
         keys[slot] = buf.asSlice(from, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
-        values[slot] = r.utf8(from, to);
+        slotIds[slot] = table.size();
+        table.add(r.utf8(from, to));
         size++;
       }
-      out[g] = values[slot];
+      ids[g] = slotIds[slot];
+      out[g] = table.get(ids[g]);
     }
-    return out;
+    return new Opcodes(out, ids, table.toArray(String[]::new));
   }
 
   private static boolean sameBytes(WireCursor r, int from, int len, byte[] key) {

@@ -125,6 +125,37 @@ class GraphDiffTest {
     }
   }
 
+  /** Opcode deltas stay exact past the reader's table of shared opcode names (a file with hundreds of made-up ones). */
+  @Test
+  void opcodeDeltas_areExact_withHundredsOfDistinctOpcodes() throws Exception {
+    HloModuleProto a = manyOpcodes(300, false);
+    HloModuleProto b = manyOpcodes(300, true);
+
+    GraphDiff d = GraphDiff.of(write("many_a", a), write("many_b", b));
+
+    assertThat(d.same()).isFalse();
+    assertThat(d.opcodeDeltas()).containsExactly(Map.entry("op_extra", 1));
+  }
+
+  /** {@code n} instructions with opcodes op_0 .. op_{n-1} in a chain, and one op_extra before the root if asked. */
+  private static HloModuleProto manyOpcodes(int n, boolean extra) {
+    ShapeProto s = TestModules.f32(4);
+    HloComputationProto.Builder c = HloComputationProto.newBuilder().setId(1).setName("main");
+    c.addInstructions(HloInstructionProto.newBuilder().setId(1).setName("p").setOpcode("parameter").setShape(s));
+    long id = 2;
+    for (int i = 0; i < n; i++, id++) {
+      c.addInstructions(HloInstructionProto.newBuilder().setId(id).setName("i" + i).setOpcode("op_" + i).setShape(s)
+          .addOperandIds(id - 1));
+    }
+    if (extra) {
+      c.addInstructions(HloInstructionProto.newBuilder().setId(id).setName("x").setOpcode("op_extra").setShape(s)
+          .addOperandIds(id - 1));
+      id++;
+    }
+    return HloModuleProto.newBuilder().setName("many").setEntryComputationId(1).addComputations(c.setRootId(id - 1))
+        .build();
+  }
+
   /** A small module read for a diff keeps its own copy of the file: rewriting the file later changes nothing. */
   @Test
   void forDiffReader_keepsItsOwnCopyOfASmallFile_whenTheFileIsRewrittenAfterwards() throws Exception {
