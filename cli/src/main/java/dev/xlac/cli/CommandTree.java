@@ -33,6 +33,7 @@ final class CommandTree {
     m.put("cache", CacheCommand.class);
     m.put("parallel-compile", ParallelCompileCommand.class);
     m.put("completion", CompletionCommand.class);
+    m.put("compile-shard", dev.xlac.cli.compile.CompileShardCommand.class);
     m.put("help", HelpCommand.class);
     SUBCOMMANDS = Collections.unmodifiableSequencedMap(m);
   }

@@ -60,6 +60,9 @@ public final class ParallelCompileCommand implements Callable<Integer> {
   @Mixin
   CacheOptions.Writer cache;
 
+  @Mixin
+  SlurmOptions slurm;
+
   @Spec
   CommandSpec spec;
 
@@ -80,10 +83,13 @@ public final class ParallelCompileCommand implements Callable<Integer> {
           + " command to run: write it after '--'");
     }
     SchedulerSettings settings = options.settings();
+    if (slurm.slurm()) {
+      return new SlurmRun(this).run(command, paths, settings);
+    }
     return command.isEmpty() ? compile(paths.stream().map(Path::of).toList(), settings) : oneShot(command, settings);
   }
 
-  private CompileSetup setup(SchedulerSettings settings) {
+  CompileSetup setup(SchedulerSettings settings) {
     return new CompileSetup(cache::openWritable, options.drivers(cache.directory().resolve("probes")), settings,
         options.retryFailed(), new ProgressPrinter(cache.err(), ProgressPrinter.terminal()), MemoryProbe.system());
   }
@@ -111,7 +117,7 @@ public final class ParallelCompileCommand implements Callable<Integer> {
     return r.exitStatus();
   }
 
-  private void print(RunReport r) {
+  void print(RunReport r) {
     r.summaryLines().forEach(cache.out()::println);
     cache.out().flush();
     options.writeReports(r);
