@@ -45,7 +45,10 @@ import picocli.CommandLine.Spec;
             + " --ignore-script-errors and it dumped graphs; its graphs are compiled and stored either way. A signal"
             + " is forwarded to the command's process group and stops the compiles still running. 127/126: the"
             + " command was not found or cannot run; 1: it dumped no graph. The plugin or compiler is checked before"
-            + " the command starts (3); if it cannot start while the command runs, xlac stops the command (3)."})
+            + " the command starts (3); if it cannot start while the command runs, xlac stops the command (3).",
+        "%nWith --executor slurm, one Slurm job array compiles the graphs in shards, one per node; the summary,"
+            + " reports and exit codes are a local run's. No sbatch on PATH: 3. See the README, \"Distributed"
+            + " compiles on Slurm\"."})
 public final class ParallelCompileCommand implements Callable<Integer> {
   @Mixin
   CompileOptions options;
