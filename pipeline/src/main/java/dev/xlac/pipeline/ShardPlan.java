@@ -19,7 +19,7 @@ import java.util.SequencedMap;
  * the lowest shard number. The plan depends only on the set of graphs, their costs and N, not on the
  * order the graphs came in, so a rerun over the same graphs and the same cache puts each graph on the
  * same shard. Within a shard the graphs keep that order, so a node starts its longest compiles first.
- * Its makespan is at most 4/3 of the best possible one (Graham's bound for LPT).
+ * The largest load is at most 4/3 - 1/(3N) of the best split's (Graham's bound for LPT).
  *
  * <p>The cost of a graph ({@link #costs}) is what the cache remembers: the mean compile time of its
  * artifacts (of any compiler: the same graph on another plugin version or target takes about as long).
