@@ -193,6 +193,26 @@ public final class SlurmCompile {
     return "'" + arg.replace("'", "'\\''") + "'";
   }
 
+  /**
+   * Imports what a shard's task handed back: its bundle into {@code store}, and one result per graph of the shard
+   * (a graph the task did not report is not compiled). A damaged bundle is an {@link XlacException} (from the
+   * cache's importer, which checks every piece), a damaged line an IllegalArgumentException: either way the shard
+   * counts as failed and is submitted again.
+   */
+  static List<GraphResult> importResults(CacheStore store, ShardTransport.Results back, ShardPlan.Shard shard) {
+    List<GraphResult> lines = back.lines().stream().map(ShardTask::parseLine).toList();
+    store.importBundle(back.bundle());
+    Map<GraphFingerprint, GraphResult> byGraph = new HashMap<>();
+    lines.forEach(g -> byGraph.put(g.fingerprint(), g));
+    List<GraphResult> out = new ArrayList<>();
+    for (ShardPlan.Item item : shard.items()) {
+      GraphResult g = byGraph.get(item.fingerprint());
+      out.add(g != null ? g : notCompiled(item.fingerprint(), item.moduleName(), "shard " + shard.index()
+          + "'s task did not report it"));
+    }
+    return out;
+  }
+
   /** The job array of one run, its resubmissions, and the results as they come back. */
   private static final class Array {
     private final SlurmClient client;
@@ -288,15 +308,7 @@ public final class SlurmCompile {
           continue;
         }
         try {
-          store.importBundle(back.get().bundle());
-          List<GraphResult> lines = back.get().lines().stream().map(ShardTask::parseLine).toList();
-          Map<GraphFingerprint, GraphResult> byGraph = new HashMap<>();
-          lines.forEach(g -> byGraph.put(g.fingerprint(), g));
-          for (ShardPlan.Item item : plan.shards().get(shard).items()) {
-            GraphResult g = byGraph.get(item.fingerprint());
-            results.add(g != null ? g : notCompiled(item.fingerprint(), item.moduleName(), "shard " + shard
-                + "'s task did not report it"));
-          }
+          results.addAll(importResults(store, back.get(), plan.shards().get(shard)));
           transport.done(shard);
           synchronized (this) {
             outstanding.remove(shard);

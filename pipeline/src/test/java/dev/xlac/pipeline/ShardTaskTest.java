@@ -106,6 +106,34 @@ class ShardTaskTest {
   }
 
   @Test
+  void aDamagedResultBundle_isRefused_soTheShardCountsAsFailed_andItsGoodCopyImportsLater() throws Exception {
+    SharedDirectoryTransport transport = new SharedDirectoryTransport(tmp.resolve("shared/run-1"));
+    ShardPlan plan = sent(transport);
+    ShardPlan.Shard shard = plan.nonEmpty().getFirst();
+    ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), transport, shard.index(),
+        tmp.resolve("node.bundle"));
+    ShardTransport.Results back = transport.receiveResults(shard.index()).orElseThrow();
+    Path good = Files.copy(back.bundle(), tmp.resolve("good.bundle"));
+    byte[] bytes = Files.readAllBytes(back.bundle());
+    for (int i = bytes.length / 3; i < bytes.length * 2 / 3; i += 97) {
+      bytes[i] ^= 0x5a;
+    }
+    Files.write(back.bundle(), bytes);
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      assertThatThrownBy(() -> SlurmCompile.importResults(store, back, shard)).isInstanceOf(XlacException.class);
+      assertThatThrownBy(() -> SlurmCompile.importResults(store, new ShardTransport.Results(good,
+          List.of("hlo1:00\tCOMPILED")), shard)).isInstanceOf(IllegalArgumentException.class);
+      List<GraphResult> results = SlurmCompile.importResults(store, new ShardTransport.Results(good, back.lines()),
+          shard);
+      assertThat(results).hasSize(shard.items().size())
+          .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+      for (ShardPlan.Item item : shard.items()) {
+        assertThat(store.getArtifact(new ArtifactKey(item.fingerprint(), FakeCompiler.IDENTITY))).isPresent();
+      }
+    }
+  }
+
+  @Test
   void inputs_keepThePlansOrder_longestFirst() throws Exception {
     SharedDirectoryTransport transport = new SharedDirectoryTransport(tmp.resolve("shared/run-1"));
     ShardPlan plan = sent(transport);
