@@ -360,10 +360,14 @@ public final class SlurmCompile {
       String tail = lastLine(log);
       String reason = why + (tail == null ? "" : "; its log ends: " + tail);
       if (attempts.get(shard) <= slurm.taskRetries()) {
-        String again = submit(List.of(shard));
-        slurm.progress().accept(String.format("Slurm: shard %d (job %s_%d) %s; submitted again as job %s (attempt %d"
-            + " of %d)", shard, job, shard, reason, again, attempts.get(shard), slurm.taskRetries() + 1));
-        return;
+        try {
+          String again = submit(List.of(shard));
+          slurm.progress().accept(String.format("Slurm: shard %d (job %s_%d) %s; submitted again as job %s (attempt"
+              + " %d of %d)", shard, job, shard, reason, again, attempts.get(shard), slurm.taskRetries() + 1));
+          return;
+        } catch (XlacException e) { // the shards already back are kept; this one is reported
+          reason = reason + "; submitting it again failed: " + e.getMessage();
+        }
       }
       slurm.progress().accept(String.format("Slurm: shard %d (job %s_%d) %s; log: %s", shard, job, shard, reason, log));
       for (ShardPlan.Item item : plan.shards().get(shard).items()) {
