@@ -23,9 +23,10 @@ import java.util.SequencedMap;
  *
  * <p>The cost of a graph ({@link #costs}) is what the cache remembers: the mean compile time of its
  * artifacts (of any compiler: the same graph on another plugin version or target takes about as long).
- * A graph never compiled gets its serialized size times the seconds per byte of the graphs that were
- * (over all of them); when no graph was ever compiled, the size alone is the cost (the same unit for
- * all, which is all LPT needs).
+ * A graph never compiled gets its serialized size times the milliseconds per byte of the cache's graphs of the
+ * same module name that were compiled (an earlier version of the same function: a new model version's
+ * {@code jit_train_step} is priced by the last one's), else of all compiled graphs; when no graph was ever
+ * compiled, the size alone is the cost (the same unit for all, which is all LPT needs).
  */
 public record ShardPlan(List<Shard> shards) {
   /** One graph with its expected cost, in milliseconds (or bytes, when no time is known at all). */
@@ -94,27 +95,69 @@ public record ShardPlan(List<Shard> shards) {
     List<Known> known = new ArrayList<>();
     for (Map.Entry<GraphFingerprint, String> g : graphs.entrySet()) {
       long bytes = store.graph(g.getKey()).map(GraphInfo::hloBytes).orElse(0L);
-      double millis = store.entries(g.getKey()).stream().map(ArtifactInfo::compileTime)
-          .filter(d -> d.toNanos() > 0).mapToDouble(d -> d.toNanos() / 1e6).average().orElse(-1);
-      known.add(new Known(g.getKey(), g.getValue(), bytes, millis));
+      known.add(new Known(g.getKey(), g.getValue(), bytes, rememberedMillis(store, g.getKey())));
     }
-    return estimate(known);
+    Rates rates = new Rates();
+    if (known.stream().anyMatch(k -> k.millis() < 0)) { // only then is the whole cache looked at
+      for (GraphInfo g : store.graphs()) {
+        double millis = rememberedMillis(store, g.fingerprint());
+        if (millis >= 0) {
+          rates.add(g.fingerprint(), g.moduleName(), millis, g.hloBytes());
+        }
+      }
+    }
+    return estimate(known, rates);
+  }
+
+  private static double rememberedMillis(CacheStore store, GraphFingerprint fp) {
+    return store.entries(fp).stream().map(ArtifactInfo::compileTime).filter(d -> d.toNanos() > 0)
+        .mapToDouble(d -> d.toNanos() / 1e6).average().orElse(-1);
   }
 
   /** A graph's size and its remembered compile time in milliseconds (negative: none remembered). */
   record Known(GraphFingerprint fingerprint, String moduleName, long bytes, double millis) {}
 
-  static List<Item> estimate(List<Known> graphs) {
-    double timed = 0;
-    double timedBytes = 0;
+  /** Milliseconds per byte of the graphs with remembered times: over all, and per module name. */
+  static final class Rates {
+    private final Map<String, double[]> byName = new java.util.HashMap<>();
+    private final double[] all = new double[2];
+    private final java.util.Set<GraphFingerprint> counted = new java.util.HashSet<>();
+
+    /** Counts a graph once, however often it is added. */
+    void add(GraphFingerprint fp, String moduleName, double millis, long bytes) {
+      if (bytes <= 0 || !counted.add(fp)) {
+        return;
+      }
+      double[] n = byName.computeIfAbsent(moduleName, k -> new double[2]);
+      n[0] += millis;
+      n[1] += bytes;
+      all[0] += millis;
+      all[1] += bytes;
+    }
+
+    /** The rate of graphs of the same name if there are any, else of all, else 1 (costs are then sizes). */
+    double perByte(String moduleName) {
+      double[] n = byName.get(moduleName);
+      return n != null ? n[0] / n[1] : all[1] > 0 ? all[0] / all[1] : 1;
+    }
+  }
+
+  /**
+   * A graph with a remembered time costs that time; one without, its size times the milliseconds per byte of the
+   * graphs of the same module name that have one (an earlier version of the same function), else of all graphs
+   * that have one (those of {@code rates}, and those of {@code graphs}).
+   */
+  static List<Item> estimate(List<Known> graphs, Rates rates) {
     for (Known k : graphs) {
-      if (k.millis() >= 0 && k.bytes() > 0) {
-        timed += k.millis();
-        timedBytes += k.bytes();
+      if (k.millis() >= 0) {
+        rates.add(k.fingerprint(), k.moduleName(), k.millis(), k.bytes());
       }
     }
-    double perByte = timedBytes > 0 ? timed / timedBytes : 1;
     return graphs.stream().map(k -> new Item(k.fingerprint(), k.moduleName(),
-        k.millis() >= 0 ? k.millis() : Math.max(1, k.bytes()) * perByte)).toList();
+        k.millis() >= 0 ? k.millis() : Math.max(1, k.bytes()) * rates.perByte(k.moduleName()))).toList();
+  }
+
+  static List<Item> estimate(List<Known> graphs) {
+    return estimate(graphs, new Rates());
   }
 }

@@ -150,6 +150,20 @@ class ShardPlanTest {
   }
 
   @Test
+  void estimate_pricesANewGraph_byEarlierGraphsOfTheSameName_beforeAllOthers() {
+    ShardPlan.Rates rates = new ShardPlan.Rates();
+    rates.add(fp(10), "jit_train_step", 10_000, 1000); // 10 ms a byte: an earlier version of the step
+    rates.add(fp(11), "jit_add", 100, 1000); // 0.1 ms a byte
+    rates.add(fp(11), "jit_add", 100, 1000); // counted once
+    List<ShardPlan.Item> items = ShardPlan.estimate(List.of(
+        new ShardPlan.Known(fp(1), "jit_train_step", 2000, -1),
+        new ShardPlan.Known(fp(2), "jit_other", 2000, -1)), rates);
+    assertThat(items.get(0).cost()).isEqualTo(20_000.0);
+    assertThat(items.get(1).cost()).as("no graph of its name: the rate of all, (10000 + 100) / 2000")
+        .isEqualTo(2000 * 10_100.0 / 2000);
+  }
+
+  @Test
   void estimate_withNoTimeRemembered_isTheSize() {
     List<ShardPlan.Item> items = ShardPlan.estimate(List.of(new ShardPlan.Known(fp(1), "a", 1000, -1),
         new ShardPlan.Known(fp(2), "b", 10, -1)));
