@@ -37,6 +37,9 @@ final class CommandTree {
     SUBCOMMANDS = Collections.unmodifiableSequencedMap(m);
   }
 
+  /** The one internal command: a task of {@code parallel-compile --executor slurm}, which writes its command line. */
+  static final String INTERNAL_SHARD = "compile-shard";
+
   private CommandTree() {}
 
   /** The whole tree under {@code root}. */
@@ -47,6 +50,9 @@ final class CommandTree {
   /** The branch that {@code args} start with under {@code root}, with all of the level where they name none. */
   static CommandLine forArgs(XlacCommand root, String... args) {
     CommandLine cmd = new CommandLine(root);
+    if (args.length > 0 && args[0].equals(INTERNAL_SHARD)) { // internal: in no listing, help or completion
+      return cmd.addSubcommand(dev.xlac.cli.compile.CompileShardCommand.class);
+    }
     addSubcommands(cmd, SUBCOMMANDS, List.of(args));
     return cmd;
   }

@@ -32,15 +32,25 @@ public final class CompileRuns {
 
   /** Adds the modules in {@code paths} to the cache and compiles those that need it. */
   public static CompileResult paths(CompileSetup setup, List<Path> paths) throws InterruptedException {
-    return fixedList(setup, paths);
+    return fixedList(setup, paths, null);
   }
 
   /** Compiles every graph in the cache that has no artifact (or failure) for this compiler. */
   public static CompileResult cache(CompileSetup setup) throws InterruptedException {
-    return fixedList(setup, List.of());
+    return fixedList(setup, List.of(), null);
   }
 
-  private static CompileResult fixedList(CompileSetup setup, List<Path> paths) throws InterruptedException {
+  /**
+   * Compiles {@code graphs}, already in the cache, submitting them in the order given (a Slurm shard's task:
+   * longest first, {@link ShardTask}).
+   */
+  static CompileResult inOrder(CompileSetup setup, SequencedMap<GraphFingerprint, String> graphs)
+      throws InterruptedException {
+    return fixedList(setup, List.of(), graphs);
+  }
+
+  private static CompileResult fixedList(CompileSetup setup, List<Path> paths,
+      SequencedMap<GraphFingerprint, String> ordered) throws InterruptedException {
     RunListener listener = setup.listener();
     // With PATHs, compiles are almost always needed: the first worker starts now, while the cache
     // opens and the PATHs are read. Without, a run where everything is cached starts none.
@@ -56,7 +66,7 @@ public final class CompileRuns {
         IdentityProbe probe = IdentityProbe.start(() -> drivers, feed, null);
         try {
           ExitCode inputs = ExitCode.OK;
-          SequencedMap<GraphFingerprint, String> graphs = new TreeMap<>();
+          SequencedMap<GraphFingerprint, String> graphs = ordered != null ? ordered : new TreeMap<>();
           SequencedMap<GraphFingerprint, String> added = new java.util.LinkedHashMap<>();
           if (!paths.isEmpty()) {
             PathSource.Result read = PathSource.ingest(store, paths);
@@ -64,7 +74,7 @@ public final class CompileRuns {
             inputs = read.exitCode();
             read.graphs().forEach(graphs::putIfAbsent);
             added.putAll(read.newGraphs());
-          } else {
+          } else if (ordered == null) {
             for (GraphInfo g : store.graphs()) {
               graphs.put(g.fingerprint(), g.moduleName());
             }

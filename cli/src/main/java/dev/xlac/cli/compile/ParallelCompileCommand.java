@@ -45,7 +45,10 @@ import picocli.CommandLine.Spec;
             + " --ignore-script-errors and it dumped graphs; its graphs are compiled and stored either way. A signal"
             + " is forwarded to the command's process group and stops the compiles still running. 127/126: the"
             + " command was not found or cannot run; 1: it dumped no graph. The plugin or compiler is checked before"
-            + " the command starts (3); if it cannot start while the command runs, xlac stops the command (3)."})
+            + " the command starts (3); if it cannot start while the command runs, xlac stops the command (3).",
+        "%nWith --executor slurm, one Slurm job array compiles the graphs in shards, one per node; the summary,"
+            + " reports and exit codes are a local run's. No sbatch on PATH: 3. See the README, \"Distributed"
+            + " compiles on Slurm\"."})
 public final class ParallelCompileCommand implements Callable<Integer> {
   @Mixin
   CompileOptions options;
@@ -59,6 +62,9 @@ public final class ParallelCompileCommand implements Callable<Integer> {
 
   @Mixin
   CacheOptions.Writer cache;
+
+  @Mixin
+  SlurmOptions slurm;
 
   @Spec
   CommandSpec spec;
@@ -80,10 +86,13 @@ public final class ParallelCompileCommand implements Callable<Integer> {
           + " command to run: write it after '--'");
     }
     SchedulerSettings settings = options.settings();
+    if (slurm.slurm()) {
+      return new SlurmRun(this).run(command, paths, settings);
+    }
     return command.isEmpty() ? compile(paths.stream().map(Path::of).toList(), settings) : oneShot(command, settings);
   }
 
-  private CompileSetup setup(SchedulerSettings settings) {
+  CompileSetup setup(SchedulerSettings settings) {
     return new CompileSetup(cache::openWritable, options.drivers(cache.directory().resolve("probes")), settings,
         options.retryFailed(), new ProgressPrinter(cache.err(), ProgressPrinter.terminal()), MemoryProbe.system());
   }
@@ -111,7 +120,7 @@ public final class ParallelCompileCommand implements Callable<Integer> {
     return r.exitStatus();
   }
 
-  private void print(RunReport r) {
+  void print(RunReport r) {
     r.summaryLines().forEach(cache.out()::println);
     cache.out().flush();
     options.writeReports(r);

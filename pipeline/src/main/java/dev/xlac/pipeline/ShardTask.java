@@ -1,0 +1,106 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.ExportRequest;
+import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.FailureKind;
+import dev.xlac.core.XlacException;
+import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.hlo.HloFileKind;
+import dev.xlac.hlo.HloModuleReader;
+import dev.xlac.hlo.LoadedModule;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.SequencedMap;
+
+/**
+ * One Slurm array task of {@code parallel-compile --executor slurm} ({@code xlac compile-shard}): receives its
+ * shard's graphs through the {@link ShardTransport}, stores them in a node-local cache, compiles them there with the
+ * local scheduler, longest first, and sends back a bundle of that cache and one line per graph. A graph whose
+ * compile fails is a result like any other; only a task that cannot hand back results has failed (the submitter
+ * then submits the shard again).
+ *
+ * <p>A graph whose bytes do not have the fingerprint the plan says (damaged on the way) is not compiled; its line
+ * says so, as a failure of that graph.
+ */
+public final class ShardTask {
+  private ShardTask() {}
+
+  /**
+   * Runs shard {@code shard}; {@code nodeCache} opens the node-local cache (an empty directory), and
+   * {@code bundle} is where its bundle is written before it is sent.
+   */
+  public static RunReport run(CompileSetup nodeSetup, ShardTransport transport, int shard, Path bundle)
+      throws InterruptedException {
+    try {
+      List<ShardTransport.Input> inputs = transport.receiveInputs(shard);
+      SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
+      List<GraphResult> damaged = new ArrayList<>();
+      try (CacheStore store = nodeSetup.cache().open()) {
+        HloModuleReader reader = new HloModuleReader();
+        for (ShardTransport.Input in : inputs) {
+          LoadedModule m;
+          try {
+            m = reader.read(in.module(), HloFileKind.HLO_MODULE);
+          } catch (RuntimeException e) {
+            damaged.add(notCompiled(in, "cannot read it on this node: " + XlacException.reason(e)));
+            continue;
+          }
+          if (!m.fingerprint().equals(in.fingerprint())) {
+            damaged.add(notCompiled(in, "its bytes on this node have fingerprint " + m.fingerprint().shortForm()
+                + " (damaged on the way)"));
+            continue;
+          }
+          store.putGraph(m);
+          graphs.put(in.fingerprint(), in.moduleName());
+        }
+        store.sync();
+      }
+      CompileResult compiled = CompileRuns.inOrder(nodeSetup, graphs);
+      List<GraphResult> all = new ArrayList<>(compiled.report().graphs());
+      all.addAll(damaged);
+      try (CacheStore store = nodeSetup.cache().open()) {
+        store.exportBundle(bundle, ExportRequest.all());
+      }
+      transport.sendResults(shard, bundle, all.stream().map(ShardTask::resultLine).toList());
+      return new RunReport(all, compiled.report().wall(), compiled.report().jobs());
+    } catch (IOException e) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "shard " + shard + " through " + transport.describe() + ": "
+          + XlacException.reason(e), e);
+    }
+  }
+
+  private static GraphResult notCompiled(ShardTransport.Input in, String why) {
+    return new GraphResult(in.fingerprint(), in.moduleName(), GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null,
+        "not compiled: " + why);
+  }
+
+  /**
+   * One graph's result as a line: fingerprint, status, compile milliseconds, attempts, failure kind ({@code -}
+   * for none), module name, error (empty for none), tab-separated.
+   */
+  static String resultLine(GraphResult g) {
+    return String.join("\t", g.fingerprint().value(), g.status().name(), Long.toString(g.compileTime().toMillis()),
+        Integer.toString(g.attempts()), g.failureKind() == null ? "-" : g.failureKind().name(),
+        SharedDirectoryTransport.oneField(g.moduleName()),
+        g.error() == null ? "" : SharedDirectoryTransport.oneField(g.error()));
+  }
+
+  /** The result a {@link #resultLine} describes; a malformed line is an IllegalArgumentException. */
+  static GraphResult parseLine(String line) {
+    String[] f = line.split("\t", -1);
+    if (f.length != 7) {
+      throw new IllegalArgumentException("not a shard result line (" + f.length + " fields): " + line);
+    }
+    GraphResult.Status status = GraphResult.Status.valueOf(f[1].toUpperCase(Locale.ROOT));
+    return new GraphResult(GraphFingerprint.parse(f[0]), f[5], status, Duration.ofMillis(Long.parseLong(f[2])),
+        Integer.parseInt(f[3]), f[4].equals("-") ? null : FailureKind.valueOf(f[4]), f[6].isEmpty() ? null : f[6]);
+  }
+}

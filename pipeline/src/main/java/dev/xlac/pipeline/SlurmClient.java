@@ -1,0 +1,150 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.core.os.Executables;
+import java.io.IOException;
+import java.time.Duration;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Slurm's client commands, as {@code parallel-compile --executor slurm} uses them: {@code sbatch --parsable
+ * --array}, {@code squeue -r} for the tasks still queued or running, {@code scontrol -o show job} for how a task
+ * ended (there is no accounting without slurmdbd, so not {@code sacct}), {@code scancel}. Each runs with a time
+ * limit; nothing here holds a process past its call.
+ */
+final class SlurmClient {
+  private static final Duration TIMEOUT = Duration.ofSeconds(60);
+  private static final Pattern JOB_ID = Pattern.compile("^(\\d+)(;.*)?$");
+
+  /** A task in the queue: its array index and state (PENDING, RUNNING, COMPLETING, ...). */
+  record Queued(int index, String state) {}
+
+  private final Map<String, String> env;
+
+  SlurmClient(Map<String, String> env) {
+    this.env = Map.copyOf(env);
+  }
+
+  /** Exit 3 with one line when {@code sbatch} is not on PATH. */
+  static void requireSbatch(String path) {
+    if (Executables.onPath("sbatch", path).isEmpty()) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "sbatch not found on PATH: --executor slurm needs Slurm's client"
+          + " commands (sbatch, squeue, scontrol, scancel; Debian: slurm-client) on the submitting host");
+    }
+  }
+
+  /** Submits {@code script} as an array of {@code indices} (e.g. {@code 0-3} or {@code 1,3}); returns the job id. */
+  String submit(String indices, List<String> sbatchArgs, Path logs, Path script) throws InterruptedException {
+    List<String> cmd = new ArrayList<>(List.of("sbatch", "--parsable", "--array=" + indices,
+        "--job-name=xlac-compile", "--output=" + logs.resolve("%A_%a.out")));
+    cmd.addAll(sbatchArgs); // last, so that a site's own --output or --job-name wins
+    cmd.add(script.toString());
+    Ran r = run(cmd);
+    Matcher m = JOB_ID.matcher(r.out().strip());
+    if (r.status() != 0 || !m.matches()) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "sbatch refused the job array (exit " + r.status() + "): "
+          + firstLine(r.err().isBlank() ? r.out() : r.err()));
+    }
+    return m.group(1);
+  }
+
+  /** The tasks of {@code jobs} that are still queued or running, by job id; null when squeue did not answer. */
+  Map<String, List<Queued>> queued(List<String> jobs) throws InterruptedException {
+    Ran r = run(List.of("squeue", "-h", "-r", "-j", String.join(",", jobs), "-o", "%F %K %T"));
+    if (r.status() != 0) {
+      // squeue says "Invalid job id specified" once every job of the list has left slurmctld's memory.
+      return r.err().contains("Invalid job id") ? Map.of() : null;
+    }
+    Map<String, List<Queued>> out = new HashMap<>();
+    for (String line : r.out().lines().toList()) {
+      String[] f = line.trim().split("\\s+");
+      if (f.length == 3 && f[1].matches("\\d+")) {
+        out.computeIfAbsent(f[0], k -> new ArrayList<>()).add(new Queued(Integer.parseInt(f[1]), f[2]));
+      }
+    }
+    return out;
+  }
+
+  /** How task {@code index} of {@code job} ended, e.g. {@code FAILED (exit 3:0, NonZeroExitCode)}; "unknown" when Slurm forgot it. */
+  String ended(String job, int index) throws InterruptedException {
+    Ran r = run(List.of("scontrol", "-o", "show", "job", job + "_" + index));
+    if (r.status() != 0) {
+      return "unknown";
+    }
+    String state = field(r.out(), "JobState");
+    String exit = field(r.out(), "ExitCode");
+    String reason = field(r.out(), "Reason");
+    return state + (exit == null ? "" : " (exit " + exit + (reason == null || reason.equals("None") ? "" : ", "
+        + reason) + ")");
+  }
+
+  /** Cancels whole jobs; waits for scancel, never throws. */
+  void cancel(List<String> jobs) {
+    if (jobs.isEmpty()) {
+      return;
+    }
+    List<String> cmd = new ArrayList<>(List.of("scancel"));
+    cmd.addAll(jobs);
+    try {
+      run(cmd);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (XlacException e) {
+      // nothing more to do: the hook is on its way out
+    }
+  }
+
+  private static String field(String text, String name) {
+    Matcher m = Pattern.compile("(?:^|\\s)" + name + "=(\\S+)").matcher(text);
+    return m.find() ? m.group(1) : null;
+  }
+
+  static String firstLine(String s) {
+    return s.strip().lines().findFirst().orElse("no output");
+  }
+
+  private record Ran(int status, String out, String err) {}
+
+  private Ran run(List<String> cmd) throws InterruptedException {
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    pb.environment().putAll(env);
+    Process p;
+    try {
+      p = pb.start();
+    } catch (IOException e) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot run " + cmd.getFirst() + ": " + XlacException.reason(e), e);
+    }
+    try {
+      var out = p.getInputStream();
+      var err = p.getErrorStream();
+      java.util.concurrent.CompletableFuture<byte[]> errBytes = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        try {
+          return err.readAllBytes();
+        } catch (IOException e) {
+          return new byte[0];
+        }
+      });
+      byte[] o = out.readAllBytes();
+      if (!p.waitFor(TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+        throw new XlacException(ExitCode.ENVIRONMENT, cmd.getFirst() + " did not answer within " + TIMEOUT.toSeconds()
+            + " s; is slurmctld up?");
+      }
+      return new Ran(p.exitValue(), new String(o, StandardCharsets.UTF_8),
+          new String(errBytes.join(), StandardCharsets.UTF_8));
+    } catch (IOException e) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot read the output of " + cmd.getFirst() + ": "
+          + XlacException.reason(e), e);
+    } finally {
+      p.destroyForcibly();
+    }
+  }
+}

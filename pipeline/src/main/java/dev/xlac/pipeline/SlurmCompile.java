@@ -1,0 +1,403 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.GraphInfo;
+import dev.xlac.compiler.schedule.DriverFactory;
+import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.hlo.GraphFingerprint;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SequencedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * {@code parallel-compile --executor slurm}: the graphs are collected into the cache as by a local run (PATHs, the
+ * cache, or a traced command), those that need a compile are split into shards ({@link ShardPlan}) and one Slurm
+ * job array compiles them, task I shard I, each on its node with the local scheduler ({@link ShardTask}). The
+ * results come back through a {@link ShardTransport} and are imported into the cache; the run ends with the same
+ * {@link RunReport} as a local one.
+ *
+ * <p>A task that ends without handing back results (it died, its node failed, it was cancelled by someone else,
+ * its bundle could not be imported) is submitted again, its shard alone, up to {@code taskRetries} times; then its
+ * graphs are reported as not compiled, naming the task's state and log. A shutdown (Ctrl-C, SIGTERM) cancels every
+ * job of the run ({@code scancel}) and ends the graphs not yet back as not compiled.
+ */
+public final class SlurmCompile {
+  private SlurmCompile() {}
+
+  /** {@code parallel-compile --executor slurm PATH...} (no PATHs: every graph in the cache). */
+  public static CompileResult paths(CompileSetup setup, SlurmSettings slurm, List<Path> paths)
+      throws InterruptedException {
+    SlurmClient.requireSbatch(slurm.env().get("PATH"));
+    CompilerIdentity identity = identity(setup);
+    try (CacheStore store = setup.cache().open(); var _ = store.pinForRun()) {
+      long start = System.nanoTime();
+      SequencedMap<GraphFingerprint, String> graphs = new TreeMap<>();
+      SequencedMap<GraphFingerprint, String> added = new LinkedHashMap<>();
+      ExitCode inputs = ExitCode.OK;
+      if (paths.isEmpty()) {
+        for (GraphInfo g : store.graphs()) {
+          graphs.put(g.fingerprint(), g.moduleName());
+        }
+      } else {
+        PathSource.Result read = PathSource.ingest(store, paths);
+        setup.listener().inputsRead(read);
+        inputs = read.exitCode();
+        read.graphs().forEach(graphs::putIfAbsent);
+        added.putAll(read.newGraphs());
+      }
+      RunReport report = distribute(setup, slurm, store, identity, graphs, start);
+      WhyNew.Summary whyNew = WhyNew.explain(store, added);
+      return new CompileResult(report.withReasons(whyNew), inputs, whyNew);
+    } finally {
+      setup.listener().close();
+    }
+  }
+
+  /**
+   * {@code parallel-compile --executor slurm -- COMMAND}: the command runs traced here (as by {@code xlac dump},
+   * recording through the runtime proxy when the trace says so), then its graphs are compiled on the cluster.
+   */
+  public static OneShotResult command(CompileSetup setup, SlurmSettings slurm, TraceSpec trace)
+      throws InterruptedException {
+    SlurmClient.requireSbatch(slurm.env().get("PATH"));
+    CompilerIdentity identity = identity(setup); // a missing plugin is 3 before the command starts
+    try (CommandSource source = CommandSource.create(trace); CacheStore store = setup.cache().open();
+        var _ = store.pinForRun()) {
+      long start = System.nanoTime();
+      SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
+      CacheIntake intake = new CacheIntake(store, setup.listener()::unreadable, m -> {
+        synchronized (graphs) {
+          graphs.put(m.fingerprint(), m.moduleName());
+        }
+      });
+      CommandSource.Traced traced = source.run(intake);
+      if (traced.notRunnable() != null) {
+        return new OneShotResult(CaptureResult.notRunnable(traced.notRunnable()), null);
+      }
+      RecordingResult recorded = source.ingestRecording(store, setup.listener()::unreadable);
+      SequencedMap<GraphFingerprint, String> all;
+      synchronized (graphs) {
+        all = new TreeMap<>(graphs);
+      }
+      RunReport report = traced.outcome().signalForwarded() != null
+          ? stoppedBeforeSubmitting(store, identity, setup.retryFailed(), all, start, setup)
+          : distribute(setup, slurm, store, identity, all, start);
+      WhyNew.Summary whyNew = WhyNew.explain(store, intake.newGraphs());
+      CommandEnding ending = CommandEnding.of(trace.command(), traced.outcome(), intake, trace.ignoreScriptErrors());
+      CaptureResult capture = new CaptureResult(null, traced.outcome().notes(), intake.summary(), Map.of(),
+          source.keptDumps(), ending, intake.unreadable(), 0, whyNew, recorded);
+      return new OneShotResult(capture, report.withReasons(whyNew));
+    } finally {
+      setup.listener().close();
+    }
+  }
+
+  /** The compiler's identity, learnt here (the artifacts' key); the factory is closed again, nothing compiles here. */
+  private static CompilerIdentity identity(CompileSetup setup) {
+    try (PreparedDrivers drivers = PreparedDrivers.none(setup.drivers()); DriverFactory factory = drivers.open()) {
+      return factory.identity();
+    }
+  }
+
+  private static RunReport stoppedBeforeSubmitting(CacheStore store, CompilerIdentity identity, boolean retryFailed,
+      SequencedMap<GraphFingerprint, String> graphs, long start, CompileSetup setup) {
+    CacheResults cache = new CacheResults(store, identity, retryFailed);
+    List<GraphResult> results = new ArrayList<>();
+    graphs.forEach((fp, module) -> results.add(cache.settled(fp, module).orElseGet(() -> notCompiled(fp, module,
+        "the run was stopped"))));
+    return report(results, start, setup.settings().jobs());
+  }
+
+  /** Settles what the cache has, compiles the rest on the cluster, imports the results. */
+  private static RunReport distribute(CompileSetup setup, SlurmSettings slurm, CacheStore store,
+      CompilerIdentity identity, SequencedMap<GraphFingerprint, String> graphs, long start)
+      throws InterruptedException {
+    CacheResults cache = new CacheResults(store, identity, setup.retryFailed());
+    List<GraphResult> results = new ArrayList<>();
+    SequencedMap<GraphFingerprint, String> todo = new LinkedHashMap<>();
+    graphs.forEach((fp, module) -> cache.settled(fp, module).ifPresentOrElse(results::add, () -> todo.put(fp, module)));
+    if (todo.isEmpty()) {
+      return report(results, start, setup.settings().jobs());
+    }
+    ShardPlan plan = ShardPlan.plan(ShardPlan.costs(store, todo), Math.min(slurm.shards(), todo.size()));
+    Path run = runDirectory(slurm.sharedDir());
+    SharedDirectoryTransport transport = new SharedDirectoryTransport(run);
+    Path script = run.resolve("task.sh");
+    try {
+      transport.sendInputs(plan, store);
+      AtomicFiles.writeString(script, script(slurm.taskCommand(), run));
+      Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
+    } catch (IOException e) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot write the shards to " + run + ": "
+          + XlacException.reason(e) + " (--shared-dir must be a directory every node sees, writable here)", e);
+    }
+    Array array = new Array(new SlurmClient(slurm.env()), slurm, transport, run, plan, store);
+    try (ShutdownCancel interrupt = new ShutdownCancel()) {
+      interrupt.cancels(array::cancel);
+      results.addAll(array.run());
+    }
+    return report(results, start, setup.settings().jobs() * plan.nonEmpty().size());
+  }
+
+  private static RunReport report(List<GraphResult> results, long start, int jobs) {
+    List<GraphResult> sorted = new ArrayList<>(results);
+    sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(GraphResult::fingerprint));
+    return new RunReport(sorted, Duration.ofNanos(System.nanoTime() - start), jobs);
+  }
+
+  static GraphResult notCompiled(GraphFingerprint fp, String module, String why) {
+    return new GraphResult(fp, module, GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null, "not compiled: " + why);
+  }
+
+  private static Path runDirectory(Path shared) {
+    String name = "run-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + "-"
+        + ProcessHandle.current().pid();
+    try {
+      Files.createDirectories(shared);
+      return Files.createDirectory(shared.toAbsolutePath().resolve(name));
+    } catch (IOException e) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot make a run directory in --shared-dir " + shared + ": "
+          + XlacException.reason(e), e);
+    }
+  }
+
+  /** The batch script: the task command for this run, the shard from Slurm's array index. */
+  static String script(List<String> taskCommand, Path run) {
+    StringBuilder s = new StringBuilder("#!/bin/sh\n# xlac parallel-compile --executor slurm: array task I compiles"
+        + " shard I of the run in " + run + "\nexec");
+    for (String arg : taskCommand) {
+      s.append(' ').append(quote(arg));
+    }
+    return s.append(' ').append(quote("--run-dir")).append(' ').append(quote(run.toString())).append('\n').toString();
+  }
+
+  static String quote(String arg) {
+    return "'" + arg.replace("'", "'\\''") + "'";
+  }
+
+  /**
+   * Imports what a shard's task handed back: its bundle into {@code store}, and one result per graph of the shard
+   * (a graph the task did not report is not compiled). A damaged bundle is an {@link XlacException} (from the
+   * cache's importer, which checks every piece), a damaged line an IllegalArgumentException: either way the shard
+   * counts as failed and is submitted again.
+   */
+  static List<GraphResult> importResults(CacheStore store, ShardTransport.Results back, ShardPlan.Shard shard) {
+    List<GraphResult> lines = back.lines().stream().map(ShardTask::parseLine).toList();
+    store.importBundle(back.bundle());
+    Map<GraphFingerprint, GraphResult> byGraph = new HashMap<>();
+    lines.forEach(g -> byGraph.put(g.fingerprint(), g));
+    List<GraphResult> out = new ArrayList<>();
+    for (ShardPlan.Item item : shard.items()) {
+      GraphResult g = byGraph.get(item.fingerprint());
+      out.add(g != null ? g : notCompiled(item.fingerprint(), item.moduleName(), "shard " + shard.index()
+          + "'s task did not report it"));
+    }
+    return out;
+  }
+
+  /** The job array of one run, its resubmissions, and the results as they come back. */
+  private static final class Array {
+    private final SlurmClient client;
+    private final SlurmSettings slurm;
+    private final ShardTransport transport;
+    private final Path run;
+    private final ShardPlan plan;
+    private final CacheStore store;
+    private final List<String> jobs = new ArrayList<>();
+    private final Map<Integer, String> jobOf = new HashMap<>();
+    private final Map<Integer, Integer> attempts = new HashMap<>();
+    private final Map<Integer, Integer> missing = new HashMap<>();
+    private final TreeSet<Integer> outstanding = new TreeSet<>();
+    private final List<GraphResult> results = new ArrayList<>();
+    private boolean cancelled;
+    private String lastProgress;
+
+    Array(SlurmClient client, SlurmSettings slurm, ShardTransport transport, Path run, ShardPlan plan,
+        CacheStore store) {
+      this.client = client;
+      this.slurm = slurm;
+      this.transport = transport;
+      this.run = run;
+      this.plan = plan;
+      this.store = store;
+    }
+
+    List<GraphResult> run() throws InterruptedException {
+      List<Integer> shards = plan.nonEmpty().stream().map(ShardPlan.Shard::index).toList();
+      outstanding.addAll(shards);
+      String job = submit(shards);
+      slurm.progress().accept(String.format("submitted Slurm job array %s: %d task%s for %d graph%s; shards in %s",
+          job, shards.size(), shards.size() == 1 ? "" : "s", plan.shards().stream().mapToInt(s -> s.items().size())
+              .sum(), plan.shards().stream().mapToInt(s -> s.items().size()).sum() == 1 ? "" : "s",
+          transport.describe()));
+      while (true) {
+        synchronized (this) {
+          if (cancelled || outstanding.isEmpty()) {
+            break;
+          }
+          wait(slurm.poll().toMillis());
+          if (cancelled) {
+            break;
+          }
+        }
+        collect();
+        if (!outstanding.isEmpty()) {
+          watchQueue();
+        }
+      }
+      synchronized (this) {
+        for (int shard : outstanding) {
+          for (ShardPlan.Item item : plan.shards().get(shard).items()) {
+            results.add(notCompiled(item.fingerprint(), item.moduleName(), "the run was stopped (Slurm job "
+                + jobOf.get(shard) + " cancelled)"));
+          }
+        }
+        outstanding.clear();
+      }
+      return results;
+    }
+
+    private String submit(List<Integer> shards) throws InterruptedException {
+      String indices = String.join(",", shards.stream().map(String::valueOf).toList());
+      if (shards.size() > 1 && shards.getLast() - shards.getFirst() == shards.size() - 1) {
+        indices = shards.getFirst() + "-" + shards.getLast();
+      }
+      String job = client.submit(indices, slurm.sbatchArgs(), run.resolve("logs"), run.resolve("task.sh"));
+      synchronized (this) {
+        jobs.add(job);
+        for (int s : shards) {
+          jobOf.put(s, job);
+          attempts.merge(s, 1, Integer::sum);
+          missing.remove(s);
+        }
+        if (cancelled) { // a shutdown came while sbatch ran: this job is cancelled too
+          client.cancel(List.of(job));
+        }
+      }
+      return job;
+    }
+
+    /** Imports every shard whose results are back. */
+    private void collect() throws InterruptedException {
+      for (int shard : List.copyOf(outstanding)) {
+        Optional<ShardTransport.Results> back;
+        try {
+          back = transport.receiveResults(shard);
+        } catch (IOException e) {
+          continue; // not readable yet: the next look
+        }
+        if (back.isEmpty()) {
+          continue;
+        }
+        try {
+          results.addAll(importResults(store, back.get(), plan.shards().get(shard)));
+          transport.done(shard);
+          synchronized (this) {
+            outstanding.remove(shard);
+          }
+        } catch (XlacException | IllegalArgumentException e) {
+          failed(shard, "its results could not be imported: " + XlacException.reason(e));
+        }
+      }
+    }
+
+    /** Shards whose task left the queue without results (twice in a row, so a slow file system is no failure). */
+    private void watchQueue() throws InterruptedException {
+      List<String> live;
+      synchronized (this) {
+        live = outstanding.stream().map(jobOf::get).distinct().toList();
+      }
+      Map<String, List<SlurmClient.Queued>> queued = client.queued(live);
+      if (queued == null) {
+        return; // squeue did not answer: look again next time
+      }
+      int pending = 0;
+      int running = 0;
+      for (int shard : List.copyOf(outstanding)) {
+        Optional<SlurmClient.Queued> q = queued.getOrDefault(jobOf.get(shard), List.of()).stream()
+            .filter(t -> t.index() == shard).findFirst();
+        if (q.isPresent()) {
+          missing.remove(shard);
+          if (q.get().state().equals("PENDING")) {
+            pending++;
+          } else {
+            running++;
+          }
+        } else if (missing.merge(shard, 1, Integer::sum) >= 2) {
+          failed(shard, "its task ended without results: " + client.ended(jobOf.get(shard), shard));
+        }
+      }
+      int done = plan.nonEmpty().size() - outstanding.size();
+      String line = String.format("Slurm: %d of %d shards done, %d running, %d pending", done, plan.nonEmpty().size(),
+          running, pending);
+      if (!line.equals(lastProgress)) {
+        slurm.progress().accept(line);
+        lastProgress = line;
+      }
+    }
+
+    private void failed(int shard, String why) throws InterruptedException {
+      String job = jobOf.get(shard);
+      Path log = run.resolve("logs").resolve(job + "_" + shard + ".out");
+      String tail = lastLine(log);
+      String reason = why + (tail == null ? "" : "; its log ends: " + tail);
+      if (attempts.get(shard) <= slurm.taskRetries()) {
+        try {
+          String again = submit(List.of(shard));
+          slurm.progress().accept(String.format("Slurm: shard %d (job %s_%d) %s; submitted again as job %s (attempt"
+              + " %d of %d)", shard, job, shard, reason, again, attempts.get(shard), slurm.taskRetries() + 1));
+          return;
+        } catch (XlacException e) { // the shards already back are kept; this one is reported
+          reason = reason + "; submitting it again failed: " + e.getMessage();
+        }
+      }
+      slurm.progress().accept(String.format("Slurm: shard %d (job %s_%d) %s; log: %s", shard, job, shard, reason, log));
+      for (ShardPlan.Item item : plan.shards().get(shard).items()) {
+        results.add(notCompiled(item.fingerprint(), item.moduleName(), "the Slurm task of shard " + shard + " failed "
+            + attempts.get(shard) + " time" + (attempts.get(shard) == 1 ? "" : "s") + " (" + reason + "; log: " + log
+            + ")"));
+      }
+      synchronized (this) {
+        outstanding.remove(shard);
+      }
+    }
+
+    private static String lastLine(Path log) {
+      try {
+        List<String> lines = Files.readAllLines(log).stream().filter(l -> !l.isBlank()).toList();
+        return lines.isEmpty() ? null : lines.getLast().strip();
+      } catch (IOException | java.io.UncheckedIOException e) {
+        return null;
+      }
+    }
+
+    /** From the shutdown hook: cancels every job of the run and wakes the loop. */
+    void cancel() {
+      List<String> all;
+      synchronized (this) {
+        cancelled = true;
+        all = List.copyOf(jobs);
+        notifyAll();
+      }
+      client.cancel(all);
+    }
+  }
+}

@@ -1,0 +1,184 @@
+package dev.xlac.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.compiler.schedule.SchedulerSettings;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.FailureKind;
+import dev.xlac.core.XlacException;
+import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.hlo.HloModuleReader;
+import dev.xlac.hlo.LoadedModule;
+import dev.xlac.hlo.TestModules;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.SequencedMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A shard's way there and back through a shared directory, in-process, with a compiler that needs no process. */
+class ShardTaskTest {
+  @TempDir
+  Path tmp;
+
+  private static CacheStore open(Path dir) throws InterruptedException {
+    return CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {});
+  }
+
+  private CompileSetup nodeSetup(Path cache, FakeCompiler compiler) {
+    return new CompileSetup(() -> open(cache), new DriverSource.Given(compiler.factory()),
+        new SchedulerSettings(2, 0, 0), false, RunListener.NONE, () -> Long.MAX_VALUE);
+  }
+
+  /** Five graphs in the submitter's cache, planned over two shards and sent. */
+  private ShardPlan sent(SharedDirectoryTransport transport) throws Exception {
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
+      for (int i = 0; i < 5; i++) {
+        LoadedModule m = new HloModuleReader().read(TestModules.writeDump(tmp.resolve("dumps"),
+            "m" + i + ".before_optimizations.hlo.pb", TestModules.mulAdd(1.5f + i, 1, "_" + i, 10)));
+        store.putGraph(m);
+        graphs.put(m.fingerprint(), m.moduleName());
+      }
+      ShardPlan plan = ShardPlan.plan(ShardPlan.costs(store, graphs), 2);
+      transport.sendInputs(plan, store);
+      return plan;
+    }
+  }
+
+  @Test
+  void eachShardCompilesItsGraphsOnItsNode_andTheBundleCarriesTheArtifactsBack() throws Exception {
+    SharedDirectoryTransport transport = new SharedDirectoryTransport(tmp.resolve("shared/run-1"));
+    ShardPlan plan = sent(transport);
+    FakeCompiler compiler = new FakeCompiler(false);
+    for (ShardPlan.Shard s : plan.nonEmpty()) {
+      assertThat(transport.receiveResults(s.index())).isEmpty();
+      RunReport r = ShardTask.run(nodeSetup(tmp.resolve("node-" + s.index()), compiler), transport, s.index(),
+          tmp.resolve("node-" + s.index() + ".bundle"));
+      assertThat(r.compiled()).isEqualTo(s.items().size());
+    }
+    assertThat(compiler.compiles).as("each graph once").hasValue(5);
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      for (ShardPlan.Shard s : plan.nonEmpty()) {
+        ShardTransport.Results back = transport.receiveResults(s.index()).orElseThrow();
+        store.importBundle(back.bundle());
+        List<GraphResult> lines = back.lines().stream().map(ShardTask::parseLine).toList();
+        assertThat(lines).extracting(GraphResult::fingerprint)
+            .containsExactlyInAnyOrderElementsOf(s.items().stream().map(ShardPlan.Item::fingerprint).toList());
+        assertThat(lines).allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+        for (ShardPlan.Item item : s.items()) {
+          assertThat(store.getArtifact(new ArtifactKey(item.fingerprint(), FakeCompiler.IDENTITY))).isPresent();
+        }
+        transport.done(s.index());
+        assertThat(transport.receiveResults(s.index())).as("the bundle is gone once imported").isEmpty();
+      }
+    }
+  }
+
+  @Test
+  void aGraphDamagedOnTheWay_isNotCompiled_andSaysSo_theOthersAre() throws Exception {
+    SharedDirectoryTransport transport = new SharedDirectoryTransport(tmp.resolve("shared/run-1"));
+    ShardPlan plan = sent(transport);
+    ShardPlan.Shard shard = plan.nonEmpty().getFirst();
+    ShardTransport.Input victim = transport.receiveInputs(shard.index()).getFirst();
+    try (RandomAccessFile f = new RandomAccessFile(victim.module().toFile(), "rw")) {
+      f.setLength(f.length() / 2);
+    }
+    FakeCompiler compiler = new FakeCompiler(false);
+    ShardTask.run(nodeSetup(tmp.resolve("node"), compiler), transport, shard.index(), tmp.resolve("node.bundle"));
+    List<GraphResult> lines = transport.receiveResults(shard.index()).orElseThrow().lines().stream()
+        .map(ShardTask::parseLine).toList();
+    GraphResult damaged = lines.stream().filter(g -> g.fingerprint().equals(victim.fingerprint())).findFirst()
+        .orElseThrow();
+    assertThat(damaged.status()).isEqualTo(GraphResult.Status.NOT_RUN);
+    assertThat(damaged.error()).startsWith("not compiled: ").contains("on this node");
+    assertThat(lines).filteredOn(g -> g.status() == GraphResult.Status.COMPILED).hasSize(shard.items().size() - 1);
+  }
+
+  @Test
+  void aDamagedResultBundle_isRefused_soTheShardCountsAsFailed_andItsGoodCopyImportsLater() throws Exception {
+    SharedDirectoryTransport transport = new SharedDirectoryTransport(tmp.resolve("shared/run-1"));
+    ShardPlan plan = sent(transport);
+    ShardPlan.Shard shard = plan.nonEmpty().getFirst();
+    ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), transport, shard.index(),
+        tmp.resolve("node.bundle"));
+    ShardTransport.Results back = transport.receiveResults(shard.index()).orElseThrow();
+    Path good = Files.copy(back.bundle(), tmp.resolve("good.bundle"));
+    byte[] bytes = Files.readAllBytes(back.bundle());
+    for (int i = bytes.length / 3; i < bytes.length * 2 / 3; i += 97) {
+      bytes[i] ^= 0x5a;
+    }
+    Files.write(back.bundle(), bytes);
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      assertThatThrownBy(() -> SlurmCompile.importResults(store, back, shard)).isInstanceOf(XlacException.class);
+      assertThatThrownBy(() -> SlurmCompile.importResults(store, new ShardTransport.Results(good,
+          List.of("hlo1:00\tCOMPILED")), shard)).isInstanceOf(IllegalArgumentException.class);
+      List<GraphResult> results = SlurmCompile.importResults(store, new ShardTransport.Results(good, back.lines()),
+          shard);
+      assertThat(results).hasSize(shard.items().size())
+          .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+      for (ShardPlan.Item item : shard.items()) {
+        assertThat(store.getArtifact(new ArtifactKey(item.fingerprint(), FakeCompiler.IDENTITY))).isPresent();
+      }
+    }
+  }
+
+  @Test
+  void inputs_keepThePlansOrder_longestFirst() throws Exception {
+    SharedDirectoryTransport transport = new SharedDirectoryTransport(tmp.resolve("shared/run-1"));
+    ShardPlan plan = sent(transport);
+    for (ShardPlan.Shard s : plan.nonEmpty()) {
+      assertThat(transport.receiveInputs(s.index())).extracting(ShardTransport.Input::fingerprint)
+          .containsExactlyElementsOf(s.items().stream().map(ShardPlan.Item::fingerprint).toList());
+    }
+  }
+
+  @Test
+  void resultLine_roundTrips_withTabsAndNewlinesInTheErrorFlattened() {
+    GraphFingerprint fp = new GraphFingerprint("hlo1:" + "ab".repeat(32));
+    GraphResult failed = new GraphResult(fp, "jit_step", GraphResult.Status.FAILED, Duration.ofMillis(1234), 2,
+        FailureKind.COMPILE_ERROR, "bad\tshape f32[3]");
+    GraphResult back = ShardTask.parseLine(ShardTask.resultLine(failed));
+    assertThat(back).isEqualTo(new GraphResult(fp, "jit_step", GraphResult.Status.FAILED, Duration.ofMillis(1234), 2,
+        FailureKind.COMPILE_ERROR, "bad shape f32[3]"));
+    GraphResult ok = new GraphResult(fp, "jit_step", GraphResult.Status.COMPILED, Duration.ofMillis(5), 1, null, null);
+    assertThat(ShardTask.parseLine(ShardTask.resultLine(ok))).isEqualTo(ok);
+    assertThatThrownBy(() -> ShardTask.parseLine("hlo1:00\tCOMPILED")).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void script_passesEveryArgumentAsItIs_quotesIncluded() throws Exception {
+    Path run = tmp.resolve("it's a run");
+    Path script = Files.writeString(tmp.resolve("task.sh"), SlurmCompile.script(List.of("printf", "%s\\n", "a b",
+        "--compiler-flags=-O2 'x'"), run));
+    Process p = new ProcessBuilder("sh", script.toString()).redirectErrorStream(true).start();
+    List<String> out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+    assertThat(p.waitFor()).isZero();
+    assertThat(out).containsExactly("a b", "--compiler-flags=-O2 'x'", "--run-dir", run.toString());
+  }
+
+  @Test
+  void noSbatchOnPath_isAnEnvironmentError_inOneLine() throws Exception {
+    Path empty = Files.createDirectories(tmp.resolve("bin"));
+    assertThatThrownBy(() -> SlurmClient.requireSbatch(empty.toString())).isInstanceOfSatisfying(XlacException.class,
+        e -> {
+          assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
+          assertThat(e.getMessage()).startsWith("sbatch not found on PATH: ").doesNotContain("\n");
+        });
+    Path bin = Files.createDirectories(tmp.resolve("bin2"));
+    Path sbatch = Files.writeString(bin.resolve("sbatch"), "#!/bin/sh\n");
+    sbatch.toFile().setExecutable(true);
+    SlurmClient.requireSbatch(new ArrayList<>(List.of(empty.toString(), bin.toString())).stream()
+        .reduce((a, b) -> a + ":" + b).orElseThrow());
+  }
+}
