@@ -114,14 +114,15 @@ public record ProxyEnvironment(Map<String, String> variables, List<String> notes
   static final String TORCH_XLA_DEVICE = "PJRT_DEVICE";
 
   /**
-   * The plugin variable of the torch_xla device in {@code user}'s {@code PJRT_DEVICE}, and its value: the
-   * real plugin a torch_xla command would load (what {@code xlac run} fronts when given no other). Empty when
-   * the device loads no plugin by a variable, or the variable is unset.
+   * The plugin variable of the torch_xla device in {@code user}'s {@code PJRT_DEVICE} (e.g.
+   * {@code TPU_LIBRARY_PATH}), when it is set: it names the real plugin a torch_xla command would load, what
+   * {@code xlac run} fronts when given no other. Empty when the device loads no plugin by a variable, or the
+   * variable is unset.
    */
-  public static Optional<Path> torchXlaPlugin(Map<String, String> user) {
+  public static Optional<String> torchXlaPluginVariable(Map<String, String> user) {
     String variable = TORCH_XLA_LIBRARY_VARIABLES.get(torchXlaDevice(user));
     String value = variable == null ? null : user.get(variable);
-    return value == null || value.isBlank() ? Optional.empty() : Optional.of(Path.of(value));
+    return value == null || value.isBlank() ? Optional.empty() : Optional.of(variable);
   }
 
   private static String torchXlaDevice(Map<String, String> user) {

@@ -78,10 +78,12 @@ class ProxyEnvironmentTest {
       variables.values().stream().filter(v -> !v.equals(variable))
           .forEach(other -> assertThat(e.variables()).as(device).doesNotContainKey(other));
       assertThat(e.notes()).as(device).isEmpty();
-      assertThat(ProxyEnvironment.torchXlaPlugin(Map.of("PJRT_DEVICE", device, variable, "/x/lib.so")))
-          .contains(Path.of("/x/lib.so"));
+      assertThat(ProxyEnvironment.torchXlaPluginVariable(Map.of("PJRT_DEVICE", device, variable, "/x/lib.so")))
+          .contains(variable);
+      assertThat(ProxyEnvironment.torchXlaPluginVariable(Map.of("PJRT_DEVICE", device))).isEmpty();
     });
-    assertThat(ProxyEnvironment.torchXlaPlugin(Map.of("PJRT_DEVICE", "CPU", "PJRT_LIBRARY_PATH", "/x.so"))).isEmpty();
+    assertThat(ProxyEnvironment.torchXlaPluginVariable(Map.of("PJRT_DEVICE", "CPU", "PJRT_LIBRARY_PATH", "/x.so")))
+        .isEmpty();
   }
 
   @Test

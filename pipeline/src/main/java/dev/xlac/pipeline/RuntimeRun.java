@@ -141,7 +141,7 @@ public final class RuntimeRun {
 
   /**
    * {@code --plugin}, else {@code $XLAC_PJRT_PLUGIN}, else the plugin torch_xla's {@code PJRT_DEVICE} would load
-   * ({@code TPU_LIBRARY_PATH} for {@code PJRT_DEVICE=TPU}, ...: {@link ProxyEnvironment#torchXlaPlugin}); none
+   * ({@code TPU_LIBRARY_PATH} for {@code PJRT_DEVICE=TPU}, ...: {@link ProxyEnvironment#torchXlaPluginVariable}); none
    * is a usage error.
    */
   static Path pluginPath(Path option, java.util.Map<String, String> env) {
@@ -150,9 +150,10 @@ public final class RuntimeRun {
     }
     String fromEnv = env.get(Drivers.PLUGIN_VARIABLE);
     if (fromEnv == null || fromEnv.isBlank()) {
-      Optional<Path> torchXla = ProxyEnvironment.torchXlaPlugin(env);
+      Optional<String> torchXla = ProxyEnvironment.torchXlaPluginVariable(env);
       if (torchXla.isPresent()) {
-        return torchXla.get();
+        ProcessBytes.requireFaithfulEnvironment(torchXla.get());
+        return Path.of(env.get(torchXla.get()));
       }
       throw XlacException.badInput("no PJRT plugin given: use --plugin PATH or set $" + Drivers.PLUGIN_VARIABLE
           + " (the real plugin the command would load)");
