@@ -104,6 +104,11 @@ class RuntimeTorchXlaE2ETest {
     Launcher.Result r = Launcher.run(cmd, env, 300);
     assertThat(r.exitCode()).as(r.err()).isZero();
     assertThat(r.err()).as("nothing fell back").doesNotContain("xlac runtime: ");
+    if ("CPU".equals(extraEnv.get("PJRT_DEVICE"))) {
+      assertThat(r.err()).as("torch_xla's built-in CPU client is replaced visibly")
+          .contains("xlac: PJRT_DEVICE is CPU, torch_xla's built-in CPU client, which loads no PJRT plugin; xlac runs"
+              + " the command with PJRT_DEVICE=LIBRARY");
+    }
     assertThat(losses(r.out())).as("the losses, bit for bit, of torch_xla's own CPU client")
         .isEqualTo(reference(command));
     assertThat(r.out().lines().toList().getLast()).as(r.out()).startsWith("xlac run: ");
