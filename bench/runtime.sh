@@ -8,18 +8,94 @@
 # and the proxy's own time on a miss (key + layout lookup) against the compile, from `xlac run`'s
 # --report on an empty cache.
 #   bench/runtime.sh [ROUNDS] [DECODER ARGS...]     (default: 5 rounds, --steps 1)
+#
+# torch_xla mode (issue #13): the same method on samples/torch_xla/lazy_mark_step.py (torch_xla 2.9 on the
+# xla-cpu-pjrt plugin, $XLAC_PJRT_PLUGIN_2), set-ups:
+#   cold     the plugin compiling every graph, behind the proxy as a bridge only (no layout: torch_xla 2.9
+#            cannot execute on the plugin without it, runtime/README.md "Bridging struct sizes")
+#   builtin  torch_xla's own built-in CPU client (PJRT_DEVICE=CPU), no plugin, no cache: for scale
+#   xlac     `./xlac run` on a cache that holds every executable (all hits), its JVM start-up included
+#   proxy    the served run without xlac's JVM (the environment xlac run sets, by hand)
+# and the compile seconds saved: the cold runs' compile time (the proxy's statistics) against what the
+# served run spends serving (its report's serve_seconds).
+#   bench/runtime.sh torch_xla [ROUNDS] [SAMPLE ARGS...]   (default: 5 rounds, --steps 3)
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_workdir runtime
+mode=jax
+[[ "${1:-}" == torch_xla ]] && { mode=torch_xla; shift; }
 rounds="${1:-5}"; shift || true
-args=("$@"); [[ ${#args[@]} -gt 0 ]] || args=(--steps 1)
+args=("$@")
+[[ ${#args[@]} -gt 0 ]] || { if [[ $mode == torch_xla ]]; then args=(--steps 3); else args=(--steps 1); fi; }
 PY="${XLAC_PYTHON:?set XLAC_PYTHON to the python of the pinned environment (scripts/pyenv)}"
-PLUGIN="${XLAC_PJRT_PLUGIN:?set XLAC_PJRT_PLUGIN to the real PJRT plugin}"
-decoder=("$PY" "$ROOT/samples/jax/decoder.py" "${args[@]}")
 "$ROOT/xlac" --version >/dev/null   # build the CLI first, outside the timings
 
 first_step() { "$PY" "$ROOT/bench/first_step.py" "step 1 " "$WORK/last.log" -- "$@"; }
+# This build's proxy: where xlac run unpacked it, named by the SHA-256 of the library in the runtime jar (not
+# the newest one there: other builds unpack theirs beside it).
+proxy_library() {
+  local proxy
+  proxy="${XDG_CACHE_HOME:-$HOME/.cache}/xlac/runtime/$(unzip -p "$ROOT"/cli/target/lib/xlac-runtime-*.jar \
+    "dev/xlac/runtime/native/linux-$(uname -m)/libxlac_pjrt.so" | sha256sum | cut -d' ' -f1)/libxlac_pjrt.so"
+  [[ -f "$proxy" ]] || { echo "no proxy library at $proxy" >&2; return 1; }
+  echo "$proxy"
+}
+# XLAC_PJRT_PLUGIN_SHA256 from the plugin memo xlac run wrote into the cache.
+plugin_sha_env() {
+  local memo
+  memo=$(cat "$WORK"/cache/runtime/plugins/*.plugin)
+  echo "$(sed -n 's/^sha256 //p' <<<"$memo"):$(sed -n 's/^stat //p' <<<"$memo" | tr ' ' :)"
+}
+
+if [[ $mode == torch_xla ]]; then
+  PLUGIN="${XLAC_PJRT_PLUGIN_2:?set XLAC_PJRT_PLUGIN_2 to the xla-cpu-pjrt plugin (PJRT 0.81) torch_xla 2.9 runs on}"
+  sample=("$PY" "$ROOT/samples/torch_xla/lazy_mark_step.py" "${args[@]}")
+  # The environment xlac run gives a torch_xla command (ProxyEnvironment), by hand; $1: the layout or "".
+  behind_proxy() {
+    local layout="$1" stats="$2"; shift 2
+    mkdir -p "$stats"
+    env PJRT_DEVICE=LIBRARY PJRT_LIBRARY_PATH="$(proxy_library)" XLAC_PJRT_REAL_PLUGIN="$PLUGIN" \
+      XLAC_PJRT_PLUGIN_SHA256="$(plugin_sha_env)" ${layout:+XLAC_PJRT_LAYOUT="$layout"} XLAC_PJRT_STATS="$stats" "$@"
+  }
+  tcold() { rm -rf "$WORK/cold-stats"; behind_proxy "" "$WORK/cold-stats" "$PY" "$ROOT/bench/first_step.py" \
+    "step 1 " "$WORK/last.log" -- "${sample[@]}"; }
+  builtin() { PJRT_DEVICE=CPU first_step "${sample[@]}"; }
+  tserved() { PJRT_DEVICE= first_step "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${sample[@]}"; }
+  tproxy() { behind_proxy "$WORK/cache/runtime/pjrt" "$WORK/stats" "$PY" "$ROOT/bench/first_step.py" "step 1 " \
+    "$WORK/last.log" -- "${sample[@]}"; }
+  # Record once, then check that xlac run serves everything.
+  PJRT_DEVICE= "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" --record -- "${sample[@]}" >/dev/null 2>&1
+  PJRT_DEVICE= "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" --report "$WORK/served.json" -- "${sample[@]}" \
+    >/dev/null 2>&1
+  grep -q '"misses": 0,' "$WORK/served.json" && grep -q '"fallbacks": 0,' "$WORK/served.json" \
+    || { echo "xlac run did not serve every compile:" >&2; cat "$WORK/served.json" >&2; exit 1; }
+  declare -a c_first c_total c_compile b_first b_total x_first x_total p_first p_total
+  for ((i = 0; i < rounds; i++)); do
+    read -r f t < <(tcold);   c_first+=("$f"); c_total+=("$t")
+    c_compile+=("$(awk -F'\t' '$1 == "miss" {s += $4} END {printf "%.3f", s / 1e9}' "$WORK"/cold-stats/*.tsv)")
+    read -r f t < <(builtin); b_first+=("$f"); b_total+=("$t")
+    read -r f t < <(tserved); x_first+=("$f"); x_total+=("$t")
+    read -r f t < <(tproxy);  p_first+=("$f"); p_total+=("$t")
+  done
+  grep -hv '^hit' "$WORK"/stats/*.tsv && { echo "the proxy alone did not serve every compile" >&2; exit 1; }
+  cf=$(median "${c_first[@]}"); ct=$(median "${c_total[@]}"); cc=$(median "${c_compile[@]}")
+  bf=$(median "${b_first[@]}"); bt=$(median "${b_total[@]}")
+  xf=$(median "${x_first[@]}"); xt=$(median "${x_total[@]}")
+  pf=$(median "${p_first[@]}"); pt=$(median "${p_total[@]}")
+  echo "torch_xla lazy_mark_step.py ${args[*]}, median of $rounds alternating rounds (seconds to 'step 1' / whole process):"
+  echo "  cold (plugin compiles, proxy as bridge only)  $cf / $ct"
+  echo "  torch_xla built-in CPU client (no plugin)     $bf / $bt"
+  echo "  xlac run (served, JVM included)               $xf / $xt    cold/xlac $(ratio "$cf" "$xf")"
+  echo "  proxy alone (no JVM, same env)                $pf / $pt    cold/proxy $(ratio "$cf" "$pf")"
+  echo "  per-round first-step: cold ${c_first[*]} | builtin ${b_first[*]} | xlac ${x_first[*]} | proxy ${p_first[*]}"
+  serve=$(sed -n 's/.*"serve_seconds": \([0-9.eE-]*\).*/\1/p' "$WORK/served.json")
+  python3 -c "c=float('$cc'); s=float('$serve'); print(f'  served run: {s:.3f} s serving against {c:.3f} s of cold compiling (median per round: ${c_compile[*]}): {100*(c-s)/c:.1f} % of the compile time saved')"
+  exit 0
+fi
+
+PLUGIN="${XLAC_PJRT_PLUGIN:?set XLAC_PJRT_PLUGIN to the real PJRT plugin}"
+decoder=("$PY" "$ROOT/samples/jax/decoder.py" "${args[@]}")
 cold() {
   PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real first_step "${decoder[@]}"
 }
@@ -32,16 +108,11 @@ served() { first_step "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" 
 # (the proxy unpacked by xlac run, the plugin's hash from its memo), to split xlac run's time into its
 # JVM and the served compiles.
 proxyonly() {
-  local memo proxy
-  memo=$(cat "$WORK"/cache/runtime/plugins/*.plugin)
-  # This build's proxy: where xlac run unpacked it, named by the SHA-256 of the library in the runtime jar (not
-  # the newest one there: other builds unpack theirs beside it).
-  proxy="${XDG_CACHE_HOME:-$HOME/.cache}/xlac/runtime/$(unzip -p "$ROOT"/cli/target/lib/xlac-runtime-*.jar \
-    "dev/xlac/runtime/native/linux-$(uname -m)/libxlac_pjrt.so" | sha256sum | cut -d' ' -f1)/libxlac_pjrt.so"
-  [[ -f "$proxy" ]] || { echo "no proxy library at $proxy" >&2; return 1; }
+  local proxy
+  proxy=$(proxy_library)
   mkdir -p "$WORK/stats"
   PJRT_NAMES_AND_LIBRARY_PATHS="xlac:$proxy" JAX_PLATFORMS=xlac XLAC_PJRT_REAL_PLUGIN="$PLUGIN" \
-    XLAC_PJRT_PLUGIN_SHA256="$(sed -n 's/^sha256 //p' <<<"$memo"):$(sed -n 's/^stat //p' <<<"$memo" | tr ' ' :)" \
+    XLAC_PJRT_PLUGIN_SHA256="$(plugin_sha_env)" \
     XLAC_PJRT_LAYOUT="$WORK/cache/runtime/pjrt" XLAC_PJRT_STATS="$WORK/stats" JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS=0 \
     JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX='.*' JAX_COMPILER_DETAILED_LOGGING_MIN_OPS=0 first_step "${decoder[@]}"
 }

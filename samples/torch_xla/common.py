@@ -48,3 +48,10 @@ def synthetic_batches(steps, batch_size, seed, seq_len=0, dtype=torch.float32):
         x = torch.randn(batch_size, IN_FEATURES, generator=g)
         batches.append((x.to(dtype), (x @ teacher).argmax(dim=1)))
     return batches
+
+
+def loss_text(loss, bits=False):
+    """A loss as the samples print it: 4 decimals, and with `bits` its exact value in hex (`float.hex`),
+    so that two runs can be compared bit for bit."""
+    value = loss.item()
+    return f"{value:.4f}" + (f" bits {value.hex()}" if bits else "")

@@ -8,7 +8,7 @@ import argparse
 import torch
 import torch_xla
 
-from common import Mlp, synthetic_batches
+from common import Mlp, loss_text, synthetic_batches
 
 
 def main():
@@ -17,6 +17,8 @@ def main():
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--loss-bits", action="store_true",
+                    help="also print each loss's exact bits (float.hex), to compare runs bit for bit")
     args = ap.parse_args()
 
     torch.manual_seed(args.seed)
@@ -36,8 +38,8 @@ def main():
         loss.backward()
         opt.step()
         torch_xla.sync()
-        print(f"step {step} loss {loss.item():.4f}", flush=True)
-    print(f"done: {args.steps} steps, final loss {loss.item():.4f}")
+        print(f"step {step} loss {loss_text(loss, args.loss_bits)}", flush=True)
+    print(f"done: {args.steps} steps, final loss {loss_text(loss, args.loss_bits)}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import torch_xla.core.xla_model as xm
 import torch_xla.distributed.parallel_loader as pl
 from torch.utils.data import DataLoader, TensorDataset
 
-from common import Mlp, synthetic_batches
+from common import Mlp, loss_text, synthetic_batches
 
 
 def main():
@@ -34,6 +34,8 @@ def main():
                     help="put Python numbers (the learning rate among them) into the graphs as constants, as"
                          " torch_xla's StableHLO export does with inline_all_constant; by default torch_xla"
                          " passes them as device data, so changing them does not change the graphs")
+    ap.add_argument("--loss-bits", action="store_true",
+                    help="also print each loss's exact bits (float.hex), to compare runs bit for bit")
     args = ap.parse_args()
 
     if args.inline_scalars:
@@ -57,7 +59,7 @@ def main():
         loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
-        print(f"step {step} loss {loss.item():.4f}", flush=True)
+        print(f"step {step} loss {loss_text(loss, args.loss_bits)}", flush=True)
 
     # One more step with an explicit mark_step, on a batch moved by hand.
     x, y = batches[0]
@@ -67,7 +69,7 @@ def main():
     loss.backward()
     opt.step()
     xm.mark_step()
-    print(f"done: {args.steps + 1} steps, final loss {loss.item():.4f}")
+    print(f"done: {args.steps + 1} steps, final loss {loss_text(loss, args.loss_bits)}")
 
 
 if __name__ == "__main__":

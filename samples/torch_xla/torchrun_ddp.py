@@ -15,7 +15,7 @@ import torch
 import torch.distributed as dist
 import torch_xla
 
-from common import Mlp, synthetic_batches
+from common import Mlp, loss_text, synthetic_batches
 
 
 def main():
@@ -24,6 +24,8 @@ def main():
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--loss-bits", action="store_true",
+                    help="also print each loss's exact bits (float.hex), to compare runs bit for bit")
     args = ap.parse_args()
 
     dist.init_process_group("gloo")  # RANK, WORLD_SIZE, MASTER_ADDR/PORT come from torchrun
@@ -46,8 +48,8 @@ def main():
             p.grad.copy_((g / world).to(device))
         opt.step()
         torch_xla.sync()
-        print(f"rank {rank}/{world} step {step} loss {loss.item():.4f}", flush=True)
-    print(f"rank {rank} done: {args.steps} steps, final loss {loss.item():.4f}")
+        print(f"rank {rank}/{world} step {step} loss {loss_text(loss, args.loss_bits)}", flush=True)
+    print(f"rank {rank} done: {args.steps} steps, final loss {loss_text(loss, args.loss_bits)}")
     dist.destroy_process_group()
 
 

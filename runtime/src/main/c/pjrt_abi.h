@@ -208,6 +208,14 @@ typedef struct {
   size_t overridden_serialized_compile_options_size;
 } xp_deserialize_and_load_args;
 
+/* PJRT_LoadedExecutable_Execute_Args, up to the field the proxy touches (the rest passes as it is). */
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_loaded *executable;
+  void *options; /* PJRT_ExecuteOptions*, bridged by bridge.h */
+} xp_loaded_execute_args;
+
 /* PJRT_Extension_Base: the head of every extension struct in an extension_start chain. */
 typedef struct xp_extension {
   size_t struct_size;
@@ -235,6 +243,7 @@ typedef xpjrt_error *(*xp_get_executable_fn)(xp_loaded_get_executable_args *);
 typedef xpjrt_error *(*xp_executable_destroy_fn)(xp_executable_destroy_args *);
 typedef xpjrt_error *(*xp_loaded_destroy_fn)(xp_loaded_destroy_args *);
 typedef xpjrt_error *(*xp_serialize_fn)(xp_executable_serialize_args *);
+typedef xpjrt_error *(*xp_loaded_execute_fn)(xp_loaded_execute_args *);
 typedef xpjrt_error *(*xp_deserialize_fn)(xp_deserialize_and_load_args *);
 typedef void (*xp_error_destroy_fn)(xp_error_destroy_args *);
 typedef void (*xp_error_message_fn)(xp_error_message_args *);

@@ -2,7 +2,8 @@
  * libxlac_pjrt.so: a PJRT plugin that stands in front of the real one (runtime/README.md).
  *
  * GetPjrtApi loads the real plugin and returns a copy of its function table in which only
- * PJRT_Client_Compile is replaced. Everything else, including the API version, the extension
+ * PJRT_Client_Compile is replaced (and PJRT_LoadedExecutable_Execute, for struct-size bridging
+ * only: bridge.h). Everything else, including the API version, the extension
  * chain, Plugin_Initialize and Plugin_Attributes, is the real plugin's. A compile whose request key
  * has a valid entry in the runtime layout is answered with PJRT_Executable_DeserializeAndLoad; any
  * other compile, and every failure on the proxy's side, goes to the real PJRT_Client_Compile.
@@ -28,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bridge.h"
 #include "files.h"
 #include "key.h"
 #include "options.h"
@@ -72,6 +74,7 @@ static _Atomic(identity *) identities;
 enum { C_COMPILES, C_HITS, C_MISSES, C_FALLBACKS, C_RECORDED, C_UNRECORDED, C_COUNT };
 static atomic_uint_fast64_t counters[C_COUNT];
 static atomic_bool fallback_said, record_failure_said;
+static atomic_uint_fast64_t bridged_executes;
 
 /* One line on stderr, written with one write() so that it is never interleaved. */
 static void say(const char *fmt, ...) {
@@ -241,6 +244,25 @@ static void open_plugin_file(void *handle, const char *given) {
   cfg.plugin_fd = fd; /* hashed at the first compile */
 }
 
+/*
+ * PJRT_LoadedExecutable_Execute, with the framework's PJRT_ExecuteOptions enlarged to the size the
+ * plugin demands when it is shorter (bridge.h). The caller's Args get the enlarged copy for the
+ * call and their own options back after it; everything else passes through untouched.
+ */
+static xpjrt_error *proxy_execute(xp_loaded_execute_args *args) {
+  xp_loaded_execute_fn real_execute = SLOT(xp_loaded_execute_fn, XP_LOADED_EXECUTE);
+  if (!args || args->struct_size < XP_SIZE(xp_loaded_execute_args, options)) return real_execute(args);
+  _Alignas(16) unsigned char buffer[XBRIDGE_EXECUTE_OPTIONS_SIZE];
+  void *own = args->options;
+  const void *bridged = xbridge_execute_options(own, buffer, sizeof buffer);
+  if (bridged == own) return real_execute(args);
+  atomic_fetch_add(&bridged_executes, 1);
+  args->options = (void *)bridged;
+  xpjrt_error *e = real_execute(args);
+  args->options = own;
+  return e;
+}
+
 static void init(void) {
   const char *path = getenv("XLAC_PJRT_REAL_PLUGIN");
   if (!path || !*path) {
@@ -283,6 +305,10 @@ static void init(void) {
   memcpy(table, api, h->struct_size);
   xp_client_compile_fn hook = proxy_compile;
   memcpy(table + XP_SLOT_OFFSET(XP_CLIENT_COMPILE), &hook, sizeof hook);
+  if (xp_slot(api, XP_LOADED_EXECUTE)) { /* struct-size bridging (bridge.h) */
+    xp_loaded_execute_fn execute = proxy_execute;
+    memcpy(table + XP_SLOT_OFFSET(XP_LOADED_EXECUTE), &execute, sizeof execute);
+  }
   answer = table;
 }
 
@@ -290,6 +316,9 @@ EXPORT const void *GetPjrtApi(void) {
   pthread_once(&init_once, init);
   return answer;
 }
+
+/* For tests: how many executes had their PJRT_ExecuteOptions enlarged (bridge.h). */
+EXPORT uint64_t XlacPjrt_BridgedExecutes(void) { return atomic_load(&bridged_executes); }
 
 /* For tests: compiles, hits, misses, fallbacks, recorded, unrecorded. */
 EXPORT void XlacPjrt_Counters(uint64_t out[6]) {

@@ -209,6 +209,10 @@ static void tc_buffer_destroy(xpjrt_buffer *b) {
   tc_failed(tc_slot(XP_BUFFER_DESTROY)(&a), "PJRT_Buffer_Destroy");
 }
 
+/* The struct_size tc_run gives its PJRT_ExecuteOptions; 0: the whole struct (112 bytes). A smaller
+ * one is what a framework built against an older header sends (torch_xla 2.9: 80). */
+static size_t tc_execute_options_size;
+
 /* Runs f(x, y) on the first device and reads the f32[4] result; 0 on success. */
 static int tc_run(xpjrt_client *c, xpjrt_loaded *l, const float x[4], const float y[4], float out[4]) {
   tc_devices_args d = {sizeof d, NULL, c, NULL, 0};
@@ -224,7 +228,7 @@ static int tc_run(xpjrt_client *c, xpjrt_loaded *l, const float x[4], const floa
     xpjrt_event *done[1] = {NULL};
     tc_execute_options o;
     memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
+    o.struct_size = tc_execute_options_size ? tc_execute_options_size : sizeof o;
     tc_execute_args e;
     memset(&e, 0, sizeof e);
     e.struct_size = sizeof e;
@@ -235,7 +239,12 @@ static int tc_run(xpjrt_client *c, xpjrt_loaded *l, const float x[4], const floa
     e.num_args = 2;
     e.output_lists = output_lists;
     e.device_complete_events = done;
-    if (!tc_failed(tc_slot(XP_LOADED_EXECUTE)(&e), "PJRT_LoadedExecute_Execute")) {
+    int failed = tc_failed(tc_slot(XP_LOADED_EXECUTE)(&e), "PJRT_LoadedExecute_Execute");
+    if (e.options != &o) {
+      fprintf(stderr, "PJRT_LoadedExecutable_Execute left another options pointer in the caller's Args\n");
+      failed = 1;
+    }
+    if (!failed) {
       tc_event_done(done[0]);
       tc_to_host_args t;
       memset(&t, 0, sizeof t);

@@ -1,11 +1,15 @@
 package dev.xlac.capture;
 
 import dev.xlac.core.XlacException;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The environment that puts xlac's runtime proxy ({@code libxlac_pjrt.so}) in front of a
@@ -23,8 +27,17 @@ import java.util.Map;
  *       the program bytes, and hence not in the request key; {@code JAX_COMPILER_DETAILED_LOGGING_MIN_OPS=0}
  *       as {@code xlac dump} sets it, because JAX writes the resulting {@code xla_detailed_logging} into
  *       the compile options.</li>
- *   <li>PyTorch/XLA: issue #13 (its plugin variables go in {@link #frameworks}).</li>
+ *   <li>PyTorch/XLA 2.9: the library-path variable of the device {@code PJRT_DEVICE} names, the way
+ *       torch_xla's own device plugins read it ({@link #torchXla}): {@code TPU_LIBRARY_PATH} for
+ *       {@code TPU}, {@code NEURON_LIBRARY_PATH} for {@code NEURON}, {@code XPU_LIBRARY_PATH} for
+ *       {@code XPU}, {@code PJRT_LIBRARY_PATH} for {@code LIBRARY}. Unset or {@code CPU} (torch_xla's
+ *       built-in CPU client, which loads no plugin) becomes {@code PJRT_DEVICE=LIBRARY} with
+ *       {@code PJRT_LIBRARY_PATH}, with a note for {@code CPU}. Any other device (torch_xla's built-in
+ *       {@code CUDA} client, a third-party plugin's name) cannot be fronted: exit 3, one line, before the
+ *       command starts.</li>
  * </ul>
+ *
+ * Both frameworks get their variables at once: the command may be either (or both).
  *
  * @param variables the complete environment for the command
  * @param notes one line each, for the user
@@ -92,7 +105,69 @@ public record ProxyEnvironment(Map<String, String> variables, List<String> notes
     // options, so into the request key; xlac dump sets 0 to dump every module, and a recording made
     // while dumping must give the keys that xlac run asks for.
     env.put(TraceEnvironment.JAX_MIN_OPS, "0");
-    // PyTorch/XLA: issue #13 adds its plugin variables here.
+    torchXla(env, user, proxy, notes);
+  }
+
+  /** torch_xla's device plugins by {@code PJRT_DEVICE}, and the variable each reads its library path from. */
+  static final Map<String, String> TORCH_XLA_LIBRARY_VARIABLES = Map.of("TPU", "TPU_LIBRARY_PATH", "NEURON",
+      "NEURON_LIBRARY_PATH", "XPU", "XPU_LIBRARY_PATH", "LIBRARY", "PJRT_LIBRARY_PATH");
+  static final String TORCH_XLA_DEVICE = "PJRT_DEVICE";
+
+  /**
+   * The plugin variable of the torch_xla device in {@code user}'s {@code PJRT_DEVICE} (e.g.
+   * {@code TPU_LIBRARY_PATH}), when it is set: it names the real plugin a torch_xla command would load, what
+   * {@code xlac run} fronts when given no other. Empty when the device loads no plugin by a variable, or the
+   * variable is unset.
+   */
+  public static Optional<String> torchXlaPluginVariable(Map<String, String> user) {
+    String variable = TORCH_XLA_LIBRARY_VARIABLES.get(torchXlaDevice(user));
+    String value = variable == null ? null : user.get(variable);
+    return value == null || value.isBlank() ? Optional.empty() : Optional.of(variable);
+  }
+
+  private static String torchXlaDevice(Map<String, String> user) {
+    String device = user.get(TORCH_XLA_DEVICE);
+    return device == null || device.isBlank() ? "" : device.strip().toUpperCase(Locale.ROOT);
+  }
+
+  /**
+   * torch_xla 2.9 loads a plugin through a device plugin whose {@code library_path()} reads one variable
+   * (torch_xla/_internal/tpu.py, neuron.py, xpu.py, and the {@code LIBRARY} placeholder in its C++ runtime);
+   * the proxy takes that variable's place. Its CPU device is built in, so a command that would use it is
+   * moved to {@code LIBRARY}.
+   */
+  private static void torchXla(Map<String, String> env, Map<String, String> user, Path proxy, List<String> notes) {
+    String device = torchXlaDevice(user);
+    String given = user.get(TORCH_XLA_DEVICE);
+    if (device.isEmpty() || device.equals("CPU")) {
+      if (device.equals("CPU")) {
+        notes.add(TORCH_XLA_DEVICE + " is " + given + ", torch_xla's built-in CPU client, which loads no PJRT plugin;"
+            + " xlac runs the command with " + TORCH_XLA_DEVICE + "=LIBRARY so that torch_xla compiles through the"
+            + " runtime proxy in front of " + env.get(REAL_PLUGIN));
+      }
+      env.put(TORCH_XLA_DEVICE, "LIBRARY");
+      device = "LIBRARY";
+    }
+    String variable = TORCH_XLA_LIBRARY_VARIABLES.get(device);
+    if (variable == null) {
+      throw XlacException.environment("cannot put the runtime proxy in front of torch_xla's " + TORCH_XLA_DEVICE
+          + "=" + given + ": torch_xla loads no PJRT plugin by path for it (xlac fronts TPU, NEURON, XPU, LIBRARY"
+          + " and CPU; run a plugin of your own with " + TORCH_XLA_DEVICE + "=LIBRARY and --plugin PATH)");
+    }
+    String own = user.get(variable);
+    if (own != null && !own.isBlank() && !sameFile(Path.of(own), Path.of(env.get(REAL_PLUGIN)))) {
+      notes.add(variable + " names " + own + ", but xlac serves " + env.get(REAL_PLUGIN) + " (--plugin or $"
+          + "XLAC_PJRT_PLUGIN) in its place");
+    }
+    env.put(variable, proxy.toString());
+  }
+
+  private static boolean sameFile(Path a, Path b) {
+    try {
+      return Files.isSameFile(a, b);
+    } catch (IOException | RuntimeException e) {
+      return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
+    }
   }
 
   private static void putOrRemove(Map<String, String> env, String name, String value) {

@@ -48,4 +48,63 @@ class ProxyEnvironmentTest {
     assertThatThrownBy(() -> ProxyEnvironment.of(Map.of(), s)).isInstanceOfSatisfying(XlacException.class,
         x -> assertThat(x.exitCode()).isEqualTo(ExitCode.ENVIRONMENT));
   }
+
+  @Test
+  void torchXla_unsetDevice_becomesLibrary_withTheProxyAsItsPlugin_silently() {
+    ProxyEnvironment e = ProxyEnvironment.of(Map.of("PATH", "/bin"), SETTINGS);
+    assertThat(e.variables()).containsEntry("PJRT_DEVICE", "LIBRARY")
+        .containsEntry("PJRT_LIBRARY_PATH", "/c/runtime/abc/libxlac_pjrt.so")
+        .doesNotContainKeys("TPU_LIBRARY_PATH", "NEURON_LIBRARY_PATH", "XPU_LIBRARY_PATH");
+    assertThat(e.notes()).isEmpty();
+  }
+
+  @Test
+  void torchXla_cpuDevice_isBuiltIn_soItBecomesLibrary_withANote() {
+    ProxyEnvironment e = ProxyEnvironment.of(Map.of("PJRT_DEVICE", "CPU"), SETTINGS);
+    assertThat(e.variables()).containsEntry("PJRT_DEVICE", "LIBRARY")
+        .containsEntry("PJRT_LIBRARY_PATH", "/c/runtime/abc/libxlac_pjrt.so");
+    assertThat(e.notes()).singleElement().asString().startsWith("PJRT_DEVICE is CPU, torch_xla's built-in CPU client")
+        .contains("/p/plugin.so");
+  }
+
+  @Test
+  void torchXla_tpuNeuronXpuLibrary_getTheProxyInTheirOwnLibraryVariable() {
+    Map<String, String> variables = Map.of("TPU", "TPU_LIBRARY_PATH", "NEURON", "NEURON_LIBRARY_PATH", "XPU",
+        "XPU_LIBRARY_PATH", "LIBRARY", "PJRT_LIBRARY_PATH");
+    variables.forEach((device, variable) -> {
+      ProxyEnvironment e = ProxyEnvironment.of(Map.of("PJRT_DEVICE", device, variable, "/p/plugin.so"), SETTINGS);
+      assertThat(e.variables()).as(device).containsEntry("PJRT_DEVICE", device)
+          .containsEntry(variable, "/c/runtime/abc/libxlac_pjrt.so");
+      variables.values().stream().filter(v -> !v.equals(variable))
+          .forEach(other -> assertThat(e.variables()).as(device).doesNotContainKey(other));
+      assertThat(e.notes()).as(device).isEmpty();
+      assertThat(ProxyEnvironment.torchXlaPluginVariable(Map.of("PJRT_DEVICE", device, variable, "/x/lib.so")))
+          .contains(variable);
+      assertThat(ProxyEnvironment.torchXlaPluginVariable(Map.of("PJRT_DEVICE", device))).isEmpty();
+    });
+    assertThat(ProxyEnvironment.torchXlaPluginVariable(Map.of("PJRT_DEVICE", "CPU", "PJRT_LIBRARY_PATH", "/x.so")))
+        .isEmpty();
+  }
+
+  @Test
+  void torchXla_aLibraryVariableNamingAnotherPlugin_isReplaced_withANote() {
+    ProxyEnvironment e = ProxyEnvironment.of(Map.of("PJRT_DEVICE", "TPU", "TPU_LIBRARY_PATH", "/opt/libtpu.so"),
+        SETTINGS);
+    assertThat(e.variables()).containsEntry("TPU_LIBRARY_PATH", "/c/runtime/abc/libxlac_pjrt.so");
+    assertThat(e.notes()).singleElement().asString()
+        .isEqualTo("TPU_LIBRARY_PATH names /opt/libtpu.so, but xlac serves /p/plugin.so (--plugin or"
+            + " $XLAC_PJRT_PLUGIN) in its place");
+  }
+
+  @Test
+  void torchXla_aDeviceWithoutPluginVariable_isAnEnvironmentError_namingIt() {
+    for (String device : new String[] {"CUDA", "MYCHIP"}) {
+      assertThatThrownBy(() -> ProxyEnvironment.of(Map.of("PJRT_DEVICE", device), SETTINGS))
+          .isInstanceOfSatisfying(XlacException.class, x -> {
+            assertThat(x.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
+            assertThat(x.getMessage()).startsWith("cannot put the runtime proxy in front of torch_xla's PJRT_DEVICE="
+                + device + ": ").doesNotContain("\n");
+          });
+    }
+  }
 }

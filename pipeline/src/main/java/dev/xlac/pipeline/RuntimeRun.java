@@ -88,8 +88,14 @@ public final class RuntimeRun {
       throw XlacException.environment("cannot prepare the run's directories: " + XlacException.reason(e));
     }
     try {
-      ProxyEnvironment env = ProxyEnvironment.of(CommandRunner.userEnvironment(spec.env()),
-          new ProxyEnvironment.Settings(proxy, plugin.path(), plugin.proxyValue(), layout, stats, spool));
+      ProxyEnvironment env;
+      try {
+        env = ProxyEnvironment.of(CommandRunner.userEnvironment(spec.env()),
+            new ProxyEnvironment.Settings(proxy, plugin.path(), plugin.proxyValue(), layout, stats, spool));
+      } catch (XlacException e) { // e.g. a PJRT_DEVICE the proxy cannot front: nothing ran, nothing to keep
+        deleteQuietly(spool);
+        throw e;
+      }
       env.notes().forEach(notices);
 
       long start = System.nanoTime();
@@ -123,13 +129,22 @@ public final class RuntimeRun {
     return Futures.join(task);
   }
 
-  /** {@code --plugin}, else {@code $XLAC_PJRT_PLUGIN}; neither is a usage error. */
+  /**
+   * {@code --plugin}, else {@code $XLAC_PJRT_PLUGIN}, else the plugin torch_xla's {@code PJRT_DEVICE} would load
+   * ({@code TPU_LIBRARY_PATH} for {@code PJRT_DEVICE=TPU}, ...: {@link ProxyEnvironment#torchXlaPluginVariable}); none
+   * is a usage error.
+   */
   static Path pluginPath(Path option, java.util.Map<String, String> env) {
     if (option != null) {
       return option;
     }
     String fromEnv = env.get(Drivers.PLUGIN_VARIABLE);
     if (fromEnv == null || fromEnv.isBlank()) {
+      Optional<String> torchXla = ProxyEnvironment.torchXlaPluginVariable(env);
+      if (torchXla.isPresent()) {
+        ProcessBytes.requireFaithfulEnvironment(torchXla.get());
+        return Path.of(env.get(torchXla.get()));
+      }
       throw XlacException.badInput("no PJRT plugin given: use --plugin PATH or set $" + Drivers.PLUGIN_VARIABLE
           + " (the real plugin the command would load)");
     }

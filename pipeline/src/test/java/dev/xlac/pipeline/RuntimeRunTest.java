@@ -307,4 +307,19 @@ class RuntimeRunTest {
         identity.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     return new dev.xlac.runtime.RecordedRequest(key, format, new byte[] {1}, new byte[0], identity, new byte[] {7}, 5);
   }
+
+  @Test
+  void pluginPath_isOption_thenXlacPjrtPlugin_thenTheLibraryVariableOfTorchXlasDevice() {
+    Map<String, String> tpu = Map.of("PJRT_DEVICE", "TPU", "TPU_LIBRARY_PATH", "/opt/libtpu.so");
+    assertThat(RuntimeRun.pluginPath(null, tpu)).isEqualTo(Path.of("/opt/libtpu.so"));
+    assertThat(RuntimeRun.pluginPath(Path.of("/given.so"), tpu)).isEqualTo(Path.of("/given.so"));
+    Map<String, String> both = new HashMap<>(tpu);
+    both.put("XLAC_PJRT_PLUGIN", "/env.so");
+    assertThat(RuntimeRun.pluginPath(null, both)).isEqualTo(Path.of("/env.so"));
+    assertThat(RuntimeRun.pluginPath(null, Map.of("PJRT_DEVICE", "NEURON", "NEURON_LIBRARY_PATH", "/n/libneuronpjrt.so")))
+        .isEqualTo(Path.of("/n/libneuronpjrt.so"));
+    // CPU is torch_xla's built-in client: no variable names a plugin, so none is the default
+    assertThatThrownBy(() -> RuntimeRun.pluginPath(null, Map.of("PJRT_DEVICE", "CPU", "PJRT_LIBRARY_PATH", "/x.so")))
+        .isInstanceOfSatisfying(XlacException.class, x -> assertThat(x.exitCode()).isEqualTo(ExitCode.BAD_INPUT));
+  }
 }

@@ -25,7 +25,9 @@ import picocli.CommandLine.Parameters;
     description = {"Run a training command unchanged, with xlac's runtime proxy in front of its PJRT plugin: every"
         + " compile whose executable is in the cache is served from it instead of compiled.",
         "JAX loads the proxy as its plugin 'xlac' (PJRT_NAMES_AND_LIBRARY_PATHS, JAX_PLATFORMS=xlac unless you set"
-            + " JAX_PLATFORMS). The executables come from 'xlac run --record', 'xlac dump --plugin' or a one-shot"
+            + " JAX_PLATFORMS); PyTorch/XLA through the library-path variable of its PJRT_DEVICE (TPU_LIBRARY_PATH,"
+            + " NEURON_LIBRARY_PATH, XPU_LIBRARY_PATH, PJRT_LIBRARY_PATH; unset or CPU: PJRT_DEVICE=LIBRARY). The"
+            + " executables come from 'xlac run --record', 'xlac dump --plugin' or a one-shot"
             + " 'xlac parallel-compile -- COMMAND', on this machine or imported from a bundle."},
     footer = {"%nBefore the command starts, the plugin is checked (a memo makes this free for an unchanged plugin),"
         + " and while it starts the cache's runtime layout (CACHE/runtime/pjrt) is brought up to date for this"
@@ -35,10 +37,11 @@ import picocli.CommandLine.Parameters;
         "%nExit codes: the command's own (128+N if signal N ended it); 127 the command was not found, 126 it cannot"
             + " be run; 2 bad options; 3 before the command starts: the plugin is missing, not a PJRT plugin,"
             + " lacks PJRT_Executable_Serialize or PJRT_Executable_DeserializeAndLoad, or --layout was"
-            + " materialized for another plugin."})
+            + " materialized for another plugin, or PJRT_DEVICE names a torch_xla device xlac cannot front."})
 public final class RunCommand implements Callable<Integer> {
   @Option(names = "--plugin", paramLabel = "PATH",
-      description = "The real PJRT plugin the command would load (default: $XLAC_PJRT_PLUGIN).")
+      description = "The real PJRT plugin the command would load (default: $XLAC_PJRT_PLUGIN, else the library"
+          + " variable of torch_xla's PJRT_DEVICE, e.g. TPU_LIBRARY_PATH).")
   Path plugin;
 
   @Option(names = "--layout", paramLabel = "DIR",
