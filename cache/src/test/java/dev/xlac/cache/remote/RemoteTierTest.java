@@ -1,0 +1,367 @@
+package dev.xlac.cache.remote;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.CompileInfo;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.Fixtures;
+import dev.xlac.cache.RemoteSetting;
+import dev.xlac.cache.RequestFixtures;
+import dev.xlac.core.XlacException;
+import dev.xlac.core.neuron.NeuronName;
+import dev.xlac.runtime.RecordedRequest;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.PutObjectRequest;
+
+/**
+ * The remote tier against a real S3 server (SeaweedFS, {@link SeaweedServer}), started once for the class; each
+ * test works under a prefix of its own.
+ */
+class RemoteTierTest {
+  static final String BUCKET = "xlac-test";
+  @TempDir
+  static Path serverDir;
+  static SeaweedServer server;
+  static int prefixes;
+
+  @TempDir
+  Path tmp;
+  final List<String> notices = Collections.synchronizedList(new ArrayList<>());
+
+  @BeforeAll
+  static void startServer() throws Exception {
+    String why = SeaweedServer.unavailableReason();
+    assumeTrue(why == null, why);
+    server = SeaweedServer.start(serverDir, BUCKET);
+    System.setProperty("aws.accessKeyId", server.accessKey());
+    System.setProperty("aws.secretAccessKey", server.secretKey());
+    System.setProperty("aws.region", "us-east-1");
+  }
+
+  @AfterAll
+  static void stopServer() throws Exception {
+    if (server != null) {
+      server.close();
+    }
+    System.clearProperty("aws.accessKeyId");
+    System.clearProperty("aws.secretAccessKey");
+  }
+
+  @AfterEach
+  void restoreKeys() {
+    if (server != null) {
+      System.setProperty("aws.secretAccessKey", server.secretKey());
+    }
+  }
+
+  static RemoteSetting setting(String name) {
+    return RemoteSetting.parse("s3://" + BUCKET + "/" + name + "-" + (++prefixes), server.endpoint());
+  }
+
+  CacheStore open(String name) throws InterruptedException {
+    return CacheStore.open(tmp.resolve(name), CacheStore.Mode.READ_WRITE, Duration.ZERO, notices::add);
+  }
+
+  RemoteTier tier(RemoteSetting s) {
+    return RemoteTier.open(s, RemoteTier.Options.defaults(true, notices::add));
+  }
+
+  /** Graphs 1..n, each with a CPU artifact; graph 1 with a Neuron name; one runtime entry. */
+  static void fill(CacheStore store, int n) {
+    for (int i = 1; i <= n; i++) {
+      Fixtures.graph(store, i);
+      store.putArtifact(new ArtifactKey(Fixtures.fp(i), Fixtures.CPU), Fixtures.bytes(i, 1000 + i),
+          CompileInfo.of(1.5, "log " + i));
+    }
+    store.addNeuronName(Fixtures.fp(1), new NeuronName("neuronxcc-2.21.0", "MODULE_1+abcd", "[\"--target=trn1\"]"));
+    store.putRequests(List.of(RequestFixtures.request(7, 5000)));
+  }
+
+  @Test
+  void pushThenPull_carriesGraphsArtifactsNeuronNamesAndRuntimeEntries() throws Exception {
+    RemoteSetting s = setting("roundtrip");
+    RecordedRequest request = RequestFixtures.request(7, 5000);
+    try (CacheStore a = open("a"); RemoteTier t = tier(s)) {
+      fill(a, 3);
+      RemoteStats pushed = RemoteSync.push(a, t, List.of(), notices::add);
+      assertThat(pushed.uploaded()).isEqualTo(7); // 3 graphs, 3 artifacts, 1 runtime entry
+      assertThat(pushed.failed()).isZero();
+      RemoteStats again = RemoteSync.push(a, t, List.of(), notices::add);
+      assertThat(again.uploaded()).isZero();
+      assertThat(again.alreadyThere()).isEqualTo(7);
+      assertThat(RemoteListing.list(t)).extracting(RemoteListing.Row::kind)
+          .containsExactly("graph", "graph", "graph", "artifact", "artifact", "artifact", "runtime");
+    }
+    try (CacheStore b = open("b"); RemoteTier t = tier(s)) {
+      RemoteStats pulled = RemoteSync.pull(b, t, List.of(), notices::add);
+      assertThat(pulled.downloaded()).isEqualTo(7);
+      assertThat(pulled.rejected()).isZero();
+      for (int i = 1; i <= 3; i++) {
+        assertThat(b.readGraph(Fixtures.fp(i))).hasValue(Fixtures.module(i));
+        assertThat(b.getArtifact(new ArtifactKey(Fixtures.fp(i), Fixtures.CPU)).orElseThrow().bytes())
+            .isEqualTo(Fixtures.bytes(i, 1000 + i));
+      }
+      assertThat(b.graph(Fixtures.fp(1)).orElseThrow().neuronNames()).extracting(NeuronName::moduleDirectory)
+          .containsExactly("MODULE_1+abcd");
+      assertThat(b.readRequest(request.key()).orElseThrow().executable()).isEqualTo(request.executable());
+      assertThat(b.verify(false).problems()).isEmpty();
+      RemoteStats again = RemoteSync.pull(b, t, List.of(), notices::add);
+      assertThat(again.downloaded()).isZero();
+      assertThat(again.alreadyLocal()).isEqualTo(7);
+    }
+  }
+
+  @Test
+  void pullOfSelectedGraphs_byPrefix_takesOnlyThem() throws Exception {
+    RemoteSetting s = setting("selected");
+    try (CacheStore a = open("a"); RemoteTier t = tier(s)) {
+      fill(a, 3);
+      RemoteSync.push(a, t, List.of(Fixtures.fp(2)), notices::add);
+      assertThat(RemoteListing.list(t)).hasSize(2);
+      RemoteSync.push(a, t, List.of(), notices::add);
+    }
+    try (CacheStore b = open("b"); RemoteTier t = tier(s)) {
+      String prefix = Fixtures.fp(3).value().substring(5, 15);
+      RemoteStats pulled = RemoteSync.pull(b, t, List.of(prefix), notices::add);
+      assertThat(pulled.downloaded()).isEqualTo(2);
+      assertThat(b.graphs()).extracting(g -> g.fingerprint()).containsExactly(Fixtures.fp(3));
+      assertThat(b.requests()).isEmpty();
+      assertThatThrownBy(() -> RemoteSync.pull(b, t, List.of("ffffffffff"), notices::add))
+          .isInstanceOf(XlacException.class).hasMessageContaining("no graph ffffffffff in s3://");
+    }
+  }
+
+  @Test
+  void conditionalPut_neverReplacesAnObject() throws Exception {
+    RemoteSetting s = setting("conditional");
+    try (RemoteTier t = tier(s)) {
+      assertThat(t.putIfAbsent("v1/x", "first".getBytes(StandardCharsets.UTF_8))).isEqualTo(RemoteTier.Put.WRITTEN);
+      assertThat(t.putIfAbsent("v1/x", "second".getBytes(StandardCharsets.UTF_8)))
+          .isEqualTo(RemoteTier.Put.ALREADY_THERE);
+      assertThat(new String(t.get("v1/x").orElseThrow(), StandardCharsets.UTF_8)).isEqualTo("first");
+      assertThat(t.get("v1/absent")).isEmpty();
+    }
+  }
+
+  @Test
+  void corruptedObject_isRejectedByName_andTheLocalCacheIsUnharmed() throws Exception {
+    RemoteSetting s = setting("corrupt");
+    ArtifactKey two = new ArtifactKey(Fixtures.fp(2), Fixtures.CPU);
+    try (CacheStore a = open("a"); RemoteTier t = tier(s)) {
+      fill(a, 3);
+      RemoteSync.push(a, t, List.of(), notices::add);
+    }
+    // Bad bytes written over the artifact and a graph directly, as any writer of the bucket could (no If-None-Match).
+    byte[] good;
+    try (RemoteTier t = tier(s)) {
+      good = t.get(RemoteObjects.artifactKey(two)).orElseThrow();
+    }
+    byte[] flipped = good.clone();
+    flipped[flipped.length / 2] ^= 0x40;
+    try (S3Client raw = server.client()) {
+      raw.putObject(PutObjectRequest.builder().bucket(BUCKET).key(s.key(RemoteObjects.artifactKey(two))).build(),
+          RequestBody.fromBytes(flipped));
+      raw.putObject(PutObjectRequest.builder().bucket(BUCKET).key(s.key(RemoteObjects.graphKey(Fixtures.fp(3))))
+          .build(), RequestBody.fromString("not an object"));
+    }
+    try (CacheStore b = open("b"); RemoteTier t = tier(s)) {
+      Fixtures.graph(b, 2); // graph 2 is local already, its artifact is not
+      RemoteStats pulled = RemoteSync.pull(b, t, List.of(), notices::add);
+      assertThat(pulled.rejected()).isEqualTo(2);
+      assertThat(notices).anySatisfy(n -> assertThat(n).contains("rejected " + t.address(RemoteObjects.artifactKey(two)))
+          .contains("SHA-256 does not match").contains("not stored locally"));
+      assertThat(notices).anySatisfy(n -> assertThat(n)
+          .contains("rejected " + t.address(RemoteObjects.graphKey(Fixtures.fp(3)))).contains("XLACOBJ1"));
+      assertThat(b.artifactInfo(two)).isEmpty();
+      assertThat(b.graph(Fixtures.fp(3))).isEmpty();
+      assertThat(b.getArtifact(new ArtifactKey(Fixtures.fp(1), Fixtures.CPU))).isPresent();
+      assertThat(b.verify(false).problems()).isEmpty();
+    }
+    // Read-through rejects it too, and the run compiles it instead.
+    notices.clear();
+    try (CacheStore c = open("c")) {
+      c.setRemoteSetting(Optional.of(s));
+      Fixtures.graph(c, 2);
+      try (RemoteSession session = RemoteSession.open(c, RemoteSession.Policy.USE, notices::add)) {
+        assertThat(session.readThrough(two)).isFalse();
+        assertThat(session.finish().rejected()).isEqualTo(1);
+      }
+      assertThat(c.artifactInfo(two)).isEmpty();
+      assertThat(notices).singleElement().asString().contains("rejected s3://").contains("SHA-256");
+    }
+  }
+
+  @Test
+  void objectUnderAnotherKey_isRejected() throws Exception {
+    RemoteSetting s = setting("moved");
+    ArtifactKey one = new ArtifactKey(Fixtures.fp(1), Fixtures.CPU);
+    ArtifactKey two = new ArtifactKey(Fixtures.fp(2), Fixtures.CPU);
+    try (CacheStore a = open("a"); RemoteTier t = tier(s)) {
+      fill(a, 2);
+      // Artifact 1's intact object copied over artifact 2's key: whole and checksummed, but not what the key says.
+      byte[] body = t.get(RemoteObjects.artifactKey(one)).orElse(null);
+      assertThat(body).isNull();
+      RemoteSync.push(a, t, List.of(Fixtures.fp(1)), notices::add);
+      body = t.get(RemoteObjects.artifactKey(one)).orElseThrow();
+      assertThat(t.putIfAbsent(RemoteObjects.artifactKey(two), body)).isEqualTo(RemoteTier.Put.WRITTEN);
+      assertThatThrownBy(() -> RemoteEntries.artifact(two, t.get(RemoteObjects.artifactKey(two)).orElseThrow()))
+          .isInstanceOf(RemoteObjects.BadObjectException.class).hasMessageContaining("not the one it is stored as");
+    }
+  }
+
+  @Test
+  void twoNodesPushingTheSameEntriesAtOnce_writeEachObjectOnce() throws Exception {
+    RemoteSetting s = setting("two-nodes");
+    try (CacheStore a = open("a"); CacheStore b = open("b"); RemoteTier ta = tier(s); RemoteTier tb = tier(s)) {
+      fill(a, 12);
+      fill(b, 12);
+      CyclicBarrier start = new CyclicBarrier(2);
+      ExecutorService pool = Executors.newFixedThreadPool(2);
+      try {
+        Future<RemoteStats> fa = pool.submit(() -> {
+          start.await();
+          return RemoteSync.push(a, ta, List.of(), notices::add);
+        });
+        Future<RemoteStats> fb = pool.submit(() -> {
+          start.await();
+          return RemoteSync.push(b, tb, List.of(), notices::add);
+        });
+        RemoteStats ra = fa.get();
+        RemoteStats rb = fb.get();
+        assertThat(ra.failed() + rb.failed()).isZero();
+        assertThat(ra.uploaded() + rb.uploaded()).isEqualTo(25);
+        assertThat(ra.uploaded() + ra.alreadyThere()).isEqualTo(25);
+        assertThat(rb.uploaded() + rb.alreadyThere()).isEqualTo(25);
+      } finally {
+        pool.shutdownNow();
+      }
+    }
+    try (CacheStore c = open("c"); RemoteTier t = tier(s)) {
+      assertThat(RemoteListing.list(t)).hasSize(25);
+      RemoteStats pulled = RemoteSync.pull(c, t, List.of(), notices::add);
+      assertThat(pulled.downloaded()).isEqualTo(25);
+      assertThat(pulled.rejected()).isZero();
+    }
+  }
+
+  @Test
+  void session_writesThroughAndAnotherCacheReadsThrough() throws Exception {
+    RemoteSetting s = setting("session");
+    ArtifactKey key = new ArtifactKey(Fixtures.fp(4), Fixtures.CPU);
+    byte[] art = Fixtures.bytes(4, 70_000);
+    try (CacheStore a = open("a")) {
+      a.setRemoteSetting(Optional.of(s));
+      Fixtures.graph(a, 4);
+      try (RemoteSession session = RemoteSession.open(a, RemoteSession.Policy.REQUIRE, notices::add)) {
+        assertThat(session.readThrough(key)).isFalse();
+        a.putArtifact(key, art, CompileInfo.of(2, ""));
+        session.writeThrough(key, art, CompileInfo.of(2, ""));
+        RemoteStats stats = session.finish();
+        assertThat(stats.uploaded()).isEqualTo(2); // the graph and the artifact
+        assertThat(stats.misses()).isEqualTo(1);
+        assertThat(stats.runLine()).startsWith("remote " + s.url() + ": read through 0 (0 B), not there 1")
+            .contains("uploaded 2");
+      }
+    }
+    try (CacheStore b = open("b")) {
+      b.setRemoteSetting(Optional.of(s));
+      Fixtures.graph(b, 4);
+      try (RemoteSession session = RemoteSession.open(b, RemoteSession.Policy.USE, notices::add)) {
+        assertThat(session.readThrough(key)).isTrue();
+        assertThat(session.finish().downloaded()).isEqualTo(1);
+      }
+      assertThat(b.lookup(key).orElseThrow().status()).isEqualTo(EntryStatus.COMPILED);
+      assertThat(b.getArtifact(key).orElseThrow().bytes()).isEqualTo(art);
+      assertThat(b.getArtifact(key).orElseThrow().compileTime()).isEqualTo(Duration.ofSeconds(2));
+    }
+    assertThat(notices).isEmpty();
+  }
+
+  @Test
+  void wrongCredentials_areOneLine_fatalWhenRequired_aWarningOtherwise() throws Exception {
+    RemoteSetting s = setting("creds");
+    System.setProperty("aws.secretAccessKey", "wrong-" + server.secretKey());
+    try (CacheStore a = open("a")) {
+      a.setRemoteSetting(Optional.of(s));
+      Fixtures.graph(a, 5);
+      assertThatThrownBy(() -> RemoteSession.open(a, RemoteSession.Policy.REQUIRE, notices::add))
+          .isInstanceOf(XlacException.class)
+          .satisfies(e -> assertThat(((XlacException) e).exitCode().code()).isEqualTo(3))
+          .hasMessageContaining("access refused (S3 said 403")
+          .hasMessageContaining("check the AWS credentials")
+          .hasMessageNotContaining("\n");
+      ArtifactKey key = new ArtifactKey(Fixtures.fp(5), Fixtures.CPU);
+      try (RemoteSession session = RemoteSession.open(a, RemoteSession.Policy.USE, notices::add)) {
+        assertThat(session.readThrough(key)).isFalse();
+        assertThat(session.readThrough(key)).isFalse();
+        a.putArtifact(key, new byte[] {1, 2, 3}, CompileInfo.of(1, ""));
+        session.writeThrough(key, new byte[] {1, 2, 3}, CompileInfo.of(1, ""));
+        RemoteStats stats = session.finish();
+        assertThat(stats.failed()).isEqualTo(1);
+        assertThat(stats.uploaded()).isZero();
+      }
+      assertThat(notices).singleElement().asString().contains("access refused").contains("going on without it")
+          .doesNotContain("\n");
+    }
+  }
+
+  @Test
+  void requireSigned_readsNothingFromTheRemote() throws Exception {
+    RemoteSetting s = setting("signed");
+    try (CacheStore a = open("a"); RemoteTier t = tier(s)) {
+      fill(a, 1);
+      RemoteSync.push(a, t, List.of(), notices::add);
+    }
+    try (CacheStore b = open("b"); RemoteTier t = tier(s)) {
+      b.setRequireSigned(true);
+      assertThatThrownBy(() -> RemoteSync.pull(b, t, List.of(), notices::add)).isInstanceOf(XlacException.class)
+          .hasMessageContaining("require-signed on, and the remote tier's objects are not signed");
+      b.setRemoteSetting(Optional.of(s));
+      Fixtures.graph(b, 1);
+      try (RemoteSession session = RemoteSession.open(b, RemoteSession.Policy.USE, notices::add)) {
+        assertThat(session.readThrough(new ArtifactKey(Fixtures.fp(1), Fixtures.CPU))).isFalse();
+        session.finish();
+      }
+      assertThat(notices).anySatisfy(n -> assertThat(n).contains("not read through").contains("require-signed on"));
+      assertThat(b.graphs()).hasSize(1);
+      assertThat(b.entries(Fixtures.fp(1))).isEmpty();
+    }
+  }
+
+  @Test
+  void remoteSetting_isKeptWithTheOtherSettings() throws Exception {
+    try (CacheStore a = open("a")) {
+      assertThat(a.remoteSetting()).isEmpty();
+      a.setRemoteSetting(Optional.of(RemoteSetting.parse("s3://my-bucket/team/xlac/", "http://127.0.0.1:9000")));
+    }
+    try (CacheStore a = CacheStore.open(tmp.resolve("a"), CacheStore.Mode.READ_ONLY, Duration.ZERO, notices::add)) {
+      RemoteSetting s = a.remoteSetting().orElseThrow();
+      assertThat(s.describe()).isEqualTo("s3://my-bucket/team/xlac --endpoint http://127.0.0.1:9000");
+      assertThat(s.key("v1/graphs/x")).isEqualTo("team/xlac/v1/graphs/x");
+    }
+    assertThatThrownBy(() -> RemoteSetting.parse("gs://b/p", null)).hasMessageContaining("must be an S3 URL");
+    assertThatThrownBy(() -> RemoteSetting.parse("s3://B_ad/p", null)).hasMessageContaining("not an S3 bucket name");
+    assertThatThrownBy(() -> RemoteSetting.parse("s3://bucket/p", "ftp://x")).hasMessageContaining("--endpoint");
+  }
+}
