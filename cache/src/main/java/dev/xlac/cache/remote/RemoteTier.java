@@ -120,6 +120,17 @@ public final class RemoteTier implements AutoCloseable {
   }
 
   /**
+   * The tier a cache is configured with, for a command whose point is the remote (push, pull, ls --remote): a
+   * failure is fatal (exit code 3); no setting is bad input (exit code 2).
+   */
+  public static RemoteTier forCommand(dev.xlac.cache.CacheStore store, Consumer<String> warnings) {
+    RemoteSetting setting = store.remoteSetting().orElseThrow(() -> XlacException.badInput("cache "
+        + store.directory() + " has no remote tier: set one with 'xlac cache config remote s3://BUCKET/PREFIX"
+        + " [--endpoint URL]'"));
+    return open(setting, Options.defaults(true, warnings));
+  }
+
+  /**
    * The region of AWS's chain (AWS_REGION, a profile, the instance); us-east-1 where none is set. With an endpoint
    * of its own (an S3-compatible store) only AWS_REGION or {@code aws.region} counts, so no instance is asked.
    */
