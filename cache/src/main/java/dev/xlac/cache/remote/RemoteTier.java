@@ -215,6 +215,23 @@ public final class RemoteTier implements AutoCloseable {
     });
   }
 
+  /** As {@link #putIfAbsent(String, byte[])}, streaming the file's bytes (a file of any size). */
+  public Put putFileIfAbsent(String key, java.nio.file.Path file) throws UnavailableException, InterruptedException {
+    String full = setting.key(key);
+    return call("writing " + full, () -> {
+      try {
+        client.putObject(PutObjectRequest.builder().bucket(setting.bucket()).key(full).ifNoneMatch("*").build(),
+            RequestBody.fromFile(file));
+        return Put.WRITTEN;
+      } catch (S3Exception e) {
+        if (e.statusCode() == 412) {
+          return Put.ALREADY_THERE;
+        }
+        throw e;
+      }
+    });
+  }
+
   /** Every object under {@code prefix} (below the tier's prefix), in key order, keys below the tier's prefix. */
   public List<Listed> list(String prefix) throws UnavailableException, InterruptedException {
     String full = setting.key(prefix);

@@ -326,6 +326,87 @@ class RemoteTierTest {
     }
   }
 
+  /** A server of its own, stopped in the middle of two runs: one that uses the remote, one that requires it. */
+  @Test
+  void serverStoppedMidRun_isAWarning_orExit3WithRequireRemote(@TempDir Path ownServer) throws Exception {
+    ArtifactKey first = new ArtifactKey(Fixtures.fp(8), Fixtures.CPU);
+    ArtifactKey second = new ArtifactKey(Fixtures.fp(9), Fixtures.CPU);
+    SeaweedServer stopped = SeaweedServer.start(ownServer, BUCKET, server.accessKey(), server.secretKey());
+    try (CacheStore a = open("a"); CacheStore b = open("b")) {
+      a.setRemoteSetting(Optional.of(RemoteSetting.parse("s3://" + BUCKET + "/stopped-a", stopped.endpoint())));
+      b.setRemoteSetting(Optional.of(RemoteSetting.parse("s3://" + BUCKET + "/stopped-b", stopped.endpoint())));
+      List<String> required = Collections.synchronizedList(new ArrayList<>());
+      try (RemoteSession use = RemoteSession.open(a, RemoteSession.Policy.USE, notices::add);
+          RemoteSession require = RemoteSession.open(b, RemoteSession.Policy.REQUIRE, required::add)) {
+        for (CacheStore c : List.of(a, b)) {
+          Fixtures.graph(c, 8);
+          Fixtures.graph(c, 9);
+          c.putArtifact(first, new byte[] {8}, CompileInfo.of(1, ""));
+          c.putArtifact(second, new byte[] {9}, CompileInfo.of(1, ""));
+        }
+        use.writeThrough(first, new byte[] {8}, CompileInfo.of(1, ""));
+        require.writeThrough(first, new byte[] {8}, CompileInfo.of(1, ""));
+        try (S3Client raw = stopped.client()) { // both uploads arrived before the server goes
+          long deadline = System.nanoTime() + 30_000_000_000L;
+          while (raw.listObjectsV2(r -> r.bucket(BUCKET).prefix("stopped-")).contents().size() < 4) {
+            assertThat(System.nanoTime()).as("uploads before the stop").isLessThan(deadline);
+            Thread.sleep(50);
+          }
+        }
+        stopped.close();
+        use.writeThrough(second, new byte[] {9}, CompileInfo.of(1, ""));
+        require.writeThrough(second, new byte[] {9}, CompileInfo.of(1, ""));
+        assertThat(use.readThrough(new ArtifactKey(Fixtures.fp(10), Fixtures.CPU))).isFalse();
+
+        RemoteStats stats = use.finish();
+        assertThat(stats.uploaded()).isEqualTo(2);
+        assertThat(stats.failed()).isEqualTo(1);
+        assertThat(stats.unavailable()).contains("cannot connect");
+        assertThat(stats.runLine()).endsWith("(unavailable)");
+        assertThat(notices).singleElement().asString().contains("cannot connect").contains("going on without it");
+
+        assertThatThrownBy(require::finish).isInstanceOf(XlacException.class)
+            .satisfies(e -> assertThat(((XlacException) e).exitCode().code()).isEqualTo(3))
+            .hasMessageContaining("cannot connect").hasMessageContaining("--require-remote: the run fails");
+        assertThat(required).isEmpty(); // said once, by the failure itself
+      }
+      // The local caches hold every result, whatever the remote did.
+      assertThat(a.getArtifact(second)).isPresent();
+      assertThat(b.getArtifact(second)).isPresent();
+    } finally {
+      stopped.close();
+    }
+  }
+
+  @Test
+  void neuronLayout_isWrittenIntoS3_withModelDoneAfterItsNeff() throws Exception {
+    RemoteSetting s = setting("neuron");
+    NeuronName name = new NeuronName("neuronxcc-2.21.0.5+abc", "MODULE_77+1c2d3e4f", "[\"--target=trn1\",\"-O2\"]");
+    byte[] neff = Fixtures.bytes(77, 50_000);
+    try (CacheStore a = open("a"); RemoteTier t = tier(s)) {
+      Fixtures.graph(a, 11);
+      a.addNeuronName(Fixtures.fp(11), name);
+      a.putArtifact(new ArtifactKey(Fixtures.fp(11), dev.xlac.core.neuron.NeuronxCcIdentity.forCacheEntry(
+          name.versionDirectory(), name.compileFlags())), neff, CompileInfo.of(3, ""));
+      Fixtures.graph(a, 12); // no Neuron name: skipped
+      NeuronRemoteLayout.Result r = NeuronRemoteLayout.materialize(a, t, tmp, notices::add);
+      assertThat(r.layout().compiled()).isEqualTo(1);
+      assertThat(r.layout().withoutName()).isEqualTo(1);
+      assertThat(r.uploads().uploaded()).isEqualTo(4);
+      String dir = "neuronxcc-2.21.0.5+abc/MODULE_77+1c2d3e4f/";
+      assertThat(t.list("")).extracting(RemoteTier.Listed::key).containsExactlyInAnyOrder(dir + "compile_flags.json",
+          dir + "model.done", dir + "model.hlo_module.pb", dir + "model.neff");
+      assertThat(t.get(dir + "model.neff").orElseThrow()).isEqualTo(neff);
+      assertThat(t.get(dir + "model.hlo_module.pb").orElseThrow()).isEqualTo(Fixtures.module(11));
+      NeuronRemoteLayout.Result again = NeuronRemoteLayout.materialize(a, t, tmp, notices::add);
+      assertThat(again.uploads().uploaded()).isZero();
+      assertThat(again.uploads().alreadyThere()).isEqualTo(4);
+      try (var files = java.nio.file.Files.list(tmp)) { // the scratch tree is gone
+        assertThat(files.filter(p -> p.getFileName().toString().startsWith("xlac-neuron-s3-"))).isEmpty();
+      }
+    }
+  }
+
   @Test
   void requireSigned_readsNothingFromTheRemote() throws Exception {
     RemoteSetting s = setting("signed");

@@ -61,10 +61,17 @@ public final class SeaweedServer implements AutoCloseable {
 
   /** Starts {@code weed mini} in {@code dir} with a bucket {@code bucket}, waiting until it takes a write. */
   public static SeaweedServer start(Path dir, String bucket) throws IOException, InterruptedException {
+    return start(dir, bucket, "AK" + UUID.randomUUID().toString().replace("-", "").substring(0, 18).toUpperCase(),
+        UUID.randomUUID().toString().replace("-", "") + UUID.randomUUID().toString().replace("-", ""));
+  }
+
+  /** As {@link #start(Path, String)}, with the identity's keys given (a second server for the same clients). */
+  public static SeaweedServer start(Path dir, String bucket, String access, String secret)
+      throws IOException, InterruptedException {
     IOException last = null;
     for (int attempt = 0; attempt < 3; attempt++) { // a free port taken by someone else between pick and bind
       try {
-        return tryStart(dir.resolve("run-" + attempt), bucket);
+        return tryStart(dir.resolve("run-" + attempt), bucket, access, secret);
       } catch (IOException e) {
         last = e;
       }
@@ -72,10 +79,9 @@ public final class SeaweedServer implements AutoCloseable {
     throw last;
   }
 
-  private static SeaweedServer tryStart(Path dir, String bucket) throws IOException, InterruptedException {
+  private static SeaweedServer tryStart(Path dir, String bucket, String access, String secret)
+      throws IOException, InterruptedException {
     Files.createDirectories(dir.resolve("data"));
-    String access = "AK" + UUID.randomUUID().toString().replace("-", "").substring(0, 18).toUpperCase();
-    String secret = UUID.randomUUID().toString().replace("-", "") + UUID.randomUUID().toString().replace("-", "");
     Path config = dir.resolve("s3.json");
     Files.writeString(config, "{\"identities\":[{\"name\":\"xlac-test\",\"credentials\":[{\"accessKey\":\"" + access
         + "\",\"secretKey\":\"" + secret + "\"}],\"actions\":[\"Admin\",\"Read\",\"Write\",\"List\",\"Tagging\"]}]}");
