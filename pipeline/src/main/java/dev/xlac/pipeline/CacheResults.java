@@ -58,6 +58,13 @@ final class CacheResults implements ResultSink {
     return Optional.empty();
   }
 
+  /** Reads the graphs' artifacts the local cache lacks through from the remote tier, several at once (none: no-op). */
+  void prefetch(java.util.Collection<GraphFingerprint> graphs) throws InterruptedException {
+    if (remote != null) {
+      remote.prefetch(graphs.stream().map(fp -> new ArtifactKey(fp, identity)).toList());
+    }
+  }
+
   private boolean readThrough(ArtifactKey key) {
     try {
       return remote.readThrough(key);

@@ -78,6 +78,7 @@ final class CompileFeed implements AutoCloseable {
    * Returns every result (settled first, then in submission order).
    */
   List<GraphResult> offerAll(SequencedMap<GraphFingerprint, String> graphs) throws InterruptedException {
+    CacheResults known;
     synchronized (this) {
       while (cache == null && failure == null && !cancelled) {
         wait();
@@ -87,6 +88,12 @@ final class CompileFeed implements AutoCloseable {
       } else if (failure != null) {
         throw (RuntimeException) failure;
       }
+      known = cache;
+    }
+    if (known != null) {
+      known.prefetch(graphs.keySet()); // the remote tier's artifacts, several at once, outside the feed's lock
+    }
+    synchronized (this) {
       offered += graphs.size();
       List<CompileJob> todo = new ArrayList<>();
       int cached = 0;

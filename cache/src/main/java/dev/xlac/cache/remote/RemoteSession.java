@@ -32,6 +32,8 @@ public final class RemoteSession implements AutoCloseable {
   /** The most artifact bytes waiting for upload. */
   static final long QUEUE_BYTES = 256L << 20;
   static final int UPLOADERS = 4;
+  /** Read-throughs at once in {@link #prefetch}. */
+  static final int PREFETCH = 8;
 
   /** Whether a run uses the remote tier. */
   public enum Policy {
@@ -48,6 +50,8 @@ public final class RemoteSession implements AutoCloseable {
   private final RemoteStats stats;
   private final boolean reads;
   private final Set<GraphFingerprint> graphsSent = ConcurrentHashMap.newKeySet();
+  /** Keys the remote was asked for and did not have: not asked again in this run. */
+  private final Set<ArtifactKey> absent = ConcurrentHashMap.newKeySet();
   private final List<Thread> uploaders = new ArrayList<>();
   private final Object lock = new Object();
   private final java.util.ArrayDeque<Upload> queue = new java.util.ArrayDeque<>();
@@ -134,6 +138,9 @@ public final class RemoteSession implements AutoCloseable {
     if (tier == null || !reads) {
       return false;
     }
+    if (absent.contains(key)) {
+      return false;
+    }
     String ak = RemoteObjects.artifactKey(key);
     Optional<byte[]> body;
     try {
@@ -142,6 +149,7 @@ public final class RemoteSession implements AutoCloseable {
       return false;
     }
     if (body.isEmpty()) {
+      absent.add(key);
       stats.misses.incrementAndGet();
       return false;
     }
@@ -155,6 +163,45 @@ public final class RemoteSession implements AutoCloseable {
     stats.downloadedBytes.addAndGet(body.get().length);
     graphsSent.add(key.graph()); // another node wrote the artifact, so it wrote the graph before it
     return true;
+  }
+
+  /**
+   * Reads through, {@value #PREFETCH} at a time, every key the local cache has no entry for (compiled or failed):
+   * for a run that knows its graphs up front, so that it does not ask the remote one graph after another. A key the
+   * remote lacks is remembered, so {@link #readThrough} does not ask again.
+   */
+  public void prefetch(java.util.Collection<ArtifactKey> keys) throws InterruptedException {
+    if (tier == null || !reads) {
+      return;
+    }
+    java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(PREFETCH);
+    List<Thread> threads = new ArrayList<>();
+    try {
+      for (ArtifactKey key : keys) {
+        if (!tier.available()) {
+          break;
+        }
+        if (store.artifactInfo(key).isPresent()) {
+          continue;
+        }
+        slots.acquire();
+        threads.add(Thread.ofVirtual().name("xlac-remote-read").start(() -> {
+          try {
+            readThrough(key);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          } finally {
+            slots.release();
+          }
+        }));
+      }
+      for (Thread t : threads) {
+        t.join();
+      }
+    } catch (InterruptedException e) {
+      threads.forEach(Thread::interrupt);
+      throw e;
+    }
   }
 
   /**

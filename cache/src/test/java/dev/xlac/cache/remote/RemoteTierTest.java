@@ -299,6 +299,37 @@ class RemoteTierTest {
   }
 
   @Test
+  void prefetch_readsThroughSeveralAtOnce_andAsksForAMissingKeyOnce() throws Exception {
+    RemoteSetting s = setting("prefetch");
+    try (CacheStore a = open("a"); RemoteTier t = tier(s)) {
+      fill(a, 6);
+      RemoteSync.push(a, t, List.of(), notices::add);
+    }
+    try (CacheStore b = open("b")) {
+      b.setRemoteSetting(Optional.of(s));
+      List<ArtifactKey> keys = new ArrayList<>();
+      for (int i = 1; i <= 10; i++) {
+        Fixtures.graph(b, i);
+        keys.add(new ArtifactKey(Fixtures.fp(i), Fixtures.CPU));
+      }
+      b.putArtifact(keys.get(0), new byte[] {1}, CompileInfo.of(1, "")); // local already: not asked for
+      try (RemoteSession session = RemoteSession.open(b, RemoteSession.Policy.USE, notices::add)) {
+        session.prefetch(keys);
+        assertThat(session.readThrough(keys.get(9))).isFalse(); // known absent: no second request
+        RemoteStats stats = session.finish();
+        assertThat(stats.downloaded()).isEqualTo(5);
+        assertThat(stats.misses()).isEqualTo(4);
+      }
+      for (int i = 2; i <= 6; i++) {
+        assertThat(b.getArtifact(keys.get(i - 1)).orElseThrow().bytes()).isEqualTo(Fixtures.bytes(i, 1000 + i));
+      }
+      assertThat(b.getArtifact(keys.get(0)).orElseThrow().bytes()).containsExactly(1);
+      assertThat(b.artifactInfo(keys.get(6))).isEmpty();
+    }
+    assertThat(notices).isEmpty();
+  }
+
+  @Test
   void wrongCredentials_areOneLine_fatalWhenRequired_aWarningOtherwise() throws Exception {
     RemoteSetting s = setting("creds");
     System.setProperty("aws.secretAccessKey", "wrong-" + server.secretKey());
