@@ -438,6 +438,46 @@ class RemoteTierTest {
     }
   }
 
+  /** A remote that takes the connection and never answers: a timeout, one warning, and the run goes on. */
+  @Test
+  void silentRemote_timesOut_withOneWarning() throws Exception {
+    try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        CacheStore a = open("a")) {
+      List<java.net.Socket> held = Collections.synchronizedList(new ArrayList<>());
+      Thread acceptor = Thread.ofVirtual().start(() -> {
+        try {
+          while (true) {
+            held.add(silent.accept()); // read nothing, answer nothing
+          }
+        } catch (java.io.IOException e) {
+          // closed
+        }
+      });
+      a.setRemoteSetting(Optional.of(RemoteSetting.parse("s3://" + BUCKET + "/silent",
+          "http://127.0.0.1:" + silent.getLocalPort())));
+      Fixtures.graph(a, 13);
+      ArtifactKey key = new ArtifactKey(Fixtures.fp(13), Fixtures.CPU);
+      RemoteTier.Options quick = new RemoteTier.Options(Duration.ofSeconds(1), Duration.ofSeconds(1), 1, false,
+          notices::add);
+      long start = System.nanoTime();
+      try (RemoteSession session = RemoteSession.open(a, RemoteSession.Policy.USE, notices::add, quick)) {
+        assertThat(session.readThrough(key)).isFalse();
+        assertThat(session.readThrough(new ArtifactKey(Fixtures.fp(14), Fixtures.CPU))).isFalse(); // no new wait
+        a.putArtifact(key, new byte[] {13}, CompileInfo.of(1, ""));
+        session.writeThrough(key, new byte[] {13}, CompileInfo.of(1, ""));
+        RemoteStats stats = session.finish();
+        assertThat(stats.failed()).isEqualTo(1);
+      }
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+      assertThat(notices).singleElement().asString().contains("timed out").contains("going on without it");
+      silent.close();
+      acceptor.join();
+      for (java.net.Socket s : held) {
+        s.close();
+      }
+    }
+  }
+
   @Test
   void requireSigned_readsNothingFromTheRemote() throws Exception {
     RemoteSetting s = setting("signed");
