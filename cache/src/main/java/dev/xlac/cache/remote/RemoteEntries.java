@@ -69,9 +69,10 @@ final class RemoteEntries {
    * Stores a graph object read under its key: its module must decompress to its recorded size and be an HLO module
    * whose fingerprint is the one the key names. Its Neuron names come with it.
    */
-  static void storeGraph(CacheStore store, GraphFingerprint fp, byte[] body, String source)
+  static void storeGraph(CacheStore store, GraphFingerprint fp, byte[] body, String source, RemoteTrust trust)
       throws RemoteObjects.BadObjectException {
     RemoteObjects.Envelope e = RemoteObjects.open(RemoteObjects.graphKey(fp), body);
+    trust.check(e);
     if (e.kind() != RemoteObjects.Kind.GRAPH) {
       throw new RemoteObjects.BadObjectException("it is not a graph");
     }
@@ -95,8 +96,10 @@ final class RemoteEntries {
   }
 
   /** Checks an artifact object read under {@code key}'s key; the artifact, not yet stored. */
-  static CacheStore.NewArtifact artifact(ArtifactKey key, byte[] body) throws RemoteObjects.BadObjectException {
+  static CacheStore.NewArtifact artifact(ArtifactKey key, byte[] body, RemoteTrust trust)
+      throws RemoteObjects.BadObjectException {
     RemoteObjects.Envelope e = RemoteObjects.open(RemoteObjects.artifactKey(key), body);
+    trust.check(e);
     if (e.kind() != RemoteObjects.Kind.ARTIFACT) {
       throw new RemoteObjects.BadObjectException("it is not an artifact");
     }
@@ -113,9 +116,10 @@ final class RemoteEntries {
    * {@link RecordSpool#read} (magic, lengths, SHA-256, the key recomputed from its sections) from a temporary file
    * in {@code scratch}.
    */
-  static RequestIngest storeRuntime(CacheStore store, RequestKey key, byte[] body, Path scratch)
+  static RequestIngest storeRuntime(CacheStore store, RequestKey key, byte[] body, Path scratch, RemoteTrust trust)
       throws RemoteObjects.BadObjectException, IOException {
     RemoteObjects.Envelope e = RemoteObjects.open(RemoteObjects.runtimeKey(key), body);
+    trust.check(e);
     if (e.kind() != RemoteObjects.Kind.RUNTIME) {
       throw new RemoteObjects.BadObjectException("it is not a runtime entry");
     }

@@ -36,11 +36,21 @@ import java.util.regex.Pattern;
  * key is refused), the payload, and the SHA-256 of everything before it (32 bytes). A reader checks the magic, the
  * lengths, the SHA-256 and the key before it looks at the payload; the payload is then checked as its kind requires
  * (a graph's fingerprint recomputed from its module, a runtime record's key from its sections).
+ *
+ * <p>A signed object ({@code cache push --sign KEYFILE}) has a signature block after the SHA-256: the marker
+ * {@code XLACSIG1}, the signer's Ed25519 public key (its 44-byte X.509 encoding, whose SHA-256 is the key id
+ * {@code cache config trust} shows) and the Ed25519 signature (64 bytes) of {@code "xlac remote object v1\0"}
+ * followed by that SHA-256, which covers the whole envelope, its key included.
  */
 public final class RemoteObjects {
   /** The largest object this xlac writes or reads: it is held in memory whole (a Java array). */
   public static final long MAX_OBJECT_BYTES = Integer.MAX_VALUE - 1024;
   static final byte[] MAGIC = "XLACOBJ1".getBytes(StandardCharsets.US_ASCII);
+  static final byte[] SIGNATURE_MARKER = "XLACSIG1".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] SIGNED_DOMAIN = "xlac remote object v1\0".getBytes(StandardCharsets.US_ASCII);
+  /** The length of an Ed25519 public key's X.509 encoding. */
+  private static final int ED25519_DER = 44;
+  private static final int SIGNATURE_BLOCK = 8 + ED25519_DER + 64;
   /** The largest header a reader takes. */
   private static final int MAX_HEADER = 1 << 20;
   private static final String VERSION = "v1/";
@@ -172,8 +182,33 @@ public final class RemoteObjects {
     }
   }
 
-  /** An object read back and checked: its header fields and its payload. */
-  public record Envelope(Kind kind, Map<String, String> header, byte[] payload) {
+  /** {@code envelope} signed by {@code key}: the signature block appended. */
+  public static byte[] sign(byte[] envelope, dev.xlac.cache.BundleSigningKey key) {
+    byte[] sha = Arrays.copyOfRange(envelope, envelope.length - 32, envelope.length);
+    byte[] der = key.publicKey().encoded();
+    byte[] sig = key.sign(signedMessage(sha));
+    if (der.length != ED25519_DER || sig.length != 64) {
+      throw new IllegalStateException("not an Ed25519 key: " + key.publicKey().id());
+    }
+    ByteArrayOutputStream out = new ByteArrayOutputStream(envelope.length + SIGNATURE_BLOCK);
+    out.writeBytes(envelope);
+    out.writeBytes(SIGNATURE_MARKER);
+    out.writeBytes(der);
+    out.writeBytes(sig);
+    return out.toByteArray();
+  }
+
+  private static byte[] signedMessage(byte[] sha) {
+    byte[] m = Arrays.copyOf(SIGNED_DOMAIN, SIGNED_DOMAIN.length + sha.length);
+    System.arraycopy(sha, 0, m, SIGNED_DOMAIN.length, sha.length);
+    return m;
+  }
+
+  /**
+   * An object read back and checked: its header fields, its payload, and the key that signed it (null: not signed;
+   * a signature that is there was checked against the key it names).
+   */
+  public record Envelope(Kind kind, Map<String, String> header, byte[] payload, dev.xlac.cache.BundleKey signer) {
     String field(String name) throws BadObjectException {
       String v = header.get(name);
       if (v == null) {
@@ -185,6 +220,42 @@ public final class RemoteObjects {
 
   /** Checks an object read under {@code key} (below the prefix): magic, lengths, SHA-256, and the key it names. */
   public static Envelope open(String key, byte[] body) throws BadObjectException {
+    int n = body.length;
+    if (n > SIGNATURE_BLOCK && Arrays.equals(body, n - SIGNATURE_BLOCK, n - SIGNATURE_BLOCK + 8, SIGNATURE_MARKER, 0, 8)) {
+      byte[] inner = Arrays.copyOf(body, n - SIGNATURE_BLOCK);
+      Envelope e;
+      try {
+        e = openUnsigned(key, inner);
+      } catch (BadObjectException notSigned) { // payload bytes that happen to look like a block: read it whole
+        return openUnsigned(key, body);
+      }
+      byte[] der = Arrays.copyOfRange(body, n - SIGNATURE_BLOCK + 8, n - 64);
+      byte[] sig = Arrays.copyOfRange(body, n - 64, n);
+      dev.xlac.cache.BundleKey signer;
+      try {
+        signer = dev.xlac.cache.BundleKey.fromEncoded(der);
+      } catch (IllegalArgumentException x) {
+        throw new BadObjectException("its signature block does not hold an Ed25519 public key");
+      }
+      boolean ok;
+      try {
+        java.security.Signature v = java.security.Signature.getInstance("Ed25519");
+        v.initVerify(signer.publicKey());
+        v.update(signedMessage(Arrays.copyOfRange(inner, inner.length - 32, inner.length)));
+        ok = v.verify(sig);
+      } catch (java.security.GeneralSecurityException x) {
+        ok = false;
+      }
+      if (!ok) {
+        throw new BadObjectException("its signature does not match: it was changed after key " + signer.id()
+            + " signed it, or the signature is forged");
+      }
+      return new Envelope(e.kind(), e.header(), e.payload(), signer);
+    }
+    return openUnsigned(key, body);
+  }
+
+  private static Envelope openUnsigned(String key, byte[] body) throws BadObjectException {
     if (body.length < MAGIC.length + 4 + 32 || !Arrays.equals(body, 0, MAGIC.length, MAGIC, 0, MAGIC.length)) {
       throw new BadObjectException("it is not an xlac object (no XLACOBJ1 magic)");
     }
@@ -219,7 +290,7 @@ public final class RemoteObjects {
       default -> throw new BadObjectException("its kind '" + header.get("kind") + "' is unknown");
     };
     int start = MAGIC.length + 4 + headerLength;
-    return new Envelope(kind, header, Arrays.copyOfRange(body, start, body.length - 32));
+    return new Envelope(kind, header, Arrays.copyOfRange(body, start, body.length - 32), null);
   }
 
   /** A graph object's module, decompressed to exactly its recorded size. */

@@ -23,8 +23,8 @@ import java.util.function.Consumer;
  * <p>A remote that is down, slow or refuses access costs one warning line and the counts; the run goes on with its
  * local cache. With {@link Policy#REQUIRE} the remote is checked when the session opens (exit code 3 at once if it
  * fails), and a failure later makes {@link #finish} throw (exit code 3) after the run's results are stored
- * locally. A cache with {@code require-signed on} reads nothing from the remote (its objects are not signed; one
- * line says so) and still writes through.
+ * locally. A cache with {@code require-signed on} takes only objects signed by a key it trusts ({@link RemoteTrust});
+ * write-through never signs (sign with {@code cache push --sign}).
  */
 public final class RemoteSession implements AutoCloseable {
   /** The most artifacts waiting for upload. */
@@ -48,7 +48,7 @@ public final class RemoteSession implements AutoCloseable {
   private final CacheStore store;
   private final RemoteTier tier;
   private final RemoteStats stats;
-  private final boolean reads;
+  private final RemoteTrust trust;
   private final Set<GraphFingerprint> graphsSent = ConcurrentHashMap.newKeySet();
   /** Keys the remote was asked for and did not have: not asked again in this run. */
   private final Set<ArtifactKey> absent = ConcurrentHashMap.newKeySet();
@@ -63,10 +63,10 @@ public final class RemoteSession implements AutoCloseable {
 
   private record Upload(ArtifactKey key, byte[] bytes, long compileMillis) {}
 
-  private RemoteSession(CacheStore store, RemoteTier tier, boolean reads, Policy policy, Consumer<String> notices) {
+  private RemoteSession(CacheStore store, RemoteTier tier, RemoteTrust trust, Policy policy, Consumer<String> notices) {
     this.store = store;
     this.tier = tier;
-    this.reads = reads;
+    this.trust = trust;
     this.policy = policy;
     this.notices = notices;
     this.stats = tier == null ? null : new RemoteStats(tier.setting().url());
@@ -90,7 +90,7 @@ public final class RemoteSession implements AutoCloseable {
         throw XlacException.badInput("--require-remote: cache " + store.directory() + " has no remote tier (set one"
             + " with 'xlac cache config remote s3://BUCKET/PREFIX')");
       }
-      return new RemoteSession(store, null, false, policy, notices);
+      return new RemoteSession(store, null, null, policy, notices);
     }
     RemoteSession[] self = new RemoteSession[1];
     // The tier warns once; under REQUIRE the line is kept for finish() instead, which fails the run with it.
@@ -104,12 +104,7 @@ public final class RemoteSession implements AutoCloseable {
     };
     RemoteTier tier = RemoteTier.open(setting.get(), new RemoteTier.Options(options.connectTimeout(),
         options.readTimeout(), options.attempts(), false, warn));
-    boolean signedOnly = store.trustSettings().requireSigned();
-    if (signedOnly) {
-      notices.accept("remote " + setting.get().url() + ": not read through, since cache " + store.directory()
-          + " has require-signed on and the remote tier's objects are not signed; results are still written to it");
-    }
-    RemoteSession s = new RemoteSession(store, tier, !signedOnly, policy, notices);
+    RemoteSession s = new RemoteSession(store, tier, RemoteTrust.of(store), policy, notices);
     self[0] = s;
     if (policy == Policy.REQUIRE) {
       try {
@@ -135,7 +130,7 @@ public final class RemoteSession implements AutoCloseable {
    * have it, rejects it (named on one line), or is unavailable (counted). The graph must be stored locally.
    */
   public boolean readThrough(ArtifactKey key) throws InterruptedException {
-    if (tier == null || !reads) {
+    if (tier == null) {
       return false;
     }
     if (absent.contains(key)) {
@@ -154,7 +149,7 @@ public final class RemoteSession implements AutoCloseable {
       return false;
     }
     try {
-      store.putArtifacts(List.of(RemoteEntries.artifact(key, body.get())));
+      store.putArtifacts(List.of(RemoteEntries.artifact(key, body.get(), trust)));
     } catch (RemoteObjects.BadObjectException e) {
       RemoteSync.reject(tier, ak, e, stats, notices);
       return false;
@@ -171,7 +166,7 @@ public final class RemoteSession implements AutoCloseable {
    * remote lacks is remembered, so {@link #readThrough} does not ask again.
    */
   public void prefetch(java.util.Collection<ArtifactKey> keys) throws InterruptedException {
-    if (tier == null || !reads) {
+    if (tier == null) {
       return;
     }
     java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(PREFETCH);

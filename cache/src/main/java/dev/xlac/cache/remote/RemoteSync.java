@@ -42,6 +42,12 @@ public final class RemoteSync {
    */
   public static RemoteStats push(CacheStore store, RemoteTier tier, List<GraphFingerprint> graphs,
       Consumer<String> problems) throws InterruptedException {
+    return push(store, tier, graphs, problems, Optional.empty());
+  }
+
+  /** As {@link #push(CacheStore, RemoteTier, List, Consumer)}, each object signed by {@code signer} when given. */
+  public static RemoteStats push(CacheStore store, RemoteTier tier, List<GraphFingerprint> graphs,
+      Consumer<String> problems, Optional<dev.xlac.cache.BundleSigningKey> signer) throws InterruptedException {
     RemoteStats stats = new RemoteStats(tier.setting().url());
     Set<String> present = new HashSet<>();
     try {
@@ -58,18 +64,21 @@ public final class RemoteSync {
     try (Parallel p = new Parallel()) {
       for (GraphFingerprint fp : selected) {
         String gk = RemoteObjects.graphKey(fp);
-        p.submit(() -> upload(tier, stats, present, gk, () -> RemoteEntries.graphObject(store, fp), problems));
+        p.submit(() -> upload(tier, stats, present, gk, signed(() -> RemoteEntries.graphObject(store, fp), signer),
+            problems));
         for (ArtifactInfo a : store.entries(fp)) {
           if (a.status() == EntryStatus.COMPILED) {
             String ak = RemoteObjects.artifactKey(a.key());
-            p.submit(() -> upload(tier, stats, present, ak, () -> RemoteEntries.artifactObject(store, a), problems));
+            p.submit(() -> upload(tier, stats, present, ak, signed(() -> RemoteEntries.artifactObject(store, a), signer),
+                problems));
           }
         }
       }
       if (graphs.isEmpty()) {
         for (RequestInfo r : store.requests()) {
           String rk = RemoteObjects.runtimeKey(r.key());
-          p.submit(() -> upload(tier, stats, present, rk, () -> RemoteEntries.runtimeObject(store, r.key()), problems));
+          p.submit(() -> upload(tier, stats, present, rk, signed(() -> RemoteEntries.runtimeObject(store, r.key()),
+              signer), problems));
         }
       }
     }
@@ -78,6 +87,10 @@ public final class RemoteSync {
 
   private interface ObjectSource {
     Optional<byte[]> get() throws IOException;
+  }
+
+  private static ObjectSource signed(ObjectSource source, Optional<dev.xlac.cache.BundleSigningKey> signer) {
+    return signer.isEmpty() ? source : () -> source.get().map(b -> RemoteObjects.sign(b, signer.get()));
   }
 
   private static void upload(RemoteTier tier, RemoteStats stats, Set<String> present, String key, ObjectSource source,
@@ -122,7 +135,7 @@ public final class RemoteSync {
   public static RemoteStats pull(CacheStore store, RemoteTier tier, List<String> graphs, Consumer<String> problems)
       throws InterruptedException {
     RemoteStats stats = new RemoteStats(tier.setting().url());
-    refuseUnsigned(store, "cannot pull from " + tier.setting().url());
+    RemoteTrust trust = RemoteTrust.of(store);
     try {
       List<GraphFingerprint> remoteGraphs = new ArrayList<>();
       for (RemoteTier.Listed o : tier.list(RemoteObjects.Kind.GRAPH.keyPrefix())) {
@@ -144,7 +157,7 @@ public final class RemoteSync {
       }
       try (Parallel p = new Parallel()) {
         for (GraphFingerprint fp : selected) {
-          p.submit(() -> pullGraph(store, tier, fp, artifacts.getOrDefault(fp, List.of()), stats, problems));
+          p.submit(() -> pullGraph(store, tier, fp, artifacts.getOrDefault(fp, List.of()), stats, problems, trust));
         }
       }
       if (graphs.isEmpty()) {
@@ -152,7 +165,7 @@ public final class RemoteSync {
           for (RemoteTier.Listed o : tier.list(RemoteObjects.Kind.RUNTIME.keyPrefix())) {
             RequestKey key = RemoteObjects.requestOf(o.key());
             if (key != null) {
-              p.submit(() -> pullRuntime(store, tier, key, stats, problems));
+              p.submit(() -> pullRuntime(store, tier, key, stats, problems, trust));
             }
           }
         }
@@ -161,14 +174,6 @@ public final class RemoteSync {
       throw XlacException.environment(e.getMessage());
     }
     return stats;
-  }
-
-  /** Remote objects are unsigned: a cache that takes only signed bundles takes none of them either. */
-  static void refuseUnsigned(CacheStore store, String what) {
-    if (store.trustSettings().requireSigned()) {
-      throw XlacException.badInput(what + ": cache " + store.directory() + " has require-signed on, and the"
-          + " remote tier's objects are not signed (import a signed bundle instead, or turn require-signed off)");
-    }
   }
 
   private static List<GraphFingerprint> resolve(List<String> texts, List<GraphFingerprint> remote, RemoteTier tier) {
@@ -193,7 +198,8 @@ public final class RemoteSync {
   }
 
   private static void pullGraph(CacheStore store, RemoteTier tier, GraphFingerprint fp, List<String> artifactKeys,
-      RemoteStats stats, Consumer<String> problems) throws InterruptedException, RemoteTier.UnavailableException {
+      RemoteStats stats, Consumer<String> problems, RemoteTrust trust)
+      throws InterruptedException, RemoteTier.UnavailableException {
     String gk = RemoteObjects.graphKey(fp);
     if (store.graph(fp).isPresent()) {
       stats.alreadyLocal.incrementAndGet();
@@ -204,7 +210,7 @@ public final class RemoteSync {
         return;
       }
       try {
-        RemoteEntries.storeGraph(store, fp, body.get(), tier.address(gk));
+        RemoteEntries.storeGraph(store, fp, body.get(), tier.address(gk), trust);
         stats.downloaded.incrementAndGet();
         stats.downloadedBytes.addAndGet(body.get().length);
       } catch (RemoteObjects.BadObjectException e) {
@@ -233,7 +239,7 @@ public final class RemoteSync {
         if (!RemoteObjects.artifactKey(key).equals(ak)) {
           throw new RemoteObjects.BadObjectException("it holds an artifact of another compiler (" + id.shortName() + ")");
         }
-        batch.add(RemoteEntries.artifact(key, body.get()));
+        batch.add(RemoteEntries.artifact(key, body.get(), trust));
         stats.downloaded.incrementAndGet();
         stats.downloadedBytes.addAndGet(body.get().length);
       } catch (RemoteObjects.BadObjectException e) {
@@ -248,7 +254,7 @@ public final class RemoteSync {
   }
 
   private static void pullRuntime(CacheStore store, RemoteTier tier, RequestKey key, RemoteStats stats,
-      Consumer<String> problems) throws InterruptedException, RemoteTier.UnavailableException {
+      Consumer<String> problems, RemoteTrust trust) throws InterruptedException, RemoteTier.UnavailableException {
     if (store.requestInfo(key).isPresent()) {
       stats.alreadyLocal.incrementAndGet();
       return;
@@ -260,7 +266,7 @@ public final class RemoteSync {
       return;
     }
     try {
-      RemoteEntries.storeRuntime(store, key, body.get(), store.directory());
+      RemoteEntries.storeRuntime(store, key, body.get(), store.directory(), trust);
       stats.downloaded.incrementAndGet();
       stats.downloadedBytes.addAndGet(body.get().length);
     } catch (RemoteObjects.BadObjectException e) {

@@ -225,7 +225,8 @@ class RemoteTierTest {
       RemoteSync.push(a, t, List.of(Fixtures.fp(1)), notices::add);
       body = t.get(RemoteObjects.artifactKey(one)).orElseThrow();
       assertThat(t.putIfAbsent(RemoteObjects.artifactKey(two), body)).isEqualTo(RemoteTier.Put.WRITTEN);
-      assertThatThrownBy(() -> RemoteEntries.artifact(two, t.get(RemoteObjects.artifactKey(two)).orElseThrow()))
+      assertThatThrownBy(() -> RemoteEntries.artifact(two, t.get(RemoteObjects.artifactKey(two)).orElseThrow(),
+          new RemoteTrust(a.trustSettings())))
           .isInstanceOf(RemoteObjects.BadObjectException.class).hasMessageContaining("not the one it is stored as");
     }
   }
@@ -479,25 +480,68 @@ class RemoteTierTest {
   }
 
   @Test
-  void requireSigned_readsNothingFromTheRemote() throws Exception {
-    RemoteSetting s = setting("signed");
-    try (CacheStore a = open("a"); RemoteTier t = tier(s)) {
-      fill(a, 1);
-      RemoteSync.push(a, t, List.of(), notices::add);
+  void requireSigned_takesOnlyObjectsSignedByATrustedKey() throws Exception {
+    RemoteSetting unsigned = setting("unsigned");
+    RemoteSetting signed = setting("signed");
+    RemoteSetting stranger = setting("stranger");
+    dev.xlac.cache.BundleSigningKey.generate(tmp.resolve("ci"), false);
+    dev.xlac.cache.BundleSigningKey.generate(tmp.resolve("other"), false);
+    dev.xlac.cache.BundleSigningKey ci = dev.xlac.cache.BundleSigningKey.read(tmp.resolve("ci.key"));
+    dev.xlac.cache.BundleSigningKey other = dev.xlac.cache.BundleSigningKey.read(tmp.resolve("other.key"));
+    try (CacheStore a = open("a"); RemoteTier tu = tier(unsigned); RemoteTier ts = tier(signed);
+        RemoteTier tx = tier(stranger)) {
+      fill(a, 2);
+      RemoteSync.push(a, tu, List.of(), notices::add);
+      RemoteSync.push(a, ts, List.of(), notices::add, Optional.of(ci));
+      RemoteSync.push(a, tx, List.of(), notices::add, Optional.of(other));
     }
-    try (CacheStore b = open("b"); RemoteTier t = tier(s)) {
+    try (CacheStore b = open("b")) {
+      b.trustKey(ci.publicKey(), "ci.pub");
       b.setRequireSigned(true);
-      assertThatThrownBy(() -> RemoteSync.pull(b, t, List.of(), notices::add)).isInstanceOf(XlacException.class)
-          .hasMessageContaining("require-signed on, and the remote tier's objects are not signed");
-      b.setRemoteSetting(Optional.of(s));
-      Fixtures.graph(b, 1);
-      try (RemoteSession session = RemoteSession.open(b, RemoteSession.Policy.USE, notices::add)) {
-        assertThat(session.readThrough(new ArtifactKey(Fixtures.fp(1), Fixtures.CPU))).isFalse();
-        session.finish();
+      try (RemoteTier t = tier(unsigned)) {
+        RemoteStats r = RemoteSync.pull(b, t, List.of(), notices::add);
+        assertThat(r.downloaded()).isZero();
+        assertThat(r.rejected()).isEqualTo(3); // the graphs (their artifacts wait for them) and the runtime entry
+        assertThat(notices).allSatisfy(n -> assertThat(n).contains("it is not signed, and the cache has require-signed"));
       }
-      assertThat(notices).anySatisfy(n -> assertThat(n).contains("not read through").contains("require-signed on"));
-      assertThat(b.graphs()).hasSize(1);
-      assertThat(b.entries(Fixtures.fp(1))).isEmpty();
+      notices.clear();
+      try (RemoteTier t = tier(stranger)) {
+        RemoteStats r = RemoteSync.pull(b, t, List.of(), notices::add);
+        assertThat(r.downloaded()).isZero();
+        assertThat(notices).first().asString().contains("signed by key " + other.publicKey().id())
+            .contains("does not trust");
+      }
+      notices.clear();
+      try (RemoteTier t = tier(signed)) {
+        RemoteStats r = RemoteSync.pull(b, t, List.of(), notices::add);
+        assertThat(r.downloaded()).isEqualTo(5);
+        assertThat(r.rejected()).isZero();
+      }
+      assertThat(b.getArtifact(new ArtifactKey(Fixtures.fp(2), Fixtures.CPU)).orElseThrow().bytes())
+          .isEqualTo(Fixtures.bytes(2, 1002));
+      // Read-through under require-signed: the signed remote serves, the unsigned one does not.
+      b.setRemoteSetting(Optional.of(unsigned));
+      Fixtures.graph(b, 3);
+      try (RemoteSession session = RemoteSession.open(b, RemoteSession.Policy.USE, notices::add)) {
+        assertThat(session.readThrough(new ArtifactKey(Fixtures.fp(3), Fixtures.CPU))).isFalse();
+        assertThat(session.finish().rejected()).isZero(); // nothing there for graph 3
+      }
+    }
+    // A signed object changed and its SHA-256 recomputed, as anyone who can write the bucket can: refused always.
+    ArtifactKey one = new ArtifactKey(Fixtures.fp(1), Fixtures.CPU);
+    try (RemoteTier t = tier(signed)) {
+      byte[] body = t.get(RemoteObjects.artifactKey(one)).orElseThrow();
+      int block = 8 + 44 + 64;
+      byte[] inner = java.util.Arrays.copyOf(body, body.length - block);
+      inner[inner.length - 40] ^= 1; // a payload byte
+      byte[] sha = RemoteObjects.sha256().digest(java.util.Arrays.copyOf(inner, inner.length - 32));
+      System.arraycopy(sha, 0, inner, inner.length - 32, 32);
+      byte[] forged = java.util.Arrays.copyOf(inner, body.length);
+      System.arraycopy(body, body.length - block, forged, inner.length, block);
+      assertThatThrownBy(() -> RemoteObjects.open(RemoteObjects.artifactKey(one), forged))
+          .isInstanceOf(RemoteObjects.BadObjectException.class)
+          .hasMessageContaining("signature does not match").hasMessageContaining(ci.publicKey().id());
+      assertThat(RemoteObjects.open(RemoteObjects.artifactKey(one), body).signer()).isEqualTo(ci.publicKey());
     }
   }
 

@@ -16,9 +16,9 @@ import picocli.CommandLine.Parameters;
         + " their artifacts, or, without FINGERPRINTs, everything it holds, runtime entries included.",
     footer = {"%nEvery object is checked before it is stored (its SHA-256, the key it names, a graph's fingerprint"
         + " recomputed from its module, a runtime entry's request key from its sections); one that fails is named on"
-        + " stderr and not stored. A cache with 'require-signed on' pulls nothing: the remote's objects are not signed.",
-        "%nExit codes: 0 done; 1 some objects were rejected; 2 no remote is set, an unknown fingerprint, or"
-        + " require-signed is on; 3 the remote is unreachable or refuses access, or the cache is locked. Details:"
+        + " stderr and not stored. A cache with 'require-signed on' takes only objects signed by a key it trusts"
+        + " ('xlac cache push --sign KEYFILE').",
+        "%nExit codes: 0 done; 1 some objects were rejected; 2 no remote is set, or an unknown fingerprint; 3 the remote is unreachable or refuses access, or the cache is locked. Details:"
         + " docs/cache.md, 'The remote tier'."})
 final class CachePullCommand implements Callable<Integer> {
   @Parameters(paramLabel = "FINGERPRINT", arity = "0..*",
