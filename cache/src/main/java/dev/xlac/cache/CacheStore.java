@@ -412,6 +412,17 @@ public final class CacheStore implements AutoCloseable {
     ImportLimit.write(store, limit);
   }
 
+  /** The shared S3 tier this cache reads through to and writes through to ({@code cache config remote}); empty: none. */
+  public Optional<RemoteSetting> remoteSetting() {
+    return RemoteSetting.read(store);
+  }
+
+  /** Sets ({@code cache config remote s3://...}) or, with an empty value, removes the remote tier. */
+  public void setRemoteSetting(Optional<RemoteSetting> setting) {
+    store.requireWritable();
+    RemoteSetting.write(store, setting);
+  }
+
   /** Which bundle signers this cache trusts, and whether it imports only signed bundles; see {@link TrustConfig}. */
   public TrustSettings trustSettings() {
     return TrustConfig.read(store);

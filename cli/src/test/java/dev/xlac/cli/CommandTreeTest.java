@@ -34,7 +34,7 @@ class CommandTreeTest {
     assertThat(subcommandNames(whole))
         .containsExactly("hash", "inspect", "diff", "dump", "run", "cache", "parallel-compile", "completion", "help")
         .containsExactlyElementsOf(CommandTree.SUBCOMMANDS.sequencedKeySet());
-    assertThat(subcommandNames(cacheOf(whole))).hasSize(14)
+    assertThat(subcommandNames(cacheOf(whole))).hasSize(16)
         .containsExactlyElementsOf(CacheCommand.SUBCOMMANDS.sequencedKeySet());
     whole.getSubcommands().forEach((name, c) -> assertThat(c.getCommandName()).isEqualTo(name));
     cacheOf(whole).getSubcommands().forEach((name, c) -> assertThat(c.getCommandName()).isEqualTo(name));

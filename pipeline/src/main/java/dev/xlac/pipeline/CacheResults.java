@@ -5,6 +5,7 @@ import dev.xlac.cache.ArtifactKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.CompileInfo;
 import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.remote.RemoteSession;
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.schedule.CompileJob;
 import dev.xlac.compiler.schedule.GraphResult;
@@ -22,11 +23,18 @@ final class CacheResults implements ResultSink {
   private final CacheStore store;
   private final CompilerIdentity identity;
   private final boolean retryFailed;
+  private final RemoteSession remote;
 
   CacheResults(CacheStore store, CompilerIdentity identity, boolean retryFailed) {
+    this(store, identity, retryFailed, null);
+  }
+
+  /** {@code remote}: read through to on a local miss, written through to after each compile (null: none). */
+  CacheResults(CacheStore store, CompilerIdentity identity, boolean retryFailed, RemoteSession remote) {
     this.store = store;
     this.identity = identity;
     this.retryFailed = retryFailed;
+    this.remote = remote;
   }
 
   /**
@@ -44,7 +52,26 @@ final class CacheResults implements ResultSink {
       return Optional.of(GraphResult.previouslyFailed(fp, module, entry.get().failureKind(),
           entry.get().failureMessage()));
     }
+    if (remote != null && readThrough(new ArtifactKey(fp, identity))) { // checked, and now stored locally
+      return Optional.of(GraphResult.cached(fp, module));
+    }
     return Optional.empty();
+  }
+
+  /** Reads the graphs' artifacts the local cache lacks through from the remote tier, several at once (none: no-op). */
+  void prefetch(java.util.Collection<GraphFingerprint> graphs) throws InterruptedException {
+    if (remote != null) {
+      remote.prefetch(graphs.stream().map(fp -> new ArtifactKey(fp, identity)).toList());
+    }
+  }
+
+  private boolean readThrough(ArtifactKey key) {
+    try {
+      return remote.readThrough(key);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // the run is being stopped: a miss, and the caller sees the flag
+      return false;
+    }
   }
 
   /** A job whose module is read from the cache when a worker takes it. */
@@ -57,7 +84,13 @@ final class CacheResults implements ResultSink {
   public void store(CompileJob job, CompileOutcome outcome) {
     ArtifactKey key = new ArtifactKey(job.fingerprint(), identity);
     switch (outcome) {
-      case CompileOutcome.Success s -> store.putArtifact(key, s.artifact(), new CompileInfo(s.elapsed(), s.log()));
+      case CompileOutcome.Success s -> {
+        CompileInfo info = new CompileInfo(s.elapsed(), s.log());
+        store.putArtifact(key, s.artifact(), info);
+        if (remote != null) {
+          remote.writeThrough(key, s.artifact(), info); // queued: the run does not wait for the upload
+        }
+      }
       case CompileOutcome.Failure f -> store.recordFailure(key, GraphResult.kindName(f.kind()), f.message(), f.log());
     }
   }

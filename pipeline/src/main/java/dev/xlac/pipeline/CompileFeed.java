@@ -1,6 +1,7 @@
 package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.remote.RemoteSession;
 import dev.xlac.compiler.schedule.CompileJob;
 import dev.xlac.compiler.schedule.CompileScheduler;
 import dev.xlac.compiler.schedule.DriverFactory;
@@ -33,6 +34,7 @@ final class CompileFeed implements AutoCloseable {
   private final boolean retryFailed;
   private final RunListener listener;
   private final MemoryProbe memory;
+  private final RemoteSession remote;
   private final Map<GraphFingerprint, String> waiting = new LinkedHashMap<>();
   private final List<GraphResult> settled = new ArrayList<>();
   private int offered;
@@ -44,6 +46,13 @@ final class CompileFeed implements AutoCloseable {
 
   CompileFeed(CacheStore store, SchedulerSettings settings, boolean retryFailed, RunListener listener,
       MemoryProbe memory) {
+    this(store, settings, retryFailed, listener, memory, null);
+  }
+
+  /** {@code remote}: the run's remote tier session (null: none), read through to and written through to. */
+  CompileFeed(CacheStore store, SchedulerSettings settings, boolean retryFailed, RunListener listener,
+      MemoryProbe memory, RemoteSession remote) {
+    this.remote = remote;
     this.store = store;
     this.settings = settings;
     this.retryFailed = retryFailed;
@@ -69,6 +78,7 @@ final class CompileFeed implements AutoCloseable {
    * Returns every result (settled first, then in submission order).
    */
   List<GraphResult> offerAll(SequencedMap<GraphFingerprint, String> graphs) throws InterruptedException {
+    CacheResults known;
     synchronized (this) {
       while (cache == null && failure == null && !cancelled) {
         wait();
@@ -78,6 +88,12 @@ final class CompileFeed implements AutoCloseable {
       } else if (failure != null) {
         throw (RuntimeException) failure;
       }
+      known = cache;
+    }
+    if (known != null) {
+      known.prefetch(graphs.keySet()); // the remote tier's artifacts, several at once, outside the feed's lock
+    }
+    synchronized (this) {
       offered += graphs.size();
       List<CompileJob> todo = new ArrayList<>();
       int cached = 0;
@@ -104,7 +120,7 @@ final class CompileFeed implements AutoCloseable {
     if (cancelled) {
       return;
     }
-    cache = new CacheResults(store, factory.identity(), retryFailed);
+    cache = new CacheResults(store, factory.identity(), retryFailed, remote != null && remote.enabled() ? remote : null);
     waiting.forEach(this::route);
     waiting.clear();
     notifyAll();

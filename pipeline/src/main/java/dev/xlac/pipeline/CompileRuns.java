@@ -2,6 +2,7 @@ package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.GraphInfo;
+import dev.xlac.cache.remote.RemoteSession;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.ExitCode;
@@ -56,10 +57,11 @@ public final class CompileRuns {
     // opens and the PATHs are read. Without, a run where everything is cached starts none.
     try (PreparedDrivers early = paths.isEmpty() ? PreparedDrivers.none(setup.drivers())
             : PreparedDrivers.start(setup.drivers());
-        CacheStore store = setup.cache().open(); var _ = store.pinForRun()) {
+        CacheStore store = setup.cache().open(); var _ = store.pinForRun();
+        RemoteSession remote = RemoteSession.open(store, setup.remote(), listener::notice)) {
       DriverFactory drivers = early.open(); // closed by the feed once started, else by the probe
       try (CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener,
-          setup.memory())) {
+          setup.memory(), remote)) {
         long start = System.nanoTime();
         // Without a probe record, learning the identity loads the plugin in the first worker (and
         // hashes it): that overlaps reading and storing the PATHs.
@@ -85,7 +87,7 @@ public final class CompileRuns {
             interrupt.cancels(feed::cancel);
             results = feed.offerAll(graphs);
           }
-          RunReport report = finishRun(results, start, setup);
+          RunReport report = finishRun(results, start, setup).withRemote(remote.finish()); // uploads drained
           WhyNew.Summary whyNew = WhyNew.explain(store, added); // after the report's wall time, as one-shot
           return new CompileResult(report.withReasons(whyNew), inputs, whyNew);
         } finally {
@@ -112,8 +114,10 @@ public final class CompileRuns {
     try (PreparedDrivers early = PreparedDrivers.start(setup.drivers());
         CommandSource source = CommandSource.create(trace);
         CacheStore store = setup.cache().open(); var _ = store.pinForRun();
+        RemoteSession remote = RemoteSession.open(store, setup.remote(), listener::notice);
         ShutdownCancel interrupt = new ShutdownCancel();
-        CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener, setup.memory())) {
+        CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener, setup.memory(),
+            remote)) {
       long start = System.nanoTime();
       String command = Path.of(trace.command().getFirst()).getFileName().toString();
       interrupt.cancels(feed::cancel);
@@ -145,7 +149,7 @@ public final class CompileRuns {
       if (traced.outcome().signalForwarded() != null) {
         feed.cancel();
       }
-      RunReport report = finishRun(feed.finish(), start, setup);
+      RunReport report = finishRun(feed.finish(), start, setup).withRemote(remote.finish()); // uploads drained
       WhyNew.Summary whyNew = WhyNew.explain(store, intake.newGraphs()); // after the report's wall time
       report = report.withReasons(whyNew);
       CommandEnding ending = CommandEnding.of(trace.command(), traced.outcome(), intake, trace.ignoreScriptErrors());

@@ -1,5 +1,6 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.cache.remote.RemoteSession;
 import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 
@@ -11,6 +12,14 @@ import dev.xlac.compiler.schedule.SchedulerSettings;
  * @param retryFailed compile again graphs whose compile failed in an earlier run
  * @param listener progress; {@link RunListener#NONE} for none
  * @param memory the memory the scheduler admits compiles by
+ * @param remote whether the run reads through to and writes through to the cache's remote tier
  */
 public record CompileSetup(CacheOpener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
-    RunListener listener, MemoryProbe memory) {}
+    RunListener listener, MemoryProbe memory, RemoteSession.Policy remote) {
+
+  /** A run that uses the cache's remote tier when it has one ({@link RemoteSession.Policy#USE}). */
+  public CompileSetup(CacheOpener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
+      RunListener listener, MemoryProbe memory) {
+    this(cache, drivers, settings, retryFailed, listener, memory, RemoteSession.Policy.USE);
+  }
+}

@@ -23,6 +23,11 @@ public interface RunListener extends CompileListener {
   /** A dumped file could not be read (its message names it); the others are still taken. */
   default void unreadable(String message) {}
 
+  /** A one-line notice for the user (the remote tier's warning); printed as {@link #unreadable} prints. */
+  default void notice(String line) {
+    unreadable(line);
+  }
+
   /** The traced command ended: no more graphs come; {@code line} says what was captured. */
   default void captureEnded(String line) {}
 

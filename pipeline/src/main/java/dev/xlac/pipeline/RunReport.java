@@ -1,5 +1,6 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.cache.remote.RemoteStats;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.FailureKind;
@@ -17,7 +18,8 @@ import java.util.Map;
  *
  * @param reasons why each graph the run added to the cache was new (dump-path and one-shot runs; {@link WhyNew}), by fingerprint
  */
-public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<GraphFingerprint, WhyNew.Reason> reasons) {
+public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<GraphFingerprint, WhyNew.Reason> reasons,
+    RemoteStats remote) {
 
   public RunReport {
     graphs = List.copyOf(graphs);
@@ -28,9 +30,18 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<G
     this(graphs, wall, jobs, Map.of());
   }
 
+  public RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<GraphFingerprint, WhyNew.Reason> reasons) {
+    this(graphs, wall, jobs, reasons, null);
+  }
+
   /** This report with the reasons of a run's new graphs. */
   public RunReport withReasons(WhyNew.Summary why) {
-    return new RunReport(graphs, wall, jobs, why.byGraph());
+    return new RunReport(graphs, wall, jobs, why.byGraph(), remote);
+  }
+
+  /** This report with what the run did with the remote tier (null: it had none). */
+  public RunReport withRemote(RemoteStats stats) {
+    return new RunReport(graphs, wall, jobs, reasons, stats);
   }
 
   public int total() {
@@ -105,6 +116,9 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<G
       lines.add(String.format(Locale.ROOT, "wall %.2f s, compile time %.2f s, effective parallel speedup %.2fx"
           + " (%d job%s)", seconds(wall), seconds(compileTime()), speedup(), jobs, jobs == 1 ? "" : "s"));
     }
+    if (remote != null) {
+      lines.add(remote.runLine());
+    }
     return lines;
   }
 
@@ -149,6 +163,21 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<G
       rows.add(r);
     }
     m.put("graphs", rows);
+    if (remote != null) {
+      Map<String, Object> r = new LinkedHashMap<>();
+      r.put("url", remote.remote());
+      r.put("read_through", remote.downloaded());
+      r.put("read_through_bytes", remote.downloadedBytes());
+      r.put("not_there", remote.misses());
+      r.put("rejected", remote.rejected());
+      r.put("uploaded", remote.uploaded());
+      r.put("uploaded_bytes", remote.uploadedBytes());
+      r.put("already_there", remote.alreadyThere());
+      r.put("failed", remote.failed());
+      r.put("skipped", remote.skipped());
+      r.put("unavailable", remote.unavailable());
+      m.put("remote", r);
+    }
     return m;
   }
 

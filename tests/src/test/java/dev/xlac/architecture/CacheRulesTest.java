@@ -11,6 +11,8 @@ import dev.xlac.cache.CacheRepair;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RunPins;
 import dev.xlac.cache.layout.archfixture.ReachesPast;
+import dev.xlac.cache.ops.archfixture.TalksToS3;
+import dev.xlac.cache.remote.archfixture.ReachesTheStore;
 import dev.xlac.cache.store.archfixture.CallsUp;
 import dev.xlac.cache.store.Store;
 import java.util.List;
@@ -33,7 +35,7 @@ class CacheRulesTest {
 
   static final ArchRule STORE_DOES_NOT_CALL_UP = noClasses().that().resideInAPackage("dev.xlac.cache.store..")
       .should().dependOnClassesThat().resideInAnyPackage("dev.xlac.cache.ops..", "dev.xlac.cache.bundle..",
-          "dev.xlac.cache.layout..")
+          "dev.xlac.cache.layout..", "dev.xlac.cache.remote..")
       .orShould().dependOnClassesThat().belongToAnyOf(CacheStore.class, RunPins.class, CacheRepair.class)
       .because("the store is the bottom of the cache: the facade, ops, bundles and layouts use it, never the other"
           + " way (it may use the root package's value types, records and exceptions)");
@@ -42,6 +44,15 @@ class CacheRulesTest {
       .should().dependOnClassesThat().resideInAnyPackage(CACHE_INTERNALS)
       .because("a runtime layout reads and writes the cache through CacheStore, like any other user, so it gets the"
           + " facade's size limit, pins and damage reports");
+
+  static final ArchRule REMOTE_USES_THE_FACADE = noClasses().that().resideInAPackage("dev.xlac.cache.remote..")
+      .should().dependOnClassesThat().resideInAnyPackage(CACHE_INTERNALS)
+      .because("the remote tier reads and writes the cache through CacheStore, like any other user, so what it stores"
+          + " gets the facade's checks, pins and size limit");
+
+  static final ArchRule ONLY_REMOTE_TOUCHES_S3 = noClasses().that().resideOutsideOfPackage("dev.xlac.cache.remote..")
+      .should().dependOnClassesThat().resideInAPackage("software.amazon.awssdk..")
+      .because("the S3 client, its requests and exceptions stay inside the remote tier, which owns the one client");
 
   static final ArchRule ONLY_STORE_TOUCHES_ROCKSDB = noClasses().that().resideOutsideOfPackage("dev.xlac.cache.store..")
       .should().dependOnClassesThat().resideInAPackage("org.rocksdb..")
@@ -56,7 +67,7 @@ class CacheRulesTest {
 
   @Test
   void theImport_seesEveryCachePackage() {
-    for (String pkg : List.of("cache", "cache.store", "cache.ops", "cache.bundle", "cache.layout", "cli")) {
+    for (String pkg : List.of("cache", "cache.store", "cache.ops", "cache.bundle", "cache.layout", "cache.remote", "cli")) {
       assertThat(product.stream().filter(c -> c.getPackageName().equals("dev.xlac." + pkg))).as(pkg).isNotEmpty();
     }
   }
@@ -82,7 +93,18 @@ class CacheRulesTest {
   }
 
   @Test
+  void theRemoteTier_usesOnlyTheFacade_andAloneTalksToS3() {
+    REMOTE_USES_THE_FACADE.check(product);
+    ONLY_REMOTE_TOUCHES_S3.check(product);
+  }
+
+  @Test
   void eachRule_reportsAClassThatBreaksIt() {
+    assertThatThrownBy(() -> ONLY_REMOTE_TOUCHES_S3.check(new ClassFileImporter().importClasses(TalksToS3.class)))
+        .isInstanceOf(AssertionError.class).hasMessageContaining(TalksToS3.class.getName());
+    assertThatThrownBy(() -> REMOTE_USES_THE_FACADE.check(
+        new ClassFileImporter().importClasses(ReachesTheStore.class, Store.class)))
+        .isInstanceOf(AssertionError.class).hasMessageContaining(ReachesTheStore.class.getName());
     // This test class names Store: from outside the cache, that is reaching past the facade.
     assertThatThrownBy(() -> NOTHING_OUTSIDE_USES_INTERNALS.check(
         new ClassFileImporter().importClasses(CacheRulesTest.class, Store.class)))

@@ -130,6 +130,17 @@ final class CacheLock implements AutoCloseable {
   static String commandLine() {
     ProcessHandle.Info info = ProcessHandle.current().info();
     String[] args = info.arguments().orElse(new String[0]);
+    if (args.length == 0) {
+      // The JDK gives no arguments for a long command line (a class path of many jars) and cuts the line it gives
+      // short; Linux has the whole of it, NUL-separated, so the class and its arguments still name the holder.
+      try {
+        String[] words = new String(Files.readAllBytes(Path.of("/proc/self/cmdline")), StandardCharsets.UTF_8)
+            .split("\0");
+        args = words.length > 1 ? java.util.Arrays.copyOfRange(words, 1, words.length) : new String[0];
+      } catch (IOException | RuntimeException e) {
+        // not Linux: the JDK's line as it is
+      }
+    }
     java.util.Set<String> withValue = java.util.Set.of("-cp", "-classpath", "--class-path", "-p", "--module-path",
         "--add-modules", "--add-opens", "--add-exports", "--add-reads", "--limit-modules");
     StringBuilder b = new StringBuilder();

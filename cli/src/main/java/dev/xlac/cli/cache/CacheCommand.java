@@ -38,6 +38,8 @@ public final class CacheCommand implements Runnable {
     m.put("config", CacheConfigCommand.class);
     m.put("keygen", CacheKeygenCommand.class);
     m.put("materialize", CacheMaterializeCommand.class);
+    m.put("push", CachePushCommand.class);
+    m.put("pull", CachePullCommand.class);
     SUBCOMMANDS = Collections.unmodifiableSequencedMap(m);
   }
 

@@ -4,6 +4,7 @@ import dev.xlac.cache.BundleKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.ImportLimit;
 import dev.xlac.cache.Quantities;
+import dev.xlac.cache.RemoteSetting;
 import dev.xlac.cache.TrustSettings;
 import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
@@ -11,10 +12,12 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "config", mixinStandardHelpOptions = true,
@@ -28,32 +31,45 @@ import picocli.CommandLine.Parameters;
         + " takes a PREFIX.pub file from 'xlac cache keygen'; 'remove' takes a key id as 'list' shows it, or its"
         + " first 8 or more hex digits.",
         "import-max-unpacked [SIZE|none|default]: 'xlac cache import' refuses a bundle that unpacks to more (its"
-        + " entries plus the modules and logs decompressed to check them); default 1 TiB."},
+        + " entries plus the modules and logs decompressed to check them); default 1 TiB.",
+        "remote [s3://BUCKET/PREFIX [--endpoint URL] | none]: the shared S3 tier that compile runs read through to"
+        + " and write through to, and that 'xlac cache push' and 'pull' use; --endpoint names an S3-compatible store"
+        + " (addressed path-style). Credentials come from the AWS chain: environment, profile, instance role."},
     footer = {"%nExamples: 'xlac cache config max-size 50G', 'xlac cache config max-size none', 'xlac cache config"
         + " trust add ci.pub', 'xlac cache config require-signed on', 'xlac cache config trust list', 'xlac cache"
-        + " config import-max-unpacked 200G'.",
+        + " config import-max-unpacked 200G', 'xlac cache config remote s3://team-cache/xlac', 'xlac cache config remote"
+        + " s3://xlac/ci --endpoint http://seaweed:8333', 'xlac cache config remote none'.",
         "%nThe settings live in the cache directory, so whoever can write that directory can change them"
         + " (docs/cache.md, 'Trust model')."})
 final class CacheConfigCommand implements Callable<Integer> {
-  @Parameters(index = "0", paramLabel = "KEY", description = "max-size, require-signed, trust or import-max-unpacked.")
+  @Parameters(index = "0", paramLabel = "KEY",
+      description = "max-size, require-signed, trust, import-max-unpacked or remote.")
   String key;
 
   @Parameters(index = "1..*", arity = "0..2", paramLabel = "VALUE",
       description = "The new value: a size (50G, 500MiB) or none; on or off; list, add PUBKEY or remove KEYID.")
   List<String> values = new ArrayList<>();
 
+  @Option(names = "--endpoint", paramLabel = "URL",
+      description = "With 'remote': the endpoint of an S3-compatible store (http://host:port); default AWS.")
+  String endpoint;
+
   @Mixin
   CacheOptions.Writer cache;
 
   @Override
   public Integer call() throws InterruptedException {
+    if (endpoint != null && !key.equals("remote")) {
+      throw XlacException.badInput("--endpoint goes with 'cache config remote s3://BUCKET/PREFIX', not with " + key);
+    }
     switch (key) {
       case "max-size" -> maxSize(value("a size (50G, 500MiB) or none"));
       case "require-signed" -> requireSigned(value("on or off"));
       case "trust" -> trust();
       case "import-max-unpacked" -> importMaxUnpacked(value("a size (500G, 2TiB), none or default"));
+      case "remote" -> remote(value("s3://BUCKET/PREFIX or none"));
       default -> throw XlacException.badInput("unknown cache setting '" + key + "' (known: max-size, require-signed,"
-          + " trust, import-max-unpacked)");
+          + " trust, import-max-unpacked, remote)");
     }
     cache.out().flush();
     return 0;
@@ -118,6 +134,32 @@ final class CacheConfigCommand implements Callable<Integer> {
     }
     cache.out().println("import-max-unpacked " + limit.describe()
         + (limit.source() == ImportLimit.Source.DEFAULT ? ", the default" : ""));
+  }
+
+  private void remote(String value) throws InterruptedException {
+    if (value == null) {
+      if (endpoint != null) {
+        throw XlacException.badInput("--endpoint needs the remote's URL: cache config remote s3://BUCKET/PREFIX"
+            + " --endpoint " + endpoint);
+      }
+      try (CacheStore store = cache.openReadOnly()) {
+        cache.out().println("remote " + store.remoteSetting().map(RemoteSetting::describe).orElse("none"));
+      }
+      return;
+    }
+    Optional<RemoteSetting> setting;
+    if (value.equals("none")) {
+      if (endpoint != null) {
+        throw XlacException.badInput("--endpoint does not go with 'remote none'");
+      }
+      setting = Optional.empty();
+    } else {
+      setting = Optional.of(RemoteSetting.parse(value, endpoint));
+    }
+    try (CacheStore store = cache.openWritable()) {
+      store.setRemoteSetting(setting);
+    }
+    cache.out().println("remote " + setting.map(RemoteSetting::describe).orElse("none"));
   }
 
   private void requireSigned(String value) throws InterruptedException {

@@ -6,6 +6,8 @@ import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.ListQuery;
 import dev.xlac.cache.ListRow;
 import dev.xlac.cache.RequestInfo;
+import dev.xlac.cache.remote.RemoteListing;
+import dev.xlac.cache.remote.RemoteTier;
 import dev.xlac.core.Json;
 import dev.xlac.core.Sizes;
 import java.io.PrintWriter;
@@ -27,7 +29,10 @@ import picocli.CommandLine.Option;
         "%n--runtime lists the executables recorded for 'xlac run' instead, one row per request key: short key,"
             + " platform, program format, executable size, compile time, hits, last access. With --json the keys are"
             + " key, platform, format, plugin_sha256, program_bytes, executable_bytes, compile_seconds, hits, created"
-            + " and last_access."})
+            + " and last_access.",
+        "%n--remote lists the objects of the remote tier: kind (graph, artifact, runtime), name (short fingerprint;"
+            + " fingerprint/compiler id for artifacts; request key), size, last modified. With --json the keys are kind,"
+            + " name, key, bytes and last_modified."})
 final class CacheLsCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print a JSON array.")
   boolean json;
@@ -46,6 +51,9 @@ final class CacheLsCommand implements Callable<Integer> {
   @Option(names = "--runtime", description = "List the runtime entries (executables recorded for 'xlac run').")
   boolean runtime;
 
+  @Option(names = "--remote", description = "List the objects of the cache's remote tier ('xlac cache config remote').")
+  boolean remote;
+
   @Mixin
   CacheOptions cache;
 
@@ -53,6 +61,9 @@ final class CacheLsCommand implements Callable<Integer> {
   public Integer call() throws InterruptedException {
     if (runtime) {
       return runtime();
+    }
+    if (remote) {
+      return remote();
     }
     List<ListRow> rows;
     try (CacheStore store = cache.openReadOnly()) {
@@ -70,6 +81,38 @@ final class CacheLsCommand implements Callable<Integer> {
             r.status().jsonName(), pending ? "-" : r.compilerName(),
             r.status() == EntryStatus.COMPILED ? Sizes.human(r.artifactBytes()) : "-",
             pending ? "-" : dev.xlac.cache.Quantities.human(r.compileTime()), Tables.time(r.lastAccess()));
+      }
+    }
+    out.flush();
+    return 0;
+  }
+
+  private int remote() throws InterruptedException {
+    List<RemoteListing.Row> rows;
+    try (CacheStore store = cache.openReadOnly(); RemoteTier tier = RemoteTier.forCommand(store, cache.notices())) {
+      rows = RemoteListing.list(tier);
+    }
+    PrintWriter out = cache.out();
+    if (json) {
+      Iterable<Map<String, Object>> objects = () -> rows.stream().map(r -> {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("kind", r.kind());
+        m.put("name", r.name());
+        m.put("key", r.key());
+        m.put("bytes", r.bytes());
+        m.put("last_modified", r.lastModified() == null ? null : Tables.iso(r.lastModified()));
+        return m;
+      }).iterator();
+      Json.write(objects, out);
+      out.println();
+    } else {
+      out.printf("%-8s  %-25s  %10s  %s%n", "KIND", "NAME", "SIZE", "MODIFIED");
+      for (RemoteListing.Row r : rows) {
+        String name = r.name().length() <= 25 ? r.name() : r.name().contains("/")
+            ? r.name().substring(0, 12) + "/" + r.name().substring(r.name().indexOf('/') + 1).substring(0, 12)
+            : r.name().substring(0, 12);
+        out.printf("%-8s  %-25s  %10s  %s%n", r.kind(), name, Sizes.human(r.bytes()),
+            r.lastModified() == null ? "-" : Tables.time(r.lastModified()));
       }
     }
     out.flush();

@@ -1,6 +1,9 @@
 package dev.xlac.cli.cache;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.RemoteSetting;
+import dev.xlac.cache.remote.NeuronRemoteLayout;
+import dev.xlac.cache.remote.RemoteTier;
 import dev.xlac.cache.layout.NeuronCacheLayout;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
@@ -37,7 +40,15 @@ final class CacheMaterializeCommand implements Callable<Integer> {
       description = "The layout to write: ${COMPLETION-CANDIDATES}.")
   Layout layout;
 
-  @Parameters(paramLabel = "DIR", description = "Where to write (created if missing; existing entries are updated).")
+  @Parameters(paramLabel = "DIR", description = "Where to write (created if missing; existing entries are updated);"
+      + " for --layout neuron also s3://BUCKET/PREFIX, the S3 layout Neuron reads with NEURON_COMPILE_CACHE_URL.")
+  String target;
+
+  @Option(names = "--endpoint", paramLabel = "URL",
+      description = "neuron into s3://: an S3-compatible endpoint (default: the cache's remote endpoint when the"
+          + " bucket is the remote's, else AWS).")
+  String endpoint;
+
   Path dir;
 
   @Option(names = "--plugin", paramLabel = "PATH",
@@ -54,6 +65,13 @@ final class CacheMaterializeCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
+    if (target.startsWith("s3://")) {
+      return neuronS3();
+    }
+    if (endpoint != null) {
+      throw XlacException.badInput("--endpoint is for an s3:// target");
+    }
+    dir = Path.of(target);
     if (layout == Layout.pjrt) {
       return pjrt();
     }
@@ -79,6 +97,27 @@ final class CacheMaterializeCommand implements Callable<Integer> {
         r.compiled(), r.failed(), r.pending(), r.filesWritten(), r.filesUnchanged(), r.withoutName());
     out.flush();
     return r.problems() > 0 ? ExitCode.WORK_FAILED.code() : ExitCode.OK.code();
+  }
+
+  private int neuronS3() throws InterruptedException {
+    if (layout != Layout.neuron || plugin != null || verify) {
+      throw XlacException.badInput("an s3:// target takes --layout neuron (and neither --plugin nor --verify)");
+    }
+    NeuronRemoteLayout.Result r;
+    try (CacheStore store = cache.openReadOnly()) {
+      RemoteSetting target = NeuronRemoteLayout.target(store, this.target, endpoint);
+      try (RemoteTier tier = RemoteTier.open(target, RemoteTier.Options.defaults(true, cache.notices()))) {
+        r = NeuronRemoteLayout.materialize(store, tier, Path.of(System.getProperty("java.io.tmpdir")),
+            cache.notices());
+      }
+    }
+    NeuronCacheLayout.MaterializeResult m = r.layout();
+    PrintWriter out = cache.out();
+    out.printf("Materialized %d Neuron entries in %s (%d compiled, %d failed, %d pending): %s; %d graphs without a"
+        + " Neuron name skipped%n", m.compiled() + m.failed() + m.pending(), r.uploads().remote(), m.compiled(),
+        m.failed(), m.pending(), r.uploads().uploads().replace("uploaded", "files uploaded"), m.withoutName());
+    out.flush();
+    return m.problems() > 0 ? ExitCode.WORK_FAILED.code() : ExitCode.OK.code();
   }
 
   private int pjrt() throws InterruptedException {

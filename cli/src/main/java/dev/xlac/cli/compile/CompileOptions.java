@@ -1,5 +1,6 @@
 package dev.xlac.cli.compile;
 
+import dev.xlac.cache.remote.RemoteSession;
 import dev.xlac.cli.cache.CacheOptions;
 import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.compiler.schedule.SchedulerSettings;
@@ -63,6 +64,13 @@ final class CompileOptions {
   @Option(names = "--retry-failed", description = "Compile again the graphs whose compile failed in an earlier run.")
   boolean retryFailed;
 
+  @Option(names = "--require-remote", description = "Fail (exit code 3) when the cache's remote tier is not set, cannot be"
+      + " reached or refuses access, rather than warning once and going on with the local cache (for CI).")
+  boolean requireRemote;
+
+  @Option(names = "--no-remote", description = "Neither read through to nor write through to the cache's remote tier.")
+  boolean noRemote;
+
   @Option(names = "--report", paramLabel = "FILE.json", description = "Write a JSON report.")
   Path report;
 
@@ -105,6 +113,14 @@ final class CompileOptions {
 
   boolean retryFailed() {
     return retryFailed;
+  }
+
+  /** {@code --require-remote} / {@code --no-remote}: how the run uses the cache's remote tier. */
+  RemoteSession.Policy remotePolicy() {
+    if (requireRemote && noRemote) {
+      throw XlacException.badInput("--require-remote and --no-remote do not go together");
+    }
+    return requireRemote ? RemoteSession.Policy.REQUIRE : noRemote ? RemoteSession.Policy.OFF : RemoteSession.Policy.USE;
   }
 
   /** Writes {@code --report} and {@code --junit} when given, each whole or not at all. */

@@ -94,7 +94,8 @@ public final class ParallelCompileCommand implements Callable<Integer> {
 
   CompileSetup setup(SchedulerSettings settings) {
     return new CompileSetup(cache::openWritable, options.drivers(cache.directory().resolve("probes")), settings,
-        options.retryFailed(), new ProgressPrinter(cache.err(), ProgressPrinter.terminal()), MemoryProbe.system());
+        options.retryFailed(), new ProgressPrinter(cache.err(), ProgressPrinter.terminal()), MemoryProbe.system(),
+        options.remotePolicy());
   }
 
   private int compile(List<Path> paths, SchedulerSettings settings) throws InterruptedException {

@@ -1,0 +1,337 @@
+package dev.xlac.cache.remote;
+
+import dev.xlac.cache.ArtifactInfo;
+import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.GraphInfo;
+import dev.xlac.cache.RequestInfo;
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.core.XlacException;
+import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.runtime.RequestKey;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Consumer;
+
+/**
+ * {@code xlac cache push} and {@code xlac cache pull}: the local cache and the remote tier made to agree, all of
+ * it or the graphs named. Both list the remote first (one listing per kind), so what is there already costs no
+ * transfer; a conditional put still guards against another node writing the same object meanwhile. Uploads and
+ * downloads run {@value #PARALLEL} at a time. A remote that fails is fatal for both (exit code 3); an object that is
+ * damaged or not what its key says is named on one line, counted as rejected, and never stored.
+ */
+public final class RemoteSync {
+  static final int PARALLEL = 8;
+
+  private RemoteSync() {}
+
+  /**
+   * Uploads the graphs named (all when {@code graphs} is empty: then also every runtime entry) with their compiled
+   * artifacts. Failed compiles stay local.
+   */
+  public static RemoteStats push(CacheStore store, RemoteTier tier, List<GraphFingerprint> graphs,
+      Consumer<String> problems) throws InterruptedException {
+    return push(store, tier, graphs, problems, Optional.empty());
+  }
+
+  /** As {@link #push(CacheStore, RemoteTier, List, Consumer)}, each object signed by {@code signer} when given. */
+  public static RemoteStats push(CacheStore store, RemoteTier tier, List<GraphFingerprint> graphs,
+      Consumer<String> problems, Optional<dev.xlac.cache.BundleSigningKey> signer) throws InterruptedException {
+    RemoteStats stats = new RemoteStats(tier.setting().url());
+    Set<String> present = new HashSet<>();
+    try {
+      for (RemoteObjects.Kind k : RemoteObjects.Kind.values()) {
+        if (k != RemoteObjects.Kind.RUNTIME || graphs.isEmpty()) {
+          tier.list(k.keyPrefix()).forEach(o -> present.add(o.key()));
+        }
+      }
+    } catch (RemoteTier.UnavailableException e) {
+      throw XlacException.environment(e.getMessage());
+    }
+    List<GraphFingerprint> selected = graphs.isEmpty()
+        ? store.graphs().stream().map(GraphInfo::fingerprint).toList() : graphs;
+    try (Parallel p = new Parallel()) {
+      for (GraphFingerprint fp : selected) {
+        String gk = RemoteObjects.graphKey(fp);
+        p.submit(() -> upload(tier, stats, present, gk, signed(() -> RemoteEntries.graphObject(store, fp), signer),
+            problems));
+        for (ArtifactInfo a : store.entries(fp)) {
+          if (a.status() == EntryStatus.COMPILED) {
+            String ak = RemoteObjects.artifactKey(a.key());
+            p.submit(() -> upload(tier, stats, present, ak, signed(() -> RemoteEntries.artifactObject(store, a), signer),
+                problems));
+          }
+        }
+      }
+      if (graphs.isEmpty()) {
+        for (RequestInfo r : store.requests()) {
+          String rk = RemoteObjects.runtimeKey(r.key());
+          p.submit(() -> upload(tier, stats, present, rk, signed(() -> RemoteEntries.runtimeObject(store, r.key()),
+              signer), problems));
+        }
+      }
+    }
+    return stats;
+  }
+
+  private interface ObjectSource {
+    Optional<byte[]> get() throws IOException;
+  }
+
+  private static ObjectSource signed(ObjectSource source, Optional<dev.xlac.cache.BundleSigningKey> signer) {
+    return signer.isEmpty() ? source : () -> source.get().map(b -> RemoteObjects.sign(b, signer.get()));
+  }
+
+  private static void upload(RemoteTier tier, RemoteStats stats, Set<String> present, String key, ObjectSource source,
+      Consumer<String> problems) throws InterruptedException {
+    if (present.contains(key)) {
+      stats.alreadyThere.incrementAndGet();
+      return;
+    }
+    Optional<byte[]> body;
+    try {
+      body = source.get();
+    } catch (RemoteObjects.TooLargeException e) {
+      problems.accept("not uploaded " + tier.address(key) + ": " + e.getMessage());
+      stats.skipped.incrementAndGet();
+      return;
+    } catch (IOException e) {
+      problems.accept("not uploaded " + tier.address(key) + ": the local entry cannot be read: " + e.getMessage());
+      stats.failed.incrementAndGet();
+      return;
+    }
+    if (body.isEmpty()) { // damaged or gone locally; the store said which
+      stats.failed.incrementAndGet();
+      return;
+    }
+    try {
+      if (tier.putIfAbsent(key, body.get()) == RemoteTier.Put.WRITTEN) {
+        stats.uploaded.incrementAndGet();
+        stats.uploadedBytes.addAndGet(body.get().length);
+      } else {
+        stats.alreadyThere.incrementAndGet();
+      }
+    } catch (RemoteTier.UnavailableException e) {
+      stats.failed.incrementAndGet();
+      throw XlacException.environment(e.getMessage());
+    }
+  }
+
+  /**
+   * Downloads the graphs named (full fingerprints, or unique prefixes of at least 6 hex digits of the remote's;
+   * all when empty: then also every runtime entry) with all their artifacts, each checked before it is stored.
+   */
+  public static RemoteStats pull(CacheStore store, RemoteTier tier, List<String> graphs, Consumer<String> problems)
+      throws InterruptedException {
+    RemoteStats stats = new RemoteStats(tier.setting().url());
+    RemoteTrust trust = RemoteTrust.of(store);
+    try {
+      List<GraphFingerprint> remoteGraphs = new ArrayList<>();
+      for (RemoteTier.Listed o : tier.list(RemoteObjects.Kind.GRAPH.keyPrefix())) {
+        GraphFingerprint fp = RemoteObjects.graphOf(o.key());
+        if (fp != null) {
+          remoteGraphs.add(fp);
+        }
+      }
+      List<GraphFingerprint> selected = graphs.isEmpty() ? remoteGraphs : resolve(graphs, remoteGraphs, tier);
+      Map<GraphFingerprint, List<String>> artifacts = new TreeMap<>();
+      for (RemoteTier.Listed o : tier.list(RemoteObjects.Kind.ARTIFACT.keyPrefix())) {
+        String[] parts = o.key().substring(RemoteObjects.Kind.ARTIFACT.keyPrefix().length()).split("/");
+        if (parts.length == 2) {
+          GraphFingerprint fp = RemoteObjects.graphOf(RemoteObjects.Kind.GRAPH.keyPrefix() + parts[0]);
+          if (fp != null && parts[1].matches("[0-9a-f]{64}")) {
+            artifacts.computeIfAbsent(fp, k -> new ArrayList<>()).add(o.key());
+          }
+        }
+      }
+      try (Parallel p = new Parallel()) {
+        for (GraphFingerprint fp : selected) {
+          p.submit(() -> pullGraph(store, tier, fp, artifacts.getOrDefault(fp, List.of()), stats, problems, trust));
+        }
+      }
+      if (graphs.isEmpty()) {
+        try (Parallel p = new Parallel()) {
+          for (RemoteTier.Listed o : tier.list(RemoteObjects.Kind.RUNTIME.keyPrefix())) {
+            RequestKey key = RemoteObjects.requestOf(o.key());
+            if (key != null) {
+              p.submit(() -> pullRuntime(store, tier, key, stats, problems, trust));
+            }
+          }
+        }
+      }
+    } catch (RemoteTier.UnavailableException e) {
+      throw XlacException.environment(e.getMessage());
+    }
+    return stats;
+  }
+
+  private static List<GraphFingerprint> resolve(List<String> texts, List<GraphFingerprint> remote, RemoteTier tier) {
+    List<GraphFingerprint> out = new ArrayList<>();
+    for (String t : texts) {
+      String digits = GraphFingerprint.prefixDigits(t);
+      if (digits == null) {
+        throw XlacException.badInput("'" + t + "' is not a graph fingerprint (hlo1: and 64 hex digits, or at least"
+            + " 6 of them)");
+      }
+      List<GraphFingerprint> hits = remote.stream().filter(fp -> RemoteObjects.hex(fp).startsWith(digits)).toList();
+      if (hits.isEmpty()) {
+        throw XlacException.badInput("no graph " + t + " in " + tier.setting().url());
+      }
+      if (hits.size() > 1) {
+        throw XlacException.badInput("'" + t + "' names " + hits.size() + " graphs in " + tier.setting().url()
+            + "; give more digits");
+      }
+      out.add(hits.getFirst());
+    }
+    return out;
+  }
+
+  private static void pullGraph(CacheStore store, RemoteTier tier, GraphFingerprint fp, List<String> artifactKeys,
+      RemoteStats stats, Consumer<String> problems, RemoteTrust trust)
+      throws InterruptedException, RemoteTier.UnavailableException {
+    String gk = RemoteObjects.graphKey(fp);
+    if (store.graph(fp).isPresent()) {
+      stats.alreadyLocal.incrementAndGet();
+    } else {
+      Optional<byte[]> body = tier.get(gk);
+      if (body.isEmpty()) {
+        stats.misses.incrementAndGet();
+        return;
+      }
+      try {
+        RemoteEntries.storeGraph(store, fp, body.get(), tier.address(gk), trust);
+        stats.downloaded.incrementAndGet();
+        stats.downloadedBytes.addAndGet(body.get().length);
+      } catch (RemoteObjects.BadObjectException e) {
+        reject(tier, gk, e, stats, problems);
+        return;
+      }
+    }
+    List<CacheStore.NewArtifact> batch = new ArrayList<>();
+    for (String ak : artifactKeys) {
+      String cid = ak.substring(ak.lastIndexOf('/') + 1);
+      Optional<ArtifactInfo> local = store.entries(fp).stream()
+          .filter(a -> a.key().compiler().digest().equals(cid)).findFirst();
+      if (local.isPresent() && local.get().status() == EntryStatus.COMPILED) {
+        stats.alreadyLocal.incrementAndGet();
+        continue;
+      }
+      Optional<byte[]> body = tier.get(ak);
+      if (body.isEmpty()) {
+        stats.misses.incrementAndGet();
+        continue;
+      }
+      try {
+        RemoteObjects.Envelope e = RemoteObjects.open(ak, body.get());
+        CompilerIdentity id = CompilerIdentity.decode(e.field("compiler"));
+        ArtifactKey key = new ArtifactKey(fp, id);
+        if (!RemoteObjects.artifactKey(key).equals(ak)) {
+          throw new RemoteObjects.BadObjectException("it holds an artifact of another compiler (" + id.shortName() + ")");
+        }
+        batch.add(RemoteEntries.artifact(key, body.get(), trust));
+        stats.downloaded.incrementAndGet();
+        stats.downloadedBytes.addAndGet(body.get().length);
+      } catch (RemoteObjects.BadObjectException e) {
+        reject(tier, ak, e, stats, problems);
+      } catch (RuntimeException e) { // a compiler identity that does not decode
+        reject(tier, ak, new RemoteObjects.BadObjectException("its compiler identity cannot be read"), stats, problems);
+      }
+    }
+    if (!batch.isEmpty()) {
+      store.putArtifacts(batch);
+    }
+  }
+
+  private static void pullRuntime(CacheStore store, RemoteTier tier, RequestKey key, RemoteStats stats,
+      Consumer<String> problems, RemoteTrust trust) throws InterruptedException, RemoteTier.UnavailableException {
+    if (store.requestInfo(key).isPresent()) {
+      stats.alreadyLocal.incrementAndGet();
+      return;
+    }
+    String rk = RemoteObjects.runtimeKey(key);
+    Optional<byte[]> body = tier.get(rk);
+    if (body.isEmpty()) {
+      stats.misses.incrementAndGet();
+      return;
+    }
+    try {
+      RemoteEntries.storeRuntime(store, key, body.get(), store.directory(), trust);
+      stats.downloaded.incrementAndGet();
+      stats.downloadedBytes.addAndGet(body.get().length);
+    } catch (RemoteObjects.BadObjectException e) {
+      reject(tier, rk, e, stats, problems);
+    } catch (IOException e) {
+      throw XlacException.environment("cache " + store.directory() + ": cannot write a scratch file for "
+          + tier.address(rk) + ": " + e.getMessage());
+    }
+  }
+
+  static void reject(RemoteTier tier, String key, RemoteObjects.BadObjectException e, RemoteStats stats,
+      Consumer<String> problems) {
+    stats.rejected.incrementAndGet();
+    problems.accept("rejected " + tier.address(key) + ": " + e.getMessage() + "; not stored locally");
+  }
+
+  /** Tasks {@value #PARALLEL} at a time on virtual threads; closing waits for all and rethrows the first failure. */
+  private static final class Parallel implements AutoCloseable {
+    interface Task {
+      void run() throws Exception;
+    }
+
+    private final ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor();
+    private final java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(PARALLEL);
+    private final List<Future<?>> futures = new ArrayList<>();
+
+    void submit(Task t) throws InterruptedException {
+      slots.acquire();
+      futures.add(pool.submit(() -> {
+        try {
+          t.run();
+          return null;
+        } finally {
+          slots.release();
+        }
+      }));
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      Throwable first = null;
+      try {
+        for (Future<?> f : futures) {
+          try {
+            f.get();
+          } catch (ExecutionException e) {
+            if (first == null) {
+              first = e.getCause();
+            }
+          }
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      if (first instanceof RuntimeException r) {
+        throw r;
+      } else if (first instanceof Error err) {
+        throw err;
+      } else if (first instanceof InterruptedException ie) {
+        throw ie;
+      } else if (first instanceof RemoteTier.UnavailableException u) {
+        throw XlacException.environment(u.getMessage());
+      } else if (first != null) {
+        throw new IllegalStateException(first);
+      }
+    }
+  }
+}
