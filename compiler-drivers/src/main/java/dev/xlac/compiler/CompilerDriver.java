@@ -18,6 +18,15 @@ public interface CompilerDriver extends AutoCloseable {
   /** What this driver compiles with: part of every artifact key it produces. Fixed for the driver's life. */
   CompilerIdentity identity();
 
+  /**
+   * For a PJRT driver, the plugin identity text that xlac's runtime proxy keys recorded requests by when a
+   * training run uses this plugin (runtime/README.md); empty for other compilers, which cannot compile
+   * recorded requests.
+   */
+  default java.util.Optional<String> pluginIdentityText() {
+    return java.util.Optional.empty();
+  }
+
   /** Compiles one module. */
   CompileOutcome compile(CompileRequest request);
 

@@ -33,7 +33,7 @@ final class CompileFeed implements AutoCloseable {
   private final boolean retryFailed;
   private final RunListener listener;
   private final MemoryProbe memory;
-  private final Map<GraphFingerprint, String> waiting = new LinkedHashMap<>();
+  private final List<CompileWork> waiting = new ArrayList<>();
   private final List<GraphResult> settled = new ArrayList<>();
   private int offered;
   private DriverFactory drivers;
@@ -55,11 +55,11 @@ final class CompileFeed implements AutoCloseable {
   synchronized void offer(GraphFingerprint fp, String module) {
     offered++;
     if (cancelled) {
-      settled.add(stopped(fp, module));
+      settled.add(stopped(new CompileWork.Graph(fp, module)));
     } else if (cache == null) {
-      waiting.put(fp, module);
+      waiting.add(new CompileWork.Graph(fp, module));
     } else {
-      route(fp, module);
+      route(new CompileWork.Graph(fp, module));
     }
   }
 
@@ -69,6 +69,13 @@ final class CompileFeed implements AutoCloseable {
    * Returns every result (settled first, then in submission order).
    */
   List<GraphResult> offerAll(SequencedMap<GraphFingerprint, String> graphs) throws InterruptedException {
+    List<CompileWork> work = new ArrayList<>();
+    graphs.forEach((fp, module) -> work.add(new CompileWork.Graph(fp, module)));
+    return offerAll(work);
+  }
+
+  /** As {@link #offerAll(SequencedMap)}, for graphs and recorded requests alike, in the given order. */
+  List<GraphResult> offerAll(List<CompileWork> graphs) throws InterruptedException {
     synchronized (this) {
       while (cache == null && failure == null && !cancelled) {
         wait();
@@ -81,15 +88,15 @@ final class CompileFeed implements AutoCloseable {
       offered += graphs.size();
       List<CompileJob> todo = new ArrayList<>();
       int cached = 0;
-      for (Map.Entry<GraphFingerprint, String> g : graphs.entrySet()) {
-        var done = cancelled ? java.util.Optional.<GraphResult>empty() : cache.settled(g.getKey(), g.getValue());
+      for (CompileWork g : graphs) {
+        var done = cancelled ? java.util.Optional.<GraphResult>empty() : cache.settled(g);
         if (done.isPresent()) {
           settled.add(done.get());
           cached += done.get().status() == GraphResult.Status.CACHED ? 1 : 0;
         } else if (cancelled) {
-          settled.add(stopped(g.getKey(), g.getValue()));
+          settled.add(stopped(g));
         } else {
-          todo.add(cache.job(g.getKey(), g.getValue()));
+          todo.add(cache.job(g));
         }
       }
       listener.planned(graphs.size(), cached, todo.size(), settings.jobs());
@@ -119,8 +126,8 @@ final class CompileFeed implements AutoCloseable {
     notifyAll();
   }
 
-  private void route(GraphFingerprint fp, String module) {
-    cache.settled(fp, module).ifPresentOrElse(settled::add, () -> submit(cache.job(fp, module)));
+  private void route(CompileWork work) {
+    cache.settled(work).ifPresentOrElse(settled::add, () -> submit(cache.job(work)));
   }
 
   private void submit(CompileJob job) {
@@ -130,8 +137,8 @@ final class CompileFeed implements AutoCloseable {
     scheduler.submit(job);
   }
 
-  private static GraphResult stopped(GraphFingerprint fp, String module) {
-    return new GraphResult(fp, module, GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null,
+  private static GraphResult stopped(CompileWork work) {
+    return new GraphResult(work.key(), work.name(), GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null,
         "not compiled: the run was stopped");
   }
 
@@ -146,7 +153,7 @@ final class CompileFeed implements AutoCloseable {
     if (scheduler != null) {
       scheduler.cancel();
     }
-    waiting.forEach((fp, module) -> settled.add(stopped(fp, module)));
+    waiting.forEach(w -> settled.add(stopped(w)));
     waiting.clear();
     notifyAll();
   }

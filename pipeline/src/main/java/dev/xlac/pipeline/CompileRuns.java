@@ -2,6 +2,8 @@ package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.GraphInfo;
+import dev.xlac.cache.RequestInfo;
+import dev.xlac.compiler.CompilerDriver;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.ExitCode;
@@ -35,7 +37,11 @@ public final class CompileRuns {
     return fixedList(setup, paths);
   }
 
-  /** Compiles every graph in the cache that has no artifact (or failure) for this compiler. */
+  /**
+   * The cache's own work: compiles every graph in the cache that has no artifact (or failure) for this compiler,
+   * and, with a PJRT plugin, every recorded request that has no runtime entry for this plugin
+   * ({@link RecordedRequests}), so that {@code xlac run} with this plugin serves them all.
+   */
   public static CompileResult cache(CompileSetup setup) throws InterruptedException {
     return fixedList(setup, List.of());
   }
@@ -47,7 +53,10 @@ public final class CompileRuns {
     try (PreparedDrivers early = paths.isEmpty() ? PreparedDrivers.none(setup.drivers())
             : PreparedDrivers.start(setup.drivers());
         CacheStore store = setup.cache().open(); var _ = store.pinForRun()) {
-      DriverFactory drivers = early.open(); // closed by the feed once started, else by the probe
+      List<RequestInfo> recorded = paths.isEmpty() ? store.requests() : List.of();
+      String[] identityText = {null};
+      // closed by the feed once started, else by the probe
+      DriverFactory drivers = withRequests(early.open(), recorded, store, identityText);
       try (CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener,
           setup.memory())) {
         long start = System.nanoTime();
@@ -69,11 +78,16 @@ public final class CompileRuns {
               graphs.put(g.fingerprint(), g.moduleName());
             }
           }
+          List<CompileWork> work = new ArrayList<>();
+          graphs.forEach((fp, module) -> work.add(new CompileWork.Graph(fp, module)));
+          if (identityText[0] != null) {
+            work.addAll(RecordedRequests.plan(store, recorded, identityText[0]));
+          }
           List<GraphResult> results;
           // Ctrl-C: stop the compiles, keep what is stored, and let this thread close the cache.
           try (ShutdownCancel interrupt = new ShutdownCancel()) {
             interrupt.cancels(feed::cancel);
-            results = feed.offerAll(graphs);
+            results = feed.offerAll(work);
           }
           RunReport report = finishRun(results, start, setup);
           WhyNew.Summary whyNew = WhyNew.explain(store, added); // after the report's wall time, as one-shot
@@ -85,6 +99,27 @@ public final class CompileRuns {
     } finally {
       listener.close();
     }
+  }
+
+  /**
+   * With recorded requests to consider, the factory whose first driver is open now: its plugin identity text is
+   * what their keys for this plugin need (the driver then compiles the first job). A compiler that has none
+   * (neuronx-cc) compiles graphs only.
+   */
+  private static DriverFactory withRequests(DriverFactory drivers, List<RequestInfo> recorded, CacheStore store,
+      String[] identityText) {
+    if (recorded.isEmpty()) {
+      return drivers;
+    }
+    CompilerDriver first;
+    try {
+      first = drivers.open();
+    } catch (RuntimeException | Error e) {
+      drivers.close();
+      throw e;
+    }
+    identityText[0] = first.pluginIdentityText().orElse(null);
+    return RecordedRequests.withFirst(drivers, first, store.directory());
   }
 
   /**
@@ -157,7 +192,7 @@ public final class CompileRuns {
   private static RunReport finishRun(List<GraphResult> results, long start, CompileSetup setup) {
     setup.listener().close();
     List<GraphResult> sorted = new ArrayList<>(results);
-    sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(GraphResult::fingerprint));
+    sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(g -> g.fingerprint().value()));
     return new RunReport(sorted, Duration.ofNanos(System.nanoTime() - start), setup.settings().jobs());
   }
 }

@@ -94,7 +94,8 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<G
     lines.add(head.toString());
     for (GraphResult g : graphs) {
       if (g.status().failed()) {
-        boolean logged = g.status() == GraphResult.Status.FAILED || g.status() == GraphResult.Status.PREVIOUSLY_FAILED;
+        boolean logged = (g.status() == GraphResult.Status.FAILED || g.status() == GraphResult.Status.PREVIOUSLY_FAILED)
+            && !CacheResults.isRequest(g.fingerprint()); // a request's line names its log file itself
         lines.add("  failed: " + g.describe() + ": " + withoutName(g) + (logged
             ? "; log: xlac cache log " + g.fingerprint().value() : ""));
       }

@@ -8,6 +8,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.xlac.core.ExitCode;
+import dev.xlac.runtime.PluginIdentityText;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
@@ -50,6 +51,47 @@ final class PjrtNamedValues {
         out.put(name, readValue(v));
       }
       return Collections.unmodifiableMap(out);
+    }
+  }
+
+  /**
+   * The plugin's attributes as the runtime proxy writes them into the plugin identity text
+   * ({@code PluginIdentityText.Attribute}: typed, a float as C's {@code %.9g}, a list of int64s joined by commas).
+   */
+  static List<PluginIdentityText.Attribute> readIdentityAttributes(PjrtApi api) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment a = PjrtStructs.PLUGIN_ATTRIBUTES.allocate(arena);
+      api.check(PjrtApi.Slot.PLUGIN_ATTRIBUTES, a, ExitCode.ENVIRONMENT);
+      MemorySegment array = a.get(ADDRESS, PjrtStructs.PLUGIN_ATTRIBUTES.offset("attributes"));
+      long count = a.get(JAVA_LONG, PjrtStructs.PLUGIN_ATTRIBUTES.offset("num_attributes"));
+      if (array.address() == 0 || count <= 0) {
+        return List.of();
+      }
+      MemorySegment values = array.reinterpret(count * NAMED_VALUE.size());
+      List<PluginIdentityText.Attribute> out = new ArrayList<>();
+      for (long i = 0; i < count; i++) {
+        MemorySegment v = values.asSlice(i * NAMED_VALUE.size(), NAMED_VALUE.size());
+        String name = PjrtApi.string(v.get(ADDRESS, NAMED_VALUE.offset("name")),
+            v.get(JAVA_LONG, NAMED_VALUE.offset("name_size")));
+        long at = NAMED_VALUE.offset("value");
+        long size = v.get(JAVA_LONG, NAMED_VALUE.offset("value_size"));
+        int type = v.get(JAVA_INT, NAMED_VALUE.offset("type"));
+        out.add(switch (type) {
+          case PjrtStructs.NAMED_VALUE_STRING -> PluginIdentityText.Attribute.string(name,
+              PjrtApi.string(v.get(ADDRESS, at), size));
+          case PjrtStructs.NAMED_VALUE_INT64 -> PluginIdentityText.Attribute.int64(name, v.get(JAVA_LONG, at));
+          case PjrtStructs.NAMED_VALUE_INT64_LIST -> {
+            MemorySegment list = v.get(ADDRESS, at);
+            long[] longs = list.address() != 0 && size > 0 ? list.reinterpret(size * 8).toArray(JAVA_LONG)
+                : new long[0];
+            yield PluginIdentityText.Attribute.int64List(name, longs);
+          }
+          case PjrtStructs.NAMED_VALUE_FLOAT -> PluginIdentityText.Attribute.float32(name, v.get(JAVA_FLOAT, at));
+          case PjrtStructs.NAMED_VALUE_BOOL -> PluginIdentityText.Attribute.bool(name, v.get(JAVA_BYTE, at) != 0);
+          default -> new PluginIdentityText.Attribute(name, "?" + type + ":");
+        });
+      }
+      return List.copyOf(out);
     }
   }
 

@@ -93,6 +93,14 @@ public final class PjrtPlugin implements AutoCloseable {
   }
 
   /**
+   * The attributes as the runtime proxy writes them into the plugin identity text (typed; asked of the
+   * plugin on each call).
+   */
+  public java.util.List<dev.xlac.runtime.PluginIdentityText.Attribute> identityAttributes() {
+    return PjrtNamedValues.readIdentityAttributes(api);
+  }
+
+  /**
    * {@code PJRT_Client_Create} with {@code key=value} create options (typed as described in
    * {@link PjrtNamedValues}). A plugin error is a {@link PjrtException} with exit code ENVIRONMENT.
    */

@@ -3,7 +3,9 @@ package dev.xlac.compiler.pjrt;
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.CompileRequest;
 import dev.xlac.core.FailureKind;
+import dev.xlac.core.ProgramKey;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.runtime.RequestKey;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
@@ -20,9 +22,9 @@ import java.util.Map;
  * with exactly one outcome frame; the parent ends the worker by closing its stdin.
  *
  * <pre>
- *   worker -> parent  HELLO_OK     identity (CompilerIdentity.encode())
+ *   worker -> parent  HELLO_OK     identity (CompilerIdentity.encode()), plugin identity text
  *   worker -> parent  HELLO_ERROR  exit code name, message
- *   parent -> worker  REQUEST      fingerprint, module name, module bytes
+ *   parent -> worker  REQUEST      key, module name, module bytes, format, has options (byte), [options]
  *   worker -> parent  SUCCESS      artifact, log, elapsed ns, phase count, (name, ns)...
  *   worker -> parent  FAILURE      kind name, message, log, elapsed ns
  * </pre>
@@ -62,13 +64,23 @@ final class WorkerProtocol {
     writeString(out, request.fingerprint().value());
     writeString(out, request.moduleName());
     writeBytes(out, request.hloModule());
+    writeString(out, request.format());
+    out.writeByte(request.isRecorded() ? 1 : 0);
+    if (request.isRecorded()) {
+      writeBytes(out, request.compileOptions());
+    }
     out.flush();
   }
 
   static CompileRequest readRequest(DataInputStream in) throws IOException {
-    GraphFingerprint fingerprint = new GraphFingerprint(readString(in));
+    String key = readString(in);
+    ProgramKey fingerprint = key.startsWith(GraphFingerprint.VERSION + ":") ? new GraphFingerprint(key)
+        : RequestKey.parse(key);
     String name = readString(in);
-    return new CompileRequest(fingerprint, name, readBytes(in));
+    byte[] program = readBytes(in);
+    String format = readString(in);
+    byte[] options = in.readByte() != 0 ? readBytes(in) : null;
+    return new CompileRequest(fingerprint, name, program, format, options);
   }
 
   static void writeOutcome(DataOutputStream out, CompileOutcome outcome) throws IOException {
