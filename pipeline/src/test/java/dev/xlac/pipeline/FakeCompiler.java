@@ -18,6 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class FakeCompiler {
   static final CompilerIdentity IDENTITY = new CompilerIdentity("fake", "1.0", "cpu", List.of(), Map.of());
+  /** What a PJRT driver of this "plugin" would report as its plugin identity text. */
+  static final String IDENTITY_TEXT = "xlac-pjrt-plugin/2\nplatform_name=fake\nplatform_version=1.0\napi_version=0.94\n"
+      + "plugin_sha256=" + "f".repeat(64) + "\n";
 
   final AtomicInteger opened = new AtomicInteger();
   final AtomicInteger compiles = new AtomicInteger();
@@ -42,8 +45,18 @@ final class FakeCompiler {
         }
 
         @Override
+        public java.util.Optional<String> pluginIdentityText() {
+          return java.util.Optional.of(IDENTITY_TEXT);
+        }
+
+        @Override
         public CompileOutcome compile(CompileRequest request) {
           compiles.incrementAndGet();
+          if (new String(request.hloModule(), StandardCharsets.UTF_8).contains("reject")) {
+            return new CompileOutcome.Failure(dev.xlac.core.FailureKind.COMPILE_ERROR, request.describe()
+                + ": PJRT_Client_Compile: INVALID_ARGUMENT: rejected", "the fake plugin's log\nline 2",
+                Duration.ofMillis(1));
+          }
           try {
             gate.await();
           } catch (InterruptedException e) {
