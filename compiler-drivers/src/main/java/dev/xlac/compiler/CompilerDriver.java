@@ -19,11 +19,11 @@ public interface CompilerDriver extends AutoCloseable {
   CompilerIdentity identity();
 
   /**
-   * For a PJRT driver, the plugin identity text that xlac's runtime proxy keys recorded requests by when a
-   * training run uses this plugin (runtime/README.md); empty for other compilers, which cannot compile
+   * For a PJRT driver, what xlac's runtime proxy puts into the plugin identity text that keys recorded requests
+   * when a training run uses this plugin (runtime/README.md); empty for other compilers, which cannot compile
    * recorded requests.
    */
-  default java.util.Optional<String> pluginIdentityText() {
+  default java.util.Optional<dev.xlac.compiler.pjrt.PjrtPluginFacts> pluginFacts() {
     return java.util.Optional.empty();
   }
 

@@ -118,7 +118,7 @@ public final class CompileRuns {
       drivers.close();
       throw e;
     }
-    identityText[0] = first.pluginIdentityText().orElse(null);
+    identityText[0] = first.pluginFacts().map(f -> RecordedRequests.identityText(f, System.getenv())).orElse(null);
     return RecordedRequests.withFirst(drivers, first, store.directory());
   }
 

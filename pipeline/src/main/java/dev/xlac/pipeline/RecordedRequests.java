@@ -5,9 +5,11 @@ import dev.xlac.cache.RequestInfo;
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.CompileRequest;
 import dev.xlac.compiler.CompilerDriver;
+import dev.xlac.compiler.pjrt.PjrtPluginFacts;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.runtime.PluginIdentityText;
 import dev.xlac.runtime.RecordedRequest;
 import dev.xlac.runtime.RequestKey;
 import java.io.IOException;
@@ -17,6 +19,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 
@@ -51,6 +54,25 @@ final class RecordedRequests {
           identityText));
     }
     return new ArrayList<>(work.values());
+  }
+
+  /**
+   * The plugin identity text the proxy computes in a process with this plugin and {@code env}'s {@code XLA_FLAGS}
+   * and {@code LIBTPU_INIT_ARGS} (runtime/README.md), from what a worker with the plugin loaded reported. The
+   * worker inherits this process's environment, so its plugin compiles with the same flags the text names.
+   */
+  static String identityText(PjrtPluginFacts f, Map<String, String> env) {
+    List<PluginIdentityText.Attribute> attributes = f.attributes().stream().map(a -> switch (a.value()) {
+      case String v -> PluginIdentityText.Attribute.string(a.name(), v);
+      case Long v -> PluginIdentityText.Attribute.int64(a.name(), v);
+      case long[] v -> PluginIdentityText.Attribute.int64List(a.name(), v);
+      case Float v -> PluginIdentityText.Attribute.float32(a.name(), v);
+      case Boolean v -> PluginIdentityText.Attribute.bool(a.name(), v);
+      case null, default -> new PluginIdentityText.Attribute(a.name(), "?" + a.type() + ":");
+    }).toList();
+    return PluginIdentityText.of(f.platformName(), f.platformVersion(), f.apiMajor(), f.apiMinor(), f.fileSha256(),
+        f.deviceKinds(), PluginIdentityText.keyedXlaFlags(env.get("XLA_FLAGS")),
+        Objects.requireNonNullElse(env.get("LIBTPU_INIT_ARGS"), ""), attributes);
   }
 
   /** Where the log of a recorded request whose compile failed is written: the cache keeps none for them. */
@@ -113,8 +135,8 @@ final class RecordedRequests {
     }
 
     @Override
-    public Optional<String> pluginIdentityText() {
-      return inner.pluginIdentityText();
+    public Optional<PjrtPluginFacts> pluginFacts() {
+      return inner.pluginFacts();
     }
 
     @Override

@@ -18,9 +18,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class FakeCompiler {
   static final CompilerIdentity IDENTITY = new CompilerIdentity("fake", "1.0", "cpu", List.of(), Map.of());
-  /** What a PJRT driver of this "plugin" would report as its plugin identity text. */
-  static final String IDENTITY_TEXT = "xlac-pjrt-plugin/2\nplatform_name=fake\nplatform_version=1.0\napi_version=0.94\n"
-      + "plugin_sha256=" + "f".repeat(64) + "\n";
+  /** What a PJRT driver of this "plugin" reports for the plugin identity text. */
+  static final dev.xlac.compiler.pjrt.PjrtPluginFacts FACTS = new dev.xlac.compiler.pjrt.PjrtPluginFacts("fake", "1.0",
+      0, 94, "f".repeat(64), List.of("fake device"), List.of(new dev.xlac.compiler.pjrt.PjrtPluginFacts.Attribute(
+          "fake_version", dev.xlac.compiler.pjrt.PjrtPluginFacts.Attribute.INT64, 3L)));
+  static final String IDENTITY_TEXT = RecordedRequests.identityText(FACTS, System.getenv());
 
   final AtomicInteger opened = new AtomicInteger();
   final AtomicInteger compiles = new AtomicInteger();
@@ -45,8 +47,8 @@ final class FakeCompiler {
         }
 
         @Override
-        public java.util.Optional<String> pluginIdentityText() {
-          return java.util.Optional.of(IDENTITY_TEXT);
+        public java.util.Optional<dev.xlac.compiler.pjrt.PjrtPluginFacts> pluginFacts() {
+          return java.util.Optional.of(FACTS);
         }
 
         @Override

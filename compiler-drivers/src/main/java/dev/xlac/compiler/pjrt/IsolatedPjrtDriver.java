@@ -58,7 +58,7 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
   private final Duration timeout;
   private final ExecutorService reader;
   private final CompilerIdentity identity;
-  private final String pluginIdentityText;
+  private final PjrtPluginFacts pluginFacts;
   private Worker worker;
   private int started;
   private boolean closed;
@@ -78,7 +78,7 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
       throw e;
     }
     this.identity = worker.identity;
-    this.pluginIdentityText = worker.pluginIdentityText;
+    this.pluginFacts = worker.pluginFacts;
   }
 
   /**
@@ -116,10 +116,10 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
     return identity;
   }
 
-  /** The worker's plugin identity text ({@link PjrtDriver#pluginIdentityText()}), as its first worker reported it. */
+  /** {@link PjrtDriver#pluginFacts()}, as the first worker reported them. */
   @Override
-  public Optional<String> pluginIdentityText() {
-    return Optional.of(pluginIdentityText);
+  public Optional<PjrtPluginFacts> pluginFacts() {
+    return Optional.of(pluginFacts);
   }
 
   /** The running worker's process id, or -1 if none runs (for tests). */
@@ -273,7 +273,7 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
     final OutputTail log;
     final String reportPattern;
     CompilerIdentity identity;
-    String pluginIdentityText;
+    PjrtPluginFacts pluginFacts;
     private boolean killedByUs;
 
     Worker(Process process, String reportPattern) {
@@ -288,7 +288,7 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
       byte type = WorkerProtocol.readType(fromWorker);
       if (type == WorkerProtocol.HELLO_OK) {
         CompilerIdentity id = CompilerIdentity.decode(WorkerProtocol.readString(fromWorker));
-        pluginIdentityText = WorkerProtocol.readString(fromWorker);
+        pluginFacts = WorkerProtocol.readFacts(fromWorker);
         return id;
       }
       if (type == WorkerProtocol.HELLO_ERROR) {

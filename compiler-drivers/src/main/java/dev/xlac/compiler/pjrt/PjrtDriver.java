@@ -6,14 +6,12 @@ import dev.xlac.compiler.CompilerDriver;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.FailureKind;
 import dev.xlac.core.XlacException;
-import dev.xlac.runtime.PluginIdentityText;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 
@@ -32,7 +30,7 @@ public final class PjrtDriver implements CompilerDriver {
   private final PjrtClient client;
   private final PjrtCompileOptions compileOptions;
   private final CompilerIdentity identity;
-  private final String pluginIdentityText;
+  private final PjrtPluginFacts pluginFacts;
 
   private PjrtDriver(PjrtPlugin plugin, PjrtClient client, PjrtCompileOptions compileOptions) {
     this.plugin = plugin;
@@ -45,10 +43,8 @@ public final class PjrtDriver implements CompilerDriver {
     this.identity = new CompilerIdentity("pjrt",
         CompileOutcome.oneLine(client.platformName() + " " + client.platformVersion() + "; plugin api " + plugin.apiVersion()),
         client.platformName().toLowerCase(Locale.ROOT), List.of(), options);
-    this.pluginIdentityText = PluginIdentityText.of(client.platformName(), client.platformVersion(), plugin.apiMajor(),
-        plugin.apiMinor(), plugin.fileSha256(), client.deviceKinds(),
-        PluginIdentityText.keyedXlaFlags(System.getenv("XLA_FLAGS")),
-        Objects.requireNonNullElse(System.getenv("LIBTPU_INIT_ARGS"), ""), plugin.identityAttributes());
+    this.pluginFacts = new PjrtPluginFacts(client.platformName(), client.platformVersion(), plugin.apiMajor(),
+        plugin.apiMinor(), plugin.fileSha256(), client.deviceKinds(), plugin.typedAttributes());
   }
 
   /**
@@ -70,14 +66,10 @@ public final class PjrtDriver implements CompilerDriver {
     return identity;
   }
 
-  /**
-   * The plugin identity text that xlac's runtime proxy computes in a process with this plugin and this
-   * process's {@code XLA_FLAGS} and {@code LIBTPU_INIT_ARGS} (runtime/README.md): the part of a recorded
-   * request's key that names the compiler.
-   */
+  /** What the runtime proxy's plugin identity text says of this plugin and its client. */
   @Override
-  public Optional<String> pluginIdentityText() {
-    return Optional.of(pluginIdentityText);
+  public Optional<PjrtPluginFacts> pluginFacts() {
+    return Optional.of(pluginFacts);
   }
 
   /** The client, for loading artifacts back ({@link PjrtClient#deserializeAndLoad}). */

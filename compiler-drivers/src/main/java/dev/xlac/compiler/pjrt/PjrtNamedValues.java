@@ -8,7 +8,6 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.xlac.core.ExitCode;
-import dev.xlac.runtime.PluginIdentityText;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
@@ -54,11 +53,8 @@ final class PjrtNamedValues {
     }
   }
 
-  /**
-   * The plugin's attributes as the runtime proxy writes them into the plugin identity text
-   * ({@code PluginIdentityText.Attribute}: typed, a float as C's {@code %.9g}, a list of int64s joined by commas).
-   */
-  static List<PluginIdentityText.Attribute> readIdentityAttributes(PjrtApi api) {
+  /** The plugin's attributes with their PJRT types and values, in its order. */
+  static List<PjrtPluginFacts.Attribute> readTypedAttributes(PjrtApi api) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment a = PjrtStructs.PLUGIN_ATTRIBUTES.allocate(arena);
       api.check(PjrtApi.Slot.PLUGIN_ATTRIBUTES, a, ExitCode.ENVIRONMENT);
@@ -68,7 +64,7 @@ final class PjrtNamedValues {
         return List.of();
       }
       MemorySegment values = array.reinterpret(count * NAMED_VALUE.size());
-      List<PluginIdentityText.Attribute> out = new ArrayList<>();
+      List<PjrtPluginFacts.Attribute> out = new ArrayList<>();
       for (long i = 0; i < count; i++) {
         MemorySegment v = values.asSlice(i * NAMED_VALUE.size(), NAMED_VALUE.size());
         String name = PjrtApi.string(v.get(ADDRESS, NAMED_VALUE.offset("name")),
@@ -76,20 +72,18 @@ final class PjrtNamedValues {
         long at = NAMED_VALUE.offset("value");
         long size = v.get(JAVA_LONG, NAMED_VALUE.offset("value_size"));
         int type = v.get(JAVA_INT, NAMED_VALUE.offset("type"));
-        out.add(switch (type) {
-          case PjrtStructs.NAMED_VALUE_STRING -> PluginIdentityText.Attribute.string(name,
-              PjrtApi.string(v.get(ADDRESS, at), size));
-          case PjrtStructs.NAMED_VALUE_INT64 -> PluginIdentityText.Attribute.int64(name, v.get(JAVA_LONG, at));
+        Object value = switch (type) {
+          case PjrtStructs.NAMED_VALUE_STRING -> PjrtApi.string(v.get(ADDRESS, at), size);
+          case PjrtStructs.NAMED_VALUE_INT64 -> v.get(JAVA_LONG, at);
           case PjrtStructs.NAMED_VALUE_INT64_LIST -> {
             MemorySegment list = v.get(ADDRESS, at);
-            long[] longs = list.address() != 0 && size > 0 ? list.reinterpret(size * 8).toArray(JAVA_LONG)
-                : new long[0];
-            yield PluginIdentityText.Attribute.int64List(name, longs);
+            yield list.address() != 0 && size > 0 ? list.reinterpret(size * 8).toArray(JAVA_LONG) : new long[0];
           }
-          case PjrtStructs.NAMED_VALUE_FLOAT -> PluginIdentityText.Attribute.float32(name, v.get(JAVA_FLOAT, at));
-          case PjrtStructs.NAMED_VALUE_BOOL -> PluginIdentityText.Attribute.bool(name, v.get(JAVA_BYTE, at) != 0);
-          default -> new PluginIdentityText.Attribute(name, "?" + type + ":");
-        });
+          case PjrtStructs.NAMED_VALUE_FLOAT -> v.get(JAVA_FLOAT, at);
+          case PjrtStructs.NAMED_VALUE_BOOL -> v.get(JAVA_BYTE, at) != 0;
+          default -> null;
+        };
+        out.add(new PjrtPluginFacts.Attribute(name, type, value));
       }
       return List.copyOf(out);
     }

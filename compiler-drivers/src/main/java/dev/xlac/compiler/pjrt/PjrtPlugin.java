@@ -92,12 +92,9 @@ public final class PjrtPlugin implements AutoCloseable {
     return api.attributes();
   }
 
-  /**
-   * The attributes as the runtime proxy writes them into the plugin identity text (typed; asked of the
-   * plugin on each call).
-   */
-  public java.util.List<dev.xlac.runtime.PluginIdentityText.Attribute> identityAttributes() {
-    return PjrtNamedValues.readIdentityAttributes(api);
+  /** The attributes with their PJRT types (asked of the plugin on each call). */
+  public java.util.List<PjrtPluginFacts.Attribute> typedAttributes() {
+    return PjrtNamedValues.readTypedAttributes(api);
   }
 
   /**

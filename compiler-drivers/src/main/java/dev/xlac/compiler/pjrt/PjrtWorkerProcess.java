@@ -57,7 +57,7 @@ public final class PjrtWorkerProcess {
     try (driver) {
       WorkerProtocol.writeHeader(out, WorkerProtocol.HELLO_OK);
       WorkerProtocol.writeString(out, driver.identity().encode());
-      WorkerProtocol.writeString(out, driver.pluginIdentityText().orElseThrow());
+      WorkerProtocol.writeFacts(out, driver.pluginFacts().orElseThrow());
       out.flush();
       while (true) {
         byte type;
