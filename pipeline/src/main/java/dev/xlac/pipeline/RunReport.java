@@ -85,8 +85,12 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<G
    */
   public List<String> summaryLines() {
     List<String> lines = new ArrayList<>();
-    StringBuilder head = new StringBuilder(String.format(Locale.ROOT, "%d graph%s: %d compiled, %d cached, %d failed",
-        total(), total() == 1 ? "" : "s", compiled(), cached(), failed()));
+    long requests = graphs.stream().filter(g -> CacheResults.isRequest(g.fingerprint())).count();
+    long plain = total() - requests;
+    String what = requests == 0 ? count(plain, "graph") : plain == 0 ? count(requests, "recorded request")
+        : count(plain, "graph") + " and " + count(requests, "recorded request");
+    StringBuilder head = new StringBuilder(String.format(Locale.ROOT, "%s: %d compiled, %d cached, %d failed",
+        what, compiled(), cached(), failed()));
     if (previouslyFailed() > 0) {
       head.append(String.format(Locale.ROOT, " (%d failed in an earlier run and %s skipped; --retry-failed compiles"
           + " them again)", previouslyFailed(), previouslyFailed() == 1 ? "was" : "were"));
@@ -107,6 +111,10 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<G
           + " (%d job%s)", seconds(wall), seconds(compileTime()), speedup(), jobs, jobs == 1 ? "" : "s"));
     }
     return lines;
+  }
+
+  private static String count(long n, String noun) {
+    return n + " " + noun + (n == 1 ? "" : "s");
   }
 
   /** The error without the graph's own name in front (the summary line names it already). */

@@ -180,6 +180,7 @@ class CompileRunsTest {
         FakeCompiler.IDENTITY_TEXT.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     assertThat(first.report().graphs()).filteredOn(g -> g.status() == dev.xlac.compiler.schedule.GraphResult.Status.COMPILED)
         .singleElement().satisfies(g -> assertThat(g.fingerprint()).isEqualTo(forFake));
+    assertThat(first.report().summaryLines().getFirst()).isEqualTo("2 recorded requests: 1 compiled, 0 cached, 1 failed");
     String failure = first.report().summaryLines().stream().filter(l -> l.startsWith("  failed: ")).findFirst()
         .orElseThrow();
     assertThat(failure).startsWith("  failed: mlir request (").contains("PJRT_Client_Compile: INVALID_ARGUMENT")

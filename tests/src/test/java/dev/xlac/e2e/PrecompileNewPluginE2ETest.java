@@ -90,7 +90,7 @@ class PrecompileNewPluginE2ETest {
         report.toString()), List.of());
     assertThat(pre.exitCode()).as(pre.err()).isZero();
     // The run before recorded nothing new (no --record): the new plugin's entries come from parallel-compile only.
-    assertThat(pre.out()).startsWith(compiles + " graphs: " + compiles + " compiled, 0 cached, 0 failed");
+    assertThat(pre.out()).startsWith(compiles + " recorded requests: " + compiles + " compiled, 0 cached, 0 failed");
     assertThat(Files.readString(report)).contains("\"compiled\": " + compiles, "pjrt1:");
 
     Path served = work.resolve("served.json");
@@ -104,7 +104,7 @@ class PrecompileNewPluginE2ETest {
     // Again: nothing left to compile for the new plugin.
     Launcher.Result again = xlac(List.of("parallel-compile", "--cache", cache, "--plugin", newPlugin), List.of());
     assertThat(again.exitCode()).as(again.err()).isZero();
-    assertThat(again.out()).startsWith(compiles + " graphs: 0 compiled, " + compiles + " cached, 0 failed");
+    assertThat(again.out()).startsWith(compiles + " recorded requests: 0 compiled, " + compiles + " cached, 0 failed");
 
     // A recorded request the new plugin rejects: a failure with its log, exit 1; the others stay cached.
     Path spool = Files.createDirectories(work.resolve("spool"));
@@ -120,7 +120,7 @@ class PrecompileNewPluginE2ETest {
     Launcher.Result rejected = xlac(List.of("parallel-compile", "--cache", cache, "--plugin", newPlugin, "--junit",
         junit.toString()), List.of());
     assertThat(rejected.exitCode()).as(rejected.err()).isEqualTo(1);
-    assertThat(rejected.out()).startsWith((compiles + 1) + " graphs: 0 compiled, " + compiles + " cached, 1 failed")
+    assertThat(rejected.out()).startsWith((compiles + 1) + " recorded requests: 0 compiled, " + compiles + " cached, 1 failed")
         .containsPattern("failed: mlir request \\([0-9a-f]{12}\\): PJRT_Client_Compile [^\\n]*; log: \\S+\\.log");
     Path log = Path.of(rejected.out().replaceAll("(?s).*; log: (\\S+\\.log).*", "$1"));
     assertThat(log).exists();
