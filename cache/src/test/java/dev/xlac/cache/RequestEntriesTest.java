@@ -208,6 +208,13 @@ class RequestEntriesTest {
       assertThat(s.readRequest(a.key())).as("the executable is damaged").isEmpty();
       assertThat(s.readRequestWithoutExecutable(dev.xlac.runtime.RequestKey.parse("pjrt1:" + "0".repeat(64))))
           .isEmpty();
+      try (WriteBatch batch = new WriteBatch()) { // now the request itself: a miss, reported
+        db.put(batch, RocksDbStore.Cf.REQUESTS, a.key().digest(), new byte[] {9, 9, 9});
+        db.write(batch, true);
+      }
+      notices.clear();
+      assertThat(s.readRequestWithoutExecutable(a.key())).isEmpty();
+      assertThat(notices).anySatisfy(n -> assertThat(n).contains("runtime entry " + a.key().text()));
     }
   }
 

@@ -171,7 +171,9 @@ class CompileRunsTest {
         n -> {})) {
       assertThat(s.putRequests(List.of(a, aElsewhere, rejected)).added()).isEqualTo(3);
     }
-    FakeCompiler compiler = new FakeCompiler(false);
+    CompileResult notPjrt = CompileRuns.cache(setup(new FakeCompiler(false), RunListener.NONE));
+    assertThat(notPjrt.report().total()).as("another compiler compiles graphs only").isZero();
+    FakeCompiler compiler = new FakeCompiler(false, FakeCompiler.PJRT_IDENTITY);
     CompileResult first = CompileRuns.cache(setup(compiler, RunListener.NONE));
     assertThat(first.exitCode()).isEqualTo(dev.xlac.core.ExitCode.WORK_FAILED);
     assertThat(first.report().total()).isEqualTo(2);

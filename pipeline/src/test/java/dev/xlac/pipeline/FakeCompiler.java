@@ -26,11 +26,21 @@ final class FakeCompiler {
 
   final AtomicInteger opened = new AtomicInteger();
   final AtomicInteger compiles = new AtomicInteger();
+  /** The identity of a fake PJRT plugin: runs with it compile recorded requests too. */
+  static final CompilerIdentity PJRT_IDENTITY = new CompilerIdentity("pjrt", "fake 1.0; plugin api 0.94", "fake",
+      List.of(), Map.of());
+
   private final CountDownLatch gate;
+  private final CompilerIdentity identity;
 
   /** @param held whether compiles wait for {@link #release()} */
   FakeCompiler(boolean held) {
+    this(held, IDENTITY);
+  }
+
+  FakeCompiler(boolean held, CompilerIdentity identity) {
     gate = new CountDownLatch(held ? 1 : 0);
+    this.identity = identity;
   }
 
   void release() {
@@ -38,12 +48,12 @@ final class FakeCompiler {
   }
 
   DriverFactory factory() {
-    return DriverFactory.of(IDENTITY, () -> {
+    return DriverFactory.of(identity, () -> {
       opened.incrementAndGet();
       return new CompilerDriver() {
         @Override
         public CompilerIdentity identity() {
-          return IDENTITY;
+          return identity;
         }
 
         @Override
