@@ -127,4 +127,46 @@ class PrecompileNewPluginE2ETest {
     assertThat(Files.readString(log)).isNotBlank();
     assertThat(Files.readString(junit)).contains("failures=\"1\"", "<failure");
   }
+
+  /**
+   * {@code kill -9} of {@code parallel-compile --plugin} in the middle of the requests' compiles: the cache verifies
+   * clean, holds whole entries only, and the next run compiles what is left (the finished entries are cached), after
+   * which the new plugin is all hits.
+   */
+  @Test
+  void killedMidway_keepsWholeEntries_andTheNextRunFinishes() throws Exception {
+    String newPlugin = secondPlugin();
+    String cache = work.resolve("cache").toString();
+    Launcher.Result record = xlac(List.of("run", "--cache", cache, "--plugin", Launcher.cpuPlugin(), "--record"), mlp());
+    assertThat(record.exitCode()).as(record.err()).isZero();
+    int compiles = Integer.parseInt(record.out().replaceAll("(?s).*xlac run: (\\d+) compiles.*", "$1"));
+
+    Path err = work.resolve("precompile.err");
+    ProcessBuilder pb = new ProcessBuilder(Launcher.root().resolve("xlac").toString(), "parallel-compile", "--cache",
+        cache, "--plugin", newPlugin, "--jobs", "1").directory(Launcher.root().toFile())
+        .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(err.toFile());
+    pb.environment().putAll(env());
+    Process p = pb.start();
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MINUTES.toNanos(5);
+    while (!(Files.exists(err) && Files.readString(err).contains("[3/")) && p.isAlive() && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    // The launcher execs the JVM, so this is xlac itself; its workers end when their stdin closes.
+    p.destroyForcibly().waitFor();
+    assertThat(Files.readString(err)).as("killed while it compiled").contains("[3/").doesNotContain("[" + compiles + "/");
+
+    Launcher.Result verify = xlac(List.of("cache", "verify", "--cache", cache), List.of());
+    assertThat(verify.exitCode()).as(verify.out() + verify.err()).isZero();
+    assertThat(verify.out()).contains("all good");
+
+    Launcher.Result rest = xlac(List.of("parallel-compile", "--cache", cache, "--plugin", newPlugin), List.of());
+    assertThat(rest.exitCode()).as(rest.err()).isZero();
+    int cached = Integer.parseInt(rest.out().replaceAll("(?s)^\\d+ recorded requests: \\d+ compiled, (\\d+) cached.*", "$1"));
+    assertThat(cached).isBetween(3, compiles - 1);
+    assertThat(rest.out()).startsWith(compiles + " recorded requests: " + (compiles - cached) + " compiled, " + cached
+        + " cached, 0 failed");
+
+    Launcher.Result run = xlac(List.of("run", "--cache", cache, "--plugin", newPlugin, "--require-hits"), mlp());
+    assertThat(run.exitCode()).as(run.err()).isZero();
+  }
 }
