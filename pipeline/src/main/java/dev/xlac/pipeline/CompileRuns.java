@@ -54,9 +54,8 @@ public final class CompileRuns {
             : PreparedDrivers.start(setup.drivers());
         CacheStore store = setup.cache().open(); var _ = store.pinForRun()) {
       List<RequestInfo> recorded = paths.isEmpty() ? store.requests() : List.of();
-      String[] identityText = {null};
-      // closed by the feed once started, else by the probe
-      DriverFactory drivers = withRequests(early.open(), recorded, store, identityText);
+      RunDrivers prepared = withRequests(early.open(), recorded, store);
+      DriverFactory drivers = prepared.factory(); // closed by the feed once started, else by the probe
       try (CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener,
           setup.memory())) {
         long start = System.nanoTime();
@@ -80,8 +79,8 @@ public final class CompileRuns {
           }
           List<CompileWork> work = new ArrayList<>();
           graphs.forEach((fp, module) -> work.add(new CompileWork.Graph(fp, module)));
-          if (identityText[0] != null) {
-            work.addAll(RecordedRequests.plan(store, recorded, identityText[0]));
+          if (prepared.identityText() != null) {
+            work.addAll(RecordedRequests.plan(store, recorded, prepared.identityText()));
           }
           List<GraphResult> results;
           // Ctrl-C: stop the compiles, keep what is stored, and let this thread close the cache.
@@ -101,25 +100,30 @@ public final class CompileRuns {
     }
   }
 
+  /** A run's driver factory, and the plugin identity text its recorded requests are keyed with (null: none). */
+  private record RunDrivers(DriverFactory factory, String identityText) {}
+
   /**
-   * With recorded requests to consider, the factory whose first driver is open now: its plugin identity text is
-   * what their keys for this plugin need (the driver then compiles the first job). A compiler that has none
-   * (neuronx-cc) compiles graphs only.
+   * With recorded requests to consider and a PJRT compiler, the factory whose first driver is open now: the
+   * plugin identity text their keys for this plugin need comes from it (the driver then compiles the first job).
+   * Another compiler (neuronx-cc) compiles graphs only. On a failure the factory is closed.
    */
-  private static DriverFactory withRequests(DriverFactory drivers, List<RequestInfo> recorded, CacheStore store,
-      String[] identityText) {
-    if (recorded.isEmpty() || !drivers.identity().driver().equals("pjrt")) {
-      return drivers; // the identity is known without a worker when a probe recorded it
+  private static RunDrivers withRequests(DriverFactory drivers, List<RequestInfo> recorded, CacheStore store) {
+    if (recorded.isEmpty()) {
+      return new RunDrivers(drivers, null);
     }
     CompilerDriver first;
     try {
+      if (!drivers.identity().driver().equals("pjrt")) { // known without a worker when a probe recorded it
+        return new RunDrivers(drivers, null);
+      }
       first = drivers.open();
     } catch (RuntimeException | Error e) {
       drivers.close();
       throw e;
     }
-    identityText[0] = first.pluginFacts().map(f -> RecordedRequests.identityText(f, System.getenv())).orElse(null);
-    return RecordedRequests.withFirst(drivers, first, store.directory());
+    String text = first.pluginFacts().map(f -> RecordedRequests.identityText(f, System.getenv())).orElse(null);
+    return new RunDrivers(RecordedRequests.withFirst(drivers, first, store.directory()), text);
   }
 
   /**
