@@ -159,7 +159,7 @@ public final class SlurmCompile {
 
   private static RunReport report(List<GraphResult> results, long start, int jobs) {
     List<GraphResult> sorted = new ArrayList<>(results);
-    sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(GraphResult::fingerprint));
+    sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(g -> g.fingerprint().value()));
     return new RunReport(sorted, Duration.ofNanos(System.nanoTime() - start), jobs);
   }
 
@@ -202,7 +202,7 @@ public final class SlurmCompile {
   static List<GraphResult> importResults(CacheStore store, ShardTransport.Results back, ShardPlan.Shard shard) {
     List<GraphResult> lines = back.lines().stream().map(ShardTask::parseLine).toList();
     store.importBundle(back.bundle());
-    Map<GraphFingerprint, GraphResult> byGraph = new HashMap<>();
+    Map<dev.xlac.core.ProgramKey, GraphResult> byGraph = new HashMap<>();
     lines.forEach(g -> byGraph.put(g.fingerprint(), g));
     List<GraphResult> out = new ArrayList<>();
     for (ShardPlan.Item item : shard.items()) {
