@@ -78,6 +78,14 @@ class RunCommandTest {
     assertThat(add.out()).isEqualTo("runtime requests: added 1, already present 0, rejected 0\n");
     assertThat(RecordSpool.files(spool)).as("taken in, so removed").isEmpty();
 
+    // A bundle carries the runtime entry, and both lines say so.
+    Path bundle = tmp.resolve("runtime.tar.zst");
+    CliRunner export = CliRunner.run("cache", "export", "--cache", cache(), bundle.toString());
+    assertThat(export.out()).startsWith("Exported 0 graphs, 0 artifacts, 1 runtime entry and 0 failures");
+    CliRunner imported = CliRunner.run("cache", "import", "--cache", tmp.resolve("fleet").toString(),
+        bundle.toString());
+    assertThat(imported.out()).contains(", runtime entries added 1 (already present 0)");
+
     Path layout = tmp.resolve("layout");
     CliRunner m = CliRunner.run("cache", "materialize", "--cache", cache(), "--layout", "pjrt", layout.toString());
     assertThat(m.exitCode()).as(m.err()).isZero();
