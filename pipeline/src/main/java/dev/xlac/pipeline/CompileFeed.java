@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SequencedMap;
 
 /**
@@ -36,6 +37,11 @@ final class CompileFeed implements AutoCloseable {
   private final MemoryProbe memory;
   private final RemoteSession remote;
   private final Map<GraphFingerprint, String> waiting = new LinkedHashMap<>();
+  /**
+   * Graphs being settled outside the lock (a remote read may take long): {@link #cancel} ends them as not run and
+   * empties this, so a settlement that ends after it is dropped; {@link #finish} waits for the rest.
+   */
+  private final Map<GraphFingerprint, String> settling = new LinkedHashMap<>();
   private final List<GraphResult> settled = new ArrayList<>();
   private int offered;
   private DriverFactory drivers;
@@ -60,16 +66,25 @@ final class CompileFeed implements AutoCloseable {
     this.memory = memory;
   }
 
-  /** The stream: a graph that is in the cache; the caller offers each fingerprint once. */
-  synchronized void offer(GraphFingerprint fp, String module) {
-    offered++;
-    if (cancelled) {
-      settled.add(stopped(fp, module));
-    } else if (cache == null) {
-      waiting.put(fp, module);
-    } else {
-      route(fp, module);
+  /**
+   * The stream: a graph that is in the cache; the caller offers each fingerprint once. Settling it (which may read
+   * the remote tier) happens outside the feed's lock, so a slow remote never holds up {@link #cancel}.
+   */
+  void offer(GraphFingerprint fp, String module) {
+    CacheResults known;
+    synchronized (this) {
+      offered++;
+      if (cancelled) {
+        settled.add(stopped(fp, module));
+        return;
+      } else if (cache == null) {
+        waiting.put(fp, module);
+        return;
+      }
+      known = cache;
+      settling.put(fp, module);
     }
+    route(known, fp, module);
   }
 
   /**
@@ -114,16 +129,34 @@ final class CompileFeed implements AutoCloseable {
     return finish();
   }
 
-  /** The compiler is known: owns {@code factory} from now on, and settles or submits what waited. */
-  synchronized void start(DriverFactory factory) {
-    drivers = factory;
-    if (cancelled) {
-      return;
+  /**
+   * The compiler is known: owns {@code factory} from now on, and settles or submits what waited (settling outside
+   * the feed's lock, as {@link #offer} does).
+   */
+  void start(DriverFactory factory) {
+    CacheResults known;
+    Map<GraphFingerprint, String> queued;
+    synchronized (this) {
+      drivers = factory;
+      if (cancelled) {
+        return;
+      }
+      cache = new CacheResults(store, factory.identity(), retryFailed, remote != null && remote.enabled() ? remote : null);
+      known = cache;
+      queued = new LinkedHashMap<>(waiting);
+      settling.putAll(waiting);
+      waiting.clear();
+      notifyAll();
     }
-    cache = new CacheResults(store, factory.identity(), retryFailed, remote != null && remote.enabled() ? remote : null);
-    waiting.forEach(this::route);
-    waiting.clear();
-    notifyAll();
+    try {
+      queued.forEach((fp, module) -> route(known, fp, module));
+    } catch (RuntimeException | Error e) {
+      synchronized (this) { // finish() must not wait for graphs no one settles now
+        settling.keySet().removeAll(queued.keySet());
+        notifyAll();
+      }
+      throw e;
+    }
   }
 
   /**
@@ -135,8 +168,34 @@ final class CompileFeed implements AutoCloseable {
     notifyAll();
   }
 
-  private void route(GraphFingerprint fp, String module) {
-    cache.settled(fp, module).ifPresentOrElse(settled::add, () -> submit(cache.job(fp, module)));
+  /** Settles {@code fp} (outside the lock), then records it or submits it, unless {@link #cancel} ended it meanwhile. */
+  private void route(CacheResults known, GraphFingerprint fp, String module) {
+    Optional<GraphResult> done;
+    synchronized (this) {
+      if (!settling.containsKey(fp)) { // cancelled before its turn: ended as not run already
+        return;
+      }
+    }
+    try {
+      done = known.settled(fp, module);
+    } catch (RuntimeException | Error e) {
+      synchronized (this) {
+        settling.remove(fp);
+        notifyAll();
+      }
+      throw e;
+    }
+    synchronized (this) {
+      if (settling.remove(fp) == null) {
+        return; // cancel() ended it as not run while it was being settled
+      }
+      if (done.isPresent()) {
+        settled.add(done.get());
+      } else {
+        submit(known.job(fp, module));
+      }
+      notifyAll();
+    }
   }
 
   private void submit(CompileJob job) {
@@ -164,6 +223,8 @@ final class CompileFeed implements AutoCloseable {
     }
     waiting.forEach((fp, module) -> settled.add(stopped(fp, module)));
     waiting.clear();
+    settling.forEach((fp, module) -> settled.add(stopped(fp, module))); // a remote read may still be under way
+    settling.clear();
     notifyAll();
   }
 
@@ -177,6 +238,9 @@ final class CompileFeed implements AutoCloseable {
     synchronized (this) {
       if (cache == null && !cancelled) {
         throw new IllegalStateException("finish() before start()");
+      }
+      while (!settling.isEmpty()) { // graphs another thread is settling; cancel() empties this at once
+        wait();
       }
       s = scheduler;
       all = new ArrayList<>(settled);
