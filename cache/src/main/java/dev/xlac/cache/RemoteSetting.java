@@ -63,6 +63,11 @@ public record RemoteSetting(String bucket, String prefix, Optional<URI> endpoint
       if (!(scheme.equals("http") || scheme.equals("https")) || u.getHost() == null) {
         throw XlacException.badInput("--endpoint takes an http:// or https:// URL with a host, not '" + text + "'");
       }
+      if (u.getRawUserInfo() != null) {
+        throw XlacException.badInput("--endpoint must not carry credentials ('" + u.getScheme() + "://...@"
+            + u.getHost() + "'): xlac takes them from AWS's chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY,"
+            + " AWS_PROFILE, or the instance role)");
+      }
       return u;
     } catch (URISyntaxException e) {
       throw XlacException.badInput("--endpoint takes a URL, not '" + text + "': " + e.getReason());

@@ -33,8 +33,8 @@ import java.util.Optional;
  *       {@code XPU}, {@code PJRT_LIBRARY_PATH} for {@code LIBRARY}. Unset or {@code CPU} (torch_xla's
  *       built-in CPU client, which loads no plugin) becomes {@code PJRT_DEVICE=LIBRARY} with
  *       {@code PJRT_LIBRARY_PATH}, with a note for {@code CPU}. Any other device (torch_xla's built-in
- *       {@code CUDA} client, a third-party plugin's name) cannot be fronted: exit 3, one line, before the
- *       command starts.</li>
+ *       {@code CUDA} client, a third-party plugin's name) cannot be fronted: one note, and {@code PJRT_DEVICE}
+ *       is left as it is (a torch_xla command is not served; a JAX command still is).</li>
  * </ul>
  *
  * Both frameworks get their variables at once: the command may be either (or both).
@@ -150,9 +150,11 @@ public record ProxyEnvironment(Map<String, String> variables, List<String> notes
     }
     String variable = TORCH_XLA_LIBRARY_VARIABLES.get(device);
     if (variable == null) {
-      throw XlacException.environment("cannot put the runtime proxy in front of torch_xla's " + TORCH_XLA_DEVICE
-          + "=" + given + ": torch_xla loads no PJRT plugin by path for it (xlac fronts TPU, NEURON, XPU, LIBRARY"
-          + " and CPU; run a plugin of your own with " + TORCH_XLA_DEVICE + "=LIBRARY and --plugin PATH)");
+      // The command may be JAX's, which the proxy still fronts: a note, and PJRT_DEVICE as the user left it.
+      notes.add(TORCH_XLA_DEVICE + "=" + given + ": torch_xla's device cannot be put behind xlac's proxy; a torch_xla"
+          + " command will not be served (xlac fronts TPU, NEURON, XPU, LIBRARY and CPU; run a plugin of your own with "
+          + TORCH_XLA_DEVICE + "=LIBRARY and --plugin PATH)");
+      return;
     }
     String own = user.get(variable);
     if (own != null && !own.isBlank() && !sameFile(Path.of(own), Path.of(env.get(REAL_PLUGIN)))) {

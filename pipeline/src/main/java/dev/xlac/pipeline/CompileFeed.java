@@ -8,6 +8,7 @@ import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.compiler.schedule.SchedulerSettings;
+import dev.xlac.core.ProgramKey;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
 import java.time.Duration;
@@ -15,6 +16,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SequencedMap;
 
 /**
@@ -36,6 +38,11 @@ final class CompileFeed implements AutoCloseable {
   private final MemoryProbe memory;
   private final RemoteSession remote;
   private final List<CompileWork> waiting = new ArrayList<>();
+  /**
+   * Graphs being settled outside the lock (a remote read may take long): {@link #cancel} ends them as not run and
+   * empties this, so a settlement that ends after it is dropped; {@link #finish} waits for the rest.
+   */
+  private final Map<ProgramKey, CompileWork> settling = new LinkedHashMap<>();
   private final List<GraphResult> settled = new ArrayList<>();
   private int offered;
   private DriverFactory drivers;
@@ -60,16 +67,26 @@ final class CompileFeed implements AutoCloseable {
     this.memory = memory;
   }
 
-  /** The stream: a graph that is in the cache; the caller offers each fingerprint once. */
-  synchronized void offer(GraphFingerprint fp, String module) {
-    offered++;
-    if (cancelled) {
-      settled.add(stopped(new CompileWork.Graph(fp, module)));
-    } else if (cache == null) {
-      waiting.add(new CompileWork.Graph(fp, module));
-    } else {
-      route(new CompileWork.Graph(fp, module));
+  /**
+   * The stream: a graph that is in the cache; the caller offers each fingerprint once. Settling it (which may read
+   * the remote tier) happens outside the feed's lock, so a slow remote never holds up {@link #cancel}.
+   */
+  void offer(GraphFingerprint fp, String module) {
+    CompileWork work = new CompileWork.Graph(fp, module);
+    CacheResults known;
+    synchronized (this) {
+      offered++;
+      if (cancelled) {
+        settled.add(stopped(work));
+        return;
+      } else if (cache == null) {
+        waiting.add(work);
+        return;
+      }
+      known = cache;
+      settling.put(work.key(), work);
     }
+    route(known, work);
   }
 
   /**
@@ -123,16 +140,34 @@ final class CompileFeed implements AutoCloseable {
     return finish();
   }
 
-  /** The compiler is known: owns {@code factory} from now on, and settles or submits what waited. */
-  synchronized void start(DriverFactory factory) {
-    drivers = factory;
-    if (cancelled) {
-      return;
+  /**
+   * The compiler is known: owns {@code factory} from now on, and settles or submits what waited (settling outside
+   * the feed's lock, as {@link #offer} does).
+   */
+  void start(DriverFactory factory) {
+    CacheResults known;
+    List<CompileWork> queued;
+    synchronized (this) {
+      drivers = factory;
+      if (cancelled) {
+        return;
+      }
+      cache = new CacheResults(store, factory.identity(), retryFailed, remote != null && remote.enabled() ? remote : null);
+      known = cache;
+      queued = new ArrayList<>(waiting);
+      waiting.forEach(w -> settling.put(w.key(), w));
+      waiting.clear();
+      notifyAll();
     }
-    cache = new CacheResults(store, factory.identity(), retryFailed, remote != null && remote.enabled() ? remote : null);
-    waiting.forEach(this::route);
-    waiting.clear();
-    notifyAll();
+    try {
+      queued.forEach(w -> route(known, w));
+    } catch (RuntimeException | Error e) {
+      synchronized (this) { // finish() must not wait for graphs no one settles now
+        queued.forEach(w -> settling.remove(w.key()));
+        notifyAll();
+      }
+      throw e;
+    }
   }
 
   /**
@@ -144,8 +179,34 @@ final class CompileFeed implements AutoCloseable {
     notifyAll();
   }
 
-  private void route(CompileWork work) {
-    cache.settled(work).ifPresentOrElse(settled::add, () -> submit(cache.job(work)));
+  /** Settles {@code work} (outside the lock), then records it or submits it, unless {@link #cancel} ended it meanwhile. */
+  private void route(CacheResults known, CompileWork work) {
+    Optional<GraphResult> done;
+    synchronized (this) {
+      if (!settling.containsKey(work.key())) { // cancelled before its turn: ended as not run already
+        return;
+      }
+    }
+    try {
+      done = known.settled(work);
+    } catch (RuntimeException | Error e) {
+      synchronized (this) {
+        settling.remove(work.key());
+        notifyAll();
+      }
+      throw e;
+    }
+    synchronized (this) {
+      if (settling.remove(work.key()) == null) {
+        return; // cancel() ended it as not run while it was being settled
+      }
+      if (done.isPresent()) {
+        settled.add(done.get());
+      } else {
+        submit(known.job(work));
+      }
+      notifyAll();
+    }
   }
 
   private void submit(CompileJob job) {
@@ -173,6 +234,8 @@ final class CompileFeed implements AutoCloseable {
     }
     waiting.forEach(w -> settled.add(stopped(w)));
     waiting.clear();
+    settling.values().forEach(w -> settled.add(stopped(w))); // a remote read may still be under way
+    settling.clear();
     notifyAll();
   }
 
@@ -186,6 +249,9 @@ final class CompileFeed implements AutoCloseable {
     synchronized (this) {
       if (cache == null && !cancelled) {
         throw new IllegalStateException("finish() before start()");
+      }
+      while (!settling.isEmpty()) { // graphs another thread is settling; cancel() empties this at once
+        wait();
       }
       s = scheduler;
       all = new ArrayList<>(settled);

@@ -92,7 +92,7 @@ public final class RuntimeRun {
       try {
         env = ProxyEnvironment.of(CommandRunner.userEnvironment(spec.env()),
             new ProxyEnvironment.Settings(proxy, plugin.path(), plugin.proxyValue(), layout, stats, spool));
-      } catch (XlacException e) { // e.g. a PJRT_DEVICE the proxy cannot front: nothing ran, nothing to keep
+      } catch (XlacException e) { // e.g. a proxy path JAX cannot take: nothing ran, nothing to keep
         deleteQuietly(spool);
         throw e;
       }

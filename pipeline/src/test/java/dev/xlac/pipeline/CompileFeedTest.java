@@ -162,4 +162,73 @@ class CompileFeedTest {
       assertThat(compiler.opened).hasValue(0);
     }
   }
+
+  /**
+   * A remote read-through ran inside the feed's lock (offer -> settled -> readThrough), so a remote that never
+   * answers held up cancel() (Ctrl-C) for the whole read timeout. The remote here is a real socket that accepts and
+   * never answers.
+   */
+  @Test
+  void cancel_isNotBlockedByASilentRemoteRead() throws Exception {
+    List<java.net.Socket> held = java.util.Collections.synchronizedList(new ArrayList<>());
+    String key = System.getProperty("aws.accessKeyId");
+    String secret = System.getProperty("aws.secretAccessKey");
+    System.setProperty("aws.accessKeyId", "silent");
+    System.setProperty("aws.secretAccessKey", "silent-secret");
+    try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        CacheStore store = open(tmp.resolve("c"))) {
+      Thread acceptor = Thread.ofVirtual().start(() -> {
+        try {
+          while (true) {
+            held.add(silent.accept()); // read nothing, answer nothing
+          }
+        } catch (java.io.IOException e) {
+          // closed
+        }
+      });
+      SequencedMap<GraphFingerprint, String> graphs = graphs(store);
+      store.setRemoteSetting(java.util.Optional.of(dev.xlac.cache.RemoteSetting.parse("s3://xlac-silent/p",
+          "http://127.0.0.1:" + silent.getLocalPort())));
+      dev.xlac.cache.remote.RemoteTier.Options slow = new dev.xlac.cache.remote.RemoteTier.Options(
+          Duration.ofSeconds(5), Duration.ofSeconds(20), 1, false, m -> {});
+      try (var remote = dev.xlac.cache.remote.RemoteSession.open(store, dev.xlac.cache.remote.RemoteSession.Policy.USE,
+          m -> {}, slow);
+          CompileFeed feed = new CompileFeed(store, TWO_JOBS, false, RunListener.NONE, () -> Long.MAX_VALUE, remote)) {
+        feed.start(new FakeCompiler(false).factory());
+        var last = graphs.lastEntry(); // not in the local cache: read through to the silent remote
+        Thread offering = Thread.ofPlatform().start(() -> feed.offer(last.getKey(), last.getValue()));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (held.isEmpty() && System.nanoTime() < deadline) {
+          Thread.sleep(10);
+        }
+        assertThat(held).as("the read reached the remote").isNotEmpty();
+        CompletableFuture<Void> cancel = CompletableFuture.runAsync(feed::cancel);
+        cancel.get(3, TimeUnit.SECONDS); // was: blocked until the read timed out
+        assertThat(feed.finish()).singleElement().extracting(GraphResult::status)
+            .isEqualTo(GraphResult.Status.NOT_RUN);
+        silent.close(); // no new connection (HttpURLConnection tries a GET again on a new one)
+        acceptor.join();
+        for (java.net.Socket s : held) {
+          s.close(); // the read ends now; its late answer is dropped
+        }
+        offering.join(TimeUnit.SECONDS.toMillis(30));
+        assertThat(offering.isAlive()).isFalse();
+        assertThat(feed.finish()).hasSize(1);
+      }
+    } finally {
+      restore("aws.accessKeyId", key);
+      restore("aws.secretAccessKey", secret);
+      for (java.net.Socket s : held) {
+        s.close();
+      }
+    }
+  }
+
+  private static void restore(String property, String value) {
+    if (value == null) {
+      System.clearProperty(property);
+    } else {
+      System.setProperty(property, value);
+    }
+  }
 }

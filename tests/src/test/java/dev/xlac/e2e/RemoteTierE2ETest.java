@@ -253,4 +253,47 @@ class RemoteTierE2ETest {
     assertThat(pull.out()).startsWith("Pulled from s3://" + BUCKET + "/killed: downloaded " + (2 * entries) + " (")
         .contains("rejected 0");
   }
+
+  /** A damaged remote object could never be repaired: push skipped it as present and every pull rejected it. */
+  @Test
+  void damagedObject_isRejectedByPull_repairedByPushRepair_andThenPulls() throws Exception {
+    Path cache = dir.resolve("cache");
+    ArtifactKey one = new ArtifactKey(Fixtures.fp(2001), Fixtures.CPU);
+    try (CacheStore store = CacheStore.open(cache, CacheStore.Mode.READ_WRITE, Duration.ZERO)) {
+      Fixtures.graph(store, 2001);
+      store.putArtifact(one, Fixtures.bytes(1, 4096), CompileInfo.of(1, ""));
+    }
+    configure(cache, "repair", server.endpoint());
+    assertThat(xlac("cache", "push", "--cache", cache.toString()).exitCode()).isZero();
+    String key = "repair/" + RemoteObjects.artifactKey(one);
+    try (S3Client s3 = server.client()) {
+      byte[] body = s3.getObjectAsBytes(GetObjectRequest.builder().bucket(BUCKET).key(key).build()).asByteArray();
+      body[body.length / 2] ^= 0x10;
+      s3.putObject(software.amazon.awssdk.services.s3.model.PutObjectRequest.builder().bucket(BUCKET).key(key).build(),
+          software.amazon.awssdk.core.sync.RequestBody.fromBytes(body));
+    }
+    Path other = dir.resolve("other");
+    configure(other, "repair", server.endpoint());
+    Launcher.Result rejected = xlac("cache", "pull", "--cache", other.toString());
+    assertThat(rejected.exitCode()).as(rejected.err()).isEqualTo(1);
+    assertThat(rejected.err()).contains("rejected s3://" + BUCKET + "/" + key).contains("'xlac cache push --repair'");
+    Launcher.Result repair = xlac("cache", "push", "--repair", "--cache", cache.toString());
+    assertThat(repair.exitCode()).as(repair.err()).isZero();
+    assertThat(repair.out().strip()).startsWith("Pushed to s3://" + BUCKET + "/repair: uploaded 0 (")
+        .endsWith("already there 1, failed 0, skipped 0, repaired 1");
+    assertThat(repair.err().strip()).startsWith("xlac: repaired s3://" + BUCKET + "/" + key).doesNotContain("\n");
+    Launcher.Result pull = xlac("cache", "pull", "--cache", other.toString());
+    assertThat(pull.exitCode()).as(pull.err()).isZero();
+    assertThat(pull.out()).contains("downloaded 1 (").contains("rejected 0");
+  }
+
+  /** An endpoint URL with user-info was stored, credentials and all. */
+  @Test
+  void endpointWithCredentials_isExit2_inOneLine() throws Exception {
+    Launcher.Result r = xlac("cache", "config", "remote", "s3://" + BUCKET + "/p", "--endpoint",
+        "http://user:secret@127.0.0.1:1", "--cache", dir.resolve("cache").toString());
+    assertThat(r.exitCode()).as(r.err()).isEqualTo(2);
+    assertThat(r.err().strip()).startsWith("xlac: --endpoint must not carry credentials").doesNotContain("secret")
+        .doesNotContain("\n");
+  }
 }

@@ -18,6 +18,7 @@ import dev.xlac.runtime.RecordSpool;
 import dev.xlac.runtime.RecordedRequest;
 import dev.xlac.runtime.RequestKey;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.SiblingTemporaries;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -116,6 +117,9 @@ final class RemoteEntries {
    * {@link RecordSpool#read} (magic, lengths, SHA-256, the key recomputed from its sections) from a temporary file
    * in {@code scratch}.
    */
+  /** The name the scratch files of {@link #storeRuntime} are sibling temporaries of, in the scratch directory. */
+  static final String SCRATCH_NAME = "remote-runtime" + RecordSpool.SUFFIX;
+
   static RequestIngest storeRuntime(CacheStore store, RequestKey key, byte[] body, Path scratch, RemoteTrust trust)
       throws RemoteObjects.BadObjectException, IOException {
     RemoteObjects.Envelope e = RemoteObjects.open(RemoteObjects.runtimeKey(key), body);
@@ -123,7 +127,10 @@ final class RemoteEntries {
     if (e.kind() != RemoteObjects.Kind.RUNTIME) {
       throw new RemoteObjects.BadObjectException("it is not a runtime entry");
     }
-    Path file = Files.createTempFile(scratch, ".remote-", RecordSpool.SUFFIX + ".tmp");
+    // A sibling temporary (.remote-runtime.xpr.tmp-PID.N): one a killed pull left is removed by the next one.
+    Path target = scratch.resolve(SCRATCH_NAME);
+    SiblingTemporaries.removeStale(target);
+    Path file = SiblingTemporaries.unique(target);
     try {
       Files.write(file, e.payload());
       RecordedRequest r;

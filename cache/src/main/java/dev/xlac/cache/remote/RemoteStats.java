@@ -19,6 +19,8 @@ public final class RemoteStats {
   final AtomicLong alreadyThere = new AtomicLong();
   final AtomicLong failed = new AtomicLong();
   final AtomicLong skipped = new AtomicLong();
+  /** Objects that push --repair found damaged and replaced. */
+  final AtomicLong repaired = new AtomicLong();
   final AtomicLong downloaded = new AtomicLong();
   final AtomicLong downloadedBytes = new AtomicLong();
   final AtomicLong alreadyLocal = new AtomicLong();
@@ -87,10 +89,16 @@ public final class RemoteStats {
     }
   }
 
-  /** The uploads part: {@code uploaded 7 (2.3 MiB), already there 2, failed 0, skipped 0}. */
+  /** The uploads part: {@code uploaded 7 (2.3 MiB), already there 2, failed 0, skipped 0} (and {@code repaired N}). */
   public String uploads() {
     return String.format(Locale.ROOT, "uploaded %d (%s), already there %d, failed %d, skipped %d", uploaded(),
-        Sizes.human(uploadedBytes()), alreadyThere(), failed(), skipped());
+        Sizes.human(uploadedBytes()), alreadyThere(), failed(), skipped())
+        + (repaired.get() == 0 ? "" : ", repaired " + repaired.get());
+  }
+
+  /** Damaged objects that push --repair replaced. */
+  public long repaired() {
+    return repaired.get();
   }
 
   /** The downloads part: {@code downloaded 3 (1.2 MiB), already local 4, rejected 0}. */

@@ -48,6 +48,18 @@ public final class RemoteSync {
   /** As {@link #push(CacheStore, RemoteTier, List, Consumer)}, each object signed by {@code signer} when given. */
   public static RemoteStats push(CacheStore store, RemoteTier tier, List<GraphFingerprint> graphs,
       Consumer<String> problems, Optional<dev.xlac.cache.BundleSigningKey> signer) throws InterruptedException {
+    return push(store, tier, graphs, problems, signer, false);
+  }
+
+  /**
+   * As {@link #push(CacheStore, RemoteTier, List, Consumer, Optional)}; with {@code repair}, every object the push
+   * would skip as present is read and checked ({@link RemoteObjects#open}), and a damaged one is replaced by the
+   * local entry's object with a put conditioned on the damaged object's ETag ({@code If-Match}), so that one another
+   * node repaired or replaced meanwhile is left alone.
+   */
+  public static RemoteStats push(CacheStore store, RemoteTier tier, List<GraphFingerprint> graphs,
+      Consumer<String> problems, Optional<dev.xlac.cache.BundleSigningKey> signer, boolean repair)
+      throws InterruptedException {
     RemoteStats stats = new RemoteStats(tier.setting().url());
     Set<String> present = new HashSet<>();
     try {
@@ -65,12 +77,12 @@ public final class RemoteSync {
       for (GraphFingerprint fp : selected) {
         String gk = RemoteObjects.graphKey(fp);
         p.submit(() -> upload(tier, stats, present, gk, signed(() -> RemoteEntries.graphObject(store, fp), signer),
-            problems));
+            problems, repair));
         for (ArtifactInfo a : store.entries(fp)) {
           if (a.status() == EntryStatus.COMPILED) {
             String ak = RemoteObjects.artifactKey(a.key());
             p.submit(() -> upload(tier, stats, present, ak, signed(() -> RemoteEntries.artifactObject(store, a), signer),
-                problems));
+                problems, repair));
           }
         }
       }
@@ -78,7 +90,7 @@ public final class RemoteSync {
         for (RequestInfo r : store.requests()) {
           String rk = RemoteObjects.runtimeKey(r.key());
           p.submit(() -> upload(tier, stats, present, rk, signed(() -> RemoteEntries.runtimeObject(store, r.key()),
-              signer), problems));
+              signer), problems, repair));
         }
       }
     }
@@ -94,10 +106,14 @@ public final class RemoteSync {
   }
 
   private static void upload(RemoteTier tier, RemoteStats stats, Set<String> present, String key, ObjectSource source,
-      Consumer<String> problems) throws InterruptedException {
+      Consumer<String> problems, boolean repair) throws InterruptedException {
+    Optional<RemoteTier.Tagged> damaged = Optional.empty();
     if (present.contains(key)) {
-      stats.alreadyThere.incrementAndGet();
-      return;
+      damaged = repair ? damaged(tier, key) : Optional.empty();
+      if (damaged.isEmpty()) {
+        stats.alreadyThere.incrementAndGet();
+        return;
+      }
     }
     Optional<byte[]> body;
     try {
@@ -116,7 +132,15 @@ public final class RemoteSync {
       return;
     }
     try {
-      if (tier.putIfAbsent(key, body.get()) == RemoteTier.Put.WRITTEN) {
+      if (damaged.isPresent()) {
+        if (tier.replace(key, damaged.get().etag(), body.get()) == RemoteTier.Put.WRITTEN) {
+          stats.repaired.incrementAndGet();
+          stats.uploadedBytes.addAndGet(body.get().length);
+          problems.accept("repaired " + tier.address(key) + ": replaced the damaged object with the local entry's");
+        } else {
+          stats.alreadyThere.incrementAndGet(); // another writer replaced it first
+        }
+      } else if (tier.putIfAbsent(key, body.get()) == RemoteTier.Put.WRITTEN) {
         stats.uploaded.incrementAndGet();
         stats.uploadedBytes.addAndGet(body.get().length);
       } else {
@@ -125,6 +149,25 @@ public final class RemoteSync {
     } catch (RemoteTier.UnavailableException e) {
       stats.failed.incrementAndGet();
       throw XlacException.environment(e.getMessage());
+    }
+  }
+
+  /** The object under {@code key} with its ETag when it is there and damaged (fails {@link RemoteObjects#open}). */
+  private static Optional<RemoteTier.Tagged> damaged(RemoteTier tier, String key) throws InterruptedException {
+    Optional<RemoteTier.Tagged> there;
+    try {
+      there = tier.getTagged(key);
+    } catch (RemoteTier.UnavailableException e) {
+      throw XlacException.environment(e.getMessage());
+    }
+    if (there.isEmpty()) {
+      return Optional.empty();
+    }
+    try {
+      RemoteObjects.open(key, there.get().bytes());
+      return Optional.empty();
+    } catch (RemoteObjects.BadObjectException e) {
+      return there;
     }
   }
 
@@ -280,7 +323,8 @@ public final class RemoteSync {
   static void reject(RemoteTier tier, String key, RemoteObjects.BadObjectException e, RemoteStats stats,
       Consumer<String> problems) {
     stats.rejected.incrementAndGet();
-    problems.accept("rejected " + tier.address(key) + ": " + e.getMessage() + "; not stored locally");
+    problems.accept("rejected " + tier.address(key) + ": " + e.getMessage() + "; not stored locally ('xlac cache"
+        + " push --repair' from a cache that holds the entry replaces a damaged object)");
   }
 
   /** Tasks {@value #PARALLEL} at a time on virtual threads; closing waits for all and rethrows the first failure. */

@@ -50,6 +50,7 @@ public final class RemoteTier implements AutoCloseable {
   private final RemoteSetting setting;
   private final Options options;
   private final S3Client client;
+  private final DefaultCredentialsProvider credentials;
   private volatile String unavailable;
 
   /**
@@ -91,19 +92,22 @@ public final class RemoteTier implements AutoCloseable {
   /** One listed object: its key below the prefix, its size, when it was written. */
   public record Listed(String key, long size, Instant lastModified) {}
 
-  private RemoteTier(RemoteSetting setting, Options options, S3Client client) {
+  private RemoteTier(RemoteSetting setting, Options options, S3Client client, DefaultCredentialsProvider credentials) {
     this.setting = setting;
     this.options = options;
     this.client = client;
+    this.credentials = credentials;
   }
 
   /** Makes the client (no request is sent yet); credentials come from AWS's default chain. */
   public static RemoteTier open(RemoteSetting setting, Options options) {
+    // The client does not close a provider it is given: the tier owns it, and closes it with the client.
+    DefaultCredentialsProvider credentials = DefaultCredentialsProvider.builder().build();
     S3ClientBuilder b = S3Client.builder()
         .httpClientBuilder(UrlConnectionHttpClient.builder()
             .connectionTimeout(options.connectTimeout())
             .socketTimeout(options.readTimeout()))
-        .credentialsProvider(DefaultCredentialsProvider.builder().build())
+        .credentialsProvider(credentials)
         .region(region(setting.endpoint().isPresent()))
         // Our own SHA-256 covers every object end to end; S3's optional trailing checksums (aws-chunked uploads)
         // are not understood alike by every S3-compatible store.
@@ -116,7 +120,7 @@ public final class RemoteTier implements AutoCloseable {
     } else {
       b.crossRegionAccessEnabled(true);
     }
-    return new RemoteTier(setting, options, b.build());
+    return new RemoteTier(setting, options, b.build(), credentials);
   }
 
   /**
@@ -183,53 +187,108 @@ public final class RemoteTier implements AutoCloseable {
       } catch (NoSuchKeyException e) {
         return Optional.<byte[]>empty();
       } catch (S3Exception e) {
-        if (e.statusCode() == 404) {
+        if (isMiss(e)) {
           return Optional.<byte[]>empty();
         }
-        throw e;
+        throw e; // NoSuchBucket among them: a misnamed bucket is not a miss for every key, it is the remote unusable
       }
     });
+  }
+
+  /** A 404 for the object (NoSuchKey, or no code at all); not a 404 for the bucket (NoSuchBucket). */
+  static boolean isMiss(S3Exception e) {
+    String code = e.awsErrorDetails() == null ? null : e.awsErrorDetails().errorCode();
+    return e.statusCode() == 404 && !"NoSuchBucket".equals(code);
   }
 
   /** Writes {@code body} under {@code key} unless an object is there already ({@code If-None-Match: *}). */
   public Put putIfAbsent(String key, byte[] body) throws UnavailableException, InterruptedException {
     String full = setting.key(key);
-    return call("writing " + full, () -> {
-      for (int attempt = 1; ; attempt++) {
-        try {
-          client.putObject(PutObjectRequest.builder().bucket(setting.bucket()).key(full).ifNoneMatch("*")
-              .contentLength((long) body.length).build(), RequestBody.fromBytes(body));
-          return Put.WRITTEN;
-        } catch (S3Exception e) {
-          if (e.statusCode() == 412) {
-            return Put.ALREADY_THERE;
-          }
-          // 409 ConditionalRequestConflict: another conditional write of the key is in flight; S3 asks for a retry.
-          if (e.statusCode() == 409 && attempt < 5) {
-            Thread.sleep(100L * attempt);
-            continue;
-          }
-          throw e;
-        }
-      }
-    });
+    return call("writing " + full, () -> conditionalPut(() -> client.putObject(PutObjectRequest.builder()
+        .bucket(setting.bucket()).key(full).ifNoneMatch("*").contentLength((long) body.length).build(),
+        RequestBody.fromBytes(body))));
   }
 
   /** As {@link #putIfAbsent(String, byte[])}, streaming the file's bytes (a file of any size). */
   public Put putFileIfAbsent(String key, java.nio.file.Path file) throws UnavailableException, InterruptedException {
     String full = setting.key(key);
-    return call("writing " + full, () -> {
+    return call("writing " + full, () -> conditionalPut(() -> client.putObject(PutObjectRequest.builder()
+        .bucket(setting.bucket()).key(full).ifNoneMatch("*").build(), RequestBody.fromFile(file))));
+  }
+
+  /**
+   * Writes {@code body} under {@code key} only while the object there is still the one of {@code etag}
+   * ({@code If-Match}): the repair of a damaged object, which must not replace one that another writer repaired
+   * first. {@link Put#ALREADY_THERE} when the object changed (PreconditionFailed) or is gone.
+   */
+  public Put replace(String key, String etag, byte[] body) throws UnavailableException, InterruptedException {
+    String full = setting.key(key);
+    return call("replacing " + full, () -> {
       try {
-        client.putObject(PutObjectRequest.builder().bucket(setting.bucket()).key(full).ifNoneMatch("*").build(),
-            RequestBody.fromFile(file));
-        return Put.WRITTEN;
+        return conditionalPut(() -> client.putObject(PutObjectRequest.builder().bucket(setting.bucket()).key(full)
+            .ifMatch(etag).contentLength((long) body.length).build(), RequestBody.fromBytes(body)));
       } catch (S3Exception e) {
-        if (e.statusCode() == 412) {
+        if (e.statusCode() == 404 && "NoSuchKey".equals(e.awsErrorDetails() == null ? null
+            : e.awsErrorDetails().errorCode())) {
           return Put.ALREADY_THERE;
         }
         throw e;
       }
     });
+  }
+
+  /** The object under {@code key} whole, with its ETag; empty when there is none. */
+  public Optional<Tagged> getTagged(String key) throws UnavailableException, InterruptedException {
+    String full = setting.key(key);
+    return call("reading " + full, () -> {
+      try (ResponseInputStream<GetObjectResponse> in = client.getObject(GetObjectRequest.builder()
+          .bucket(setting.bucket()).key(full).build())) {
+        if (in.response().contentLength() != null && in.response().contentLength() > RemoteObjects.MAX_OBJECT_BYTES) {
+          throw new IOException("s3://" + setting.bucket() + "/" + full + " is " + in.response().contentLength()
+              + " bytes, over the " + RemoteObjects.MAX_OBJECT_BYTES + " bytes the remote tier takes");
+        }
+        return Optional.of(new Tagged(in.readAllBytes(), in.response().eTag()));
+      } catch (S3Exception e) {
+        if (isMiss(e)) {
+          return Optional.<Tagged>empty();
+        }
+        throw e;
+      }
+    });
+  }
+
+  /** An object's bytes and its ETag (S3's quoted form, as If-Match takes it). */
+  public record Tagged(byte[] bytes, String etag) {}
+
+  /** One conditional write, sent by {@code put}. */
+  interface ConditionalPut {
+    void send() throws IOException;
+  }
+
+  /** The most tries of a conditional write that S3 answers with 409 ConditionalRequestConflict. */
+  static final int CONFLICT_ATTEMPTS = 5;
+
+  /**
+   * Sends a conditional write: S3's 412 PreconditionFailed is {@link Put#ALREADY_THERE}; 409
+   * ConditionalRequestConflict (another conditional write of the key in flight) is tried again with a growing pause,
+   * up to {@link #CONFLICT_ATTEMPTS} times.
+   */
+  static Put conditionalPut(ConditionalPut put) throws IOException, InterruptedException {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        put.send();
+        return Put.WRITTEN;
+      } catch (S3Exception e) {
+        if (e.statusCode() == 412) {
+          return Put.ALREADY_THERE;
+        }
+        if (e.statusCode() == 409 && attempt < CONFLICT_ATTEMPTS) {
+          Thread.sleep(100L * attempt);
+          continue;
+        }
+        throw e;
+      }
+    }
   }
 
   /** Every object under {@code prefix} (below the tier's prefix), in key order, keys below the tier's prefix. */
@@ -318,7 +377,8 @@ public final class RemoteTier implements AutoCloseable {
         return "unknown host " + t.getMessage();
       }
     }
-    String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    String m = e.getMessage() == null || e.getMessage().isBlank()
+        ? "the S3 client failed without saying why (--verbose shows the trace)" : e.getMessage();
     if (m.contains("Unable to load credentials")) {
       return "no AWS credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run with an"
           + " instance role)";
@@ -329,6 +389,10 @@ public final class RemoteTier implements AutoCloseable {
 
   @Override
   public void close() {
-    client.close();
+    try {
+      client.close();
+    } finally {
+      credentials.close();
+    }
   }
 }

@@ -560,4 +560,148 @@ class RemoteTierTest {
     assertThatThrownBy(() -> RemoteSetting.parse("s3://B_ad/p", null)).hasMessageContaining("not an S3 bucket name");
     assertThatThrownBy(() -> RemoteSetting.parse("s3://bucket/p", "ftp://x")).hasMessageContaining("--endpoint");
   }
+
+  /** A bucket typo (S3's 404 NoSuchBucket) read every key as a miss; it is the remote unavailable, with its line. */
+  @Test
+  void noSuchBucket_isTheRemoteUnavailable_notAMissForEveryKey() throws Exception {
+    RemoteSetting typo = RemoteSetting.parse("s3://xlac-no-such-bucket/p", server.endpoint());
+    try (RemoteTier t = tier(typo)) {
+      assertThatThrownBy(() -> t.get("v1/x")).isInstanceOfSatisfying(XlacException.class, x -> {
+        assertThat(x.exitCode()).isEqualTo(dev.xlac.core.ExitCode.ENVIRONMENT);
+        assertThat(x.getMessage()).contains("the bucket does not exist").contains("NoSuchBucket").doesNotContain("\n");
+      });
+    }
+    try (RemoteTier t = RemoteTier.open(typo, RemoteTier.Options.defaults(false, notices::add))) {
+      assertThatThrownBy(() -> t.get("v1/x")).isInstanceOf(RemoteTier.UnavailableException.class);
+      assertThat(t.available()).isFalse();
+      assertThat(notices).singleElement().asString().contains("the bucket does not exist");
+    }
+    try (RemoteTier t = tier(setting("miss"))) {
+      assertThat(t.get("v1/absent")).isEmpty(); // NoSuchKey stays a miss
+    }
+  }
+
+  /** putFileIfAbsent gave up on S3's 409 ConditionalRequestConflict, which putIfAbsent tried again. */
+  @Test
+  void conditionalPut_retriesConditionalRequestConflict_forBytesAndFilesAlike() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
+    software.amazon.awssdk.services.s3.model.S3Exception conflict = (software.amazon.awssdk.services.s3.model.S3Exception)
+        software.amazon.awssdk.services.s3.model.S3Exception.builder().statusCode(409).message("conflict").build();
+    assertThat(RemoteTier.conditionalPut(() -> {
+      if (sent.incrementAndGet() < 3) {
+        throw conflict;
+      }
+    })).isEqualTo(RemoteTier.Put.WRITTEN);
+    assertThat(sent).hasValue(3);
+    sent.set(0);
+    assertThatThrownBy(() -> RemoteTier.conditionalPut(() -> {
+      sent.incrementAndGet();
+      throw conflict;
+    })).isSameAs(conflict);
+    assertThat(sent).hasValue(RemoteTier.CONFLICT_ATTEMPTS);
+    // And both puts go through it against the real server: 412 is ALREADY_THERE for a file too.
+    Path file = tmp.resolve("body");
+    java.nio.file.Files.writeString(file, "file body");
+    try (RemoteTier t = tier(setting("file-put"))) {
+      assertThat(t.putFileIfAbsent("v1/f", file)).isEqualTo(RemoteTier.Put.WRITTEN);
+      assertThat(t.putFileIfAbsent("v1/f", file)).isEqualTo(RemoteTier.Put.ALREADY_THERE);
+    }
+  }
+
+  /** A damaged remote object could never be replaced: push skipped it as present, pull rejected it for ever. */
+  @Test
+  void damagedObject_isReplacedByPushRepair_andThenPulls() throws Exception {
+    RemoteSetting s = setting("repair");
+    ArtifactKey two = new ArtifactKey(Fixtures.fp(2), Fixtures.CPU);
+    String key = RemoteObjects.artifactKey(two);
+    try (CacheStore a = open("a"); RemoteTier t = tier(s)) {
+      fill(a, 2);
+      RemoteSync.push(a, t, List.of(), notices::add);
+      byte[] flipped = t.get(key).orElseThrow().clone();
+      flipped[flipped.length / 2] ^= 0x40;
+      try (S3Client raw = server.client()) {
+        raw.putObject(PutObjectRequest.builder().bucket(BUCKET).key(s.key(key)).build(), RequestBody.fromBytes(flipped));
+      }
+      assertThat(RemoteSync.push(a, t, List.of(), notices::add).repaired()).isZero(); // without --repair: skipped
+      try (CacheStore b = open("b")) {
+        assertThat(RemoteSync.pull(b, t, List.of(), notices::add).rejected()).isEqualTo(1);
+        assertThat(notices).anySatisfy(n -> assertThat(n).contains("rejected " + t.address(key))
+            .contains("'xlac cache push --repair'"));
+      }
+      notices.clear();
+      RemoteStats repaired = RemoteSync.push(a, t, List.of(), notices::add, Optional.empty(), true);
+      assertThat(repaired.repaired()).isEqualTo(1);
+      assertThat(repaired.uploaded()).isZero();
+      assertThat(repaired.alreadyThere()).isEqualTo(4); // 2 graphs, 1 artifact, 1 runtime entry: intact, left alone
+      assertThat(repaired.uploads()).contains("repaired 1");
+      assertThat(notices).singleElement().asString().startsWith("repaired " + t.address(key));
+      assertThat(RemoteSync.push(a, t, List.of(), notices::add, Optional.empty(), true).repaired()).isZero();
+    }
+    try (CacheStore c = open("c"); RemoteTier t = tier(s)) {
+      RemoteStats pulled = RemoteSync.pull(c, t, List.of(), notices::add);
+      assertThat(pulled.rejected()).isZero();
+      assertThat(c.getArtifact(two).orElseThrow().bytes()).isEqualTo(Fixtures.bytes(2, 1002));
+    }
+  }
+
+  /** The repair's If-Match: an object changed since it was read (another node repaired it) is not replaced. */
+  @Test
+  void replace_isConditionalOnTheEtag() throws Exception {
+    try (RemoteTier t = tier(setting("if-match"))) {
+      t.putIfAbsent("v1/x", "damaged".getBytes(StandardCharsets.UTF_8));
+      RemoteTier.Tagged first = t.getTagged("v1/x").orElseThrow();
+      assertThat(t.replace("v1/x", first.etag(), "fixed".getBytes(StandardCharsets.UTF_8)))
+          .isEqualTo(RemoteTier.Put.WRITTEN);
+      assertThat(t.replace("v1/x", first.etag(), "again".getBytes(StandardCharsets.UTF_8)))
+          .isEqualTo(RemoteTier.Put.ALREADY_THERE);
+      assertThat(new String(t.get("v1/x").orElseThrow(), StandardCharsets.UTF_8)).isEqualTo("fixed");
+    }
+  }
+
+  /** An SDK exception without a message gave its Java class name as the reason. */
+  @Test
+  void reason_ofAnExceptionWithoutMessage_isWords_notAClassName() {
+    String r = RemoteTier.reason(software.amazon.awssdk.core.exception.SdkClientException.builder().build());
+    assertThat(r).doesNotContain("Exception").isNotBlank();
+  }
+
+  /** An endpoint with user-info was taken, credentials and all; credentials come from AWS's chain. */
+  @Test
+  void endpointWithCredentials_isBadInput_withoutEchoingThem() {
+    assertThatThrownBy(() -> RemoteSetting.parse("s3://b-ucket/p", "http://user:secret@127.0.0.1:8333"))
+        .isInstanceOfSatisfying(XlacException.class, x -> {
+          assertThat(x.exitCode()).isEqualTo(dev.xlac.core.ExitCode.BAD_INPUT);
+          assertThat(x.getMessage()).contains("must not carry credentials").doesNotContain("secret")
+              .doesNotContain("\n");
+        });
+  }
+
+  /** pull's runtime scratch files (.remote-*.tmp) left by a killed pull stayed in the cache directory for ever. */
+  @Test
+  void pullRuntime_scratchLeftByAKilledPull_isRemoved_andNoneIsLeft() throws Exception {
+    RemoteSetting s = setting("scratch");
+    try (CacheStore a = open("a"); RemoteTier t = tier(s)) {
+      fill(a, 1);
+      RemoteSync.push(a, t, List.of(), notices::add);
+    }
+    Path dir = tmp.resolve("b");
+    try (CacheStore b = open("b"); RemoteTier t = tier(s)) {
+      long dead = deadPid();
+      Path stale = dir.resolve("." + RemoteEntries.SCRATCH_NAME + ".tmp-" + dead + ".1");
+      java.nio.file.Files.write(stale, new byte[] {1, 2, 3});
+      assertThat(RemoteSync.pull(b, t, List.of(), notices::add).downloaded()).isEqualTo(3);
+      assertThat(stale).doesNotExist();
+      try (var left = java.nio.file.Files.list(dir)) {
+        assertThat(left.map(f -> f.getFileName().toString())).noneMatch(n -> n.contains("remote-"));
+      }
+    }
+  }
+
+  private static long deadPid() {
+    for (long pid = 4_000_000; ; pid--) {
+      if (ProcessHandle.of(pid).isEmpty()) {
+        return pid;
+      }
+    }
+  }
 }

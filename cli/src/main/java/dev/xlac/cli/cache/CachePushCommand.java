@@ -21,8 +21,8 @@ import picocli.CommandLine.Parameters;
         + " compiled artifacts, or, without FINGERPRINTs, every graph, artifact and runtime entry.",
     footer = {"%nObjects the remote has already are not sent again; each upload is a conditional put, so nodes pushing"
         + " the same entries at once never overwrite each other. Failed compiles stay local. Reads the cache only, so it"
-        + " works while another xlac process writes to it. An object already there is not replaced: to sign what"
-        + " write-through uploaded unsigned, push to another prefix.",
+        + " works while another xlac process writes to it. An object already there is not replaced (to sign what"
+        + " write-through uploaded unsigned, push to another prefix), unless --repair finds it damaged.",
         "%nExit codes: 0 done; 1 some local entries were damaged and not sent (named on stderr); 2 no remote is set;"
         + " 3 the remote is unreachable or refuses access. Details: docs/cache.md, 'The remote tier'."})
 final class CachePushCommand implements Callable<Integer> {
@@ -35,6 +35,12 @@ final class CachePushCommand implements Callable<Integer> {
           + " 'require-signed on' that trust its public key take them.")
   Path sign;
 
+  @Option(names = "--repair",
+      description = "Read and check every object the remote has already; replace each damaged one (bad checksum,"
+          + " not an xlac object, under the wrong key) with this cache's entry, by a put conditioned on the damaged"
+          + " object's ETag (If-Match).")
+  boolean repair;
+
   @Mixin
   CacheOptions cache;
 
@@ -44,7 +50,7 @@ final class CachePushCommand implements Callable<Integer> {
     RemoteStats stats;
     try (CacheStore store = cache.openReadOnly(); RemoteTier tier = RemoteTier.forCommand(store, cache.notices())) {
       List<GraphFingerprint> graphs = fingerprints.stream().map(store::resolve).toList();
-      stats = RemoteSync.push(store, tier, graphs, cache.notices(), signer);
+      stats = RemoteSync.push(store, tier, graphs, cache.notices(), signer, repair);
     }
     cache.out().println("Pushed to " + stats.remote() + ": " + stats.uploads());
     cache.out().flush();
