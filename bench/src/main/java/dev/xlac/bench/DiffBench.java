@@ -68,17 +68,26 @@ public final class DiffBench {
     double[] engine = new double[reps];
     double[] hashBothAtOnce = new double[reps];
     double[] diffCommand = new double[reps];
+    // CPU time of this thread, for the one-thread figures: steadier than wall time on a shared machine.
+    java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+    double[] hashCpu = new double[reps];
+    double[] diffCpu = new double[reps];
     for (int i = 0; i < reps; i++) {
+      long c0 = cpu.getCurrentThreadCpuTime();
       long t0 = System.nanoTime();
       reader.read(a).fingerprint();
       long t1 = System.nanoTime();
       reader.read(b).fingerprint();
       long t2 = System.nanoTime();
+      long c2 = cpu.getCurrentThreadCpuTime();
       LoadedModule ma = forDiff.read(a);
       LoadedModule mb = forDiff.read(b);
       long t3 = System.nanoTime();
       GraphDiff d = GraphDiff.of(ma, mb);
       long t4 = System.nanoTime();
+      long c4 = cpu.getCurrentThreadCpuTime();
+      hashCpu[i] = (c2 - c0) / 1e9;
+      diffCpu[i] = (c4 - c2) / 1e9;
       ma = null;
       mb = null;
       hashBoth.read(List.of(a, b), LoadedModule::fingerprint);
@@ -95,12 +104,14 @@ public final class DiffBench {
       hashBothAtOnce[i] = (t5 - t4) / 1e9;
       diffCommand[i] = (t6 - t5) / 1e9;
     }
-    for (double[] x : List.of(hashA, hashB, diff, engine, hashBothAtOnce, diffCommand)) {
+    for (double[] x : List.of(hashA, hashB, diff, engine, hashBothAtOnce, diffCommand, hashCpu, diffCpu)) {
       Arrays.sort(x);
     }
     double hashes = hashA[0] + hashB[0];
     System.out.printf(Locale.ROOT, "one thread: hash_a=%.4f hash_b=%.4f diff=%.4f (read both %.4f + GraphDiff.of %.4f)"
         + " ratio=%.2fx%n", hashA[0], hashB[0], diff[0], diff[0] - engine[0], engine[0], diff[0] / hashes);
+    System.out.printf(Locale.ROOT, "one thread, CPU time: hash A + hash B=%.4f diff=%.4f ratio=%.2fx%n", hashCpu[0],
+        diffCpu[0], diffCpu[0] / hashCpu[0]);
     System.out.printf(Locale.ROOT, "as the commands do (%d cores): hash A B=%.4f diff A B=%.4f ratio=%.2fx%n",
         Runtime.getRuntime().availableProcessors(), hashBothAtOnce[0], diffCommand[0],
         diffCommand[0] / hashBothAtOnce[0]);

@@ -31,6 +31,9 @@ final class CanonicalParts extends CanonicalSink implements CanonicalWireEncoder
   final long[] computation;
   /** The module's own canonical fields other than its computations. */
   long module;
+  /** Per instruction: where its opcode's bytes are in the index's buffer (-1, -1: none), seen while encoding. */
+  final int[] opcodeFrom;
+  final int[] opcodeTo;
 
   private final Hash moduleHash = new Hash();
   private final Hash computationHash = new Hash();
@@ -46,6 +49,8 @@ final class CanonicalParts extends CanonicalSink implements CanonicalWireEncoder
     local = new long[x.instructionCount()];
     refs = new long[x.instructionCount()];
     computation = new long[x.computationCount()];
+    opcodeFrom = new int[x.instructionCount()];
+    opcodeTo = new int[x.instructionCount()];
   }
 
   /** Encodes a validated module once, hashing each part. */
@@ -130,6 +135,12 @@ final class CanonicalParts extends CanonicalSink implements CanonicalWireEncoder
     switchTo(computationHash);
     local[g] = localHash.finish();
     refs[g] = refsHash.finish();
+  }
+
+  @Override
+  public void opcode(int g, int from, int to) {
+    opcodeFrom[g] = from;
+    opcodeTo[g] = to;
   }
 
   @Override

@@ -123,6 +123,12 @@ final class CanonicalWireEncoder {
     void enterReferences();
 
     void exitReferences();
+
+    /**
+     * Instruction {@code g}'s opcode is bytes {@code [from, to)} of the index's buffer (its last field 2, as
+     * protobuf reads it), or -1, -1 when it has none; told before the instruction is written.
+     */
+    default void opcode(int g, int from, int to) {}
   }
 
   private final Spans spans;
@@ -167,6 +173,9 @@ final class CanonicalWireEncoder {
   private void message(WireSchema s, int depth) {
     Frame f = frame(depth);
     scan(s, f);
+    if (spans != null && s.role == WireSchema.INSTRUCTION) {
+      opcode(f);
+    }
     int[] forced = switch (s.role) {
       case WireSchema.MODULE -> MODULE_FORCED;
       case WireSchema.COMPUTATION -> COMPUTATION_FORCED;
@@ -207,6 +216,21 @@ final class CanonicalWireEncoder {
       }
     }
     out.i32(END);
+  }
+
+  private static final int INSTR_OPCODE = INSTRUCTION.indexOfNumber(2);
+
+  /** Tells the spans where the current instruction's opcode is: the last occurrence of field 2, the one protobuf keeps. */
+  private void opcode(Frame f) {
+    int from = -1;
+    int to = -1;
+    for (int i = 0; i < f.n; i++) {
+      if (f.key(i) == INSTR_OPCODE) { // sorted by field, then wire order: the last one wins
+        from = f.start[i];
+        to = f.end[i];
+      }
+    }
+    spans.opcode(currentInstruction, from, to);
   }
 
   /**

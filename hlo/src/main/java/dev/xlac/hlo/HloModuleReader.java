@@ -276,7 +276,7 @@ public final class HloModuleReader {
     }
     if (keepParts && outlives) {
       CanonicalParts parts = CanonicalParts.withFingerprint(index);
-      index.opcodes(); // what the diff reads first, read now, while the other module is being read
+      index.opcodes(parts.opcodeFrom, parts.opcodeTo); // what the diff reads first: now, on the reading thread
       LoadedModule m = new LoadedModule(file, kind, fileBytes, heap,
           Arrays.copyOf(index.moduleSegments, index.moduleSegmentCount * 2), index.moduleName(), parts.fingerprint());
       m.keep(index, parts);

@@ -749,14 +749,25 @@ final class HloWireIndex {
   /** The opcodes, read once (a diff reads them right after indexing, on the reading thread). */
   synchronized Opcodes opcodes() {
     if (opcodes == null) {
-      opcodes = readOpcodes();
+      opcodes = readOpcodes(null, null);
+    }
+    return opcodes;
+  }
+
+  /**
+   * The same, from where each instruction's opcode is, as the encoder saw it ({@link CanonicalParts}), so the
+   * instructions' fields are not read again.
+   */
+  synchronized Opcodes opcodes(int[] from, int[] to) {
+    if (opcodes == null) {
+      opcodes = readOpcodes(from, to);
     }
     return opcodes;
   }
 
   private Opcodes opcodes;
 
-  private Opcodes readOpcodes() {
+  private Opcodes readOpcodes(int[] known, int[] knownTo) {
     String[] out = new String[instrCount];
     int[] ids = new int[instrCount];
     List<String> table = new ArrayList<>();
@@ -767,7 +778,8 @@ final class HloWireIndex {
     int size = 0;
     int none = -1;
     for (int g = 0; g < instrCount; g++) {
-      long range = lastField(r, instrStart[g], instrEnd[g], 2);
+      long range = known != null ? (known[g] < 0 ? -1 : (long) known[g] << 32 | knownTo[g])
+          : lastField(r, instrStart[g], instrEnd[g], 2);
       if (range < 0) {
         if (none < 0) {
           none = table.size();

@@ -125,6 +125,28 @@ class GraphDiffTest {
     }
   }
 
+  /** The opcodes the encoder saw while hashing are the ones read field by field, on every golden dump. */
+  @Test
+  void opcodesSeenWhileEncoding_areTheOpcodesOfTheFields() throws Exception {
+    int checked = 0;
+    for (String run : List.of("mlp_run1", "mlp_batch64", "gz", "snapshot")) {
+      try (var files = java.nio.file.Files.list(TestModules.golden(run))) {
+        for (Path f : files.filter(p -> p.getFileName().toString().contains(".pb")
+            && !p.getFileName().toString().contains("memory-usage")).toList()) {
+          HloWireIndex fields = READER.read(f).index();
+          HloWireIndex encoded = READER.read(f).index();
+          CanonicalParts parts = CanonicalParts.withFingerprint(encoded);
+          HloWireIndex.Opcodes expected = fields.opcodes();
+          HloWireIndex.Opcodes seen = encoded.opcodes(parts.opcodeFrom, parts.opcodeTo);
+          assertThat(seen.names()).as(f.toString()).containsExactly(expected.names());
+          assertThat(seen.ids()).containsExactly(expected.ids());
+          checked++;
+        }
+      }
+    }
+    assertThat(checked).isGreaterThan(10);
+  }
+
   /** Opcode deltas stay exact past the reader's table of shared opcode names (a file with hundreds of made-up ones). */
   @Test
   void opcodeDeltas_areExact_withHundredsOfDistinctOpcodes() throws Exception {
