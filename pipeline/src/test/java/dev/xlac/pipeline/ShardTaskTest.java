@@ -120,11 +120,12 @@ class ShardTaskTest {
     }
     Files.write(back.bundle(), bytes);
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      assertThatThrownBy(() -> SlurmCompile.importResults(store, back, shard)).isInstanceOf(XlacException.class);
-      assertThatThrownBy(() -> SlurmCompile.importResults(store, new ShardTransport.Results(good,
-          List.of("hlo1:00\tCOMPILED")), shard)).isInstanceOf(IllegalArgumentException.class);
-      List<GraphResult> results = SlurmCompile.importResults(store, new ShardTransport.Results(good, back.lines()),
-          shard);
+      assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+          .isInstanceOf(XlacException.class);
+      assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, new ShardTransport.Results(good,
+          List.of("hlo1:00\tCOMPILED")), shard, FakeCompiler.IDENTITY)).isInstanceOf(IllegalArgumentException.class);
+      List<GraphResult> results = SlurmCompile.importResults(store, transport,
+          new ShardTransport.Results(good, back.lines()), shard, FakeCompiler.IDENTITY);
       assertThat(results).hasSize(shard.items().size())
           .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
       for (ShardPlan.Item item : shard.items()) {
