@@ -54,7 +54,6 @@ public final class SharedDirectoryTransport implements ShardTransport {
 
   @Override
   public void sendInputs(ShardPlan plan, CacheStore store) throws IOException {
-    Files.createDirectories(run.resolve("results"));
     Files.createDirectories(run.resolve("logs"));
     for (ShardPlan.Shard s : plan.nonEmpty()) {
       Path dir = Files.createDirectories(inputs(s.index()));
@@ -95,6 +94,7 @@ public final class SharedDirectoryTransport implements ShardTransport {
   @Override
   public void sendResults(int shard, CacheStore node, Path bundle, List<String> resultLines) throws IOException {
     node.exportBundle(bundle, ExportRequest.all());
+    Files.createDirectories(run.resolve("results"));
     AtomicFiles.write(bundle(shard), out -> {
       Files.copy(bundle, out);
       return true;
