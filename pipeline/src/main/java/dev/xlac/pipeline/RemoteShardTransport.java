@@ -51,10 +51,15 @@ public final class RemoteShardTransport implements ShardTransport {
 
   /** {@code runDir}: the run directory (inputs, logs); {@code tier}: the remote, owned by the caller. */
   public RemoteShardTransport(Path runDir, RemoteTier tier, Consumer<String> problems) {
+    this(runDir, tier, new RemoteStats(tier.setting().url()), problems);
+  }
+
+  /** As {@link #RemoteShardTransport(Path, RemoteTier, Consumer)}, the pulls counted into {@code stats}. */
+  public RemoteShardTransport(Path runDir, RemoteTier tier, RemoteStats stats, Consumer<String> problems) {
     this.inputs = new SharedDirectoryTransport(runDir);
     this.tier = tier;
     this.run = inputs.runDirectory().getFileName().toString();
-    this.stats = new RemoteStats(tier.setting().url());
+    this.stats = stats;
     this.problems = problems;
   }
 

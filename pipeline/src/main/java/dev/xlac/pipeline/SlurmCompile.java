@@ -129,28 +129,39 @@ public final class SlurmCompile {
     return report(results, start, setup.settings().jobs());
   }
 
-  /** Settles what the cache has, compiles the rest on the cluster, imports the results. */
+  /**
+   * Settles what the cache has (reading through to its remote tier, when it has one and the run uses it), compiles
+   * the rest on the cluster, imports the results.
+   */
   private static RunReport distribute(CompileSetup setup, SlurmSettings slurm, CacheStore store,
       CompilerIdentity identity, SequencedMap<GraphFingerprint, String> graphs, long start)
       throws InterruptedException {
-    CacheResults cache = new CacheResults(store, identity, setup.retryFailed());
-    List<GraphResult> results = new ArrayList<>();
-    SequencedMap<GraphFingerprint, String> todo = new LinkedHashMap<>();
-    graphs.forEach((fp, module) -> cache.settled(fp, module).ifPresentOrElse(results::add, () -> todo.put(fp, module)));
-    if (todo.isEmpty()) {
-      return report(results, start, setup.settings().jobs());
+    try (RemoteSession session = RemoteSession.open(store, setup.remote(), setup.listener()::notice)) {
+      CacheResults cache = new CacheResults(store, identity, setup.retryFailed(), session.enabled() ? session : null);
+      cache.prefetch(graphs.keySet());
+      List<GraphResult> results = new ArrayList<>();
+      SequencedMap<GraphFingerprint, String> todo = new LinkedHashMap<>();
+      graphs.forEach((fp, module) -> cache.settled(fp, module).ifPresentOrElse(results::add,
+          () -> todo.put(fp, module)));
+      RunReport report = todo.isEmpty() ? report(results, start, setup.settings().jobs())
+          : distribute(setup, slurm, store, identity, todo, results, start, session);
+      return report.withRemote(session.finish());
     }
+  }
+
+  /** Compiles {@code todo} on the cluster; {@code session}'s figures also count the results pulled from the remote. */
+  private static RunReport distribute(CompileSetup setup, SlurmSettings slurm, CacheStore store,
+      CompilerIdentity identity, SequencedMap<GraphFingerprint, String> todo, List<GraphResult> results, long start,
+      RemoteSession session) throws InterruptedException {
     ShardPlan plan = ShardPlan.plan(ShardPlan.costs(store, todo), Math.min(slurm.shards(), todo.size()));
     Path run = runDirectory(slurm.sharedDir());
-    Optional<RemoteSetting> remote = setup.remote() == RemoteSession.Policy.OFF ? Optional.empty()
-        : store.remoteSetting();
-    if (remote.isEmpty() && setup.remote() == RemoteSession.Policy.REQUIRE) {
-      throw XlacException.badInput("--require-remote: cache " + store.directory() + " has no remote tier (set one"
-          + " with 'xlac cache config remote s3://BUCKET/PREFIX')");
-    }
+    // The session is enabled exactly when the run uses the cache's remote: then the results come back through it,
+    // unless the remote already failed while the graphs were settled (said once): then through the shared directory.
+    Optional<RemoteSetting> remote = session.enabled() && session.stats().unavailable() == null
+        ? store.remoteSetting() : Optional.empty();
     try (RemoteTier tier = remote.map(r -> RemoteShardTransport.openTier(r, setup.listener()::notice)).orElse(null)) {
       ShardTransport transport = tier == null ? new SharedDirectoryTransport(run)
-          : new RemoteShardTransport(run, tier, line -> slurm.progress().accept(line));
+          : new RemoteShardTransport(run, tier, session.stats(), line -> slurm.progress().accept(line));
       Path script = run.resolve("task.sh");
       try {
         transport.sendInputs(plan, store);
@@ -165,8 +176,7 @@ public final class SlurmCompile {
         interrupt.cancels(array::cancel);
         results.addAll(array.run());
       }
-      RunReport report = report(results, start, setup.settings().jobs() * plan.nonEmpty().size());
-      return transport instanceof RemoteShardTransport r ? report.withRemote(r.stats()) : report;
+      return report(results, start, setup.settings().jobs() * plan.nonEmpty().size());
     }
   }
 

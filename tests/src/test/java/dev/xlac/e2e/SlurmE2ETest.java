@@ -31,8 +31,9 @@ import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
  * apt-get when they are missing, and is the only reason this test skips: where they cannot be installed or run).
  * A sharded compile of samples/jax/mlp.py against a SeaweedFS remote tier (a real S3 server, {@code $XLAC_WEED})
  * compiles each graph exactly once, on some shard, and its results come back through the remote (the objects are in
- * the bucket, no bundle went through the shared directory); the cache then holds an artifact of each (a local run
- * is all cached) and {@code xlac run} serves every compile. Through the shared directory (no remote): a task killed
+ * the bucket, no bundle went through the shared directory); another cache with the same remote reads every graph
+ * through and submits nothing; the cache then holds an artifact of each (a local run is all cached) and
+ * {@code xlac run} serves every compile. Through the shared directory (no remote): a task killed
  * with SIGKILL is submitted again; SIGTERM to xlac cancels the array; no sbatch on PATH is one line and exit 3.
  */
 class SlurmE2ETest {
@@ -203,6 +204,18 @@ class SlurmE2ETest {
       assertThat(files.map(shared::relativize).map(Path::toString).toList()).as("no results through the shared dir")
           .noneMatch(f -> f.endsWith(".bundle") || f.contains("results"));
     }
+
+    // Another login node's cache with the same remote: every graph is read through, no array is submitted.
+    Path other = work.resolve("other-cache");
+    assertThat(Launcher.run(List.of(xlac(), "cache", "config", "remote", "s3://" + BUCKET + "/sharded", "--endpoint",
+        weed.endpoint(), "--cache", other.toString()), env, 300).exitCode()).isZero();
+    List<String> again = slurmCompile(other, work.resolve("other-shared"), "--shards", "3", "--");
+    again.addAll(mlp());
+    Launcher.Result second = Launcher.run(again, env, 600);
+    assertThat(second.exitCode()).as(second.err()).isZero();
+    assertThat(second.out()).contains(graphs + " graphs: 0 compiled, " + graphs + " cached, 0 failed")
+        .contains("read through " + graphs + " (");
+    assertThat(second.err()).doesNotContain("submitted Slurm job array");
 
     Launcher.Result local = Launcher.run(List.of(xlac(), "parallel-compile", "--no-remote", "--cache",
         cache.toString(), "--plugin", Launcher.cpuPlugin()), env, 300);
