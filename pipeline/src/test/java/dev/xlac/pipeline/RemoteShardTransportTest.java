@@ -142,6 +142,40 @@ class RemoteShardTransportTest {
   }
 
   @Test
+  void twoAttemptsOfOneShard_pushingAtOnce_leaveOneObjectPerKey_andEitherManifestImports() throws Exception {
+    try (RemoteTier tier = tier("concurrent")) {
+      RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-5"), tier, m -> {});
+      ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
+      java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+      List<Thread> nodes = new ArrayList<>();
+      List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+      for (String node : List.of("node-x", "node-y")) {
+        nodes.add(Thread.ofPlatform().start(() -> {
+          try {
+            start.await();
+            ShardTask.run(nodeSetup(tmp.resolve(node), new FakeCompiler(false)), transport, shard.index(),
+                tmp.resolve(node + ".bundle"));
+          } catch (Throwable t) {
+            errors.add(t);
+          }
+        }));
+      }
+      for (Thread t : nodes) {
+        t.join();
+      }
+      assertThat(errors).isEmpty();
+      assertThat(tier.list(transport.resultsPrefix(shard.index()))).hasSize(2);
+      assertThat(tier.list("v1/artifacts/")).hasSize(shard.items().size());
+      assertThat(tier.list("v1/graphs/")).hasSize(shard.items().size());
+      try (CacheStore store = open(tmp.resolve("submitter"))) {
+        ShardTransport.Results back = transport.receiveResults(shard.index()).orElseThrow();
+        assertThat(SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+            .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+      }
+    }
+  }
+
+  @Test
   void anArtifactMissingFromTheBucket_failsTheImport_andOnceDiscarded_theNextAttemptsResultsAreRead()
       throws Exception {
     try (RemoteTier tier = tier("missing"); S3Client s3 = server.client()) {
