@@ -92,6 +92,17 @@ static void *client_destroy(ClientDestroyArgs *a) { free(a->client); return NULL
 static void *platform_name(ClientStringArgs *a) { a->text = "xlac-test"; a->text_size = 9; return NULL; }
 static void *platform_version(ClientStringArgs *a) { a->text = "1.0"; a->text_size = 3; return NULL; }
 
+/* One device of kind "xlac-test": PJRT_Client_AddressableDevices, PJRT_Device_GetDescription and
+ * PJRT_DeviceDescription_Kind (what the plugin identity text lists). */
+typedef struct { size_t struct_size; void *ext; void *client; void *const *devices; size_t num_devices; } DevicesArgs;
+typedef struct { size_t struct_size; void *ext; void *device; void *description; } DescriptionArgs;
+typedef struct { size_t struct_size; void *ext; void *description; const char *kind; size_t kind_size; } KindArgs;
+static int THE_DEVICE, THE_DESCRIPTION;
+static void *const DEVICES[] = {&THE_DEVICE};
+static void *addressable_devices(DevicesArgs *a) { a->devices = DEVICES; a->num_devices = 1; return NULL; }
+static void *device_description(DescriptionArgs *a) { a->description = &THE_DESCRIPTION; return NULL; }
+static void *device_kind(KindArgs *a) { a->kind = "xlac-test"; a->kind_size = 9; return NULL; }
+
 /* HloModuleProto.name is field 1, written first by every serializer: tag 0x0A, varint length. */
 static int module_name(const char *code, size_t size, char *out, size_t out_size) {
   if (size < 2 || (unsigned char) code[0] != 0x0A) return 0;
@@ -185,7 +196,10 @@ const void *GetPjrtApi(void) {
   api.slots[11] = (void *) client_destroy;
   api.slots[12] = (void *) platform_name;
   api.slots[14] = (void *) platform_version;
+  api.slots[16] = (void *) addressable_devices;
   api.slots[20] = (void *) client_compile;
+  api.slots[26] = (void *) device_kind;
+  api.slots[29] = (void *) device_description;
   api.slots[40] = (void *) executable_destroy;
   api.slots[41] = (void *) executable_name;
   api.slots[44] = (void *) executable_num_outputs;

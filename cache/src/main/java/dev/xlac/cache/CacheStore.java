@@ -293,6 +293,14 @@ public final class CacheStore implements AutoCloseable {
   }
 
   /**
+   * A stored request without its executable (its {@code executable()} is empty), checked as {@link #readRequest}:
+   * what compiling it for another plugin needs ({@code xlac parallel-compile --plugin}).
+   */
+  public Optional<RecordedRequest> readRequestWithoutExecutable(RequestKey key) {
+    return store.requestEntries().readRequestWithoutExecutable(key);
+  }
+
+  /**
    * Streams a stored executable into {@code out}, a chunk at a time, verified at the end: false when it is absent
    * or damaged (reported), and then {@code out} may hold part of it, which the caller discards.
    */

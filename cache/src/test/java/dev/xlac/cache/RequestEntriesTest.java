@@ -190,6 +190,35 @@ class RequestEntriesTest {
   }
 
   @Test
+  void readRequestWithoutExecutable_readsTheRequestAlone_evenWhenItsExecutableIsDamaged() throws Exception {
+    RecordedRequest a = request(1, 40_000);
+    try (CacheStore s = open(new Fixtures.ManualClock())) {
+      s.putRequests(List.of(a));
+      RocksDbStore db = StoreInternals.db(Internals.store(s));
+      try (WriteBatch batch = new WriteBatch()) {
+        db.put(batch, RocksDbStore.Cf.EXECUTABLES, a.key().digest(), new byte[] {1, 2, 3});
+        db.write(batch, true);
+      }
+      RecordedRequest r = s.readRequestWithoutExecutable(a.key()).orElseThrow();
+      assertThat(r.key()).isEqualTo(a.key());
+      assertThat(r.program()).isEqualTo(a.program());
+      assertThat(r.options()).isEqualTo(a.options());
+      assertThat(r.identityText()).isEqualTo(a.identityText());
+      assertThat(r.executable()).isEmpty();
+      assertThat(s.readRequest(a.key())).as("the executable is damaged").isEmpty();
+      assertThat(s.readRequestWithoutExecutable(dev.xlac.runtime.RequestKey.parse("pjrt1:" + "0".repeat(64))))
+          .isEmpty();
+      try (WriteBatch batch = new WriteBatch()) { // now the request itself: a miss, reported
+        db.put(batch, RocksDbStore.Cf.REQUESTS, a.key().digest(), new byte[] {9, 9, 9});
+        db.write(batch, true);
+      }
+      notices.clear();
+      assertThat(s.readRequestWithoutExecutable(a.key())).isEmpty();
+      assertThat(notices).anySatisfy(n -> assertThat(n).contains("runtime entry " + a.key().text()));
+    }
+  }
+
+  @Test
   void verify_findsARequestFiledUnderAnotherKey_andRepairDropsItAlone() throws Exception {
     RecordedRequest a = request(1, 500);
     RecordedRequest b = request(2, 600);

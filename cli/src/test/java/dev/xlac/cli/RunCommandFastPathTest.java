@@ -53,7 +53,8 @@ class RunCommandFastPathTest {
         List.of("run", "--plugin", "p.so", "--", "--"),
         List.of("run", "--cache", "a=b", "--plugin", "x=y=z", "--", "x"),
         List.of("run", "--cache", "c", "--", "x", "-h", "--help", "-V", "--version", "--verbose"),
-        List.of("run", "--plugin", "é/ü.so", "--", "echo", "é"));
+        List.of("run", "--plugin", "é/ü.so", "--", "echo", "é"),
+        List.of("run", "--require-hits", "--record", "--", "x", "--require-hits"));
   }
 
   @ParameterizedTest
@@ -79,6 +80,7 @@ class RunCommandFastPathTest {
         List.of("run", "--cache=c", "--cache", "d", "--", "x"),
         List.of("run", "--record", "--record", "--", "x"),
         List.of("run", "--record=true", "--", "x"),
+        List.of("run", "--require-hits", "--require-hits", "--", "x"),
         List.of("run", "--cache", "--", "x"),
         List.of("run", "--cache", "--record", "--", "x"),
         List.of("run", "--cache"),

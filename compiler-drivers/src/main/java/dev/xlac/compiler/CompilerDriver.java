@@ -18,6 +18,15 @@ public interface CompilerDriver extends AutoCloseable {
   /** What this driver compiles with: part of every artifact key it produces. Fixed for the driver's life. */
   CompilerIdentity identity();
 
+  /**
+   * For a PJRT driver, what xlac's runtime proxy puts into the plugin identity text that keys recorded requests
+   * when a training run uses this plugin (runtime/README.md); empty for other compilers, which cannot compile
+   * recorded requests.
+   */
+  default java.util.Optional<dev.xlac.compiler.pjrt.PjrtPluginFacts> pluginFacts() {
+    return java.util.Optional.empty();
+  }
+
   /** Compiles one module. */
   CompileOutcome compile(CompileRequest request);
 

@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
  * names and function names; different whenever the compiled program could differ. The
  * specification is in hlo/README.md; the version prefix changes whenever the canonical form does.
  */
-public record GraphFingerprint(String value) implements Comparable<GraphFingerprint> {
+public record GraphFingerprint(String value) implements Comparable<GraphFingerprint>, dev.xlac.core.ProgramKey {
   public static final String VERSION = "hlo1";
   private static final Pattern FORMAT = Pattern.compile("^hlo1:[0-9a-f]{64}$");
   /** What the canonical form is prefixed with in the digest (hlo/README.md). */
@@ -83,11 +83,13 @@ public record GraphFingerprint(String value) implements Comparable<GraphFingerpr
   }
 
   /** The first 12 hex digits, as shown in tables. */
+  @Override
   public String shortForm() {
     return value.substring(VERSION.length() + 1, VERSION.length() + 13);
   }
 
   /** {@code jit_step (0123456789ab)}: how messages and progress lines name a graph. */
+  @Override
   public String describe(String moduleName) {
     return moduleName + " (" + shortForm() + ")";
   }

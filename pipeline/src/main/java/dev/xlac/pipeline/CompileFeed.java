@@ -35,7 +35,7 @@ final class CompileFeed implements AutoCloseable {
   private final RunListener listener;
   private final MemoryProbe memory;
   private final RemoteSession remote;
-  private final Map<GraphFingerprint, String> waiting = new LinkedHashMap<>();
+  private final List<CompileWork> waiting = new ArrayList<>();
   private final List<GraphResult> settled = new ArrayList<>();
   private int offered;
   private DriverFactory drivers;
@@ -64,11 +64,11 @@ final class CompileFeed implements AutoCloseable {
   synchronized void offer(GraphFingerprint fp, String module) {
     offered++;
     if (cancelled) {
-      settled.add(stopped(fp, module));
+      settled.add(stopped(new CompileWork.Graph(fp, module)));
     } else if (cache == null) {
-      waiting.put(fp, module);
+      waiting.add(new CompileWork.Graph(fp, module));
     } else {
-      route(fp, module);
+      route(new CompileWork.Graph(fp, module));
     }
   }
 
@@ -78,6 +78,13 @@ final class CompileFeed implements AutoCloseable {
    * Returns every result (settled first, then in submission order).
    */
   List<GraphResult> offerAll(SequencedMap<GraphFingerprint, String> graphs) throws InterruptedException {
+    List<CompileWork> work = new ArrayList<>();
+    graphs.forEach((fp, module) -> work.add(new CompileWork.Graph(fp, module)));
+    return offerAll(work);
+  }
+
+  /** As {@link #offerAll(SequencedMap)}, for graphs and recorded requests alike, in the given order. */
+  List<GraphResult> offerAll(List<CompileWork> graphs) throws InterruptedException {
     CacheResults known;
     synchronized (this) {
       while (cache == null && failure == null && !cancelled) {
@@ -91,21 +98,23 @@ final class CompileFeed implements AutoCloseable {
       known = cache;
     }
     if (known != null) {
-      known.prefetch(graphs.keySet()); // the remote tier's artifacts, several at once, outside the feed's lock
+      // the remote tier's artifacts, several at once, outside the feed's lock
+      known.prefetch(graphs.stream().filter(w -> w instanceof CompileWork.Graph)
+          .map(w -> ((CompileWork.Graph) w).key()).toList());
     }
     synchronized (this) {
       offered += graphs.size();
       List<CompileJob> todo = new ArrayList<>();
       int cached = 0;
-      for (Map.Entry<GraphFingerprint, String> g : graphs.entrySet()) {
-        var done = cancelled ? java.util.Optional.<GraphResult>empty() : cache.settled(g.getKey(), g.getValue());
+      for (CompileWork g : graphs) {
+        var done = cancelled ? java.util.Optional.<GraphResult>empty() : cache.settled(g);
         if (done.isPresent()) {
           settled.add(done.get());
           cached += done.get().status() == GraphResult.Status.CACHED ? 1 : 0;
         } else if (cancelled) {
-          settled.add(stopped(g.getKey(), g.getValue()));
+          settled.add(stopped(g));
         } else {
-          todo.add(cache.job(g.getKey(), g.getValue()));
+          todo.add(cache.job(g));
         }
       }
       listener.planned(graphs.size(), cached, todo.size(), settings.jobs());
@@ -135,8 +144,8 @@ final class CompileFeed implements AutoCloseable {
     notifyAll();
   }
 
-  private void route(GraphFingerprint fp, String module) {
-    cache.settled(fp, module).ifPresentOrElse(settled::add, () -> submit(cache.job(fp, module)));
+  private void route(CompileWork work) {
+    cache.settled(work).ifPresentOrElse(settled::add, () -> submit(cache.job(work)));
   }
 
   private void submit(CompileJob job) {
@@ -146,8 +155,8 @@ final class CompileFeed implements AutoCloseable {
     scheduler.submit(job);
   }
 
-  private static GraphResult stopped(GraphFingerprint fp, String module) {
-    return new GraphResult(fp, module, GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null,
+  private static GraphResult stopped(CompileWork work) {
+    return new GraphResult(work.key(), work.name(), GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null,
         "not compiled: the run was stopped");
   }
 
@@ -162,7 +171,7 @@ final class CompileFeed implements AutoCloseable {
     if (scheduler != null) {
       scheduler.cancel();
     }
-    waiting.forEach((fp, module) -> settled.add(stopped(fp, module)));
+    waiting.forEach(w -> settled.add(stopped(w)));
     waiting.clear();
     notifyAll();
   }

@@ -2,7 +2,9 @@ package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.GraphInfo;
+import dev.xlac.cache.RequestInfo;
 import dev.xlac.cache.remote.RemoteSession;
+import dev.xlac.compiler.CompilerDriver;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.ExitCode;
@@ -36,7 +38,11 @@ public final class CompileRuns {
     return fixedList(setup, paths, null);
   }
 
-  /** Compiles every graph in the cache that has no artifact (or failure) for this compiler. */
+  /**
+   * The cache's own work: compiles every graph in the cache that has no artifact (or failure) for this compiler,
+   * and, with a PJRT plugin, every recorded request that has no runtime entry for this plugin
+   * ({@link RecordedRequests}), so that {@code xlac run} with this plugin serves them all.
+   */
   public static CompileResult cache(CompileSetup setup) throws InterruptedException {
     return fixedList(setup, List.of(), null);
   }
@@ -59,7 +65,10 @@ public final class CompileRuns {
             : PreparedDrivers.start(setup.drivers());
         CacheStore store = setup.cache().open(); var _ = store.pinForRun();
         RemoteSession remote = RemoteSession.open(store, setup.remote(), listener::notice)) {
-      DriverFactory drivers = early.open(); // closed by the feed once started, else by the probe
+      // A Slurm shard compiles its graphs only; recorded requests are the cache's own work.
+      List<RequestInfo> recorded = paths.isEmpty() && ordered == null ? store.requests() : List.of();
+      RunDrivers prepared = withRequests(early.open(), recorded, store);
+      DriverFactory drivers = prepared.factory(); // closed by the feed once started, else by the probe
       try (CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener,
           setup.memory(), remote)) {
         long start = System.nanoTime();
@@ -81,11 +90,16 @@ public final class CompileRuns {
               graphs.put(g.fingerprint(), g.moduleName());
             }
           }
+          List<CompileWork> work = new ArrayList<>();
+          graphs.forEach((fp, module) -> work.add(new CompileWork.Graph(fp, module)));
+          if (prepared.identityText() != null) {
+            work.addAll(RecordedRequests.plan(store, recorded, prepared.identityText()));
+          }
           List<GraphResult> results;
           // Ctrl-C: stop the compiles, keep what is stored, and let this thread close the cache.
           try (ShutdownCancel interrupt = new ShutdownCancel()) {
             interrupt.cancels(feed::cancel);
-            results = feed.offerAll(graphs);
+            results = feed.offerAll(work);
           }
           RunReport report = finishRun(results, start, setup).withRemote(remote.finish()); // uploads drained
           WhyNew.Summary whyNew = WhyNew.explain(store, added); // after the report's wall time, as one-shot
@@ -97,6 +111,32 @@ public final class CompileRuns {
     } finally {
       listener.close();
     }
+  }
+
+  /** A run's driver factory, and the plugin identity text its recorded requests are keyed with (null: none). */
+  private record RunDrivers(DriverFactory factory, String identityText) {}
+
+  /**
+   * With recorded requests to consider and a PJRT compiler, the factory whose first driver is open now: the
+   * plugin identity text their keys for this plugin need comes from it (the driver then compiles the first job).
+   * Another compiler (neuronx-cc) compiles graphs only. On a failure the factory is closed.
+   */
+  private static RunDrivers withRequests(DriverFactory drivers, List<RequestInfo> recorded, CacheStore store) {
+    if (recorded.isEmpty()) {
+      return new RunDrivers(drivers, null);
+    }
+    CompilerDriver first;
+    try {
+      if (!drivers.identity().driver().equals("pjrt")) { // known without a worker when a probe recorded it
+        return new RunDrivers(drivers, null);
+      }
+      first = drivers.open();
+    } catch (RuntimeException | Error e) {
+      drivers.close();
+      throw e;
+    }
+    String text = first.pluginFacts().map(f -> RecordedRequests.identityText(f, System.getenv())).orElse(null);
+    return new RunDrivers(RecordedRequests.withFirst(drivers, first, store.directory()), text);
   }
 
   /**
@@ -171,7 +211,7 @@ public final class CompileRuns {
   private static RunReport finishRun(List<GraphResult> results, long start, CompileSetup setup) {
     setup.listener().close();
     List<GraphResult> sorted = new ArrayList<>(results);
-    sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(GraphResult::fingerprint));
+    sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(g -> g.fingerprint().value()));
     return new RunReport(sorted, Duration.ofNanos(System.nanoTime() - start), setup.settings().jobs());
   }
 }

@@ -94,8 +94,8 @@ public final class RemoteShardTransport implements ShardTransport {
     List<GraphFingerprint> compiled = new ArrayList<>();
     for (String line : lines) {
       GraphResult g = ShardTask.parseLine(line);
-      if (g.status() == GraphResult.Status.COMPILED) {
-        compiled.add(g.fingerprint());
+      if (g.status() == GraphResult.Status.COMPILED && g.fingerprint() instanceof GraphFingerprint fp) {
+        compiled.add(fp);
       }
     }
     if (!compiled.isEmpty()) {
@@ -147,7 +147,11 @@ public final class RemoteShardTransport implements ShardTransport {
     List<ArtifactKey> keys = new ArrayList<>();
     List<NewFailure> failures = new ArrayList<>();
     for (GraphResult g : lines) {
-      ArtifactKey key = new ArtifactKey(g.fingerprint(), identity);
+      if (!(g.fingerprint() instanceof GraphFingerprint fp)) {
+        throw new IllegalArgumentException("a shard result line names " + g.fingerprint().value()
+            + ", not a graph");
+      }
+      ArtifactKey key = new ArtifactKey(fp, identity);
       if (g.status() == GraphResult.Status.COMPILED) {
         keys.add(key);
       } else if (g.status() == GraphResult.Status.FAILED && g.failureKind() != null) {

@@ -96,8 +96,12 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<G
    */
   public List<String> summaryLines() {
     List<String> lines = new ArrayList<>();
-    StringBuilder head = new StringBuilder(String.format(Locale.ROOT, "%d graph%s: %d compiled, %d cached, %d failed",
-        total(), total() == 1 ? "" : "s", compiled(), cached(), failed()));
+    long requests = graphs.stream().filter(g -> CacheResults.isRequest(g.fingerprint())).count();
+    long plain = total() - requests;
+    String what = requests == 0 ? count(plain, "graph") : plain == 0 ? count(requests, "recorded request")
+        : count(plain, "graph") + " and " + count(requests, "recorded request");
+    StringBuilder head = new StringBuilder(String.format(Locale.ROOT, "%s: %d compiled, %d cached, %d failed",
+        what, compiled(), cached(), failed()));
     if (previouslyFailed() > 0) {
       head.append(String.format(Locale.ROOT, " (%d failed in an earlier run and %s skipped; --retry-failed compiles"
           + " them again)", previouslyFailed(), previouslyFailed() == 1 ? "was" : "were"));
@@ -105,7 +109,8 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<G
     lines.add(head.toString());
     for (GraphResult g : graphs) {
       if (g.status().failed()) {
-        boolean logged = g.status() == GraphResult.Status.FAILED || g.status() == GraphResult.Status.PREVIOUSLY_FAILED;
+        boolean logged = (g.status() == GraphResult.Status.FAILED || g.status() == GraphResult.Status.PREVIOUSLY_FAILED)
+            && !CacheResults.isRequest(g.fingerprint()); // a request's line names its log file itself
         lines.add("  failed: " + g.describe() + ": " + withoutName(g) + (logged
             ? "; log: xlac cache log " + g.fingerprint().value() : ""));
       }
@@ -120,6 +125,10 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<G
       lines.add(remote.runLine());
     }
     return lines;
+  }
+
+  private static String count(long n, String noun) {
+    return n + " " + noun + (n == 1 ? "" : "s");
   }
 
   /** The error without the graph's own name in front (the summary line names it already). */

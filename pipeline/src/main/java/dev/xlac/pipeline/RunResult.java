@@ -56,6 +56,34 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
   }
 
   /**
+   * What {@code xlac run --require-hits} says when not every compile was served from the cache, or null when every
+   * one was: one line naming how many were not and why ({@code misses}: nothing cached for the request;
+   * {@code fallbacks}: a cached executable the plugin could not use). A run in which no compile went through the
+   * proxy fails too: its framework did not load the proxy (or the command compiled nothing), so the
+   * requirement cannot be shown to hold.
+   */
+  public String requireHitsFailure() {
+    long notServed = stats.compiles() - stats.hits();
+    if (stats.compiles() > 0 && notServed == 0) {
+      return null;
+    }
+    if (stats.compiles() == 0) {
+      return "xlac run: --require-hits: no compile went through xlac's proxy, so none was served from the cache"
+          + " (did the command load its PJRT plugin through xlac?)";
+    }
+    List<String> why = new java.util.ArrayList<>();
+    if (stats.misses() > 0) {
+      why.add(stats.misses() + " not in the cache");
+    }
+    if (stats.fallbacks() > 0) {
+      why.add(stats.fallbacks() + (stats.fallbacks() == 1 ? " cached executable" : " cached executables")
+          + " the plugin could not use");
+    }
+    return "xlac run: " + notServed + " of " + stats.compiles() + " compiles were not served from the cache"
+        + (why.isEmpty() ? "" : " (" + String.join(", ", why) + ")");
+  }
+
+  /**
    * {@code --report}: {@code compiles}, {@code hits}, {@code misses}, {@code fallbacks},
    * {@code compile_seconds} (spent compiling in this run), {@code saved_seconds} (the original compile
    * time of the hits), {@code recorded}, {@code unrecorded}, {@code fallback_reasons},

@@ -182,7 +182,7 @@ public final class SlurmCompile {
 
   private static RunReport report(List<GraphResult> results, long start, int jobs) {
     List<GraphResult> sorted = new ArrayList<>(results);
-    sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(GraphResult::fingerprint));
+    sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(g -> g.fingerprint().value()));
     return new RunReport(sorted, Duration.ofNanos(System.nanoTime() - start), jobs);
   }
 
@@ -237,7 +237,7 @@ public final class SlurmCompile {
       ShardPlan.Shard shard, CompilerIdentity identity) throws InterruptedException {
     List<GraphResult> lines = back.lines().stream().map(ShardTask::parseLine).toList();
     transport.importResults(store, back, lines, identity);
-    Map<GraphFingerprint, GraphResult> byGraph = new HashMap<>();
+    Map<dev.xlac.core.ProgramKey, GraphResult> byGraph = new HashMap<>();
     lines.forEach(g -> byGraph.put(g.fingerprint(), g));
     List<GraphResult> out = new ArrayList<>();
     for (ShardPlan.Item item : shard.items()) {

@@ -48,7 +48,7 @@ class CompileFeedTest {
   }
 
   private static List<String> summary(List<GraphResult> results) {
-    return results.stream().sorted(Comparator.comparing(GraphResult::fingerprint))
+    return results.stream().sorted(Comparator.comparing(g -> g.fingerprint().value()))
         .map(r -> r.fingerprint() + " " + r.moduleName() + " " + r.status()).toList();
   }
 

@@ -150,4 +150,55 @@ class CompileRunsTest {
       assertThat(Thread.interrupted()).isFalse();
     }
   }
+
+  private static dev.xlac.runtime.RecordedRequest recorded(String program, String identity) {
+    byte[] format = "mlir".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] code = program.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] options = {0x1a, 0x02, 0x20, 0x01};
+    byte[] id = identity.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    return new dev.xlac.runtime.RecordedRequest(dev.xlac.runtime.RequestKey.of(format, code, options, id), format,
+        code, options, identity, new byte[] {7}, 1000);
+  }
+
+  @Test
+  void cache_compilesRecordedRequestsForThisPlugin_underTheProxysKey_andOneRuleSettlesThem() throws Exception {
+    String old = "xlac-pjrt-plugin/2\nplatform_name=old\n";
+    String other = "xlac-pjrt-plugin/2\nplatform_name=other\n";
+    var a = recorded("module a", old);
+    var aElsewhere = recorded("module a", other); // the same request recorded with a third plugin: one new key
+    var rejected = recorded("reject me", old);
+    try (CacheStore s = CacheStore.open(tmp.resolve("cache"), CacheStore.Mode.READ_WRITE, Duration.ZERO,
+        n -> {})) {
+      assertThat(s.putRequests(List.of(a, aElsewhere, rejected)).added()).isEqualTo(3);
+    }
+    CompileResult notPjrt = CompileRuns.cache(setup(new FakeCompiler(false), RunListener.NONE));
+    assertThat(notPjrt.report().total()).as("another compiler compiles graphs only").isZero();
+    FakeCompiler compiler = new FakeCompiler(false, FakeCompiler.PJRT_IDENTITY);
+    CompileResult first = CompileRuns.cache(setup(compiler, RunListener.NONE));
+    assertThat(first.exitCode()).isEqualTo(dev.xlac.core.ExitCode.WORK_FAILED);
+    assertThat(first.report().total()).isEqualTo(2);
+    assertThat(first.report().compiled()).isEqualTo(1);
+    dev.xlac.runtime.RequestKey forFake = dev.xlac.runtime.RequestKey.of(a.format(), a.program(), a.options(),
+        FakeCompiler.IDENTITY_TEXT.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    assertThat(first.report().graphs()).filteredOn(g -> g.status() == dev.xlac.compiler.schedule.GraphResult.Status.COMPILED)
+        .singleElement().satisfies(g -> assertThat(g.fingerprint()).isEqualTo(forFake));
+    assertThat(first.report().summaryLines().getFirst()).isEqualTo("2 recorded requests: 1 compiled, 0 cached, 1 failed");
+    String failure = first.report().summaryLines().stream().filter(l -> l.startsWith("  failed: ")).findFirst()
+        .orElseThrow();
+    assertThat(failure).startsWith("  failed: mlir request (").contains("PJRT_Client_Compile: INVALID_ARGUMENT")
+        .doesNotContain("xlac cache log");
+    java.nio.file.Path log = java.nio.file.Path.of(failure.replaceAll(".*; log: (\\S+)$", "$1"));
+    assertThat(java.nio.file.Files.readString(log)).isEqualTo("the fake plugin's log\nline 2");
+    try (CacheStore s = CacheStore.open(tmp.resolve("cache"), CacheStore.Mode.READ_ONLY, Duration.ZERO, n -> {})) {
+      var stored = s.readRequest(forFake).orElseThrow();
+      assertThat(stored.identityText()).isEqualTo(FakeCompiler.IDENTITY_TEXT);
+      assertThat(stored.program()).isEqualTo(a.program());
+      assertThat(stored.executable()).isEqualTo("mlir request".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    CompileResult again = CompileRuns.cache(setup(compiler, RunListener.NONE));
+    assertThat(again.report().cached()).isEqualTo(1);
+    assertThat(again.report().failed()).as("no failure record: tried again").isEqualTo(1);
+    assertThat(compiler.compiles.get()).isEqualTo(3);
+  }
 }

@@ -18,14 +18,29 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class FakeCompiler {
   static final CompilerIdentity IDENTITY = new CompilerIdentity("fake", "1.0", "cpu", List.of(), Map.of());
+  /** What a PJRT driver of this "plugin" reports for the plugin identity text. */
+  static final dev.xlac.compiler.pjrt.PjrtPluginFacts FACTS = new dev.xlac.compiler.pjrt.PjrtPluginFacts("fake", "1.0",
+      0, 94, "f".repeat(64), List.of("fake device"), List.of(new dev.xlac.compiler.pjrt.PjrtPluginFacts.Attribute(
+          "fake_version", dev.xlac.compiler.pjrt.PjrtPluginFacts.Attribute.INT64, 3L)));
+  static final String IDENTITY_TEXT = RecordedRequests.identityText(FACTS, System.getenv());
 
   final AtomicInteger opened = new AtomicInteger();
   final AtomicInteger compiles = new AtomicInteger();
+  /** The identity of a fake PJRT plugin: runs with it compile recorded requests too. */
+  static final CompilerIdentity PJRT_IDENTITY = new CompilerIdentity("pjrt", "fake 1.0; plugin api 0.94", "fake",
+      List.of(), Map.of());
+
   private final CountDownLatch gate;
+  private final CompilerIdentity identity;
 
   /** @param held whether compiles wait for {@link #release()} */
   FakeCompiler(boolean held) {
+    this(held, IDENTITY);
+  }
+
+  FakeCompiler(boolean held, CompilerIdentity identity) {
     gate = new CountDownLatch(held ? 1 : 0);
+    this.identity = identity;
   }
 
   void release() {
@@ -33,17 +48,27 @@ final class FakeCompiler {
   }
 
   DriverFactory factory() {
-    return DriverFactory.of(IDENTITY, () -> {
+    return DriverFactory.of(identity, () -> {
       opened.incrementAndGet();
       return new CompilerDriver() {
         @Override
         public CompilerIdentity identity() {
-          return IDENTITY;
+          return identity;
+        }
+
+        @Override
+        public java.util.Optional<dev.xlac.compiler.pjrt.PjrtPluginFacts> pluginFacts() {
+          return java.util.Optional.of(FACTS);
         }
 
         @Override
         public CompileOutcome compile(CompileRequest request) {
           compiles.incrementAndGet();
+          if (new String(request.hloModule(), StandardCharsets.UTF_8).contains("reject")) {
+            return new CompileOutcome.Failure(dev.xlac.core.FailureKind.COMPILE_ERROR, request.describe()
+                + ": PJRT_Client_Compile: INVALID_ARGUMENT: rejected", "the fake plugin's log\nline 2",
+                Duration.ofMillis(1));
+          }
           try {
             gate.await();
           } catch (InterruptedException e) {

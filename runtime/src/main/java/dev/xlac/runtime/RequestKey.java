@@ -15,7 +15,7 @@ import java.util.HexFormat;
  *
  * @param digest the 32 bytes of the SHA-256
  */
-public record RequestKey(byte[] digest) implements Comparable<RequestKey> {
+public record RequestKey(byte[] digest) implements Comparable<RequestKey>, dev.xlac.core.ProgramKey {
   public static final String VERSION = "pjrt1";
   private static final String PREFIX = VERSION + ":";
   private static final byte[] TAG = "xlac-pjrt-request/1\0".getBytes(StandardCharsets.US_ASCII);
@@ -66,6 +66,12 @@ public record RequestKey(byte[] digest) implements Comparable<RequestKey> {
   /** {@code pjrt1:<hex>}. */
   public String text() {
     return PREFIX + hex();
+  }
+
+  /** {@code pjrt1:<hex>}, as {@link #text()}: the key as compile runs and their reports name it. */
+  @Override
+  public String value() {
+    return text();
   }
 
   /** The 64 lowercase hex digits. */

@@ -162,12 +162,24 @@ public final class RequestEntries {
    * key); empty when absent, or damaged (counted and reported).
    */
   public Optional<RecordedRequest> readRequest(RequestKey key) {
+    return read(key, true);
+  }
+
+  /**
+   * The stored request without its executable (a {@link RecordedRequest} whose executable is empty), checked as
+   * {@link #readRequest}: what compiling it again needs, without reading an executable of any size.
+   */
+  public Optional<RecordedRequest> readRequestWithoutExecutable(RequestKey key) {
+    return read(key, false);
+  }
+
+  private Optional<RecordedRequest> read(RequestKey key, boolean withExecutable) {
     byte[] digest = key.digest();
     RequestRecord r = store.readRequestRecord(digest);
     if (r == null) {
       return Optional.empty();
     }
-    if (r.executableBytes() > Store.MAX_ARRAY_BYTES || r.requestRawBytes() > Store.MAX_ARRAY_BYTES) {
+    if ((withExecutable && r.executableBytes() > Store.MAX_ARRAY_BYTES) || r.requestRawBytes() > Store.MAX_ARRAY_BYTES) {
       throw XlacException.badInput("request " + key.text() + " in cache " + store.dir + " is larger than one array"
           + " can hold; read its executable as a stream (materialize)");
     }
@@ -189,6 +201,10 @@ public final class RequestEntries {
     }
     if (!RequestKey.of(sections[0], sections[1], sections[2], sections[3]).equals(key)) {
       return damaged(key, "its request is not the request of its key");
+    }
+    if (!withExecutable) {
+      return Optional.of(new RecordedRequest(key, sections[0], sections[1], sections[2],
+          new String(sections[3], StandardCharsets.UTF_8), new byte[0], r.compileNanos()));
     }
     byte[] executable;
     switch (CheckedValue.read(store.values, Cf.EXECUTABLES, digest, r.executableBytes(), r.executableSha256())) {

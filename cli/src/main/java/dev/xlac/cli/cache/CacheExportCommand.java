@@ -49,9 +49,10 @@ final class CacheExportCommand implements Callable<Integer> {
           key));
     }
     var out = cache.out();
-    out.printf("Exported %s, %s and %s (%s) to %s (%s)%n", Tables.plural(r.graphs(), "graph"),
-        Tables.plural(r.artifacts(), "artifact"), Tables.plural(r.failures(), "failure"), Sizes.human(r.payloadBytes()),
-        r.file(), Sizes.human(r.fileBytes()));
+    out.printf("Exported %s, %s%s and %s (%s) to %s (%s)%n", Tables.plural(r.graphs(), "graph"),
+        Tables.plural(r.artifacts(), "artifact"),
+        r.requests() > 0 ? ", " + Tables.plural(r.requests(), "runtime entry", "runtime entries") : "",
+        Tables.plural(r.failures(), "failure"), Sizes.human(r.payloadBytes()), r.file(), Sizes.human(r.fileBytes()));
     if (key != null) {
       out.printf("Signed by key %s%n", key.publicKey().id());
     }

@@ -86,7 +86,9 @@ final class CacheImportCommand implements Callable<Integer> {
     out.printf("Imported %s: graphs added %d (already present %d), artifacts added %d (already present %d),"
         + " failures added %d%s%n", Sizes.human(r.payloadBytes()), r.graphsAdded(), r.graphsPresent(), r.artifactsAdded(),
         r.artifactsPresent(), r.failuresAdded(),
-        r.neuronNamesAdded() > 0 ? ", Neuron names added " + r.neuronNamesAdded() : "");
+        (r.neuronNamesAdded() > 0 ? ", Neuron names added " + r.neuronNamesAdded() : "")
+        + (r.requestsAdded() + r.requestsPresent() > 0 ? ", runtime entries added " + r.requestsAdded()
+            + " (already present " + r.requestsPresent() + ")" : ""));
     if (r.signerTrusted()) {
       out.printf("Signed by trusted key %s%n", r.signer().id());
     }

@@ -29,7 +29,8 @@ final class CompileOptions {
 
   @Option(names = "--plugin", paramLabel = "PATH", description = "The PJRT plugin (default: $XLAC_PJRT_PLUGIN). Given"
       + " with -- COMMAND, the command's own compiles are also recorded through xlac's runtime proxy in front of it,"
-      + " so that 'xlac run' serves them.")
+      + " so that 'xlac run' serves them. Without PATHs and COMMAND, the requests recorded with any plugin are also"
+      + " compiled for this one.")
   Path plugin;
 
   @Option(names = "--target", paramLabel = "T", description = "The target (pjrt: checked against the plugin's platform).")

@@ -26,6 +26,11 @@ import picocli.CommandLine.Spec;
 @Command(name = "parallel-compile", mixinStandardHelpOptions = true, sortOptions = false,
     description = {"Compile every graph in the cache that lacks an artifact for this compiler, in parallel, storing"
         + " each artifact or failure in the cache as soon as it is done.",
+        "Without PATHs and COMMAND this is the cache's own work: with a PJRT plugin (--plugin or $XLAC_PJRT_PLUGIN)"
+            + " also every request the runtime recorded ('xlac run --record', 'xlac dump --plugin') that has no"
+            + " executable for this plugin is compiled with its own program and options and stored under the key"
+            + " 'xlac run' with this plugin looks up: after a plugin or compiler upgrade, the training run is all"
+            + " hits. A request this plugin rejects is a failure; its log is in CACHE/runtime/failed-compiles/.",
         "With PATHs (dump files or directories), their graphs are added to the cache first and only they are"
             + " considered. Graphs already compiled are cache hits; graphs whose compile failed before are skipped"
             + " unless --retry-failed.",

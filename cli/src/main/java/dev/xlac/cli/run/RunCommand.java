@@ -37,7 +37,8 @@ import picocli.CommandLine.Parameters;
         "%nExit codes: the command's own (128+N if signal N ended it); 127 the command was not found, 126 it cannot"
             + " be run; 2 bad options; 3 before the command starts: the plugin is missing, not a PJRT plugin,"
             + " lacks PJRT_Executable_Serialize or PJRT_Executable_DeserializeAndLoad, or --layout was"
-            + " materialized for another plugin, or PJRT_DEVICE names a torch_xla device xlac cannot front."})
+            + " materialized for another plugin, or PJRT_DEVICE names a torch_xla device xlac cannot front; 1 with"
+            + " --require-hits: the command succeeded but not every compile was served from the cache."})
 public final class RunCommand implements Callable<Integer> {
   @Option(names = "--plugin", paramLabel = "PATH",
       description = "The real PJRT plugin the command would load (default: $XLAC_PJRT_PLUGIN, else the library"
@@ -54,6 +55,12 @@ public final class RunCommand implements Callable<Integer> {
           + " ends, so that the next run serves it.")
   boolean record;
 
+  @Option(names = "--require-hits",
+      description = "Fail (exit 1, one line saying how many compiles were not served) unless every compile was"
+          + " served from the cache, and at least one went through xlac: for a training job that must not compile"
+          + " (CI pre-compiled everything). The command's own failure comes first.")
+  boolean requireHits;
+
   @Option(names = "--report", paramLabel = "FILE.json",
       description = "Write a JSON report: compiles, hits, misses, fallbacks, compile_seconds, saved_seconds, ...")
   Path report;
@@ -67,7 +74,7 @@ public final class RunCommand implements Callable<Integer> {
   /**
    * The arguments after {@code run}, parsed without picocli when they are simple: only {@code --cache},
    * {@code --plugin}, {@code --layout}, {@code --report} (each at most once, {@code --opt VALUE} or
-   * {@code --opt=VALUE}) and {@code --record} before {@code --} and a command after it, no value empty or
+   * {@code --opt=VALUE}) and {@code --record} and {@code --require-hits} before {@code --} and a command after it, no value empty or
    * starting with {@code -} or {@code @}, no command word starting with {@code @}. Empty for anything else
    * (help, --wait, --verbose, a command without {@code --}, a repeated option, an error): picocli parses
    * those. Building picocli's model of the command costs a cold JVM about 0.1 s, all of it before the training
@@ -87,6 +94,13 @@ public final class RunCommand implements Callable<Integer> {
           return Optional.empty();
         }
         r.record = true;
+        continue;
+      }
+      if (a.equals("--require-hits")) {
+        if (r.requireHits) {
+          return Optional.empty();
+        }
+        r.requireHits = true;
         continue;
       }
       int eq = a.indexOf('=');
@@ -133,7 +147,7 @@ public final class RunCommand implements Callable<Integer> {
   @Override
   public String toString() {
     return "run cache=" + cache.directory() + " wait=" + cache.waitDuration() + " plugin=" + plugin + " layout="
-        + layout + " record=" + record + " report=" + report + " command=" + command;
+        + layout + " record=" + record + " requireHits=" + requireHits + " report=" + report + " command=" + command;
   }
 
   @Override
@@ -164,6 +178,12 @@ public final class RunCommand implements Callable<Integer> {
         err.flush();
         return r.exitStatus() == 0 ? ExitCode.ENVIRONMENT.code() : r.exitStatus();
       }
+    }
+    String notAllHits = requireHits && r.exitStatus() == 0 ? r.requireHitsFailure() : null;
+    if (notAllHits != null) {
+      err.println(notAllHits);
+      err.flush();
+      return ExitCode.WORK_FAILED.code();
     }
     return r.exitStatus();
   }

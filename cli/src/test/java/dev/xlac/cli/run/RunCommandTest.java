@@ -78,6 +78,14 @@ class RunCommandTest {
     assertThat(add.out()).isEqualTo("runtime requests: added 1, already present 0, rejected 0\n");
     assertThat(RecordSpool.files(spool)).as("taken in, so removed").isEmpty();
 
+    // A bundle carries the runtime entry, and both lines say so.
+    Path bundle = tmp.resolve("runtime.tar.zst");
+    CliRunner export = CliRunner.run("cache", "export", "--cache", cache(), bundle.toString());
+    assertThat(export.out()).startsWith("Exported 0 graphs, 0 artifacts, 1 runtime entry and 0 failures");
+    CliRunner imported = CliRunner.run("cache", "import", "--cache", tmp.resolve("fleet").toString(),
+        bundle.toString());
+    assertThat(imported.out()).contains(", runtime entries added 1 (already present 0)");
+
     Path layout = tmp.resolve("layout");
     CliRunner m = CliRunner.run("cache", "materialize", "--cache", cache(), "--layout", "pjrt", layout.toString());
     assertThat(m.exitCode()).as(m.err()).isZero();
@@ -109,5 +117,45 @@ class RunCommandTest {
         tmp.resolve("n").toString());
     assertThat(r.exitCode()).isEqualTo(2);
     assertThat(r.err()).isEqualTo("xlac: --verify is for --layout pjrt\n");
+  }
+
+  private static final String HIT = "printf 'hit\\tpjrt1:" + "a".repeat(64) + "\\t1\\t2\\t3000000000\\n'";
+  private static final String MISS = "printf 'miss\\tpjrt1:" + "b".repeat(64) + "\\t1\\t500000000\\n'";
+  private static final String FALLBACK = "printf 'fallback\\tpjrt1:" + "c".repeat(64) + "\\t1\\t2\\tchecksum mismatch\\n'";
+
+  private CliRunner requireHits(String script) throws Exception {
+    Path plugin = TestPlugin.build(Files.createDirectories(tmp.resolve("plugin")));
+    return CliRunner.run("run", "--cache", cache(), "--plugin", plugin.toString(), "--require-hits", "--", "sh", "-c",
+        script);
+  }
+
+  @Test
+  void requireHits_everyCompileServed_isTheCommandsZero() throws Exception {
+    CliRunner r = requireHits(HIT + " > $XLAC_PJRT_STATS/stats-1.tsv; " + HIT + " > $XLAC_PJRT_STATS/stats-2.tsv");
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(r.out()).startsWith("xlac run: 2 compiles: 2 served from the cache, 0 compiled");
+  }
+
+  @Test
+  void requireHits_aMissAndAFallback_isExit1_withOneLineSayingHowMany() throws Exception {
+    CliRunner r = requireHits("(" + HIT + "; " + MISS + "; " + FALLBACK + ") > $XLAC_PJRT_STATS/stats-1.tsv");
+    assertThat(r.exitCode()).as(r.err()).isEqualTo(1);
+    assertThat(r.out()).startsWith("xlac run: 3 compiles: 1 served from the cache, 2 compiled");
+    assertThat(r.err()).isEqualTo("xlac run: 2 of 3 compiles were not served from the cache (1 not in the cache,"
+        + " 1 cached executable the plugin could not use)\n");
+  }
+
+  @Test
+  void requireHits_noCompileThroughTheProxy_isExit1() throws Exception {
+    CliRunner r = requireHits("true");
+    assertThat(r.exitCode()).isEqualTo(1);
+    assertThat(r.err()).startsWith("xlac run: --require-hits: no compile went through xlac's proxy");
+  }
+
+  @Test
+  void requireHits_theCommandsOwnFailureComesFirst() throws Exception {
+    CliRunner r = requireHits(MISS + " > $XLAC_PJRT_STATS/stats-1.tsv; exit 4");
+    assertThat(r.exitCode()).isEqualTo(4);
+    assertThat(r.err()).doesNotContain("not served");
   }
 }

@@ -143,6 +143,10 @@ public final class NeuronxCcDriver implements CompilerDriver {
       throw new IllegalStateException("the neuronx-cc driver is closed");
     }
     long start = System.nanoTime();
+    if (request.isRecorded()) {
+      return new CompileOutcome.Failure(FailureKind.COMPILE_ERROR, request.describe()
+          + ": neuronx-cc compiles HLO graphs, not recorded PJRT requests", "", Duration.ZERO);
+    }
     Path work;
     try {
       work = Files.createTempDirectory(workRoot, "neuronx-cc-" + request.fingerprint().shortForm()

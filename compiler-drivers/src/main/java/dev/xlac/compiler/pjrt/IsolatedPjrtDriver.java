@@ -58,6 +58,7 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
   private final Duration timeout;
   private final ExecutorService reader;
   private final CompilerIdentity identity;
+  private final PjrtPluginFacts pluginFacts;
   private Worker worker;
   private int started;
   private boolean closed;
@@ -77,6 +78,7 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
       throw e;
     }
     this.identity = worker.identity;
+    this.pluginFacts = worker.pluginFacts;
   }
 
   /**
@@ -112,6 +114,12 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
   @Override
   public CompilerIdentity identity() {
     return identity;
+  }
+
+  /** {@link PjrtDriver#pluginFacts()}, as the first worker reported them. */
+  @Override
+  public Optional<PjrtPluginFacts> pluginFacts() {
+    return Optional.of(pluginFacts);
   }
 
   /** The running worker's process id, or -1 if none runs (for tests). */
@@ -265,6 +273,7 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
     final OutputTail log;
     final String reportPattern;
     CompilerIdentity identity;
+    PjrtPluginFacts pluginFacts;
     private boolean killedByUs;
 
     Worker(Process process, String reportPattern) {
@@ -278,7 +287,9 @@ public final class IsolatedPjrtDriver implements CompilerDriver {
     CompilerIdentity readHello() throws IOException {
       byte type = WorkerProtocol.readType(fromWorker);
       if (type == WorkerProtocol.HELLO_OK) {
-        return CompilerIdentity.decode(WorkerProtocol.readString(fromWorker));
+        CompilerIdentity id = CompilerIdentity.decode(WorkerProtocol.readString(fromWorker));
+        pluginFacts = WorkerProtocol.readFacts(fromWorker);
+        return id;
       }
       if (type == WorkerProtocol.HELLO_ERROR) {
         ExitCode code = ExitCode.valueOf(WorkerProtocol.readString(fromWorker));

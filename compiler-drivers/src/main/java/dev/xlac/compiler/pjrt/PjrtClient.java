@@ -1,9 +1,12 @@
 package dev.xlac.compiler.pjrt;
 
+import static dev.xlac.compiler.pjrt.PjrtStructs.CLIENT_ADDRESSABLE_DEVICES;
 import static dev.xlac.compiler.pjrt.PjrtStructs.CLIENT_COMPILE;
 import static dev.xlac.compiler.pjrt.PjrtStructs.CLIENT_DESTROY;
 import static dev.xlac.compiler.pjrt.PjrtStructs.CLIENT_PLATFORM_NAME;
 import static dev.xlac.compiler.pjrt.PjrtStructs.CLIENT_PLATFORM_VERSION;
+import static dev.xlac.compiler.pjrt.PjrtStructs.DEVICE_DESCRIPTION_KIND;
+import static dev.xlac.compiler.pjrt.PjrtStructs.DEVICE_GET_DESCRIPTION;
 import static dev.xlac.compiler.pjrt.PjrtStructs.EXECUTABLE_DESERIALIZE_AND_LOAD;
 import static dev.xlac.compiler.pjrt.PjrtStructs.PROGRAM;
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -86,19 +89,61 @@ public final class PjrtClient implements AutoCloseable {
   }
 
   /**
+   * The {@code PJRT_DeviceDescription_Kind} of each of the client's addressable devices
+   * ({@code PJRT_Client_AddressableDevices}), in the client's order: what the runtime proxy puts into the
+   * plugin identity text. A plugin error is a {@link PjrtException} (ENVIRONMENT).
+   */
+  public List<String> deviceKinds() {
+    return lifecycle.use(() -> {
+      try (Arena call = Arena.ofConfined()) {
+        MemorySegment args = CLIENT_ADDRESSABLE_DEVICES.allocate(call);
+        args.set(ADDRESS, CLIENT_ADDRESSABLE_DEVICES.offset("client"), handle);
+        api.check(PjrtApi.Slot.CLIENT_ADDRESSABLE_DEVICES, args, ExitCode.ENVIRONMENT);
+        long n = args.get(JAVA_LONG, CLIENT_ADDRESSABLE_DEVICES.offset("num_addressable_devices"));
+        MemorySegment devices = args.get(ADDRESS, CLIENT_ADDRESSABLE_DEVICES.offset("addressable_devices"));
+        List<String> kinds = new ArrayList<>();
+        if (n <= 0 || devices.address() == 0) {
+          return kinds;
+        }
+        MemorySegment array = devices.reinterpret(n * ADDRESS.byteSize());
+        for (long i = 0; i < n; i++) {
+          MemorySegment d = DEVICE_GET_DESCRIPTION.allocate(call);
+          d.set(ADDRESS, DEVICE_GET_DESCRIPTION.offset("device"), array.getAtIndex(ADDRESS, i));
+          api.check(PjrtApi.Slot.DEVICE_GET_DESCRIPTION, d, ExitCode.ENVIRONMENT);
+          MemorySegment k = DEVICE_DESCRIPTION_KIND.allocate(call);
+          k.set(ADDRESS, DEVICE_DESCRIPTION_KIND.offset("device_description"),
+              d.get(ADDRESS, DEVICE_GET_DESCRIPTION.offset("device_description")));
+          api.check(PjrtApi.Slot.DEVICE_DESCRIPTION_KIND, k, ExitCode.ENVIRONMENT);
+          kinds.add(PjrtApi.string(k.get(ADDRESS, DEVICE_DESCRIPTION_KIND.offset("device_kind")),
+              k.get(JAVA_LONG, DEVICE_DESCRIPTION_KIND.offset("device_kind_size"))));
+        }
+        return kinds;
+      }
+    });
+  }
+
+  /**
    * {@code PJRT_Client_Compile} of a serialized {@code xla.HloModuleProto} (format {@code hlo}).
    * A rejected module is a {@link PjrtException} (exit code WORK_FAILED) with the plugin's code
    * and message; the client stays usable.
    */
   public PjrtLoadedExecutable compile(byte[] hloModule, PjrtCompileOptions compileOptions) {
-    byte[] optionsProto = compileOptions.toProto();
+    return compile(FORMAT_HLO, hloModule, compileOptions.toProto());
+  }
+
+  /**
+   * {@code PJRT_Client_Compile} of a program as a framework passes it: its format ({@code mlir}, {@code hlo}),
+   * its bytes and its serialized {@code CompileOptionsProto}, all unchanged. Errors as {@link #compile(byte[],
+   * PjrtCompileOptions)}.
+   */
+  public PjrtLoadedExecutable compile(byte[] format, byte[] code, byte[] optionsProto) {
     return lifecycle.use(() -> {
       try (Arena call = Arena.ofConfined()) {
         MemorySegment program = PROGRAM.allocate(call);
-        program.set(ADDRESS, PROGRAM.offset("code"), call.allocateFrom(JAVA_BYTE, hloModule));
-        program.set(JAVA_LONG, PROGRAM.offset("code_size"), hloModule.length);
-        program.set(ADDRESS, PROGRAM.offset("format"), call.allocateFrom(JAVA_BYTE, FORMAT_HLO));
-        program.set(JAVA_LONG, PROGRAM.offset("format_size"), FORMAT_HLO.length);
+        program.set(ADDRESS, PROGRAM.offset("code"), call.allocateFrom(JAVA_BYTE, code));
+        program.set(JAVA_LONG, PROGRAM.offset("code_size"), code.length);
+        program.set(ADDRESS, PROGRAM.offset("format"), call.allocateFrom(JAVA_BYTE, format));
+        program.set(JAVA_LONG, PROGRAM.offset("format_size"), format.length);
 
         MemorySegment args = CLIENT_COMPILE.allocate(call);
         args.set(ADDRESS, CLIENT_COMPILE.offset("client"), handle);

@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -29,6 +30,7 @@ public final class PjrtDriver implements CompilerDriver {
   private final PjrtClient client;
   private final PjrtCompileOptions compileOptions;
   private final CompilerIdentity identity;
+  private final PjrtPluginFacts pluginFacts;
 
   private PjrtDriver(PjrtPlugin plugin, PjrtClient client, PjrtCompileOptions compileOptions) {
     this.plugin = plugin;
@@ -41,6 +43,8 @@ public final class PjrtDriver implements CompilerDriver {
     this.identity = new CompilerIdentity("pjrt",
         CompileOutcome.oneLine(client.platformName() + " " + client.platformVersion() + "; plugin api " + plugin.apiVersion()),
         client.platformName().toLowerCase(Locale.ROOT), List.of(), options);
+    this.pluginFacts = new PjrtPluginFacts(client.platformName(), client.platformVersion(), plugin.apiMajor(),
+        plugin.apiMinor(), plugin.fileSha256(), client.deviceKinds(), plugin.typedAttributes());
   }
 
   /**
@@ -62,6 +66,12 @@ public final class PjrtDriver implements CompilerDriver {
     return identity;
   }
 
+  /** What the runtime proxy's plugin identity text says of this plugin and its client. */
+  @Override
+  public Optional<PjrtPluginFacts> pluginFacts() {
+    return Optional.of(pluginFacts);
+  }
+
   /** The client, for loading artifacts back ({@link PjrtClient#deserializeAndLoad}). */
   public PjrtClient client() {
     return client;
@@ -80,7 +90,9 @@ public final class PjrtDriver implements CompilerDriver {
   public CompileOutcome compile(CompileRequest request) {
     long start = System.nanoTime();
     Map<String, Duration> phases = new LinkedHashMap<>();
-    try (PjrtLoadedExecutable executable = client.compile(request.hloModule(), compileOptions)) {
+    try (PjrtLoadedExecutable executable = request.isRecorded()
+        ? client.compile(request.formatBytes(), request.hloModule(), request.compileOptions())
+        : client.compile(request.hloModule(), compileOptions)) {
       long compiled = System.nanoTime();
       phases.put("compile", Duration.ofNanos(compiled - start));
       byte[] artifact = executable.serialize();

@@ -53,6 +53,42 @@ final class PjrtNamedValues {
     }
   }
 
+  /** The plugin's attributes with their PJRT types and values, in its order. */
+  static List<PjrtPluginFacts.Attribute> readTypedAttributes(PjrtApi api) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment a = PjrtStructs.PLUGIN_ATTRIBUTES.allocate(arena);
+      api.check(PjrtApi.Slot.PLUGIN_ATTRIBUTES, a, ExitCode.ENVIRONMENT);
+      MemorySegment array = a.get(ADDRESS, PjrtStructs.PLUGIN_ATTRIBUTES.offset("attributes"));
+      long count = a.get(JAVA_LONG, PjrtStructs.PLUGIN_ATTRIBUTES.offset("num_attributes"));
+      if (array.address() == 0 || count <= 0) {
+        return List.of();
+      }
+      MemorySegment values = array.reinterpret(count * NAMED_VALUE.size());
+      List<PjrtPluginFacts.Attribute> out = new ArrayList<>();
+      for (long i = 0; i < count; i++) {
+        MemorySegment v = values.asSlice(i * NAMED_VALUE.size(), NAMED_VALUE.size());
+        String name = PjrtApi.string(v.get(ADDRESS, NAMED_VALUE.offset("name")),
+            v.get(JAVA_LONG, NAMED_VALUE.offset("name_size")));
+        long at = NAMED_VALUE.offset("value");
+        long size = v.get(JAVA_LONG, NAMED_VALUE.offset("value_size"));
+        int type = v.get(JAVA_INT, NAMED_VALUE.offset("type"));
+        Object value = switch (type) {
+          case PjrtStructs.NAMED_VALUE_STRING -> PjrtApi.string(v.get(ADDRESS, at), size);
+          case PjrtStructs.NAMED_VALUE_INT64 -> v.get(JAVA_LONG, at);
+          case PjrtStructs.NAMED_VALUE_INT64_LIST -> {
+            MemorySegment list = v.get(ADDRESS, at);
+            yield list.address() != 0 && size > 0 ? list.reinterpret(size * 8).toArray(JAVA_LONG) : new long[0];
+          }
+          case PjrtStructs.NAMED_VALUE_FLOAT -> v.get(JAVA_FLOAT, at);
+          case PjrtStructs.NAMED_VALUE_BOOL -> v.get(JAVA_BYTE, at) != 0;
+          default -> null;
+        };
+        out.add(new PjrtPluginFacts.Attribute(name, type, value));
+      }
+      return List.copyOf(out);
+    }
+  }
+
   private static String readValue(MemorySegment v) {
     long at = NAMED_VALUE.offset("value");
     long size = v.get(JAVA_LONG, NAMED_VALUE.offset("value_size"));

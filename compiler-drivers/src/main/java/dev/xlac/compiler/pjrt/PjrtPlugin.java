@@ -92,6 +92,11 @@ public final class PjrtPlugin implements AutoCloseable {
     return api.attributes();
   }
 
+  /** The attributes with their PJRT types (asked of the plugin on each call). */
+  public java.util.List<PjrtPluginFacts.Attribute> typedAttributes() {
+    return PjrtNamedValues.readTypedAttributes(api);
+  }
+
   /**
    * {@code PJRT_Client_Create} with {@code key=value} create options (typed as described in
    * {@link PjrtNamedValues}). A plugin error is a {@link PjrtException} with exit code ENVIRONMENT.

@@ -93,6 +93,13 @@ final class PjrtStructs {
       ADDRESS.withName("platform_name"), JAVA_LONG.withName("platform_name_size"));
   static final Struct CLIENT_PLATFORM_VERSION = args("PJRT_Client_PlatformVersion_Args", ADDRESS.withName("client"),
       ADDRESS.withName("platform_version"), JAVA_LONG.withName("platform_version_size"));
+  static final Struct CLIENT_ADDRESSABLE_DEVICES = args("PJRT_Client_AddressableDevices_Args",
+      ADDRESS.withName("client"), ADDRESS.withName("addressable_devices"),
+      JAVA_LONG.withName("num_addressable_devices"));
+  static final Struct DEVICE_GET_DESCRIPTION = args("PJRT_Device_GetDescription_Args", ADDRESS.withName("device"),
+      ADDRESS.withName("device_description"));
+  static final Struct DEVICE_DESCRIPTION_KIND = args("PJRT_DeviceDescription_Kind_Args",
+      ADDRESS.withName("device_description"), ADDRESS.withName("device_kind"), JAVA_LONG.withName("device_kind_size"));
   static final Struct PROGRAM = args("PJRT_Program", ADDRESS.withName("code"), JAVA_LONG.withName("code_size"),
       ADDRESS.withName("format"), JAVA_LONG.withName("format_size"));
   static final Struct CLIENT_COMPILE = args("PJRT_Client_Compile_Args", ADDRESS.withName("client"),

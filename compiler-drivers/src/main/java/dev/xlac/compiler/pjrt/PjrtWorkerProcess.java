@@ -57,6 +57,7 @@ public final class PjrtWorkerProcess {
     try (driver) {
       WorkerProtocol.writeHeader(out, WorkerProtocol.HELLO_OK);
       WorkerProtocol.writeString(out, driver.identity().encode());
+      WorkerProtocol.writeFacts(out, driver.pluginFacts().orElseThrow());
       out.flush();
       while (true) {
         byte type;

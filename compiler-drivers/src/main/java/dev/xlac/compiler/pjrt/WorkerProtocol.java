@@ -2,8 +2,9 @@ package dev.xlac.compiler.pjrt;
 
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.CompileRequest;
+import dev.xlac.compiler.ProgramKeys;
 import dev.xlac.core.FailureKind;
-import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.core.ProgramKey;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
@@ -20,9 +21,9 @@ import java.util.Map;
  * with exactly one outcome frame; the parent ends the worker by closing its stdin.
  *
  * <pre>
- *   worker -> parent  HELLO_OK     identity (CompilerIdentity.encode())
+ *   worker -> parent  HELLO_OK     identity (CompilerIdentity.encode()), plugin facts (PjrtPluginFacts)
  *   worker -> parent  HELLO_ERROR  exit code name, message
- *   parent -> worker  REQUEST      fingerprint, module name, module bytes
+ *   parent -> worker  REQUEST      key, module name, module bytes, format, has options (byte), [options]
  *   worker -> parent  SUCCESS      artifact, log, elapsed ns, phase count, (name, ns)...
  *   worker -> parent  FAILURE      kind name, message, log, elapsed ns
  * </pre>
@@ -62,13 +63,86 @@ final class WorkerProtocol {
     writeString(out, request.fingerprint().value());
     writeString(out, request.moduleName());
     writeBytes(out, request.hloModule());
+    writeString(out, request.format());
+    out.writeByte(request.isRecorded() ? 1 : 0);
+    if (request.isRecorded()) {
+      writeBytes(out, request.compileOptions());
+    }
     out.flush();
   }
 
   static CompileRequest readRequest(DataInputStream in) throws IOException {
-    GraphFingerprint fingerprint = new GraphFingerprint(readString(in));
+    ProgramKey fingerprint = ProgramKeys.parse(readString(in));
     String name = readString(in);
-    return new CompileRequest(fingerprint, name, readBytes(in));
+    byte[] program = readBytes(in);
+    String format = readString(in);
+    byte[] options = in.readByte() != 0 ? readBytes(in) : null;
+    return new CompileRequest(fingerprint, name, program, format, options);
+  }
+
+  static void writeFacts(DataOutputStream out, PjrtPluginFacts f) throws IOException {
+    writeString(out, f.platformName());
+    writeString(out, f.platformVersion());
+    out.writeInt(f.apiMajor());
+    out.writeInt(f.apiMinor());
+    writeString(out, f.fileSha256());
+    out.writeInt(f.deviceKinds().size());
+    for (String k : f.deviceKinds()) {
+      writeString(out, k);
+    }
+    out.writeInt(f.attributes().size());
+    for (PjrtPluginFacts.Attribute a : f.attributes()) {
+      writeString(out, a.name());
+      out.writeInt(a.type());
+      switch (a.value()) {
+        case String v -> writeString(out, v);
+        case Long v -> out.writeLong(v);
+        case long[] v -> {
+          out.writeInt(v.length);
+          for (long l : v) {
+            out.writeLong(l);
+          }
+        }
+        case Float v -> out.writeFloat(v);
+        case Boolean v -> out.writeBoolean(v);
+        case null, default -> { } // a type xlac does not know: its number alone
+      }
+    }
+  }
+
+  static PjrtPluginFacts readFacts(DataInputStream in) throws IOException {
+    String name = readString(in);
+    String version = readString(in);
+    int major = in.readInt();
+    int minor = in.readInt();
+    String sha = readString(in);
+    int kinds = in.readInt();
+    java.util.List<String> deviceKinds = new java.util.ArrayList<>();
+    for (int i = 0; i < kinds; i++) {
+      deviceKinds.add(readString(in));
+    }
+    int n = in.readInt();
+    java.util.List<PjrtPluginFacts.Attribute> attributes = new java.util.ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      String attribute = readString(in);
+      int type = in.readInt();
+      Object value = switch (type) {
+        case PjrtPluginFacts.Attribute.STRING -> readString(in);
+        case PjrtPluginFacts.Attribute.INT64 -> in.readLong();
+        case PjrtPluginFacts.Attribute.INT64_LIST -> {
+          long[] v = new long[in.readInt()];
+          for (int j = 0; j < v.length; j++) {
+            v[j] = in.readLong();
+          }
+          yield v;
+        }
+        case PjrtPluginFacts.Attribute.FLOAT -> in.readFloat();
+        case PjrtPluginFacts.Attribute.BOOL -> in.readBoolean();
+        default -> null;
+      };
+      attributes.add(new PjrtPluginFacts.Attribute(attribute, type, value));
+    }
+    return new PjrtPluginFacts(name, version, major, minor, sha, deviceKinds, attributes);
   }
 
   static void writeOutcome(DataOutputStream out, CompileOutcome outcome) throws IOException {

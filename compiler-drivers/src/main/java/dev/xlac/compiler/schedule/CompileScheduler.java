@@ -1,14 +1,13 @@
 package dev.xlac.compiler.schedule;
 
 import dev.xlac.compiler.CompileOutcome;
-import dev.xlac.compiler.CompileRequest;
 import dev.xlac.compiler.CompilerDriver;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.FailureKind;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.os.ProcessGroups;
-import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.core.ProgramKey;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -68,7 +67,7 @@ public final class CompileScheduler implements AutoCloseable {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
   private final Deque<Task> queue = new ArrayDeque<>();
-  private final Map<GraphFingerprint, Task> submitted = new LinkedHashMap<>();
+  private final Map<ProgramKey, Task> submitted = new LinkedHashMap<>();
   /**
    * The admissions now running, one per compile. Each admission is its own object: a retried task
    * can be admitted again (by another worker) before the worker that ran it has released its
@@ -358,7 +357,7 @@ public final class CompileScheduler implements AutoCloseable {
     }
     task.attempts++;
     listener.started(job, task.attempts);
-    CompileOutcome outcome = driver.compile(new CompileRequest(job.fingerprint(), job.moduleName(), module));
+    CompileOutcome outcome = driver.compile(job.request(module));
     task.compileTime = task.compileTime.plus(outcome.elapsed());
     if (WORKERS_SHARE_TERMINAL_GROUP && outcome instanceof CompileOutcome.Failure f && f.kind() == FailureKind.CRASH
         && !isCancelled()) {

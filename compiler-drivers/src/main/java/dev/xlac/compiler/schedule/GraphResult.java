@@ -2,7 +2,7 @@ package dev.xlac.compiler.schedule;
 
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.core.FailureKind;
-import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.core.ProgramKey;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
@@ -15,7 +15,7 @@ import java.util.Objects;
  * @param failureKind the driver's classification of the last failure; null unless it failed in the compiler
  * @param error one line; null unless the status is a failure
  */
-public record GraphResult(GraphFingerprint fingerprint, String moduleName, Status status, Duration compileTime,
+public record GraphResult(ProgramKey fingerprint, String moduleName, Status status, Duration compileTime,
     int attempts, FailureKind failureKind, String error) {
 
   /** Where a graph ended up. Everything except COMPILED and CACHED counts as failed. */
@@ -58,12 +58,12 @@ public record GraphResult(GraphFingerprint fingerprint, String moduleName, Statu
     }
   }
 
-  public static GraphResult cached(GraphFingerprint fp, String moduleName) {
+  public static GraphResult cached(ProgramKey fp, String moduleName) {
     return new GraphResult(fp, moduleName, Status.CACHED, Duration.ZERO, 0, null, null);
   }
 
   /** A graph whose compile failed in an earlier run ({@code kind} as the cache recorded it). */
-  public static GraphResult previouslyFailed(GraphFingerprint fp, String moduleName, String kind, String message) {
+  public static GraphResult previouslyFailed(ProgramKey fp, String moduleName, String kind, String message) {
     return new GraphResult(fp, moduleName, Status.PREVIOUSLY_FAILED, Duration.ZERO, 0, null,
         "failed in an earlier run (" + kind + "): " + CompileOutcome.oneLine(message) + "; not retried without --retry-failed");
   }

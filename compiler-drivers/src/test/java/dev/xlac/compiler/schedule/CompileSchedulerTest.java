@@ -63,7 +63,7 @@ class CompileSchedulerTest {
   /** Keeps what the sink received, by module name. */
   private static final class Stored implements ResultSink {
     final Map<String, CompileOutcome> outcomes = new ConcurrentHashMap<>();
-    final Map<GraphFingerprint, CompileOutcome> byFingerprint = new ConcurrentHashMap<>();
+    final Map<dev.xlac.core.ProgramKey, CompileOutcome> byFingerprint = new ConcurrentHashMap<>();
 
     @Override
     public void store(CompileJob job, CompileOutcome outcome) {
