@@ -1,7 +1,6 @@
 package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
-import dev.xlac.cache.ExportRequest;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.FailureKind;
@@ -23,7 +22,8 @@ import java.util.SequencedMap;
 /**
  * One Slurm array task of {@code parallel-compile --executor slurm} ({@code xlac compile-shard}): receives its
  * shard's graphs through the {@link ShardTransport}, stores them in a node-local cache, compiles them there with the
- * local scheduler, longest first, and sends back a bundle of that cache and one line per graph. A graph whose
+ * local scheduler, longest first, and sends back what that cache holds (a bundle, or its artifacts pushed to the
+ * remote tier) and one line per graph. A graph whose
  * compile fails is a result like any other; only a task that cannot hand back results has failed (the submitter
  * then submits the shard again).
  *
@@ -34,8 +34,8 @@ public final class ShardTask {
   private ShardTask() {}
 
   /**
-   * Runs shard {@code shard}; {@code nodeCache} opens the node-local cache (an empty directory), and
-   * {@code bundle} is where its bundle is written before it is sent.
+   * Runs shard {@code shard}; {@code nodeSetup} opens the node-local cache (an empty directory), and
+   * {@code bundle} is a node-local scratch file (where the shared-directory transport writes its bundle).
    */
   public static RunReport run(CompileSetup nodeSetup, ShardTransport transport, int shard, Path bundle)
       throws InterruptedException {
@@ -67,9 +67,8 @@ public final class ShardTask {
       List<GraphResult> all = new ArrayList<>(compiled.report().graphs());
       all.addAll(damaged);
       try (CacheStore store = nodeSetup.cache().open()) {
-        store.exportBundle(bundle, ExportRequest.all());
+        transport.sendResults(shard, store, bundle, all.stream().map(ShardTask::resultLine).toList());
       }
-      transport.sendResults(shard, bundle, all.stream().map(ShardTask::resultLine).toList());
       return new RunReport(all, compiled.report().wall(), compiled.report().jobs());
     } catch (IOException e) {
       throw new XlacException(ExitCode.ENVIRONMENT, "shard " + shard + " through " + transport.describe() + ": "

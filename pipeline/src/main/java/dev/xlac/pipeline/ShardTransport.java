@@ -1,6 +1,7 @@
 package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.core.CompilerIdentity;
 import dev.xlac.hlo.GraphFingerprint;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -10,11 +11,12 @@ import java.util.Optional;
 /**
  * How the graphs of a shard reach the node that compiles them, and how its results come back
  * ({@code parallel-compile --executor slurm}). The submitter {@link #sendInputs sends} each shard's graphs before
- * it submits, a task {@link #receiveInputs receives} its shard's and {@link #sendResults sends} back a bundle of
- * its node-local cache with one line per graph, and the submitter {@link #receiveResults receives} them.
+ * it submits, a task {@link #receiveInputs receives} its shard's and {@link #sendResults sends} back what its
+ * node-local cache compiled with one line per graph, and the submitter {@link #receiveResults receives} them and
+ * {@link #importResults imports} them into its cache.
  *
- * <p>One implementation today, {@link SharedDirectoryTransport} (a directory every node sees); the remote tier
- * (S3) can be a second one: graphs and artifacts are content addressed there already.
+ * <p>Two implementations: {@link SharedDirectoryTransport} (a directory every node sees; results as a bundle) and
+ * {@link RemoteShardTransport} (results through the cache's S3 tier, inputs still through the shared directory).
  */
 public interface ShardTransport {
   /** One graph a shard compiles: where its serialized module is, with its fingerprint and name. */
@@ -23,10 +25,16 @@ public interface ShardTransport {
   /**
    * What a task handed back.
    *
-   * @param bundle an xlac bundle of the task's node-local cache (graphs, artifacts, failures, logs)
+   * @param bundle an xlac bundle of the task's node-local cache (graphs, artifacts, failures, logs); null when the
+   *     artifacts are elsewhere (the remote tier)
    * @param lines one line per graph of the shard ({@link ShardTask#resultLine})
+   * @param where where these results are, for messages and for {@link #discard}
    */
-  record Results(Path bundle, List<String> lines) {}
+  record Results(Path bundle, List<String> lines, String where) {
+    public Results(Path bundle, List<String> lines) {
+      this(bundle, lines, bundle == null ? "" : bundle.toString());
+    }
+  }
 
   /** Submitter: makes the graphs of every non-empty shard of {@code plan} available to the tasks. */
   void sendInputs(ShardPlan plan, CacheStore store) throws IOException;
@@ -34,11 +42,35 @@ public interface ShardTransport {
   /** Task: the graphs of {@code shard}, longest first (the plan's order). */
   List<Input> receiveInputs(int shard) throws IOException;
 
-  /** Task: hands back the results of {@code shard}; a later attempt's replace an earlier one's whole. */
-  void sendResults(int shard, Path bundle, List<String> lines) throws IOException;
+  /**
+   * Task: hands back the results of {@code shard}: what {@code node} (the node-local cache, open) compiled, and
+   * {@code lines}; {@code scratch} is a node-local file the transport may use. A later attempt's results replace
+   * an earlier one's whole.
+   */
+  void sendResults(int shard, CacheStore node, Path scratch, List<String> lines) throws IOException,
+      InterruptedException;
 
   /** Submitter: the results of {@code shard} once its task handed them back; empty until then. */
   Optional<Results> receiveResults(int shard) throws IOException;
+
+  /**
+   * Submitter: stores what {@code back} carries in {@code store} (the artifacts of the graphs compiled under
+   * {@code identity}, the failures). Damaged or missing results are an {@link dev.xlac.core.XlacException}: the
+   * shard then counts as failed and is submitted again.
+   */
+  void importResults(CacheStore store, Results back, List<dev.xlac.compiler.schedule.GraphResult> lines,
+      CompilerIdentity identity) throws InterruptedException;
+
+  /**
+   * Submitter: {@code back} could not be imported; it is not handed out again by {@link #receiveResults}, so the
+   * shard's next attempt's results are read instead.
+   */
+  void discard(int shard, Results back);
+
+  /** What a task's command line needs besides the run directory to reach this transport (none by default). */
+  default List<String> taskArguments() {
+    return List.of();
+  }
 
   /** Submitter: after the results of {@code shard} were imported, what they took may be removed. */
   void done(int shard);

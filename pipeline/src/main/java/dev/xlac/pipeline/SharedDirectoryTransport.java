@@ -1,6 +1,9 @@
 package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.ExportRequest;
+import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.io.AtomicFiles;
 import dev.xlac.hlo.GraphFingerprint;
 import java.io.IOException;
@@ -51,7 +54,6 @@ public final class SharedDirectoryTransport implements ShardTransport {
 
   @Override
   public void sendInputs(ShardPlan plan, CacheStore store) throws IOException {
-    Files.createDirectories(run.resolve("results"));
     Files.createDirectories(run.resolve("logs"));
     for (ShardPlan.Shard s : plan.nonEmpty()) {
       Path dir = Files.createDirectories(inputs(s.index()));
@@ -90,7 +92,9 @@ public final class SharedDirectoryTransport implements ShardTransport {
   }
 
   @Override
-  public void sendResults(int shard, Path bundle, List<String> resultLines) throws IOException {
+  public void sendResults(int shard, CacheStore node, Path bundle, List<String> resultLines) throws IOException {
+    node.exportBundle(bundle, ExportRequest.all());
+    Files.createDirectories(run.resolve("results"));
     AtomicFiles.write(bundle(shard), out -> {
       Files.copy(bundle, out);
       return true;
@@ -106,6 +110,23 @@ public final class SharedDirectoryTransport implements ShardTransport {
       return Files.isRegularFile(bundle(shard)) ? Optional.of(new Results(bundle(shard), text)) : Optional.empty();
     } catch (NoSuchFileException e) {
       return Optional.empty();
+    }
+  }
+
+  /** The bundle, whole: the cache's importer checks every piece (a damaged one is an XlacException). */
+  @Override
+  public void importResults(CacheStore store, Results back, List<GraphResult> lines, CompilerIdentity identity) {
+    store.importBundle(back.bundle());
+  }
+
+  /** Removes the results, so that the next attempt's are the ones read (they replace these anyway). */
+  @Override
+  public void discard(int shard, Results back) {
+    try {
+      Files.deleteIfExists(lines(shard));
+      Files.deleteIfExists(bundle(shard));
+    } catch (IOException e) {
+      // the next attempt overwrites both
     }
   }
 

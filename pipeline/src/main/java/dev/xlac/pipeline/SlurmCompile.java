@@ -2,6 +2,9 @@ package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.GraphInfo;
+import dev.xlac.cache.RemoteSetting;
+import dev.xlac.cache.remote.RemoteSession;
+import dev.xlac.cache.remote.RemoteTier;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.CompilerIdentity;
@@ -126,35 +129,55 @@ public final class SlurmCompile {
     return report(results, start, setup.settings().jobs());
   }
 
-  /** Settles what the cache has, compiles the rest on the cluster, imports the results. */
+  /**
+   * Settles what the cache has (reading through to its remote tier, when it has one and the run uses it), compiles
+   * the rest on the cluster, imports the results.
+   */
   private static RunReport distribute(CompileSetup setup, SlurmSettings slurm, CacheStore store,
       CompilerIdentity identity, SequencedMap<GraphFingerprint, String> graphs, long start)
       throws InterruptedException {
-    CacheResults cache = new CacheResults(store, identity, setup.retryFailed());
-    List<GraphResult> results = new ArrayList<>();
-    SequencedMap<GraphFingerprint, String> todo = new LinkedHashMap<>();
-    graphs.forEach((fp, module) -> cache.settled(fp, module).ifPresentOrElse(results::add, () -> todo.put(fp, module)));
-    if (todo.isEmpty()) {
-      return report(results, start, setup.settings().jobs());
+    try (RemoteSession session = RemoteSession.open(store, setup.remote(), setup.listener()::notice)) {
+      CacheResults cache = new CacheResults(store, identity, setup.retryFailed(), session.enabled() ? session : null);
+      cache.prefetch(graphs.keySet());
+      List<GraphResult> results = new ArrayList<>();
+      SequencedMap<GraphFingerprint, String> todo = new LinkedHashMap<>();
+      graphs.forEach((fp, module) -> cache.settled(fp, module).ifPresentOrElse(results::add,
+          () -> todo.put(fp, module)));
+      RunReport report = todo.isEmpty() ? report(results, start, setup.settings().jobs())
+          : distribute(setup, slurm, store, identity, todo, results, start, session);
+      return report.withRemote(session.finish());
     }
+  }
+
+  /** Compiles {@code todo} on the cluster; {@code session}'s figures also count the results pulled from the remote. */
+  private static RunReport distribute(CompileSetup setup, SlurmSettings slurm, CacheStore store,
+      CompilerIdentity identity, SequencedMap<GraphFingerprint, String> todo, List<GraphResult> results, long start,
+      RemoteSession session) throws InterruptedException {
     ShardPlan plan = ShardPlan.plan(ShardPlan.costs(store, todo), Math.min(slurm.shards(), todo.size()));
     Path run = runDirectory(slurm.sharedDir());
-    SharedDirectoryTransport transport = new SharedDirectoryTransport(run);
-    Path script = run.resolve("task.sh");
-    try {
-      transport.sendInputs(plan, store);
-      AtomicFiles.writeString(script, script(slurm.taskCommand(), run));
-      Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
-    } catch (IOException e) {
-      throw new XlacException(ExitCode.ENVIRONMENT, "cannot write the shards to " + run + ": "
-          + XlacException.reason(e) + " (--shared-dir must be a directory every node sees, writable here)", e);
+    // The session is enabled exactly when the run uses the cache's remote: then the results come back through it,
+    // unless the remote already failed while the graphs were settled (said once): then through the shared directory.
+    Optional<RemoteSetting> remote = session.enabled() && session.stats().unavailable() == null
+        ? store.remoteSetting() : Optional.empty();
+    try (RemoteTier tier = remote.map(r -> RemoteShardTransport.openTier(r, setup.listener()::notice)).orElse(null)) {
+      ShardTransport transport = tier == null ? new SharedDirectoryTransport(run)
+          : new RemoteShardTransport(run, tier, session.stats(), line -> slurm.progress().accept(line));
+      Path script = run.resolve("task.sh");
+      try {
+        transport.sendInputs(plan, store);
+        AtomicFiles.writeString(script, script(slurm.taskCommand(), transport.taskArguments(), run));
+        Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
+      } catch (IOException e) {
+        throw new XlacException(ExitCode.ENVIRONMENT, "cannot write the shards to " + run + ": "
+            + XlacException.reason(e) + " (--shared-dir must be a directory every node sees, writable here)", e);
+      }
+      Array array = new Array(new SlurmClient(slurm.env()), slurm, transport, run, plan, store, identity);
+      try (ShutdownCancel interrupt = new ShutdownCancel()) {
+        interrupt.cancels(array::cancel);
+        results.addAll(array.run());
+      }
+      return report(results, start, setup.settings().jobs() * plan.nonEmpty().size());
     }
-    Array array = new Array(new SlurmClient(slurm.env()), slurm, transport, run, plan, store);
-    try (ShutdownCancel interrupt = new ShutdownCancel()) {
-      interrupt.cancels(array::cancel);
-      results.addAll(array.run());
-    }
-    return report(results, start, setup.settings().jobs() * plan.nonEmpty().size());
   }
 
   private static RunReport report(List<GraphResult> results, long start, int jobs) {
@@ -168,8 +191,10 @@ public final class SlurmCompile {
   }
 
   private static Path runDirectory(Path shared) {
+    // The name also names the run's objects in a remote tier, which submitters on other hosts share.
     String name = "run-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + "-"
-        + ProcessHandle.current().pid();
+        + ProcessHandle.current().pid() + "-" + java.util.HexFormat.of().toHexDigits(
+            new java.security.SecureRandom().nextInt()).substring(0, 6);
     try {
       Files.createDirectories(shared);
       return Files.createDirectory(shared.toAbsolutePath().resolve(name));
@@ -181,9 +206,17 @@ public final class SlurmCompile {
 
   /** The batch script: the task command for this run, the shard from Slurm's array index. */
   static String script(List<String> taskCommand, Path run) {
+    return script(taskCommand, List.of(), run);
+  }
+
+  /** As {@link #script(List, Path)}, with the transport's arguments ({@code --remote URL}) after the command's. */
+  static String script(List<String> taskCommand, List<String> transportArgs, Path run) {
     StringBuilder s = new StringBuilder("#!/bin/sh\n# xlac parallel-compile --executor slurm: array task I compiles"
         + " shard I of the run in " + run + "\nexec");
     for (String arg : taskCommand) {
+      s.append(' ').append(quote(arg));
+    }
+    for (String arg : transportArgs) {
       s.append(' ').append(quote(arg));
     }
     return s.append(' ').append(quote("--run-dir")).append(' ').append(quote(run.toString())).append('\n').toString();
@@ -194,14 +227,16 @@ public final class SlurmCompile {
   }
 
   /**
-   * Imports what a shard's task handed back: its bundle into {@code store}, and one result per graph of the shard
-   * (a graph the task did not report is not compiled). A damaged bundle is an {@link XlacException} (from the
-   * cache's importer, which checks every piece), a damaged line an IllegalArgumentException: either way the shard
-   * counts as failed and is submitted again.
+   * Imports what a shard's task handed back through {@code transport} (its bundle, or the artifacts its manifest
+   * names in the remote tier) into {@code store}, and one result per graph of the shard (a graph the task did not
+   * report is not compiled). Damaged or missing results are an {@link XlacException} (from the cache's importer,
+   * which checks every piece, or from the remote pull), a damaged line an IllegalArgumentException: either way the
+   * shard counts as failed and is submitted again.
    */
-  static List<GraphResult> importResults(CacheStore store, ShardTransport.Results back, ShardPlan.Shard shard) {
+  static List<GraphResult> importResults(CacheStore store, ShardTransport transport, ShardTransport.Results back,
+      ShardPlan.Shard shard, CompilerIdentity identity) throws InterruptedException {
     List<GraphResult> lines = back.lines().stream().map(ShardTask::parseLine).toList();
-    store.importBundle(back.bundle());
+    transport.importResults(store, back, lines, identity);
     Map<dev.xlac.core.ProgramKey, GraphResult> byGraph = new HashMap<>();
     lines.forEach(g -> byGraph.put(g.fingerprint(), g));
     List<GraphResult> out = new ArrayList<>();
@@ -221,6 +256,7 @@ public final class SlurmCompile {
     private final Path run;
     private final ShardPlan plan;
     private final CacheStore store;
+    private final CompilerIdentity identity;
     private final List<String> jobs = new ArrayList<>();
     private final Map<Integer, String> jobOf = new HashMap<>();
     private final Map<Integer, Integer> attempts = new HashMap<>();
@@ -231,7 +267,8 @@ public final class SlurmCompile {
     private String lastProgress;
 
     Array(SlurmClient client, SlurmSettings slurm, ShardTransport transport, Path run, ShardPlan plan,
-        CacheStore store) {
+        CacheStore store, CompilerIdentity identity) {
+      this.identity = identity;
       this.client = client;
       this.slurm = slurm;
       this.transport = transport;
@@ -308,12 +345,13 @@ public final class SlurmCompile {
           continue;
         }
         try {
-          results.addAll(importResults(store, back.get(), plan.shards().get(shard)));
+          results.addAll(importResults(store, transport, back.get(), plan.shards().get(shard), identity));
           transport.done(shard);
           synchronized (this) {
             outstanding.remove(shard);
           }
         } catch (XlacException | IllegalArgumentException e) {
+          transport.discard(shard, back.get()); // the next attempt's results are read, not these again
           failed(shard, "its results could not be imported: " + XlacException.reason(e));
         }
       }

@@ -120,16 +120,44 @@ class ShardTaskTest {
     }
     Files.write(back.bundle(), bytes);
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      assertThatThrownBy(() -> SlurmCompile.importResults(store, back, shard)).isInstanceOf(XlacException.class);
-      assertThatThrownBy(() -> SlurmCompile.importResults(store, new ShardTransport.Results(good,
-          List.of("hlo1:00\tCOMPILED")), shard)).isInstanceOf(IllegalArgumentException.class);
-      List<GraphResult> results = SlurmCompile.importResults(store, new ShardTransport.Results(good, back.lines()),
-          shard);
+      assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+          .isInstanceOf(XlacException.class);
+      assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, new ShardTransport.Results(good,
+          List.of("hlo1:00\tCOMPILED")), shard, FakeCompiler.IDENTITY)).isInstanceOf(IllegalArgumentException.class);
+      List<GraphResult> results = SlurmCompile.importResults(store, transport,
+          new ShardTransport.Results(good, back.lines()), shard, FakeCompiler.IDENTITY);
       assertThat(results).hasSize(shard.items().size())
           .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
       for (ShardPlan.Item item : shard.items()) {
         assertThat(store.getArtifact(new ArtifactKey(item.fingerprint(), FakeCompiler.IDENTITY))).isPresent();
       }
+    }
+  }
+
+  /**
+   * Regression: results that could not be imported stayed in the shared directory, so the next poll read them again
+   * and spent the shard's retries on the same damaged bundle before its resubmitted task could write new ones.
+   */
+  @Test
+  void resultsThatCouldNotBeImported_onceDiscarded_areNotReadAgain() throws Exception {
+    SharedDirectoryTransport transport = new SharedDirectoryTransport(tmp.resolve("shared/run-1"));
+    ShardPlan plan = sent(transport);
+    ShardPlan.Shard shard = plan.nonEmpty().getFirst();
+    ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), transport, shard.index(),
+        tmp.resolve("node.bundle"));
+    ShardTransport.Results back = transport.receiveResults(shard.index()).orElseThrow();
+    Files.write(back.bundle(), new byte[] {1, 2, 3});
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+          .isInstanceOf(XlacException.class);
+    }
+    transport.discard(shard.index(), back);
+    assertThat(transport.receiveResults(shard.index())).isEmpty();
+    ShardTask.run(nodeSetup(tmp.resolve("node-2"), new FakeCompiler(false)), transport, shard.index(),
+        tmp.resolve("node-2.bundle"));
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      assertThat(SlurmCompile.importResults(store, transport, transport.receiveResults(shard.index()).orElseThrow(),
+          shard, FakeCompiler.IDENTITY)).allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
     }
   }
 

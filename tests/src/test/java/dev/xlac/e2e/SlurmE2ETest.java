@@ -2,6 +2,7 @@ package dev.xlac.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.xlac.cache.remote.SeaweedServer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,19 +21,28 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.GetObjectRequest;
+import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 
 /**
  * {@code parallel-compile --executor slurm} on a real Slurm: Debian's slurmctld, slurmd and munge (slurm-wlm
  * 22.05) on localhost, started by {@code tests/src/test/sh/slurm-local.sh} (which installs the packages with
  * apt-get when they are missing, and is the only reason this test skips: where they cannot be installed or run).
- * A sharded compile of samples/jax/mlp.py compiles each graph exactly once, on some shard; the cache then holds an
- * artifact of each (a local run is all cached) and {@code xlac run} serves every compile. A task killed with
- * SIGKILL is submitted again; SIGTERM to xlac cancels the array; no sbatch on PATH is one line and exit 3.
+ * A sharded compile of samples/jax/mlp.py against a SeaweedFS remote tier (a real S3 server, {@code $XLAC_WEED})
+ * compiles each graph exactly once, on some shard, and its results come back through the remote (the objects are in
+ * the bucket, no bundle went through the shared directory); another cache with the same remote reads every graph
+ * through and submits nothing; the cache then holds an artifact of each (a local run is all cached) and
+ * {@code xlac run} serves every compile. Through the shared directory (no remote): a task killed
+ * with SIGKILL is submitted again; SIGTERM to xlac cancels the array; no sbatch on PATH is one line and exit 3.
  */
 class SlurmE2ETest {
   private static final Pattern SUBMITTED = Pattern.compile("submitted Slurm job array (\\d+)");
+  private static final String BUCKET = "xlac-slurm";
   private static Path slurmDir;
   private static String slurmConf;
+  private static Path weedDir;
+  private static SeaweedServer weed;
 
   @TempDir
   Path work;
@@ -47,12 +57,28 @@ class SlurmE2ETest {
     }
     assertThat(r.exitCode()).as("slurm-local.sh start: %s", r.err()).isZero();
     slurmConf = r.out().lines().filter(l -> l.startsWith("SLURM_CONF=")).findFirst().orElseThrow().substring(11);
+    if (SeaweedServer.unavailableReason() == null) {
+      weedDir = Files.createTempDirectory("xlac-slurm-weed");
+      weed = SeaweedServer.start(weedDir, BUCKET);
+    }
   }
 
   @AfterAll
   static void stopSlurm() throws Exception {
+    if (weed != null) {
+      weed.close();
+    }
+    if (weedDir != null) {
+      deleteTree(weedDir);
+    }
     if (slurmDir != null) {
       Launcher.run(List.of("bash", harness(), "stop", slurmDir.toString()), Map.of(), 120);
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (Stream<Path> s = Files.walk(dir)) {
+      s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     }
   }
 
@@ -111,32 +137,92 @@ class SlurmE2ETest {
     return m;
   }
 
+  /** Compiles per fingerprint, over every result manifest the tasks wrote under {@code prefix} in the bucket. */
+  private static Map<String, Integer> compilesPerGraph(String prefix) {
+    Map<String, Integer> count = new HashMap<>();
+    try (S3Client s3 = weed.client()) {
+      for (String key : objects(s3, prefix + "/v1/runs/")) {
+        if (key.endsWith(".tsv")) {
+          String text = s3.getObjectAsBytes(GetObjectRequest.builder().bucket(BUCKET).key(key).build())
+              .asUtf8String();
+          for (String line : text.lines().toList()) {
+            String[] fields = line.split("\t");
+            if (fields.length > 1 && fields[1].equals("COMPILED")) {
+              count.merge(fields[0], 1, Integer::sum);
+            }
+          }
+        }
+      }
+    }
+    return count;
+  }
+
+  private static List<String> objects(S3Client s3, String prefix) {
+    List<String> keys = new ArrayList<>();
+    for (var page : s3.listObjectsV2Paginator(ListObjectsV2Request.builder().bucket(BUCKET).prefix(prefix).build())) {
+      page.contents().forEach(o -> keys.add(o.key()));
+    }
+    return keys;
+  }
+
   @Test
-  void shardedOneShot_compilesEveryGraphOnce_thenLocalRunIsAllCached_andXlacRunAllHits() throws Exception {
+  void shardedOneShot_throughTheRemoteTier_compilesEveryGraphOnce_thenLocalRunIsAllCached_andXlacRunAllHits()
+      throws Exception {
+    Assumptions.assumeTrue(weed != null, SeaweedServer.unavailableReason());
     Path cache = work.resolve("cache");
     Path shared = work.resolve("shared");
     Path report = work.resolve("report.json");
+    Map<String, String> env = env();
+    env.putAll(weed.environment()); // the credentials: sbatch passes the environment on to the tasks
+    Launcher.Result config = Launcher.run(List.of(xlac(), "cache", "config", "remote", "s3://" + BUCKET + "/sharded",
+        "--endpoint", weed.endpoint(), "--cache", cache.toString()), env, 300);
+    assertThat(config.exitCode()).as(config.err()).isZero();
     List<String> cmd = slurmCompile(cache, shared, "--shards", "3", "--report", report.toString(), "--");
     cmd.addAll(mlp());
-    Launcher.Result r = Launcher.run(cmd, env(), 600);
+    Launcher.Result r = Launcher.run(cmd, env, 600);
     assertThat(r.exitCode()).as(r.err()).isZero();
-    assertThat(r.err()).contains("submitted Slurm job array").contains("3 tasks");
+    assertThat(r.err()).contains("submitted Slurm job array").contains("3 tasks")
+        .contains("(results through s3://" + BUCKET + "/sharded)");
     Matcher summary = Pattern.compile("(\\d+) graphs: \\1 compiled, 0 cached, 0 failed").matcher(r.out());
     assertThat(summary.find()).as(r.out()).isTrue();
     int graphs = Integer.parseInt(summary.group(1));
     assertThat(graphs).isGreaterThan(3);
+    assertThat(r.out()).as("every artifact came back through the remote")
+        .contains("remote s3://" + BUCKET + "/sharded: read through " + graphs + " (");
 
     Map<String, String> statuses = reportStatuses(report);
     assertThat(statuses).hasSize(graphs).allSatisfy((fp, status) -> assertThat(status).isEqualTo("compiled"));
-    Map<String, Integer> compiles = compilesPerGraph(shared);
+    Map<String, Integer> compiles = compilesPerGraph("sharded");
     assertThat(compiles.keySet()).as("every graph of the report compiled on some shard").isEqualTo(statuses.keySet());
     assertThat(compiles).allSatisfy((fp, n) -> assertThat(n).as(fp).isEqualTo(1));
+    try (S3Client s3 = weed.client()) {
+      assertThat(objects(s3, "sharded/v1/graphs/")).hasSize(graphs);
+      assertThat(objects(s3, "sharded/v1/artifacts/")).hasSize(graphs);
+      assertThat(objects(s3, "sharded/v1/runs/")).as("one result manifest per shard").hasSize(3);
+    }
+    try (Stream<Path> files = Files.walk(shared)) {
+      assertThat(files.map(shared::relativize).map(Path::toString).toList()).as("no results through the shared dir")
+          .noneMatch(f -> f.endsWith(".bundle") || f.contains("results"));
+    }
 
-    Launcher.Result local = Launcher.run(List.of(xlac(), "parallel-compile", "--cache", cache.toString(), "--plugin",
-        Launcher.cpuPlugin()), env(), 300);
+    // Another login node's cache with the same remote: every graph is read through, no array is submitted.
+    Path other = work.resolve("other-cache");
+    assertThat(Launcher.run(List.of(xlac(), "cache", "config", "remote", "s3://" + BUCKET + "/sharded", "--endpoint",
+        weed.endpoint(), "--cache", other.toString()), env, 300).exitCode()).isZero();
+    List<String> again = slurmCompile(other, work.resolve("other-shared"), "--shards", "3", "--");
+    again.addAll(mlp());
+    Launcher.Result second = Launcher.run(again, env, 600);
+    assertThat(second.exitCode()).as(second.err()).isZero();
+    assertThat(second.out()).contains(graphs + " graphs: 0 compiled, " + graphs + " cached, 0 failed")
+        .contains("read through " + graphs + " (");
+    assertThat(second.err()).doesNotContain("submitted Slurm job array");
+
+    Launcher.Result local = Launcher.run(List.of(xlac(), "parallel-compile", "--no-remote", "--cache",
+        cache.toString(), "--plugin", Launcher.cpuPlugin()), env, 300);
     assertThat(local.exitCode()).as(local.err()).isZero();
+    // The recorded requests (the one-shot recorded through the proxy) count beside the graphs: all cached too.
     assertThat(local.out()).as("the shards' artifacts are in the cache, under this plugin's identity")
-        .contains(graphs + " graphs: 0 compiled, " + graphs + " cached, 0 failed");
+        .containsPattern(graphs + " graphs(?: and \\d+ recorded requests)?: 0 compiled, \\d+ cached, 0 failed");
 
     // xlac run serves what the one-shot recorded through the proxy (the command ran where xlac was called).
     assertThat(r.out()).containsPattern("recorded (\\d+) compiles through the runtime proxy");
@@ -144,7 +230,7 @@ class SlurmE2ETest {
     List<String> run = new ArrayList<>(List.of(xlac(), "run", "--cache", cache.toString(), "--plugin",
         Launcher.cpuPlugin(), "--report", runReport.toString(), "--"));
     run.addAll(mlp());
-    Launcher.Result served = Launcher.run(run, env(), 300);
+    Launcher.Result served = Launcher.run(run, env, 300);
     assertThat(served.exitCode()).as(served.err()).isZero();
     assertThat(served.out().lines().toList().getLast()).matches(
         "xlac run: (\\d+) compiles: \\1 served from the cache, 0 compiled; .*");

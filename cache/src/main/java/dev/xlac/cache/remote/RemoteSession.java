@@ -120,6 +120,14 @@ public final class RemoteSession implements AutoCloseable {
     return s;
   }
 
+  /**
+   * The figures so far (null without a remote), for other downloads of the same run to count into (a Slurm run's
+   * shard results); {@link #finish} returns the same object.
+   */
+  public RemoteStats stats() {
+    return stats;
+  }
+
   /** Whether the run has a remote tier. */
   public boolean enabled() {
     return tier != null;

@@ -296,6 +296,40 @@ public final class RemoteSync {
     }
   }
 
+  /**
+   * Downloads the artifacts named into {@code store}, {@value #PARALLEL} at a time, each checked before it is stored
+   * (one batch at the end); their graphs must be local. Counted into {@code stats}: downloaded, not there (misses),
+   * rejected (each named on one line). A remote that fails is an exit-3 {@link XlacException}. For the results of a
+   * Slurm shard, whose keys the submitter knows: no listing.
+   */
+  public static void pullArtifacts(CacheStore store, RemoteTier tier, java.util.Collection<ArtifactKey> keys,
+      RemoteStats stats, Consumer<String> problems) throws InterruptedException {
+    RemoteTrust trust = RemoteTrust.of(store);
+    List<CacheStore.NewArtifact> batch = java.util.Collections.synchronizedList(new ArrayList<>());
+    try (Parallel p = new Parallel()) {
+      for (ArtifactKey key : keys) {
+        p.submit(() -> {
+          String ak = RemoteObjects.artifactKey(key);
+          Optional<byte[]> body = tier.get(ak);
+          if (body.isEmpty()) {
+            stats.misses.incrementAndGet();
+            return;
+          }
+          try {
+            batch.add(RemoteEntries.artifact(key, body.get(), trust));
+            stats.downloaded.incrementAndGet();
+            stats.downloadedBytes.addAndGet(body.get().length);
+          } catch (RemoteObjects.BadObjectException e) {
+            reject(tier, ak, e, stats, problems);
+          }
+        });
+      }
+    }
+    if (!batch.isEmpty()) {
+      store.putArtifacts(List.copyOf(batch));
+    }
+  }
+
   private static void pullRuntime(CacheStore store, RemoteTier tier, RequestKey key, RemoteStats stats,
       Consumer<String> problems, RemoteTrust trust) throws InterruptedException, RemoteTier.UnavailableException {
     if (store.requestInfo(key).isPresent()) {

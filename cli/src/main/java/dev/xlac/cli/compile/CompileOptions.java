@@ -69,7 +69,8 @@ final class CompileOptions {
       + " reached or refuses access, rather than warning once and going on with the local cache (for CI).")
   boolean requireRemote;
 
-  @Option(names = "--no-remote", description = "Neither read through to nor write through to the cache's remote tier.")
+  @Option(names = "--no-remote", description = "Neither read through to nor write through to the cache's remote tier"
+      + " (with --executor slurm: the shards' results come back through --shared-dir instead).")
   boolean noRemote;
 
   @Option(names = "--report", paramLabel = "FILE.json", description = "Write a JSON report.")

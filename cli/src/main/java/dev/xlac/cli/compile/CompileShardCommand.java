@@ -6,10 +6,13 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.pipeline.CompileSetup;
 import dev.xlac.pipeline.RunListener;
+import dev.xlac.pipeline.RemoteShardTransport;
 import dev.xlac.pipeline.RunReport;
 import dev.xlac.pipeline.SharedDirectoryTransport;
 import dev.xlac.pipeline.ShardTask;
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.RemoteSetting;
+import dev.xlac.cache.remote.RemoteTier;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,7 +29,8 @@ import picocli.CommandLine.Model.CommandSpec;
 /**
  * One array task of {@code parallel-compile --executor slurm} (hidden: the submitter writes its command line):
  * compiles shard {@code $SLURM_ARRAY_TASK_ID} of the run in {@code --run-dir} in a node-local cache under
- * {@code $TMPDIR}, removed at the end, and hands the results back. Exit 0 when the results were handed back, even
+ * {@code $TMPDIR}, removed at the end, and hands the results back (a bundle in the run directory, or with
+ * {@code --remote} through the remote tier). Exit 0 when the results were handed back, even
  * if graphs failed to compile (those are results).
  */
 @Command(name = "compile-shard", hidden = true, mixinStandardHelpOptions = true,
@@ -40,6 +44,13 @@ public final class CompileShardCommand implements Callable<Integer> {
 
   @Option(names = "--shard", paramLabel = "I", description = "The shard (default: $SLURM_ARRAY_TASK_ID).")
   Integer shard;
+
+  @Option(names = "--remote", paramLabel = "s3://BUCKET/PREFIX", description = "Hand the results back through this"
+      + " remote tier (the submitter's cache's; credentials from AWS's default chain) instead of a bundle.")
+  String remote;
+
+  @Option(names = "--remote-endpoint", paramLabel = "URL", description = "The remote's S3-compatible endpoint.")
+  String remoteEndpoint;
 
   @Spec
   CommandSpec spec;
@@ -61,7 +72,17 @@ public final class CompileShardCommand implements Callable<Integer> {
       CompileSetup setup = new CompileSetup(() -> CacheStore.open(cacheDir, CacheStore.Mode.READ_WRITE, Duration.ZERO,
           m -> spec.commandLine().getErr().println("xlac: " + m)), options.drivers(cacheDir.resolve("probes")),
           options.settings(), options.retryFailed(), RunListener.NONE, MemoryProbe.system());
-      RunReport r = ShardTask.run(setup, new SharedDirectoryTransport(runDir), index, node.resolve("shard.bundle"));
+      RunReport r;
+      if (remote == null) {
+        r = ShardTask.run(setup, new SharedDirectoryTransport(runDir), index, node.resolve("shard.bundle"));
+      } else {
+        RemoteSetting setting = RemoteSetting.parse(remote, remoteEndpoint);
+        try (RemoteTier tier = RemoteShardTransport.openTier(setting, m -> spec.commandLine().getErr()
+            .println("xlac: " + m))) {
+          r = ShardTask.run(setup, new RemoteShardTransport(runDir, tier, m -> spec.commandLine().getErr()
+              .println("xlac: " + m)), index, node.resolve("shard.bundle"));
+        }
+      }
       out.println("xlac compile-shard " + index + " on " + hostName() + ":");
       r.summaryLines().forEach(out::println);
       out.flush();

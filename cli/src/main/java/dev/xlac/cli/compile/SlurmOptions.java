@@ -27,7 +27,8 @@ final class SlurmOptions {
   List<String> sbatchArgs = new ArrayList<>();
 
   @Option(names = "--shared-dir", paramLabel = "DIR", description = "slurm: a directory every node sees, through which"
-      + " the shards and their results travel (default: CACHE/slurm, fine when the cache is on a shared file system).")
+      + " the shards, the tasks' logs and (without a remote tier, or with --no-remote) their results travel (default:"
+      + " CACHE/slurm, fine when the cache is on a shared file system).")
   Path sharedDir;
 
   boolean slurm() {

@@ -1,0 +1,194 @@
+package dev.xlac.pipeline;
+
+import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.NewFailure;
+import dev.xlac.cache.RemoteSetting;
+import dev.xlac.cache.remote.RemoteStats;
+import dev.xlac.cache.remote.RemoteSync;
+import dev.xlac.cache.remote.RemoteTier;
+import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.core.CompilerIdentity;
+import dev.xlac.core.XlacException;
+import dev.xlac.hlo.GraphFingerprint;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+/**
+ * A {@link ShardTransport} whose results travel through the cache's S3 tier ({@code xlac cache config remote}):
+ * each task pushes the graphs it compiled and their artifacts from its node-local cache with the conditional puts of
+ * {@link RemoteSync#push} (so a graph another node or an earlier attempt wrote costs nothing and nothing is
+ * overwritten), then writes a small result manifest, and the submitter pulls the artifacts the manifest names
+ * ({@link RemoteSync#pullArtifacts}, each checked before it is stored) and records the failures it names. The
+ * shards' inputs, the batch script and the tasks' logs still go through the run directory ({@link
+ * SharedDirectoryTransport}); no bundle is written.
+ *
+ * <p>The manifest of one attempt is {@code PREFIX/v1/runs/RUN/results/shard-I/UUID.tsv} (RUN: the run directory's
+ * name; one line per graph, {@link ShardTask#resultLine}), written last, so its presence means the artifacts are
+ * there. Each attempt writes its own, so results that could not be imported ({@link #discard}) are never read again.
+ * The manifests stay, small, for a look at what each node did.
+ *
+ * <p>The tasks learn the remote from their command line ({@link #taskArguments}: {@code --remote URL
+ * [--remote-endpoint URL]}); credentials never travel with it: a task finds them as any AWS client does
+ * (the environment sbatch passes on, a profile, an instance role). The tier is opened with failures fatal
+ * (exit code 3): a task that cannot push ends without results and is submitted again.
+ */
+public final class RemoteShardTransport implements ShardTransport {
+  private final SharedDirectoryTransport inputs;
+  private final RemoteTier tier;
+  private final String run;
+  private final RemoteStats stats;
+  private final Consumer<String> problems;
+  private final Set<String> discarded = ConcurrentHashMap.newKeySet();
+
+  /** {@code runDir}: the run directory (inputs, logs); {@code tier}: the remote, owned by the caller. */
+  public RemoteShardTransport(Path runDir, RemoteTier tier, Consumer<String> problems) {
+    this(runDir, tier, new RemoteStats(tier.setting().url()), problems);
+  }
+
+  /** As {@link #RemoteShardTransport(Path, RemoteTier, Consumer)}, the pulls counted into {@code stats}. */
+  public RemoteShardTransport(Path runDir, RemoteTier tier, RemoteStats stats, Consumer<String> problems) {
+    this.inputs = new SharedDirectoryTransport(runDir);
+    this.tier = tier;
+    this.run = inputs.runDirectory().getFileName().toString();
+    this.stats = stats;
+    this.problems = problems;
+  }
+
+  /** A tier for the transport: failures are fatal (exit code 3), as the run's results depend on it. */
+  public static RemoteTier openTier(RemoteSetting setting, Consumer<String> warnings) {
+    return RemoteTier.open(setting, RemoteTier.Options.defaults(true, warnings));
+  }
+
+  /** The key prefix (below the tier's prefix) of shard {@code shard}'s result manifests. */
+  String resultsPrefix(int shard) {
+    return "v1/runs/" + run + "/results/shard-" + shard + "/";
+  }
+
+  /** What the submitter pulled: downloaded, not there, rejected (for the run's summary). */
+  public RemoteStats stats() {
+    return stats;
+  }
+
+  @Override
+  public void sendInputs(ShardPlan plan, CacheStore store) throws IOException {
+    inputs.sendInputs(plan, store);
+  }
+
+  @Override
+  public List<Input> receiveInputs(int shard) throws IOException {
+    return inputs.receiveInputs(shard);
+  }
+
+  @Override
+  public void sendResults(int shard, CacheStore node, Path scratch, List<String> lines)
+      throws IOException, InterruptedException {
+    List<GraphFingerprint> compiled = new ArrayList<>();
+    for (String line : lines) {
+      GraphResult g = ShardTask.parseLine(line);
+      if (g.status() == GraphResult.Status.COMPILED && g.fingerprint() instanceof GraphFingerprint fp) {
+        compiled.add(fp);
+      }
+    }
+    if (!compiled.isEmpty()) {
+      RemoteStats pushed = RemoteSync.push(node, tier, compiled, problems);
+      if (pushed.failed() > 0 || pushed.skipped() > 0) {
+        throw new IOException(pushed.failed() + " objects could not be written and " + pushed.skipped()
+            + " were too large for " + tier.setting().url() + " (" + pushed.uploads() + ")");
+      }
+    }
+    String manifest = String.join("\n", lines) + "\n";
+    try {
+      tier.putIfAbsent(resultsPrefix(shard) + UUID.randomUUID() + ".tsv", manifest.getBytes(StandardCharsets.UTF_8));
+    } catch (RemoteTier.UnavailableException e) {
+      throw new IOException(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public Optional<Results> receiveResults(int shard) throws IOException {
+    try {
+      for (RemoteTier.Listed o : tier.list(resultsPrefix(shard))) {
+        if (o.key().endsWith(".tsv") && !discarded.contains(o.key())) {
+          Optional<byte[]> body = tier.get(o.key());
+          if (body.isEmpty()) {
+            continue;
+          }
+          List<String> lines = new String(body.get(), StandardCharsets.UTF_8).lines().filter(l -> !l.isEmpty())
+              .toList();
+          return Optional.of(new Results(null, lines, o.key()));
+        }
+      }
+      return Optional.empty();
+    } catch (RemoteTier.UnavailableException e) {
+      throw new IOException(e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * Pulls the artifact of each graph the lines say compiled (under {@code identity}) and records each failure the
+   * lines name (kind and message; the compiler's log stays on the node). An artifact that is missing or rejected
+   * makes the results unusable (an {@link XlacException}): the shard is submitted again.
+   */
+  @Override
+  public void importResults(CacheStore store, Results back, List<GraphResult> lines, CompilerIdentity identity)
+      throws InterruptedException {
+    List<ArtifactKey> keys = new ArrayList<>();
+    List<NewFailure> failures = new ArrayList<>();
+    for (GraphResult g : lines) {
+      if (!(g.fingerprint() instanceof GraphFingerprint fp)) {
+        throw new IllegalArgumentException("a shard result line names " + g.fingerprint().value()
+            + ", not a graph");
+      }
+      ArtifactKey key = new ArtifactKey(fp, identity);
+      if (g.status() == GraphResult.Status.COMPILED) {
+        keys.add(key);
+      } else if (g.status() == GraphResult.Status.FAILED && g.failureKind() != null) {
+        failures.add(new NewFailure(key, GraphResult.kindName(g.failureKind()), g.error(), null));
+      }
+    }
+    long before = stats.downloaded();
+    RemoteSync.pullArtifacts(store, tier, keys, stats, problems);
+    long got = stats.downloaded() - before;
+    if (got < keys.size()) {
+      throw XlacException.environment((keys.size() - got) + " of the " + keys.size() + " artifacts that "
+          + tier.address(back.where()) + " names are missing or damaged in " + tier.setting().url());
+    }
+    if (!failures.isEmpty()) {
+      store.recordFailures(failures);
+    }
+  }
+
+  @Override
+  public void discard(int shard, Results back) {
+    discarded.add(back.where());
+  }
+
+  @Override
+  public void done(int shard) {
+    inputs.done(shard);
+  }
+
+  @Override
+  public List<String> taskArguments() {
+    List<String> a = new ArrayList<>(List.of("--remote", tier.setting().url()));
+    tier.setting().endpoint().ifPresent(e -> a.addAll(List.of("--remote-endpoint", e.toString())));
+    return a;
+  }
+
+  @Override
+  public String describe() {
+    return inputs.describe() + " (results through " + tier.setting().url() + ")";
+  }
+}

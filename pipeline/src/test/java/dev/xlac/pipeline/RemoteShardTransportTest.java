@@ -1,0 +1,251 @@
+package dev.xlac.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.xlac.cache.ArtifactInfo;
+import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.EntryStatus;
+import dev.xlac.cache.RemoteSetting;
+import dev.xlac.cache.remote.RemoteObjects;
+import dev.xlac.cache.remote.RemoteTier;
+import dev.xlac.cache.remote.SeaweedServer;
+import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.compiler.schedule.SchedulerSettings;
+import dev.xlac.core.FailureKind;
+import dev.xlac.core.XlacException;
+import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.hlo.HloModuleReader;
+import dev.xlac.hlo.LoadedModule;
+import dev.xlac.hlo.TestModules;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SequencedMap;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.DeleteObjectRequest;
+import software.amazon.awssdk.services.s3.model.GetObjectRequest;
+import software.amazon.awssdk.services.s3.model.PutObjectRequest;
+
+/**
+ * A shard's results through the remote tier, in-process, against a real S3 server (SeaweedFS, {@code $XLAC_WEED},
+ * one for the class): the tasks push, the submitter pulls what the manifests name; an artifact missing from the
+ * bucket or damaged there makes the results unusable, and once discarded the next attempt's manifest is read.
+ */
+class RemoteShardTransportTest {
+  private static final String BUCKET = "xlac-shards";
+  @TempDir
+  static Path serverDir;
+  private static SeaweedServer server;
+  private static final Map<String, String> SAVED = new LinkedHashMap<>();
+
+  @TempDir
+  Path tmp;
+
+  @BeforeAll
+  static void startServer() throws Exception {
+    String why = SeaweedServer.unavailableReason();
+    assumeTrue(why == null, why);
+    server = SeaweedServer.start(serverDir, BUCKET);
+    // The SDK's default chain reads these system properties as it reads the environment.
+    for (var e : Map.of("aws.accessKeyId", server.accessKey(), "aws.secretAccessKey", server.secretKey(),
+        "aws.region", "us-east-1").entrySet()) {
+      SAVED.put(e.getKey(), System.getProperty(e.getKey()));
+      System.setProperty(e.getKey(), e.getValue());
+    }
+  }
+
+  @AfterAll
+  static void stopServer() throws Exception {
+    SAVED.forEach((k, v) -> {
+      if (v == null) {
+        System.clearProperty(k);
+      } else {
+        System.setProperty(k, v);
+      }
+    });
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private static CacheStore open(Path dir) throws InterruptedException {
+    return CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {});
+  }
+
+  private CompileSetup nodeSetup(Path cache, FakeCompiler compiler) {
+    return new CompileSetup(() -> open(cache), new DriverSource.Given(compiler.factory()),
+        new SchedulerSettings(2, 0, 0), false, RunListener.NONE, () -> Long.MAX_VALUE);
+  }
+
+  private RemoteTier tier(String prefix) {
+    return RemoteShardTransport.openTier(RemoteSetting.parse("s3://" + BUCKET + "/" + prefix, server.endpoint()),
+        m -> {});
+  }
+
+  private ShardPlan sent(ShardTransport transport) throws Exception {
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
+      for (int i = 0; i < 4; i++) {
+        LoadedModule m = new HloModuleReader().read(TestModules.writeDump(tmp.resolve("dumps"),
+            "m" + i + ".before_optimizations.hlo.pb", TestModules.mulAdd(2.5f + i, 1, "_" + i, 10)));
+        store.putGraph(m);
+        graphs.put(m.fingerprint(), m.moduleName());
+      }
+      ShardPlan plan = ShardPlan.plan(ShardPlan.costs(store, graphs), 2);
+      transport.sendInputs(plan, store);
+      return plan;
+    }
+  }
+
+  @Test
+  void eachShardsResults_comeBackThroughTheRemote_noBundle_andTheTaskArgumentsNameIt() throws Exception {
+    try (RemoteTier tier = tier("ok")) {
+      RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-1"), tier, m -> {});
+      assertThat(transport.taskArguments()).containsExactly("--remote", "s3://" + BUCKET + "/ok", "--remote-endpoint",
+          server.endpoint());
+      ShardPlan plan = sent(transport);
+      FakeCompiler compiler = new FakeCompiler(false);
+      for (ShardPlan.Shard s : plan.nonEmpty()) {
+        assertThat(transport.receiveResults(s.index())).isEmpty();
+        ShardTask.run(nodeSetup(tmp.resolve("node-" + s.index()), compiler), transport, s.index(),
+            tmp.resolve("node-" + s.index() + ".bundle"));
+      }
+      assertThat(compiler.compiles).hasValue(4);
+      try (CacheStore store = open(tmp.resolve("submitter"))) {
+        for (ShardPlan.Shard s : plan.nonEmpty()) {
+          ShardTransport.Results back = transport.receiveResults(s.index()).orElseThrow();
+          assertThat(back.bundle()).isNull();
+          List<GraphResult> results = SlurmCompile.importResults(store, transport, back, s, FakeCompiler.IDENTITY);
+          assertThat(results).hasSize(s.items().size())
+              .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+          for (ShardPlan.Item item : s.items()) {
+            assertThat(store.getArtifact(new ArtifactKey(item.fingerprint(), FakeCompiler.IDENTITY))).isPresent();
+          }
+        }
+      }
+      assertThat(transport.stats().downloaded()).isEqualTo(4);
+      assertThat(tmp.resolve("shared/run-1/results")).doesNotExist();
+      assertThat(tier.list("v1/artifacts/")).hasSize(4);
+    }
+  }
+
+  @Test
+  void twoAttemptsOfOneShard_pushingAtOnce_leaveOneObjectPerKey_andEitherManifestImports() throws Exception {
+    try (RemoteTier tier = tier("concurrent")) {
+      RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-5"), tier, m -> {});
+      ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
+      java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+      List<Thread> nodes = new ArrayList<>();
+      List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+      for (String node : List.of("node-x", "node-y")) {
+        nodes.add(Thread.ofPlatform().start(() -> {
+          try {
+            start.await();
+            ShardTask.run(nodeSetup(tmp.resolve(node), new FakeCompiler(false)), transport, shard.index(),
+                tmp.resolve(node + ".bundle"));
+          } catch (Throwable t) {
+            errors.add(t);
+          }
+        }));
+      }
+      for (Thread t : nodes) {
+        t.join();
+      }
+      assertThat(errors).isEmpty();
+      assertThat(tier.list(transport.resultsPrefix(shard.index()))).hasSize(2);
+      assertThat(tier.list("v1/artifacts/")).hasSize(shard.items().size());
+      assertThat(tier.list("v1/graphs/")).hasSize(shard.items().size());
+      try (CacheStore store = open(tmp.resolve("submitter"))) {
+        ShardTransport.Results back = transport.receiveResults(shard.index()).orElseThrow();
+        assertThat(SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+            .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+      }
+    }
+  }
+
+  @Test
+  void anArtifactMissingFromTheBucket_failsTheImport_andOnceDiscarded_theNextAttemptsResultsAreRead()
+      throws Exception {
+    try (RemoteTier tier = tier("missing"); S3Client s3 = server.client()) {
+      RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-2"), tier, m -> {});
+      ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
+      ShardTask.run(nodeSetup(tmp.resolve("node-a"), new FakeCompiler(false)), transport, shard.index(),
+          tmp.resolve("a.bundle"));
+      ArtifactKey lost = new ArtifactKey(shard.items().getFirst().fingerprint(), FakeCompiler.IDENTITY);
+      s3.deleteObject(DeleteObjectRequest.builder().bucket(BUCKET).key("missing/" + RemoteObjects.artifactKey(lost))
+          .build());
+      try (CacheStore store = open(tmp.resolve("submitter"))) {
+        ShardTransport.Results first = transport.receiveResults(shard.index()).orElseThrow();
+        assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, first, shard, FakeCompiler.IDENTITY))
+            .isInstanceOf(XlacException.class).hasMessageContaining("1 of the " + shard.items().size()
+                + " artifacts that s3://" + BUCKET + "/missing/v1/runs/run-2/results/shard-" + shard.index() + "/")
+            .hasMessageContaining("are missing or damaged");
+        transport.discard(shard.index(), first);
+        assertThat(transport.receiveResults(shard.index())).as("discarded results are not read again").isEmpty();
+
+        ShardTask.run(nodeSetup(tmp.resolve("node-b"), new FakeCompiler(false)), transport, shard.index(),
+            tmp.resolve("b.bundle")); // the resubmitted task: its push writes what is missing again
+        ShardTransport.Results second = transport.receiveResults(shard.index()).orElseThrow();
+        assertThat(second.where()).isNotEqualTo(first.where());
+        assertThat(SlurmCompile.importResults(store, transport, second, shard, FakeCompiler.IDENTITY))
+            .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+        assertThat(store.getArtifact(lost)).isPresent();
+      }
+    }
+  }
+
+  @Test
+  void aDamagedArtifactInTheBucket_isRejectedByName_andNothingOfItIsStored() throws Exception {
+    List<String> problems = new ArrayList<>();
+    try (RemoteTier tier = tier("damaged"); S3Client s3 = server.client()) {
+      RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-3"), tier,
+          problems::add);
+      ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
+      ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), transport, shard.index(),
+          tmp.resolve("n.bundle"));
+      ArtifactKey victim = new ArtifactKey(shard.items().getFirst().fingerprint(), FakeCompiler.IDENTITY);
+      String key = "damaged/" + RemoteObjects.artifactKey(victim);
+      byte[] body = s3.getObjectAsBytes(GetObjectRequest.builder().bucket(BUCKET).key(key).build()).asByteArray();
+      body[body.length - 3] ^= 0x40;
+      s3.putObject(PutObjectRequest.builder().bucket(BUCKET).key(key).build(), RequestBody.fromBytes(body));
+      try (CacheStore store = open(tmp.resolve("submitter"))) {
+        ShardTransport.Results back = transport.receiveResults(shard.index()).orElseThrow();
+        assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+            .isInstanceOf(XlacException.class);
+        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("rejected s3://" + BUCKET + "/" + key + ": "));
+        assertThat(store.artifactInfo(victim)).isEmpty();
+      }
+    }
+  }
+
+  @Test
+  void aFailedCompileInTheManifest_isRecordedAsAFailure_withItsKindAndMessage() throws Exception {
+    try (RemoteTier tier = tier("failed")) {
+      RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-4"), tier, m -> {});
+      ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
+      GraphFingerprint fp = shard.items().getFirst().fingerprint();
+      GraphResult failed = new GraphResult(fp, shard.items().getFirst().moduleName(), GraphResult.Status.FAILED,
+          Duration.ofMillis(7), 1, FailureKind.COMPILE_ERROR, "bad shape");
+      try (CacheStore store = open(tmp.resolve("submitter"))) {
+        transport.importResults(store, new ShardTransport.Results(null, List.of(ShardTask.resultLine(failed)), "x"),
+            List.of(failed), FakeCompiler.IDENTITY);
+        ArtifactInfo info = store.artifactInfo(new ArtifactKey(fp, FakeCompiler.IDENTITY)).orElseThrow();
+        assertThat(info.status()).isEqualTo(EntryStatus.FAILED);
+        assertThat(info.failureKind()).isEqualTo("compile-error");
+        assertThat(info.failureMessage()).isEqualTo("bad shape");
+      }
+    }
+  }
+}
