@@ -34,11 +34,17 @@ public interface ShardTransport {
   /** Task: the graphs of {@code shard}, longest first (the plan's order). */
   List<Input> receiveInputs(int shard) throws IOException;
 
-  /** Task: hands back the results of {@code shard}; a later attempt's replace an earlier one's whole. */
-  void sendResults(int shard, Path bundle, List<String> lines) throws IOException;
+  /**
+   * Task: hands back the results of {@code shard} under the name of this {@code attempt} (the Slurm job id of its
+   * submission, {@code $SLURM_ARRAY_JOB_ID}), so that one attempt's lines never pair with another's bundle.
+   */
+  void sendResults(int shard, String attempt, Path bundle, List<String> lines) throws IOException;
 
-  /** Submitter: the results of {@code shard} once its task handed them back; empty until then. */
-  Optional<Results> receiveResults(int shard) throws IOException;
+  /** Submitter: the results of {@code shard}'s {@code attempt} once its task handed them back; empty until then. */
+  Optional<Results> receiveResults(int shard, String attempt) throws IOException;
+
+  /** Submitter: the results of {@code shard}'s {@code attempt} could not be imported; removes them. */
+  void discard(int shard, String attempt);
 
   /** Submitter: after the results of {@code shard} were imported, what they took may be removed. */
   void done(int shard);

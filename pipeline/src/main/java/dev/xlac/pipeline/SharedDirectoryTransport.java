@@ -2,6 +2,7 @@ package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.core.io.FileTrees;
 import dev.xlac.hlo.GraphFingerprint;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -18,8 +19,8 @@ import java.util.Optional;
  * <pre>
  *   inputs/shard-I/graphs.tsv          one line per graph, plan order: fingerprint TAB module name
  *   inputs/shard-I/HEX.hlo_module.pb   its serialized HloModuleProto (HEX: the fingerprint's digits)
- *   results/shard-I.bundle             the task's node-local cache as an xlac bundle
- *   results/shard-I.tsv                one line per graph; written last, so its presence means done
+ *   results/shard-I.A.bundle           attempt A's node-local cache as an xlac bundle (A: its Slurm job id)
+ *   results/shard-I.A.tsv              one line per graph; written last, so its presence means done
  *   logs/JOB_TASK.out                  the tasks' output (sbatch --output)
  * </pre>
  * Every file is written to a temporary name and renamed, so a reader never sees half of one. After a shard's
@@ -41,12 +42,33 @@ public final class SharedDirectoryTransport implements ShardTransport {
     return run.resolve("inputs").resolve("shard-" + shard);
   }
 
-  private Path bundle(int shard) {
-    return run.resolve("results").resolve("shard-" + shard + ".bundle");
+  private Path bundle(int shard, String attempt) {
+    return run.resolve("results").resolve("shard-" + shard + "." + attemptName(attempt) + ".bundle");
   }
 
-  private Path lines(int shard) {
-    return run.resolve("results").resolve("shard-" + shard + ".tsv");
+  private Path lines(int shard, String attempt) {
+    return run.resolve("results").resolve("shard-" + shard + "." + attemptName(attempt) + ".tsv");
+  }
+
+  /** An attempt's name as part of a file name: letters, digits, '-' and '_' only. */
+  private static String attemptName(String attempt) {
+    if (!attempt.matches("[A-Za-z0-9_-]+")) {
+      throw new IllegalArgumentException("not an attempt name (a Slurm job id): '" + oneField(attempt) + "'");
+    }
+    return attempt;
+  }
+
+  /** Every attempt's result files of {@code shard} with this suffix ({@code .bundle}, {@code .tsv}). */
+  private List<Path> resultFiles(int shard, String suffix) throws IOException {
+    Path dir = run.resolve("results");
+    if (!Files.isDirectory(dir)) {
+      return List.of();
+    }
+    try (var files = Files.list(dir)) {
+      String prefix = "shard-" + shard + ".";
+      return files.filter(f -> f.getFileName().toString().startsWith(prefix)
+          && f.getFileName().toString().endsWith(suffix)).toList();
+    }
   }
 
   @Override
@@ -78,50 +100,67 @@ public final class SharedDirectoryTransport implements ShardTransport {
   public List<Input> receiveInputs(int shard) throws IOException {
     Path dir = inputs(shard);
     List<Input> out = new ArrayList<>();
-    for (String line : Files.readAllLines(dir.resolve("graphs.tsv"), StandardCharsets.UTF_8)) {
+    List<String> lines = Files.readAllLines(dir.resolve("graphs.tsv"), StandardCharsets.UTF_8);
+    for (int i = 0; i < lines.size(); i++) {
+      String line = lines.get(i);
       if (line.isEmpty()) {
         continue;
       }
       int tab = line.indexOf('\t');
-      GraphFingerprint fp = GraphFingerprint.parse(line.substring(0, tab));
+      if (tab < 0) {
+        throw new IllegalArgumentException(dir.resolve("graphs.tsv") + " line " + (i + 1) + ": no tab between"
+            + " fingerprint and module name");
+      }
+      GraphFingerprint fp;
+      try {
+        fp = GraphFingerprint.parse(line.substring(0, tab));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(dir.resolve("graphs.tsv") + " line " + (i + 1) + ": " + e.getMessage(),
+            e);
+      }
       out.add(new Input(fp, line.substring(tab + 1), dir.resolve(fileName(fp))));
     }
     return out;
   }
 
   @Override
-  public void sendResults(int shard, Path bundle, List<String> resultLines) throws IOException {
-    AtomicFiles.write(bundle(shard), out -> {
+  public void sendResults(int shard, String attempt, Path bundle, List<String> resultLines) throws IOException {
+    AtomicFiles.write(bundle(shard, attempt), out -> {
       Files.copy(bundle, out);
       return true;
     });
-    AtomicFiles.writeString(lines(shard), String.join("\n", resultLines) + "\n");
+    AtomicFiles.writeString(lines(shard, attempt), String.join("\n", resultLines) + "\n");
   }
 
   @Override
-  public Optional<Results> receiveResults(int shard) throws IOException {
+  public Optional<Results> receiveResults(int shard, String attempt) throws IOException {
     try {
-      List<String> text = Files.readAllLines(lines(shard), StandardCharsets.UTF_8).stream()
+      List<String> text = Files.readAllLines(lines(shard, attempt), StandardCharsets.UTF_8).stream()
           .filter(l -> !l.isEmpty()).toList();
-      return Files.isRegularFile(bundle(shard)) ? Optional.of(new Results(bundle(shard), text)) : Optional.empty();
+      return Files.isRegularFile(bundle(shard, attempt)) ? Optional.of(new Results(bundle(shard, attempt), text))
+          : Optional.empty();
     } catch (NoSuchFileException e) {
       return Optional.empty();
     }
   }
 
   @Override
+  public void discard(int shard, String attempt) {
+    try {
+      Files.deleteIfExists(lines(shard, attempt)); // the lines first: they say that a bundle is there
+      Files.deleteIfExists(bundle(shard, attempt));
+    } catch (IOException e) {
+      // the next attempt's results have names of their own: these are never read again
+    }
+  }
+
+  @Override
   public void done(int shard) {
     try {
-      Files.deleteIfExists(bundle(shard));
-      Path dir = inputs(shard);
-      if (Files.isDirectory(dir)) {
-        try (var files = Files.list(dir)) {
-          for (Path f : files.toList()) {
-            Files.deleteIfExists(f);
-          }
-        }
-        Files.deleteIfExists(dir);
+      for (Path f : resultFiles(shard, ".bundle")) {
+        Files.deleteIfExists(f);
       }
+      FileTrees.deleteTree(inputs(shard));
     } catch (IOException e) {
       // Only space is lost; the next run uses a new directory.
     }

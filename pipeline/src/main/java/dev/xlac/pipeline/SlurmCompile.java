@@ -1,7 +1,10 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.cache.BundleKey;
+import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.GraphInfo;
+import dev.xlac.cache.ImportRequest;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.CompilerIdentity;
@@ -141,7 +144,9 @@ public final class SlurmCompile {
     Path run = runDirectory(slurm.sharedDir());
     SharedDirectoryTransport transport = new SharedDirectoryTransport(run);
     Path script = run.resolve("task.sh");
+    BundleKey runKey;
     try {
+      runKey = BundleSigningKey.generate(run.resolve(ShardTask.RUN_KEY), false).key();
       transport.sendInputs(plan, store);
       AtomicFiles.writeString(script, script(slurm.taskCommand(), run));
       Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -149,10 +154,16 @@ public final class SlurmCompile {
       throw new XlacException(ExitCode.ENVIRONMENT, "cannot write the shards to " + run + ": "
           + XlacException.reason(e) + " (--shared-dir must be a directory every node sees, writable here)", e);
     }
-    Array array = new Array(new SlurmClient(slurm.env()), slurm, transport, run, plan, store);
+    Array array = new Array(new SlurmClient(slurm.env()), slurm, transport, run, plan, store, runKey);
     try (ShutdownCancel interrupt = new ShutdownCancel()) {
       interrupt.cancels(array::cancel);
       results.addAll(array.run());
+    } finally {
+      try { // the key signs nothing more: no one may use it to sign a bundle this run would take
+        Files.deleteIfExists(run.resolve(ShardTask.RUN_KEY + ".key"));
+      } catch (IOException e) {
+        // it was trusted by this run only, which is over
+      }
     }
     return report(results, start, setup.settings().jobs() * plan.nonEmpty().size());
   }
@@ -182,7 +193,7 @@ public final class SlurmCompile {
   /** The batch script: the task command for this run, the shard from Slurm's array index. */
   static String script(List<String> taskCommand, Path run) {
     StringBuilder s = new StringBuilder("#!/bin/sh\n# xlac parallel-compile --executor slurm: array task I compiles"
-        + " shard I of the run in " + run + "\nexec");
+        + " shard I of the run in " + run.toString().replace('\n', ' ').replace('\r', ' ') + "\nexec");
     for (String arg : taskCommand) {
       s.append(' ').append(quote(arg));
     }
@@ -195,13 +206,22 @@ public final class SlurmCompile {
 
   /**
    * Imports what a shard's task handed back: its bundle into {@code store}, and one result per graph of the shard
-   * (a graph the task did not report is not compiled). A damaged bundle is an {@link XlacException} (from the
-   * cache's importer, which checks every piece), a damaged line an IllegalArgumentException: either way the shard
-   * counts as failed and is submitted again.
+   * (a graph the task did not report is not compiled). The bundle must be signed by {@code runKey}, the run's own
+   * key (so a cache that takes only signed bundles takes the run's, and only those). A damaged bundle is an
+   * {@link XlacException} (from the cache's importer, which checks every piece), a damaged line an
+   * IllegalArgumentException: either way the shard counts as failed and is submitted again.
    */
-  static List<GraphResult> importResults(CacheStore store, ShardTransport.Results back, ShardPlan.Shard shard) {
-    List<GraphResult> lines = back.lines().stream().map(ShardTask::parseLine).toList();
-    store.importBundle(back.bundle());
+  static List<GraphResult> importResults(CacheStore store, ShardTransport.Results back, ShardPlan.Shard shard,
+      BundleKey runKey) {
+    List<GraphResult> lines = new ArrayList<>();
+    for (int i = 0; i < back.lines().size(); i++) {
+      try {
+        lines.add(ShardTask.parseLine(back.lines().get(i)));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("shard result line " + (i + 1) + ": " + e.getMessage(), e);
+      }
+    }
+    store.importBundle(back.bundle(), new ImportRequest(List.of(runKey)));
     Map<GraphFingerprint, GraphResult> byGraph = new HashMap<>();
     lines.forEach(g -> byGraph.put(g.fingerprint(), g));
     List<GraphResult> out = new ArrayList<>();
@@ -213,15 +233,23 @@ public final class SlurmCompile {
     return out;
   }
 
-  /** The job array of one run, its resubmissions, and the results as they come back. */
-  private static final class Array {
+  /**
+   * The job array of one run, its resubmissions, and the results as they come back. Each submission is an attempt
+   * named by its job id: a shard's results are read under its current attempt's name only. Whichever way
+   * {@link #run} ends, no task of the run is left in the queue but those whose results were imported (they are
+   * ending): an exception or a shutdown cancels every job, a normal end the tasks still queued or running.
+   */
+  static final class Array {
     private final SlurmClient client;
     private final SlurmSettings slurm;
     private final ShardTransport transport;
     private final Path run;
     private final ShardPlan plan;
     private final CacheStore store;
+    private final BundleKey runKey;
     private final List<String> jobs = new ArrayList<>();
+    private final List<String> tasks = new ArrayList<>(); // JOB_INDEX of every submission
+    private final java.util.Set<String> imported = new java.util.HashSet<>(); // JOB_INDEX whose results were imported
     private final Map<Integer, String> jobOf = new HashMap<>();
     private final Map<Integer, Integer> attempts = new HashMap<>();
     private final Map<Integer, Integer> missing = new HashMap<>();
@@ -231,7 +259,8 @@ public final class SlurmCompile {
     private String lastProgress;
 
     Array(SlurmClient client, SlurmSettings slurm, ShardTransport transport, Path run, ShardPlan plan,
-        CacheStore store) {
+        CacheStore store, BundleKey runKey) {
+      this.runKey = runKey;
       this.client = client;
       this.slurm = slurm;
       this.transport = transport;
@@ -241,6 +270,65 @@ public final class SlurmCompile {
     }
 
     List<GraphResult> run() throws InterruptedException {
+      boolean normal = false;
+      try {
+        List<GraphResult> out = runArray();
+        synchronized (this) {
+          normal = !cancelled;
+        }
+        return out;
+      } finally {
+        release(normal);
+      }
+    }
+
+    /**
+     * Leaves nothing of the run in the queue: after a normal end the tasks still queued or running whose results
+     * were not imported (superseded attempts), otherwise every job. Never throws (it runs in a finally), and runs
+     * with the interrupt cleared, so that scancel runs even when the run was interrupted.
+     */
+    private void release(boolean normal) {
+      boolean interrupted = Thread.interrupted();
+      try {
+        List<String> all;
+        List<String> unimported;
+        synchronized (this) {
+          all = List.copyOf(jobs);
+          unimported = tasks.stream().filter(t -> !imported.contains(t)).toList();
+        }
+        if (all.isEmpty()) {
+          return;
+        }
+        if (!normal) {
+          client.cancel(all);
+          return;
+        }
+        Map<String, List<SlurmClient.Queued>> queued;
+        try {
+          queued = client.queued(all);
+        } catch (XlacException | InterruptedException e) {
+          queued = null;
+        }
+        if (queued == null) { // squeue did not answer: cancel what may still be there
+          client.cancel(unimported);
+          return;
+        }
+        List<String> left = new ArrayList<>();
+        queued.forEach((job, list) -> list.forEach(q -> {
+          String task = job + "_" + q.index();
+          if (!imported.contains(task)) {
+            left.add(task);
+          }
+        }));
+        client.cancel(left);
+      } finally {
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
+
+    private List<GraphResult> runArray() throws InterruptedException {
       List<Integer> shards = plan.nonEmpty().stream().map(ShardPlan.Shard::index).toList();
       outstanding.addAll(shards);
       String job = submit(shards);
@@ -284,6 +372,7 @@ public final class SlurmCompile {
       synchronized (this) {
         jobs.add(job);
         for (int s : shards) {
+          tasks.add(job + "_" + s);
           jobOf.put(s, job);
           attempts.merge(s, 1, Integer::sum);
           missing.remove(s);
@@ -300,7 +389,7 @@ public final class SlurmCompile {
       for (int shard : List.copyOf(outstanding)) {
         Optional<ShardTransport.Results> back;
         try {
-          back = transport.receiveResults(shard);
+          back = transport.receiveResults(shard, jobOf.get(shard)); // this attempt's only
         } catch (IOException e) {
           continue; // not readable yet: the next look
         }
@@ -308,13 +397,15 @@ public final class SlurmCompile {
           continue;
         }
         try {
-          results.addAll(importResults(store, back.get(), plan.shards().get(shard)));
+          results.addAll(importResults(store, back.get(), plan.shards().get(shard), runKey));
           transport.done(shard);
           synchronized (this) {
+            imported.add(jobOf.get(shard) + "_" + shard);
             outstanding.remove(shard);
           }
         } catch (XlacException | IllegalArgumentException e) {
-          failed(shard, "its results could not be imported: " + XlacException.reason(e));
+          transport.discard(shard, jobOf.get(shard)); // read once: the next look waits for the next attempt's
+          failed(shard, "its results could not be imported: " + XlacException.reason(e), true);
         }
       }
     }
@@ -342,7 +433,7 @@ public final class SlurmCompile {
             running++;
           }
         } else if (missing.merge(shard, 1, Integer::sum) >= 2) {
-          failed(shard, "its task ended without results: " + client.ended(jobOf.get(shard), shard));
+          failed(shard, "its task ended without results: " + client.ended(jobOf.get(shard), shard), false);
         }
       }
       int done = plan.nonEmpty().size() - outstanding.size();
@@ -354,11 +445,15 @@ public final class SlurmCompile {
       }
     }
 
-    private void failed(int shard, String why) throws InterruptedException {
+    /** {@code stillQueued}: the failed task may still be in the queue; it is cancelled before the next attempt. */
+    private void failed(int shard, String why, boolean stillQueued) throws InterruptedException {
       String job = jobOf.get(shard);
       Path log = run.resolve("logs").resolve(job + "_" + shard + ".out");
       String tail = lastLine(log);
       String reason = why + (tail == null ? "" : "; its log ends: " + tail);
+      if (stillQueued) {
+        client.cancel(List.of(job + "_" + shard));
+      }
       if (attempts.get(shard) <= slurm.taskRetries()) {
         try {
           String again = submit(List.of(shard));
