@@ -5,7 +5,9 @@
 #                              (as the munge user, unless one already answers), slurmctld -D and
 #                              slurmd -D -N localhost with DIR/slurm.conf on free ports, waits until
 #                              sinfo shows the node idle; prints SLURM_CONF=DIR/slurm.conf on stdout.
-#   slurm-local.sh stop DIR    stops what start started (by the pids it wrote under DIR).
+#   slurm-local.sh stop DIR    cancels every job of this cluster and waits (bounded) for the queue to empty,
+#                              stops what start started (by the pids it wrote under DIR), kills what
+#                              steps of this cluster left (slurmstepd, tasks) and removes DIR.
 #
 # Exit status of start: 0 running; 77 cannot run here (the reason on the last line of stderr, for
 # the test's skip message); anything else: it should have run and did not (the test fails).
@@ -98,7 +100,15 @@ CONF
 }
 
 stop() {
-  local dir=$1 f pid
+  local dir=$1 f pid env
+  # Every job of this cluster first (it is the tests' alone), so that no task outlives it; then its daemons.
+  if [[ -f "$dir/slurm.conf" && -f "$dir/slurmctld.child" ]]; then
+    SLURM_CONF=$dir/slurm.conf timeout 30 scancel --quiet --partition=debug >/dev/null 2>&1
+    for _ in $(seq 60); do
+      [[ -z "$(SLURM_CONF=$dir/slurm.conf timeout 10 squeue -h -o %i 2>/dev/null)" ]] && break
+      sleep 0.5
+    done
+  fi
   for f in slurmd.child slurmctld.child munged.pid; do
     [[ -f "$dir/$f" ]] || continue
     pid=$(cat "$dir/$f")
@@ -111,6 +121,13 @@ stop() {
     kill -KILL "$pid" 2>/dev/null
     rm -f "$dir/$f"
   done
+  # What a step of this cluster left (its environment names this slurm.conf): slurmstepd and the tasks under it.
+  for env in /proc/[0-9]*/environ; do
+    pid=${env#/proc/}; pid=${pid%/environ}
+    tr '\0' '\n' <"$env" 2>/dev/null | grep -qx "SLURM_CONF=$dir/slurm.conf" || continue
+    [[ "$pid" == "$$" ]] || kill -KILL "$pid" 2>/dev/null
+  done
+  [[ -f "$dir/slurm.conf" ]] && rm -rf "$dir"
 }
 
 case "${1:-}" in
