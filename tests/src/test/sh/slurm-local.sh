@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # A real one-node Slurm (Debian's slurm-wlm 22.05) on localhost for the end-to-end tests.
 #
-#   slurm-local.sh start DIR   installs the packages when missing (apt-get, as root, bounded), starts munged
-#                              (as the munge user, unless one already answers), slurmctld -D and
+#   slurm-local.sh start DIR   installs the packages when missing (apt-get, as root, bounded), starts a munged
+#                              of its own (as the munge user, its socket in DIR), slurmctld -D and
 #                              slurmd -D -N localhost with DIR/slurm.conf on free ports, waits until
 #                              sinfo shows the node idle; prints SLURM_CONF=DIR/slurm.conf on stdout.
-#   slurm-local.sh stop DIR    stops what start started (by the pids it wrote under DIR).
+#   slurm-local.sh stop DIR    cancels every job of this cluster and waits (bounded) for the queue to empty,
+#                              stops what start started (by the pids it wrote under DIR), kills what
+#                              steps of this cluster left (slurmstepd, tasks) and removes DIR.
 #
 # Exit status of start: 0 running; 77 cannot run here (the reason on the last line of stderr, for
 # the test's skip message); anything else: it should have run and did not (the test fails).
@@ -34,16 +36,18 @@ start() {
   fi
   [[ $(id -u) == 0 ]] || skip "slurmd must run as root (it starts jobs as their users)"
 
-  # munge: reuse one that answers, else start one as the munge user.
-  if ! (munge -n </dev/null | unmunge >/dev/null 2>&1); then
-    [[ -f /etc/munge/munge.key ]] || { mungekey --create >/dev/null 2>&1 || create-munge-key -f >/dev/null 2>&1; }
-    chown munge:munge /etc/munge/munge.key 2>/dev/null; chmod 400 /etc/munge/munge.key
-    mkdir -p /run/munge /var/lib/munge /var/log/munge && chown munge:munge /run/munge /var/lib/munge /var/log/munge
-    runuser -u munge -- munged || fail "munged did not start"
-    for _ in $(seq 50); do (munge -n </dev/null | unmunge >/dev/null 2>&1) && break; sleep 0.1; done
-    (munge -n </dev/null | unmunge >/dev/null 2>&1) || fail "munged does not answer"
-    cat /run/munge/munged.pid >"$dir/munged.pid" 2>/dev/null
-  fi
+  # munge: one of this cluster's own, its socket in DIR, as the munge user: runs side by side (a CI run and a
+  # developer's) never stop each other's munged, nor a system one.
+  [[ -f /etc/munge/munge.key ]] || { mungekey --create >/dev/null 2>&1 || create-munge-key -f >/dev/null 2>&1; }
+  chown munge:munge /etc/munge/munge.key 2>/dev/null; chmod 400 /etc/munge/munge.key
+  chmod 711 "$dir"
+  mkdir -p "$dir/munge" && chown munge:munge "$dir/munge" && chmod 711 "$dir/munge"
+  local sock=$dir/munge/munge.sock
+  runuser -u munge -- munged --socket="$sock" --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/munged.log" \
+      --seed-file="$dir/munge/munged.seed" || fail "munged did not start (log: $dir/munge/munged.log)"
+  for _ in $(seq 50); do (munge --socket="$sock" -n </dev/null | unmunge --socket="$sock" >/dev/null 2>&1) && break; sleep 0.1; done
+  cat "$dir/munge/munged.pid" >"$dir/munged.pid" 2>/dev/null
+  (munge --socket="$sock" -n </dev/null | unmunge --socket="$sock" >/dev/null 2>&1) || fail "munged does not answer"
 
   local ctl_port slurmd_port cpus mem
   ctl_port=$(free_port); slurmd_port=$(free_port)
@@ -56,6 +60,7 @@ SlurmdPort=$slurmd_port
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
+AuthInfo=socket=$dir/munge/munge.sock
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool
 SlurmctldPidFile=$dir/slurmctld.pid
@@ -98,7 +103,15 @@ CONF
 }
 
 stop() {
-  local dir=$1 f pid
+  local dir=$1 f pid env vars
+  # Every job of this cluster first (it is the tests' alone), so that no task outlives it; then its daemons.
+  if [[ -f "$dir/slurm.conf" && -f "$dir/slurmctld.child" ]]; then
+    SLURM_CONF=$dir/slurm.conf timeout 30 scancel --quiet --partition=debug >/dev/null 2>&1
+    for _ in $(seq 60); do
+      [[ -z "$(SLURM_CONF=$dir/slurm.conf timeout 10 squeue -h -o %i 2>/dev/null)" ]] && break
+      sleep 0.5
+    done
+  fi
   for f in slurmd.child slurmctld.child munged.pid; do
     [[ -f "$dir/$f" ]] || continue
     pid=$(cat "$dir/$f")
@@ -111,6 +124,15 @@ stop() {
     kill -KILL "$pid" 2>/dev/null
     rm -f "$dir/$f"
   done
+  # What a step of this cluster left (its environment names this slurm.conf): slurmstepd and the tasks under it.
+  for env in /proc/[0-9]*/environ; do
+    pid=${env#/proc/}; pid=${pid%/environ}
+    vars=$(tr '\0' '\n' <"$env") || continue
+    grep -qx "SLURM_CONF=$dir/slurm.conf" <<<"$vars" || continue
+    [[ $(cat "/proc/$pid/comm") == slurmstepd ]] || grep -q '^SLURM_JOB_ID=' <<<"$vars" || continue
+    kill -KILL "$pid"
+  done 2>/dev/null
+  [[ -f "$dir/slurm.conf" ]] && rm -rf "$dir"
 }
 
 case "${1:-}" in

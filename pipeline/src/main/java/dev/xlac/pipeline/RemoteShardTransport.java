@@ -31,9 +31,10 @@ import java.util.function.Consumer;
  * shards' inputs, the batch script and the tasks' logs still go through the run directory ({@link
  * SharedDirectoryTransport}); no bundle is written.
  *
- * <p>The manifest of one attempt is {@code PREFIX/v1/runs/RUN/results/shard-I/UUID.tsv} (RUN: the run directory's
- * name; one line per graph, {@link ShardTask#resultLine}), written last, so its presence means the artifacts are
- * there. Each attempt writes its own, so results that could not be imported ({@link #discard}) are never read again.
+ * <p>The manifest of one attempt is {@code PREFIX/v1/runs/RUN/results/shard-I/ATTEMPT-UUID.tsv} (RUN: the run
+ * directory's name; ATTEMPT: the attempt's Slurm job id; one line per graph, {@link ShardTask#resultLine}), written
+ * last, so its presence means the artifacts are there. The submitter reads only the current attempt's, and each
+ * task writes its own, so results that could not be imported ({@link #discard}) are never read again.
  * The manifests stay, small, for a look at what each node did.
  *
  * <p>The tasks learn the remote from their command line ({@link #taskArguments}: {@code --remote URL
@@ -73,6 +74,15 @@ public final class RemoteShardTransport implements ShardTransport {
     return "v1/runs/" + run + "/results/shard-" + shard + "/";
   }
 
+  /** An attempt's name as part of a key: letters, digits and '_' only (a '-' ends it). */
+  private static String attemptName(String attempt) {
+    if (!attempt.matches("[A-Za-z0-9_]+")) {
+      throw new IllegalArgumentException("not an attempt name (a Slurm job id): '" + attempt.replaceAll("\\p{Cntrl}",
+          " ") + "'");
+    }
+    return attempt;
+  }
+
   /** What the submitter pulled: downloaded, not there, rejected (for the run's summary). */
   public RemoteStats stats() {
     return stats;
@@ -89,8 +99,9 @@ public final class RemoteShardTransport implements ShardTransport {
   }
 
   @Override
-  public void sendResults(int shard, CacheStore node, Path scratch, List<String> lines)
+  public void sendResults(int shard, String attempt, CacheStore node, Path scratch, List<String> lines)
       throws IOException, InterruptedException {
+    String name = attemptName(attempt);
     List<GraphFingerprint> compiled = new ArrayList<>();
     for (String line : lines) {
       GraphResult g = ShardTask.parseLine(line);
@@ -107,16 +118,16 @@ public final class RemoteShardTransport implements ShardTransport {
     }
     String manifest = String.join("\n", lines) + "\n";
     try {
-      tier.putIfAbsent(resultsPrefix(shard) + UUID.randomUUID() + ".tsv", manifest.getBytes(StandardCharsets.UTF_8));
+      tier.putIfAbsent(resultsPrefix(shard) + name + "-" + UUID.randomUUID() + ".tsv", manifest.getBytes(StandardCharsets.UTF_8));
     } catch (RemoteTier.UnavailableException e) {
       throw new IOException(e.getMessage(), e);
     }
   }
 
   @Override
-  public Optional<Results> receiveResults(int shard) throws IOException {
+  public Optional<Results> receiveResults(int shard, String attempt) throws IOException {
     try {
-      for (RemoteTier.Listed o : tier.list(resultsPrefix(shard))) {
+      for (RemoteTier.Listed o : tier.list(resultsPrefix(shard) + attemptName(attempt) + "-")) {
         if (o.key().endsWith(".tsv") && !discarded.contains(o.key())) {
           Optional<byte[]> body = tier.get(o.key());
           if (body.isEmpty()) {

@@ -1,5 +1,6 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.ExitCode;
@@ -33,14 +34,25 @@ import java.util.SequencedMap;
 public final class ShardTask {
   private ShardTask() {}
 
+  /** Where a run keeps the private half of its throwaway signing key: {@code RUN/run-key.key} (owner only). */
+  public static final String RUN_KEY = "run-key";
+
   /**
-   * Runs shard {@code shard}; {@code nodeSetup} opens the node-local cache (an empty directory), and
-   * {@code bundle} is a node-local scratch file (where the shared-directory transport writes its bundle).
+   * Runs shard {@code shard}; {@code nodeSetup} opens the node-local cache (an empty directory), {@code attempt}
+   * names this attempt's results ({@code $SLURM_ARRAY_JOB_ID}), and {@code scratch} is a node-local scratch file
+   * (where the shared-directory transport writes its bundle, signed by the run's key, {@link #runKey}, when the
+   * transport was given it).
    */
-  public static RunReport run(CompileSetup nodeSetup, ShardTransport transport, int shard, Path bundle)
-      throws InterruptedException {
+  public static RunReport run(CompileSetup nodeSetup, ShardTransport transport, int shard, String attempt,
+      Path scratch) throws InterruptedException {
     try {
-      List<ShardTransport.Input> inputs = transport.receiveInputs(shard);
+      List<ShardTransport.Input> inputs;
+      try {
+        inputs = transport.receiveInputs(shard);
+      } catch (IllegalArgumentException e) { // a damaged list of the shard's graphs
+        throw new XlacException(ExitCode.ENVIRONMENT, "shard " + shard + " through " + transport.describe() + ": "
+            + e.getMessage(), e);
+      }
       SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
       List<GraphResult> damaged = new ArrayList<>();
       try (CacheStore store = nodeSetup.cache().open()) {
@@ -67,13 +79,19 @@ public final class ShardTask {
       List<GraphResult> all = new ArrayList<>(compiled.report().graphs());
       all.addAll(damaged);
       try (CacheStore store = nodeSetup.cache().open()) {
-        transport.sendResults(shard, store, bundle, all.stream().map(ShardTask::resultLine).toList());
+        transport.sendResults(shard, attempt, store, scratch, all.stream().map(ShardTask::resultLine).toList());
       }
       return new RunReport(all, compiled.report().wall(), compiled.report().jobs());
     } catch (IOException e) {
       throw new XlacException(ExitCode.ENVIRONMENT, "shard " + shard + " through " + transport.describe() + ": "
           + XlacException.reason(e), e);
     }
+  }
+
+  /** The run's signing key its submitter left in {@code runDir}; empty when there is none. */
+  public static java.util.Optional<BundleSigningKey> runKey(Path runDir) {
+    Path file = runDir.resolve(RUN_KEY + ".key");
+    return Files.isRegularFile(file) ? java.util.Optional.of(BundleSigningKey.read(file)) : java.util.Optional.empty();
   }
 
   private static GraphResult notCompiled(ShardTransport.Input in, String why) {
@@ -96,10 +114,27 @@ public final class ShardTask {
   static GraphResult parseLine(String line) {
     String[] f = line.split("\t", -1);
     if (f.length != 7) {
-      throw new IllegalArgumentException("not a shard result line (" + f.length + " fields): " + line);
+      throw new IllegalArgumentException("not a shard result line (" + f.length + " fields, 7 expected)");
     }
-    GraphResult.Status status = GraphResult.Status.valueOf(f[1].toUpperCase(Locale.ROOT));
-    return new GraphResult(GraphFingerprint.parse(f[0]), f[5], status, Duration.ofMillis(Long.parseLong(f[2])),
-        Integer.parseInt(f[3]), f[4].equals("-") ? null : FailureKind.valueOf(f[4]), f[6].isEmpty() ? null : f[6]);
+    GraphResult.Status status = named(GraphResult.Status.class, f[1].toUpperCase(Locale.ROOT), "status");
+    FailureKind kind = f[4].equals("-") ? null : named(FailureKind.class, f[4], "failure kind");
+    return new GraphResult(GraphFingerprint.parse(f[0]), f[5], status, Duration.ofMillis(number(f[2],
+        "compile milliseconds")), (int) number(f[3], "attempts"), kind, f[6].isEmpty() ? null : f[6]);
+  }
+
+  private static <E extends Enum<E>> E named(Class<E> type, String name, String what) {
+    for (E e : type.getEnumConstants()) {
+      if (e.name().equals(name)) {
+        return e;
+      }
+    }
+    throw new IllegalArgumentException("unknown " + what + " '" + name + "'");
+  }
+
+  private static long number(String text, String what) {
+    if (!text.matches("\\d{1,9}")) {
+      throw new IllegalArgumentException(what + " '" + text + "' is not a number");
+    }
+    return Long.parseLong(text);
   }
 }

@@ -43,15 +43,16 @@ public interface ShardTransport {
   List<Input> receiveInputs(int shard) throws IOException;
 
   /**
-   * Task: hands back the results of {@code shard}: what {@code node} (the node-local cache, open) compiled, and
-   * {@code lines}; {@code scratch} is a node-local file the transport may use. A later attempt's results replace
-   * an earlier one's whole.
+   * Task: hands back the results of {@code shard} under the name of this {@code attempt} (the Slurm job id of its
+   * submission, {@code $SLURM_ARRAY_JOB_ID}), so that one attempt's lines never pair with another's artifacts: what
+   * {@code node} (the node-local cache, open) compiled, and {@code lines}; {@code scratch} is a node-local file the
+   * transport may use.
    */
-  void sendResults(int shard, CacheStore node, Path scratch, List<String> lines) throws IOException,
-      InterruptedException;
+  void sendResults(int shard, String attempt, CacheStore node, Path scratch, List<String> lines)
+      throws IOException, InterruptedException;
 
-  /** Submitter: the results of {@code shard} once its task handed them back; empty until then. */
-  Optional<Results> receiveResults(int shard) throws IOException;
+  /** Submitter: the results of {@code shard}'s {@code attempt} once its task handed them back; empty until then. */
+  Optional<Results> receiveResults(int shard, String attempt) throws IOException;
 
   /**
    * Submitter: stores what {@code back} carries in {@code store} (the artifacts of the graphs compiled under
@@ -62,8 +63,8 @@ public interface ShardTransport {
       CompilerIdentity identity) throws InterruptedException;
 
   /**
-   * Submitter: {@code back} could not be imported; it is not handed out again by {@link #receiveResults}, so the
-   * shard's next attempt's results are read instead.
+   * Submitter: {@code back} could not be imported; it is removed or at least never handed out again by
+   * {@link #receiveResults}, so the shard's next attempt's results are read instead.
    */
   void discard(int shard, Results back);
 

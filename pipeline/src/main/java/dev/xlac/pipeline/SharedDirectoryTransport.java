@@ -1,10 +1,14 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.cache.BundleKey;
+import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.ExportRequest;
+import dev.xlac.cache.ImportRequest;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.core.io.FileTrees;
 import dev.xlac.hlo.GraphFingerprint;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -21,8 +25,8 @@ import java.util.Optional;
  * <pre>
  *   inputs/shard-I/graphs.tsv          one line per graph, plan order: fingerprint TAB module name
  *   inputs/shard-I/HEX.hlo_module.pb   its serialized HloModuleProto (HEX: the fingerprint's digits)
- *   results/shard-I.bundle             the task's node-local cache as an xlac bundle
- *   results/shard-I.tsv                one line per graph; written last, so its presence means done
+ *   results/shard-I.A.bundle           attempt A's node-local cache as an xlac bundle (A: its Slurm job id)
+ *   results/shard-I.A.tsv              one line per graph; written last, so its presence means done
  *   logs/JOB_TASK.out                  the tasks' output (sbatch --output)
  * </pre>
  * Every file is written to a temporary name and renamed, so a reader never sees half of one. After a shard's
@@ -31,9 +35,22 @@ import java.util.Optional;
  */
 public final class SharedDirectoryTransport implements ShardTransport {
   private final Path run;
+  private final BundleSigningKey signer;
+  private final BundleKey trusted;
 
+  /** Unsigned bundles, imported as the cache takes any bundle. */
   public SharedDirectoryTransport(Path run) {
+    this(run, null, null);
+  }
+
+  /**
+   * {@code signer} (a task's side: the run's key, {@link ShardTask#runKey}) signs the bundles sent; {@code trusted}
+   * (the submitter's side: its public half) is the only key a bundle imported may be signed by. Either may be null.
+   */
+  public SharedDirectoryTransport(Path run, BundleSigningKey signer, BundleKey trusted) {
     this.run = run.toAbsolutePath();
+    this.signer = signer;
+    this.trusted = trusted;
   }
 
   public Path runDirectory() {
@@ -44,12 +61,33 @@ public final class SharedDirectoryTransport implements ShardTransport {
     return run.resolve("inputs").resolve("shard-" + shard);
   }
 
-  private Path bundle(int shard) {
-    return run.resolve("results").resolve("shard-" + shard + ".bundle");
+  private Path bundle(int shard, String attempt) {
+    return run.resolve("results").resolve("shard-" + shard + "." + attemptName(attempt) + ".bundle");
   }
 
-  private Path lines(int shard) {
-    return run.resolve("results").resolve("shard-" + shard + ".tsv");
+  private Path lines(int shard, String attempt) {
+    return run.resolve("results").resolve("shard-" + shard + "." + attemptName(attempt) + ".tsv");
+  }
+
+  /** An attempt's name as part of a file name: letters, digits, '-' and '_' only. */
+  private static String attemptName(String attempt) {
+    if (!attempt.matches("[A-Za-z0-9_-]+")) {
+      throw new IllegalArgumentException("not an attempt name (a Slurm job id): '" + oneField(attempt) + "'");
+    }
+    return attempt;
+  }
+
+  /** Every attempt's result files of {@code shard} with this suffix ({@code .bundle}, {@code .tsv}). */
+  private List<Path> resultFiles(int shard, String suffix) throws IOException {
+    Path dir = run.resolve("results");
+    if (!Files.isDirectory(dir)) {
+      return List.of();
+    }
+    try (var files = Files.list(dir)) {
+      String prefix = "shard-" + shard + ".";
+      return files.filter(f -> f.getFileName().toString().startsWith(prefix)
+          && f.getFileName().toString().endsWith(suffix)).toList();
+    }
   }
 
   @Override
@@ -80,69 +118,91 @@ public final class SharedDirectoryTransport implements ShardTransport {
   public List<Input> receiveInputs(int shard) throws IOException {
     Path dir = inputs(shard);
     List<Input> out = new ArrayList<>();
-    for (String line : Files.readAllLines(dir.resolve("graphs.tsv"), StandardCharsets.UTF_8)) {
+    List<String> lines = Files.readAllLines(dir.resolve("graphs.tsv"), StandardCharsets.UTF_8);
+    for (int i = 0; i < lines.size(); i++) {
+      String line = lines.get(i);
       if (line.isEmpty()) {
         continue;
       }
       int tab = line.indexOf('\t');
-      GraphFingerprint fp = GraphFingerprint.parse(line.substring(0, tab));
+      if (tab < 0) {
+        throw new IllegalArgumentException(dir.resolve("graphs.tsv") + " line " + (i + 1) + ": no tab between"
+            + " fingerprint and module name");
+      }
+      GraphFingerprint fp;
+      try {
+        fp = GraphFingerprint.parse(line.substring(0, tab));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(dir.resolve("graphs.tsv") + " line " + (i + 1) + ": " + e.getMessage(),
+            e);
+      }
       out.add(new Input(fp, line.substring(tab + 1), dir.resolve(fileName(fp))));
     }
     return out;
   }
 
   @Override
-  public void sendResults(int shard, CacheStore node, Path bundle, List<String> resultLines) throws IOException {
-    node.exportBundle(bundle, ExportRequest.all());
+  public void sendResults(int shard, String attempt, CacheStore node, Path bundle, List<String> resultLines)
+      throws IOException {
+    node.exportBundle(bundle, signer == null ? ExportRequest.all() : ExportRequest.all().signedBy(signer));
     Files.createDirectories(run.resolve("results"));
-    AtomicFiles.write(bundle(shard), out -> {
+    AtomicFiles.write(bundle(shard, attempt), out -> {
       Files.copy(bundle, out);
       return true;
     });
-    AtomicFiles.writeString(lines(shard), String.join("\n", resultLines) + "\n");
+    AtomicFiles.writeString(lines(shard, attempt), String.join("\n", resultLines) + "\n");
   }
 
   @Override
-  public Optional<Results> receiveResults(int shard) throws IOException {
+  public Optional<Results> receiveResults(int shard, String attempt) throws IOException {
     try {
-      List<String> text = Files.readAllLines(lines(shard), StandardCharsets.UTF_8).stream()
+      List<String> text = Files.readAllLines(lines(shard, attempt), StandardCharsets.UTF_8).stream()
           .filter(l -> !l.isEmpty()).toList();
-      return Files.isRegularFile(bundle(shard)) ? Optional.of(new Results(bundle(shard), text)) : Optional.empty();
+      return Files.isRegularFile(bundle(shard, attempt)) ? Optional.of(new Results(bundle(shard, attempt), text))
+          : Optional.empty();
     } catch (NoSuchFileException e) {
       return Optional.empty();
     }
   }
 
-  /** The bundle, whole: the cache's importer checks every piece (a damaged one is an XlacException). */
+  /**
+   * The bundle, whole: the cache's importer checks every piece (a damaged one is an XlacException); with a run key
+   * it must be signed by that key and no other.
+   */
   @Override
   public void importResults(CacheStore store, Results back, List<GraphResult> lines, CompilerIdentity identity) {
-    store.importBundle(back.bundle());
+    if (trusted == null) {
+      store.importBundle(back.bundle());
+    } else {
+      store.importBundle(back.bundle(), new ImportRequest(List.of(trusted)));
+    }
   }
 
-  /** Removes the results, so that the next attempt's are the ones read (they replace these anyway). */
+  /** Removes the results ({@code shard-I.A.tsv} first: it says that a bundle is there, then the bundle). */
   @Override
   public void discard(int shard, Results back) {
+    if (back.bundle() == null) {
+      return;
+    }
+    String name = back.bundle().getFileName().toString();
     try {
-      Files.deleteIfExists(lines(shard));
-      Files.deleteIfExists(bundle(shard));
+      if (name.endsWith(".bundle")) {
+        Files.deleteIfExists(back.bundle().resolveSibling(name.substring(0, name.length() - ".bundle".length())
+            + ".tsv"));
+      }
+      Files.deleteIfExists(back.bundle());
     } catch (IOException e) {
-      // the next attempt overwrites both
+      // the next attempt's results have names of their own: these are never read again
     }
   }
 
   @Override
   public void done(int shard) {
     try {
-      Files.deleteIfExists(bundle(shard));
-      Path dir = inputs(shard);
-      if (Files.isDirectory(dir)) {
-        try (var files = Files.list(dir)) {
-          for (Path f : files.toList()) {
-            Files.deleteIfExists(f);
-          }
-        }
-        Files.deleteIfExists(dir);
+      for (Path f : resultFiles(shard, ".bundle")) {
+        Files.deleteIfExists(f);
       }
+      FileTrees.deleteTree(inputs(shard));
     } catch (IOException e) {
       // Only space is lost; the next run uses a new directory.
     }

@@ -3,9 +3,9 @@ package dev.xlac.pipeline;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.os.Executables;
+import dev.xlac.core.os.OutputTail;
 import java.io.IOException;
 import java.time.Duration;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -29,9 +29,16 @@ final class SlurmClient {
   record Queued(int index, String state) {}
 
   private final Map<String, String> env;
+  private final Duration timeout;
 
   SlurmClient(Map<String, String> env) {
+    this(env, TIMEOUT);
+  }
+
+  /** {@code timeout}: how long one command may take before it is killed (tests make it short). */
+  SlurmClient(Map<String, String> env, Duration timeout) {
     this.env = Map.copyOf(env);
+    this.timeout = timeout;
   }
 
   /** Exit 3 with one line when {@code sbatch} is not on PATH. */
@@ -114,8 +121,15 @@ final class SlurmClient {
 
   private record Ran(int status, String out, String err) {}
 
+  /**
+   * Runs {@code cmd} (its command looked up on the PATH of {@link #env}, which the child gets), both pipes drained
+   * on threads of their own, so the time limit holds whatever the command does with its output; a command past
+   * the limit is killed with its children and is one line, exit 3.
+   */
   private Ran run(List<String> cmd) throws InterruptedException {
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    List<String> argv = new ArrayList<>(cmd);
+    Executables.onPath(cmd.getFirst(), env.get("PATH")).ifPresent(p -> argv.set(0, p.toString()));
+    ProcessBuilder pb = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
     pb.environment().putAll(env);
     Process p;
     try {
@@ -124,27 +138,23 @@ final class SlurmClient {
       throw new XlacException(ExitCode.ENVIRONMENT, "cannot run " + cmd.getFirst() + ": " + XlacException.reason(e), e);
     }
     try {
-      var out = p.getInputStream();
-      var err = p.getErrorStream();
-      java.util.concurrent.CompletableFuture<byte[]> errBytes = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-        try {
-          return err.readAllBytes();
-        } catch (IOException e) {
-          return new byte[0];
-        }
-      });
-      byte[] o = out.readAllBytes();
-      if (!p.waitFor(TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
-        throw new XlacException(ExitCode.ENVIRONMENT, cmd.getFirst() + " did not answer within " + TIMEOUT.toSeconds()
-            + " s; is slurmctld up?");
+      OutputTail out = OutputTail.drain(p.getInputStream(), 4 << 20, "xlac-" + cmd.getFirst() + "-out");
+      OutputTail err = OutputTail.drain(p.getErrorStream(), 64 << 10, "xlac-" + cmd.getFirst() + "-err");
+      if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        throw new XlacException(ExitCode.ENVIRONMENT, cmd.getFirst() + " did not answer within " + seconds(timeout)
+            + "; is slurmctld up?");
       }
-      return new Ran(p.exitValue(), new String(o, StandardCharsets.UTF_8),
-          new String(errBytes.join(), StandardCharsets.UTF_8));
-    } catch (IOException e) {
-      throw new XlacException(ExitCode.ENVIRONMENT, "cannot read the output of " + cmd.getFirst() + ": "
-          + XlacException.reason(e), e);
+      out.join(Duration.ofSeconds(5)); // a stray child may hold the pipe open: what came so far
+      err.join(Duration.ofSeconds(5));
+      return new Ran(p.exitValue(), out.text(), err.text());
     } finally {
+      p.descendants().forEach(ProcessHandle::destroyForcibly);
       p.destroyForcibly();
     }
+  }
+
+  private static String seconds(Duration d) {
+    return d.toMillis() % 1000 == 0 ? d.toSeconds() + " s" : String.format(java.util.Locale.ROOT, "%.1f s",
+        d.toMillis() / 1000.0);
   }
 }

@@ -1,5 +1,7 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.cache.BundleKey;
+import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.GraphInfo;
 import dev.xlac.cache.RemoteSetting;
@@ -160,10 +162,15 @@ public final class SlurmCompile {
     Optional<RemoteSetting> remote = session.enabled() && session.stats().unavailable() == null
         ? store.remoteSetting() : Optional.empty();
     try (RemoteTier tier = remote.map(r -> RemoteShardTransport.openTier(r, setup.listener()::notice)).orElse(null)) {
-      ShardTransport transport = tier == null ? new SharedDirectoryTransport(run)
-          : new RemoteShardTransport(run, tier, session.stats(), line -> slurm.progress().accept(line));
       Path script = run.resolve("task.sh");
+      ShardTransport transport;
       try {
+        if (tier == null) { // bundles signed by a throwaway key of this run's, imported trusting only it
+          BundleKey runKey = BundleSigningKey.generate(run.resolve(ShardTask.RUN_KEY), false).key();
+          transport = new SharedDirectoryTransport(run, null, runKey);
+        } else {
+          transport = new RemoteShardTransport(run, tier, session.stats(), line -> slurm.progress().accept(line));
+        }
         transport.sendInputs(plan, store);
         AtomicFiles.writeString(script, script(slurm.taskCommand(), transport.taskArguments(), run));
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -177,6 +184,12 @@ public final class SlurmCompile {
         results.addAll(array.run());
       }
       return report(results, start, setup.settings().jobs() * plan.nonEmpty().size());
+    } finally {
+      try { // the key signs nothing more: no one may use it to sign a bundle this run would take
+        Files.deleteIfExists(run.resolve(ShardTask.RUN_KEY + ".key"));
+      } catch (IOException e) {
+        // it was trusted by this run only, which is over
+      }
     }
   }
 
@@ -212,7 +225,7 @@ public final class SlurmCompile {
   /** As {@link #script(List, Path)}, with the transport's arguments ({@code --remote URL}) after the command's. */
   static String script(List<String> taskCommand, List<String> transportArgs, Path run) {
     StringBuilder s = new StringBuilder("#!/bin/sh\n# xlac parallel-compile --executor slurm: array task I compiles"
-        + " shard I of the run in " + run + "\nexec");
+        + " shard I of the run in " + run.toString().replace('\n', ' ').replace('\r', ' ') + "\nexec");
     for (String arg : taskCommand) {
       s.append(' ').append(quote(arg));
     }
@@ -227,15 +240,22 @@ public final class SlurmCompile {
   }
 
   /**
-   * Imports what a shard's task handed back through {@code transport} (its bundle, or the artifacts its manifest
-   * names in the remote tier) into {@code store}, and one result per graph of the shard (a graph the task did not
-   * report is not compiled). Damaged or missing results are an {@link XlacException} (from the cache's importer,
-   * which checks every piece, or from the remote pull), a damaged line an IllegalArgumentException: either way the
-   * shard counts as failed and is submitted again.
+   * Imports what a shard's task handed back through {@code transport} (its bundle, signed by the run's own key, or
+   * the artifacts its manifest names in the remote tier) into {@code store}, and one result per graph of the shard
+   * (a graph the task did not report is not compiled). Damaged or missing results are an {@link XlacException}
+   * (from the cache's importer, which checks every piece and the signature, or from the remote pull), a damaged
+   * line an IllegalArgumentException: either way the shard counts as failed and is submitted again.
    */
   static List<GraphResult> importResults(CacheStore store, ShardTransport transport, ShardTransport.Results back,
       ShardPlan.Shard shard, CompilerIdentity identity) throws InterruptedException {
-    List<GraphResult> lines = back.lines().stream().map(ShardTask::parseLine).toList();
+    List<GraphResult> lines = new ArrayList<>();
+    for (int i = 0; i < back.lines().size(); i++) {
+      try {
+        lines.add(ShardTask.parseLine(back.lines().get(i)));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("shard result line " + (i + 1) + ": " + e.getMessage(), e);
+      }
+    }
     transport.importResults(store, back, lines, identity);
     Map<dev.xlac.core.ProgramKey, GraphResult> byGraph = new HashMap<>();
     lines.forEach(g -> byGraph.put(g.fingerprint(), g));
@@ -248,8 +268,13 @@ public final class SlurmCompile {
     return out;
   }
 
-  /** The job array of one run, its resubmissions, and the results as they come back. */
-  private static final class Array {
+  /**
+   * The job array of one run, its resubmissions, and the results as they come back. Each submission is an attempt
+   * named by its job id: a shard's results are read under its current attempt's name only. Whichever way
+   * {@link #run} ends, no task of the run is left in the queue but those whose results were imported (they are
+   * ending): an exception or a shutdown cancels every job, a normal end the tasks still queued or running.
+   */
+  static final class Array {
     private final SlurmClient client;
     private final SlurmSettings slurm;
     private final ShardTransport transport;
@@ -258,6 +283,8 @@ public final class SlurmCompile {
     private final CacheStore store;
     private final CompilerIdentity identity;
     private final List<String> jobs = new ArrayList<>();
+    private final List<String> tasks = new ArrayList<>(); // JOB_INDEX of every submission
+    private final java.util.Set<String> imported = new java.util.HashSet<>(); // JOB_INDEX whose results were imported
     private final Map<Integer, String> jobOf = new HashMap<>();
     private final Map<Integer, Integer> attempts = new HashMap<>();
     private final Map<Integer, Integer> missing = new HashMap<>();
@@ -278,6 +305,65 @@ public final class SlurmCompile {
     }
 
     List<GraphResult> run() throws InterruptedException {
+      boolean normal = false;
+      try {
+        List<GraphResult> out = runArray();
+        synchronized (this) {
+          normal = !cancelled;
+        }
+        return out;
+      } finally {
+        release(normal);
+      }
+    }
+
+    /**
+     * Leaves nothing of the run in the queue: after a normal end the tasks still queued or running whose results
+     * were not imported (superseded attempts), otherwise every job. Never throws (it runs in a finally), and runs
+     * with the interrupt cleared, so that scancel runs even when the run was interrupted.
+     */
+    private void release(boolean normal) {
+      boolean interrupted = Thread.interrupted();
+      try {
+        List<String> all;
+        List<String> unimported;
+        synchronized (this) {
+          all = List.copyOf(jobs);
+          unimported = tasks.stream().filter(t -> !imported.contains(t)).toList();
+        }
+        if (all.isEmpty()) {
+          return;
+        }
+        if (!normal) {
+          client.cancel(all);
+          return;
+        }
+        Map<String, List<SlurmClient.Queued>> queued;
+        try {
+          queued = client.queued(all);
+        } catch (XlacException | InterruptedException e) {
+          queued = null;
+        }
+        if (queued == null) { // squeue did not answer: cancel what may still be there
+          client.cancel(unimported);
+          return;
+        }
+        List<String> left = new ArrayList<>();
+        queued.forEach((job, list) -> list.forEach(q -> {
+          String task = job + "_" + q.index();
+          if (!imported.contains(task)) {
+            left.add(task);
+          }
+        }));
+        client.cancel(left);
+      } finally {
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
+
+    private List<GraphResult> runArray() throws InterruptedException {
       List<Integer> shards = plan.nonEmpty().stream().map(ShardPlan.Shard::index).toList();
       outstanding.addAll(shards);
       String job = submit(shards);
@@ -321,6 +407,7 @@ public final class SlurmCompile {
       synchronized (this) {
         jobs.add(job);
         for (int s : shards) {
+          tasks.add(job + "_" + s);
           jobOf.put(s, job);
           attempts.merge(s, 1, Integer::sum);
           missing.remove(s);
@@ -337,7 +424,7 @@ public final class SlurmCompile {
       for (int shard : List.copyOf(outstanding)) {
         Optional<ShardTransport.Results> back;
         try {
-          back = transport.receiveResults(shard);
+          back = transport.receiveResults(shard, jobOf.get(shard)); // this attempt's only
         } catch (IOException e) {
           continue; // not readable yet: the next look
         }
@@ -348,11 +435,12 @@ public final class SlurmCompile {
           results.addAll(importResults(store, transport, back.get(), plan.shards().get(shard), identity));
           transport.done(shard);
           synchronized (this) {
+            imported.add(jobOf.get(shard) + "_" + shard);
             outstanding.remove(shard);
           }
         } catch (XlacException | IllegalArgumentException e) {
-          transport.discard(shard, back.get()); // the next attempt's results are read, not these again
-          failed(shard, "its results could not be imported: " + XlacException.reason(e));
+          transport.discard(shard, back.get()); // read once: the next look waits for the next attempt's
+          failed(shard, "its results could not be imported: " + XlacException.reason(e), true);
         }
       }
     }
@@ -380,7 +468,7 @@ public final class SlurmCompile {
             running++;
           }
         } else if (missing.merge(shard, 1, Integer::sum) >= 2) {
-          failed(shard, "its task ended without results: " + client.ended(jobOf.get(shard), shard));
+          failed(shard, "its task ended without results: " + client.ended(jobOf.get(shard), shard), false);
         }
       }
       int done = plan.nonEmpty().size() - outstanding.size();
@@ -392,11 +480,15 @@ public final class SlurmCompile {
       }
     }
 
-    private void failed(int shard, String why) throws InterruptedException {
+    /** {@code stillQueued}: the failed task may still be in the queue; it is cancelled before the next attempt. */
+    private void failed(int shard, String why, boolean stillQueued) throws InterruptedException {
       String job = jobOf.get(shard);
       Path log = run.resolve("logs").resolve(job + "_" + shard + ".out");
       String tail = lastLine(log);
       String reason = why + (tail == null ? "" : "; its log ends: " + tail);
+      if (stillQueued) {
+        client.cancel(List.of(job + "_" + shard));
+      }
       if (attempts.get(shard) <= slurm.taskRetries()) {
         try {
           String again = submit(List.of(shard));

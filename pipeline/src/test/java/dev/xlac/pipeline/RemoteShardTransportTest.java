@@ -118,15 +118,16 @@ class RemoteShardTransportTest {
       ShardPlan plan = sent(transport);
       FakeCompiler compiler = new FakeCompiler(false);
       for (ShardPlan.Shard s : plan.nonEmpty()) {
-        assertThat(transport.receiveResults(s.index())).isEmpty();
-        ShardTask.run(nodeSetup(tmp.resolve("node-" + s.index()), compiler), transport, s.index(),
+        assertThat(transport.receiveResults(s.index(), "7")).isEmpty();
+        ShardTask.run(nodeSetup(tmp.resolve("node-" + s.index()), compiler), transport, s.index(), "7",
             tmp.resolve("node-" + s.index() + ".bundle"));
       }
       assertThat(compiler.compiles).hasValue(4);
       try (CacheStore store = open(tmp.resolve("submitter"))) {
         for (ShardPlan.Shard s : plan.nonEmpty()) {
-          ShardTransport.Results back = transport.receiveResults(s.index()).orElseThrow();
+          ShardTransport.Results back = transport.receiveResults(s.index(), "7").orElseThrow();
           assertThat(back.bundle()).isNull();
+          assertThat(back.where()).contains("/shard-" + s.index() + "/7-");
           List<GraphResult> results = SlurmCompile.importResults(store, transport, back, s, FakeCompiler.IDENTITY);
           assertThat(results).hasSize(s.items().size())
               .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
@@ -149,12 +150,12 @@ class RemoteShardTransportTest {
       java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
       List<Thread> nodes = new ArrayList<>();
       List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
-      for (String node : List.of("node-x", "node-y")) {
+      for (String node : List.of("node-7", "node-8")) {
         nodes.add(Thread.ofPlatform().start(() -> {
           try {
             start.await();
             ShardTask.run(nodeSetup(tmp.resolve(node), new FakeCompiler(false)), transport, shard.index(),
-                tmp.resolve(node + ".bundle"));
+                node.substring("node-".length()), tmp.resolve(node + ".bundle"));
           } catch (Throwable t) {
             errors.add(t);
           }
@@ -168,9 +169,11 @@ class RemoteShardTransportTest {
       assertThat(tier.list("v1/artifacts/")).hasSize(shard.items().size());
       assertThat(tier.list("v1/graphs/")).hasSize(shard.items().size());
       try (CacheStore store = open(tmp.resolve("submitter"))) {
-        ShardTransport.Results back = transport.receiveResults(shard.index()).orElseThrow();
-        assertThat(SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
-            .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+        for (String attempt : List.of("7", "8")) {
+          ShardTransport.Results back = transport.receiveResults(shard.index(), attempt).orElseThrow();
+          assertThat(SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+              .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+        }
       }
     }
   }
@@ -181,23 +184,24 @@ class RemoteShardTransportTest {
     try (RemoteTier tier = tier("missing"); S3Client s3 = server.client()) {
       RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-2"), tier, m -> {});
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
-      ShardTask.run(nodeSetup(tmp.resolve("node-a"), new FakeCompiler(false)), transport, shard.index(),
+      ShardTask.run(nodeSetup(tmp.resolve("node-a"), new FakeCompiler(false)), transport, shard.index(), "7",
           tmp.resolve("a.bundle"));
       ArtifactKey lost = new ArtifactKey(shard.items().getFirst().fingerprint(), FakeCompiler.IDENTITY);
       s3.deleteObject(DeleteObjectRequest.builder().bucket(BUCKET).key("missing/" + RemoteObjects.artifactKey(lost))
           .build());
       try (CacheStore store = open(tmp.resolve("submitter"))) {
-        ShardTransport.Results first = transport.receiveResults(shard.index()).orElseThrow();
+        assertThat(transport.receiveResults(shard.index(), "8")).as("only the asked attempt's results").isEmpty();
+        ShardTransport.Results first = transport.receiveResults(shard.index(), "7").orElseThrow();
         assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, first, shard, FakeCompiler.IDENTITY))
             .isInstanceOf(XlacException.class).hasMessageContaining("1 of the " + shard.items().size()
                 + " artifacts that s3://" + BUCKET + "/missing/v1/runs/run-2/results/shard-" + shard.index() + "/")
             .hasMessageContaining("are missing or damaged");
         transport.discard(shard.index(), first);
-        assertThat(transport.receiveResults(shard.index())).as("discarded results are not read again").isEmpty();
+        assertThat(transport.receiveResults(shard.index(), "7")).as("discarded results are not read again").isEmpty();
 
-        ShardTask.run(nodeSetup(tmp.resolve("node-b"), new FakeCompiler(false)), transport, shard.index(),
+        ShardTask.run(nodeSetup(tmp.resolve("node-b"), new FakeCompiler(false)), transport, shard.index(), "8",
             tmp.resolve("b.bundle")); // the resubmitted task: its push writes what is missing again
-        ShardTransport.Results second = transport.receiveResults(shard.index()).orElseThrow();
+        ShardTransport.Results second = transport.receiveResults(shard.index(), "8").orElseThrow();
         assertThat(second.where()).isNotEqualTo(first.where());
         assertThat(SlurmCompile.importResults(store, transport, second, shard, FakeCompiler.IDENTITY))
             .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
@@ -213,7 +217,7 @@ class RemoteShardTransportTest {
       RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-3"), tier,
           problems::add);
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
-      ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), transport, shard.index(),
+      ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), transport, shard.index(), "7",
           tmp.resolve("n.bundle"));
       ArtifactKey victim = new ArtifactKey(shard.items().getFirst().fingerprint(), FakeCompiler.IDENTITY);
       String key = "damaged/" + RemoteObjects.artifactKey(victim);
@@ -221,7 +225,7 @@ class RemoteShardTransportTest {
       body[body.length - 3] ^= 0x40;
       s3.putObject(PutObjectRequest.builder().bucket(BUCKET).key(key).build(), RequestBody.fromBytes(body));
       try (CacheStore store = open(tmp.resolve("submitter"))) {
-        ShardTransport.Results back = transport.receiveResults(shard.index()).orElseThrow();
+        ShardTransport.Results back = transport.receiveResults(shard.index(), "7").orElseThrow();
         assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
             .isInstanceOf(XlacException.class);
         assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("rejected s3://" + BUCKET + "/" + key + ": "));

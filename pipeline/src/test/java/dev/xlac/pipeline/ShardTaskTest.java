@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.compiler.schedule.SchedulerSettings;
@@ -62,15 +63,15 @@ class ShardTaskTest {
     ShardPlan plan = sent(transport);
     FakeCompiler compiler = new FakeCompiler(false);
     for (ShardPlan.Shard s : plan.nonEmpty()) {
-      assertThat(transport.receiveResults(s.index())).isEmpty();
-      RunReport r = ShardTask.run(nodeSetup(tmp.resolve("node-" + s.index()), compiler), transport, s.index(),
+      assertThat(transport.receiveResults(s.index(), "7")).isEmpty();
+      RunReport r = ShardTask.run(nodeSetup(tmp.resolve("node-" + s.index()), compiler), transport, s.index(), "7",
           tmp.resolve("node-" + s.index() + ".bundle"));
       assertThat(r.compiled()).isEqualTo(s.items().size());
     }
     assertThat(compiler.compiles).as("each graph once").hasValue(5);
     try (CacheStore store = open(tmp.resolve("submitter"))) {
       for (ShardPlan.Shard s : plan.nonEmpty()) {
-        ShardTransport.Results back = transport.receiveResults(s.index()).orElseThrow();
+        ShardTransport.Results back = transport.receiveResults(s.index(), "7").orElseThrow();
         store.importBundle(back.bundle());
         List<GraphResult> lines = back.lines().stream().map(ShardTask::parseLine).toList();
         assertThat(lines).extracting(GraphResult::fingerprint)
@@ -80,7 +81,7 @@ class ShardTaskTest {
           assertThat(store.getArtifact(new ArtifactKey(item.fingerprint(), FakeCompiler.IDENTITY))).isPresent();
         }
         transport.done(s.index());
-        assertThat(transport.receiveResults(s.index())).as("the bundle is gone once imported").isEmpty();
+        assertThat(transport.receiveResults(s.index(), "7")).as("the bundle is gone once imported").isEmpty();
       }
     }
   }
@@ -95,8 +96,9 @@ class ShardTaskTest {
       f.setLength(f.length() / 2);
     }
     FakeCompiler compiler = new FakeCompiler(false);
-    ShardTask.run(nodeSetup(tmp.resolve("node"), compiler), transport, shard.index(), tmp.resolve("node.bundle"));
-    List<GraphResult> lines = transport.receiveResults(shard.index()).orElseThrow().lines().stream()
+    ShardTask.run(nodeSetup(tmp.resolve("node"), compiler), transport, shard.index(), "7",
+        tmp.resolve("node.bundle"));
+    List<GraphResult> lines = transport.receiveResults(shard.index(), "7").orElseThrow().lines().stream()
         .map(ShardTask::parseLine).toList();
     GraphResult damaged = lines.stream().filter(g -> g.fingerprint().equals(victim.fingerprint())).findFirst()
         .orElseThrow();
@@ -110,9 +112,11 @@ class ShardTaskTest {
     SharedDirectoryTransport transport = new SharedDirectoryTransport(tmp.resolve("shared/run-1"));
     ShardPlan plan = sent(transport);
     ShardPlan.Shard shard = plan.nonEmpty().getFirst();
-    ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), transport, shard.index(),
+    BundleSigningKey key = runKey(tmp.resolve("shared/run-1"));
+    ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), task(transport, key), shard.index(), "7",
         tmp.resolve("node.bundle"));
-    ShardTransport.Results back = transport.receiveResults(shard.index()).orElseThrow();
+    SharedDirectoryTransport submitter = submitter(transport, key);
+    ShardTransport.Results back = submitter.receiveResults(shard.index(), "7").orElseThrow();
     Path good = Files.copy(back.bundle(), tmp.resolve("good.bundle"));
     byte[] bytes = Files.readAllBytes(back.bundle());
     for (int i = bytes.length / 3; i < bytes.length * 2 / 3; i += 97) {
@@ -120,11 +124,11 @@ class ShardTaskTest {
     }
     Files.write(back.bundle(), bytes);
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+      assertThatThrownBy(() -> SlurmCompile.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
           .isInstanceOf(XlacException.class);
-      assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, new ShardTransport.Results(good,
+      assertThatThrownBy(() -> SlurmCompile.importResults(store, submitter, new ShardTransport.Results(good,
           List.of("hlo1:00\tCOMPILED")), shard, FakeCompiler.IDENTITY)).isInstanceOf(IllegalArgumentException.class);
-      List<GraphResult> results = SlurmCompile.importResults(store, transport,
+      List<GraphResult> results = SlurmCompile.importResults(store, submitter,
           new ShardTransport.Results(good, back.lines()), shard, FakeCompiler.IDENTITY);
       assertThat(results).hasSize(shard.items().size())
           .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
@@ -143,22 +147,126 @@ class ShardTaskTest {
     SharedDirectoryTransport transport = new SharedDirectoryTransport(tmp.resolve("shared/run-1"));
     ShardPlan plan = sent(transport);
     ShardPlan.Shard shard = plan.nonEmpty().getFirst();
-    ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), transport, shard.index(),
+    ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), transport, shard.index(), "7",
         tmp.resolve("node.bundle"));
-    ShardTransport.Results back = transport.receiveResults(shard.index()).orElseThrow();
+    ShardTransport.Results back = transport.receiveResults(shard.index(), "7").orElseThrow();
     Files.write(back.bundle(), new byte[] {1, 2, 3});
     try (CacheStore store = open(tmp.resolve("submitter"))) {
       assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
           .isInstanceOf(XlacException.class);
     }
     transport.discard(shard.index(), back);
-    assertThat(transport.receiveResults(shard.index())).isEmpty();
-    ShardTask.run(nodeSetup(tmp.resolve("node-2"), new FakeCompiler(false)), transport, shard.index(),
+    assertThat(transport.receiveResults(shard.index(), "7")).isEmpty();
+    assertThat(tmp.resolve("shared/run-1/results/shard-" + shard.index() + ".7.tsv")).doesNotExist();
+    ShardTask.run(nodeSetup(tmp.resolve("node-2"), new FakeCompiler(false)), transport, shard.index(), "8",
         tmp.resolve("node-2.bundle"));
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      assertThat(SlurmCompile.importResults(store, transport, transport.receiveResults(shard.index()).orElseThrow(),
+      assertThat(SlurmCompile.importResults(store, transport, transport.receiveResults(shard.index(), "8").orElseThrow(),
           shard, FakeCompiler.IDENTITY)).allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
     }
+  }
+
+  /** The task's side of {@code t}: its bundles signed by {@code key}. */
+  private static SharedDirectoryTransport task(SharedDirectoryTransport t, BundleSigningKey key) {
+    return new SharedDirectoryTransport(t.runDirectory(), key, null);
+  }
+
+  /** The submitter's side of {@code t}: it imports only bundles {@code key} signed. */
+  private static SharedDirectoryTransport submitter(SharedDirectoryTransport t, BundleSigningKey key) {
+    return new SharedDirectoryTransport(t.runDirectory(), null, key.publicKey());
+  }
+
+  /** The run's throwaway key, as the submitter makes it in the run directory, read back as a task reads it. */
+  static BundleSigningKey runKey(Path run) throws Exception {
+    Files.createDirectories(run);
+    BundleSigningKey.generate(run.resolve(ShardTask.RUN_KEY), false);
+    return ShardTask.runKey(run).orElseThrow();
+  }
+
+  @Test
+  void slurmRun_onARequireSignedCache_importsItsOwnShards() throws Exception {
+    Path run = tmp.resolve("shared/run-1");
+    SharedDirectoryTransport transport = new SharedDirectoryTransport(run);
+    ShardPlan plan = sent(transport);
+    BundleSigningKey key = runKey(run);
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      store.setRequireSigned(true);
+    }
+    ShardPlan.Shard shard = plan.nonEmpty().getFirst();
+    ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), task(transport, key), shard.index(), "7",
+        tmp.resolve("node.bundle"));
+    SharedDirectoryTransport submitter = submitter(transport, key);
+    ShardTransport.Results back = submitter.receiveResults(shard.index(), "7").orElseThrow();
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      assertThat(SlurmCompile.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY)).hasSize(shard.items().size())
+          .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+      for (ShardPlan.Item item : shard.items()) {
+        assertThat(store.getArtifact(new ArtifactKey(item.fingerprint(), FakeCompiler.IDENTITY))).isPresent();
+      }
+    }
+    // Only this run's key is trusted: an unsigned bundle, or one another key signed, is refused.
+    ShardPlan.Shard other = plan.nonEmpty().getLast();
+    ShardTask.run(nodeSetup(tmp.resolve("node2"), new FakeCompiler(false)), transport, other.index(), "8",
+        tmp.resolve("node2.bundle"));
+    ShardTask.run(nodeSetup(tmp.resolve("node3"), new FakeCompiler(false)), task(transport,
+        runKey(tmp.resolve("elsewhere"))), other.index(), "9", tmp.resolve("node3.bundle"));
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      for (String attempt : List.of("8", "9")) {
+        ShardTransport.Results foreign = submitter.receiveResults(other.index(), attempt).orElseThrow();
+        assertThatThrownBy(() -> SlurmCompile.importResults(store, submitter, foreign, other, FakeCompiler.IDENTITY))
+            .as(attempt).isInstanceOf(XlacException.class);
+      }
+    }
+  }
+
+  @Test
+  void aDamagedResultLine_isOneLineInWords_namingTheLine() throws Exception {
+    GraphFingerprint fp = new GraphFingerprint("hlo1:" + "ab".repeat(32));
+    String good = ShardTask.resultLine(new GraphResult(fp, "m", GraphResult.Status.COMPILED, Duration.ofMillis(5), 1,
+        null, null));
+    ShardPlan.Shard shard = new ShardPlan.Shard(0, List.of(new ShardPlan.Item(fp, "m", 1)), 1);
+    for (var bad : List.of(
+        List.of(good.replace("COMPILED", "EXPLODED"), "shard result line 1: unknown status 'EXPLODED'"),
+        List.of(good.replace("\t-\t", "\tMELTDOWN\t"), "unknown failure kind 'MELTDOWN'"),
+        List.of(good.replace("\t5\t", "\tfive\t"), "compile milliseconds 'five' is not a number"),
+        List.of(good.replace("\t1\t", "\t\t"), "attempts '' is not a number"))) {
+      ShardTransport.Results back = new ShardTransport.Results(tmp.resolve("none.bundle"), List.of(bad.get(0)));
+      try (CacheStore store = open(tmp.resolve("submitter"))) {
+        SharedDirectoryTransport submitter = new SharedDirectoryTransport(tmp.resolve("run"), null,
+            runKey(tmp.resolve("k" + bad.hashCode())).publicKey());
+        assertThatThrownBy(() -> SlurmCompile.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining(bad.get(1)).hasMessageStartingWith("shard result line 1: ")
+            .satisfies(e -> assertThat(e.getMessage()).doesNotContain("java.", "Exception", "\n"));
+      }
+    }
+  }
+
+  @Test
+  void aGraphsListLineWithoutATab_isOneLineInWords_andTheTaskFailsWithExit3() throws Exception {
+    SharedDirectoryTransport transport = new SharedDirectoryTransport(tmp.resolve("shared/run-1"));
+    ShardPlan plan = sent(transport);
+    ShardPlan.Shard shard = plan.nonEmpty().getFirst();
+    Path list = tmp.resolve("shared/run-1/inputs/shard-" + shard.index() + "/graphs.tsv");
+    Files.writeString(list, Files.readString(list) + "no tab here\n");
+    assertThatThrownBy(() -> transport.receiveInputs(shard.index())).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageEndingWith("graphs.tsv line " + (shard.items().size() + 1) + ": no tab between fingerprint and"
+            + " module name");
+    assertThatThrownBy(() -> ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), transport,
+        shard.index(), "7", tmp.resolve("node.bundle"))).isInstanceOfSatisfying(XlacException.class, e -> {
+          assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
+          assertThat(e.getMessage()).contains("no tab between").doesNotContain("Exception", "\n");
+        });
+  }
+
+  @Test
+  void aRunPathWithANewline_staysInTheScriptsCommentLine() throws Exception {
+    Path run = tmp.resolve("run\necho INJECTED\r");
+    Path script = Files.writeString(tmp.resolve("task.sh"), SlurmCompile.script(List.of("true"), run));
+    Process p = new ProcessBuilder("sh", script.toString()).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor()).isZero();
+    assertThat(out).as("nothing of the path runs as a command").isEmpty();
   }
 
   @Test

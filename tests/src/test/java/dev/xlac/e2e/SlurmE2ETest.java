@@ -17,6 +17,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -46,6 +47,8 @@ class SlurmE2ETest {
 
   @TempDir
   Path work;
+
+  private final List<Process> started = new ArrayList<>();
 
   @BeforeAll
   static void startSlurm() throws Exception {
@@ -241,7 +244,23 @@ class SlurmE2ETest {
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(Launcher.root().toFile());
     pb.environment().putAll(env());
     pb.redirectOutput(work.resolve("bg.out").toFile()).redirectError(work.resolve("bg.err").toFile());
-    return pb.start();
+    Process p = pb.start();
+    started.add(p);
+    return p;
+  }
+
+  /** Whatever a test started and left running (it failed half-way): killed with its children, and waited for. */
+  @AfterEach
+  void killStarted() throws InterruptedException {
+    for (Process p : started) {
+      List<ProcessHandle> tree = new ArrayList<>(p.descendants().toList());
+      tree.add(p.toHandle());
+      tree.forEach(ProcessHandle::destroyForcibly);
+      for (ProcessHandle h : tree) {
+        h.onExit().completeOnTimeout(null, 30, TimeUnit.SECONDS).join();
+      }
+    }
+    started.clear();
   }
 
   private String bgErr() throws IOException {

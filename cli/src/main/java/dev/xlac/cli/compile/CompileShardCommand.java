@@ -4,6 +4,7 @@ import dev.xlac.cli.cache.CacheOptions;
 import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.FileTrees;
 import dev.xlac.pipeline.CompileSetup;
 import dev.xlac.pipeline.RunListener;
 import dev.xlac.pipeline.RemoteShardTransport;
@@ -17,9 +18,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.concurrent.Callable;
-import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -74,13 +73,14 @@ public final class CompileShardCommand implements Callable<Integer> {
           options.settings(), options.retryFailed(), RunListener.NONE, MemoryProbe.system());
       RunReport r;
       if (remote == null) {
-        r = ShardTask.run(setup, new SharedDirectoryTransport(runDir), index, node.resolve("shard.bundle"));
+        r = ShardTask.run(setup, new SharedDirectoryTransport(runDir, ShardTask.runKey(runDir).orElse(null), null),
+            index, attempt(), node.resolve("shard.bundle"));
       } else {
         RemoteSetting setting = RemoteSetting.parse(remote, remoteEndpoint);
         try (RemoteTier tier = RemoteShardTransport.openTier(setting, m -> spec.commandLine().getErr()
             .println("xlac: " + m))) {
           r = ShardTask.run(setup, new RemoteShardTransport(runDir, tier, m -> spec.commandLine().getErr()
-              .println("xlac: " + m)), index, node.resolve("shard.bundle"));
+              .println("xlac: " + m)), index, attempt(), node.resolve("shard.bundle"));
         }
       }
       out.println("xlac compile-shard " + index + " on " + hostName() + ":");
@@ -101,6 +101,12 @@ public final class CompileShardCommand implements Callable<Integer> {
     return Integer.parseInt(id);
   }
 
+  /** This attempt's name: the job id sbatch gave the submission ({@code $SLURM_ARRAY_JOB_ID}); "manual" outside Slurm. */
+  private static String attempt() {
+    String id = System.getenv("SLURM_ARRAY_JOB_ID");
+    return id != null && id.matches("\\d+") ? id : "manual";
+  }
+
   private static String hostName() {
     try {
       return java.net.InetAddress.getLocalHost().getHostName();
@@ -110,9 +116,9 @@ public final class CompileShardCommand implements Callable<Integer> {
   }
 
   private static void deleteTree(Path dir) {
-    try (Stream<Path> s = Files.walk(dir)) {
-      s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException | java.io.UncheckedIOException e) {
+    try {
+      FileTrees.deleteTree(dir);
+    } catch (IOException e) {
       // a node-local temporary: the node's tmp cleaner takes what is left
     }
   }

@@ -1,0 +1,187 @@
+package dev.xlac.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.xlac.cache.BundleSigningKey;
+import dev.xlac.cache.CacheStore;
+import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.compiler.schedule.SchedulerSettings;
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.hlo.HloModuleReader;
+import dev.xlac.hlo.LoadedModule;
+import dev.xlac.hlo.TestModules;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SequencedMap;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The submitter's loop over one job array ({@link SlurmCompile.Array}) against stand-ins for sbatch, squeue and
+ * scancel on the PATH it is given (shell scripts that log their calls; the real Slurm runs in SlurmE2ETest). Every
+ * job stays RUNNING until scancel names it, so what is left in the queue is what the run failed to cancel.
+ */
+@Timeout(120)
+class SlurmArrayTest {
+  @TempDir
+  Path tmp;
+
+  private Path state;
+  private Path bin;
+  private final List<String> progress = Collections.synchronizedList(new ArrayList<>());
+
+  private static CacheStore open(Path dir) throws InterruptedException {
+    return CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {});
+  }
+
+  private void fakeSlurm() throws Exception {
+    state = Files.createDirectories(tmp.resolve("state"));
+    bin = Files.createDirectories(tmp.resolve("bin"));
+    Files.writeString(state.resolve("next"), "100\n");
+    script("sbatch", """
+        echo "$*" >>"$S/sbatch.log"
+        n=$(cat "$S/next"); echo $((n + 1)) >"$S/next"; echo "$n"
+        """);
+    script("squeue", """
+        echo "$*" >>"$S/squeue.log"
+        [ -f "$S/squeue.sleep" ] && sleep "$(cat "$S/squeue.sleep")"
+        while [ $# -gt 0 ]; do [ "$1" = -j ] && jobs=$2; shift; done
+        for j in $(echo "$jobs" | tr , ' '); do
+          grep -qx -e "$j" -e "${j}_0" "$S/cancelled" 2>/dev/null || echo "$j 0 RUNNING"
+        done
+        """);
+    script("scancel", """
+        for a; do echo "$a" >>"$S/cancelled"; done
+        """);
+  }
+
+  private void script(String name, String body) throws Exception {
+    Path f = bin.resolve(name);
+    Files.writeString(f, "#!/bin/sh\nS='" + state + "'\n" + body);
+    Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rwxr-xr-x"));
+  }
+
+  private List<String> lines(String file) throws Exception {
+    Path f = state.resolve(file);
+    return Files.exists(f) ? Files.readAllLines(f) : List.of();
+  }
+
+  private record Setup(SharedDirectoryTransport transport, ShardPlan plan, BundleSigningKey key, Path run) {}
+
+  /** Two graphs in the submitter's cache, one shard, sent; the run's key in the run directory. */
+  private Setup sent() throws Exception {
+    Path run = tmp.resolve("shared/run-1");
+    SharedDirectoryTransport transport = new SharedDirectoryTransport(run);
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
+      for (int i = 0; i < 2; i++) {
+        LoadedModule m = new HloModuleReader().read(TestModules.writeDump(tmp.resolve("dumps"),
+            "m" + i + ".before_optimizations.hlo.pb", TestModules.mulAdd(1.5f + i, 1, "_" + i, 10)));
+        store.putGraph(m);
+        graphs.put(m.fingerprint(), m.moduleName());
+      }
+      ShardPlan plan = ShardPlan.plan(ShardPlan.costs(store, graphs), 1);
+      transport.sendInputs(plan, store);
+      return new Setup(transport, plan, ShardTaskTest.runKey(run), run);
+    }
+  }
+
+  private void runTask(Setup s, String attempt) throws Exception {
+    CompileSetup node = new CompileSetup(() -> open(tmp.resolve("node-" + attempt)),
+        new DriverSource.Given(new FakeCompiler(false).factory()), new SchedulerSettings(2, 0, 0), false,
+        RunListener.NONE, () -> Long.MAX_VALUE);
+    ShardTask.run(node, new SharedDirectoryTransport(s.run(), s.key(), null), 0, attempt,
+        tmp.resolve("node-" + attempt + ".bundle"));
+  }
+
+  private SlurmCompile.Array array(Setup s, CacheStore store, Duration timeout) {
+    Map<String, String> env = Map.of("PATH", bin + ":" + System.getenv("PATH"));
+    SlurmSettings settings = new SlurmSettings(1, List.of(), 3, tmp.resolve("shared"), List.of("true"), env,
+        Duration.ofMillis(20), progress::add);
+    return new SlurmCompile.Array(new SlurmClient(env, timeout), settings,
+        new SharedDirectoryTransport(s.run(), null, s.key().publicKey()), s.run(), s.plan(), store,
+        FakeCompiler.IDENTITY);
+  }
+
+  @Test
+  void aDamagedResultBundle_isResubmittedOnce_andTheOldJobIsCancelled() throws Exception {
+    fakeSlurm();
+    Setup s = sent();
+    // Both attempts' results are there from the start: job 100's damaged, job 101's good. Only the current
+    // attempt's may be read, and job 100's only once.
+    runTask(s, "100");
+    Path damaged = s.run().resolve("results/shard-0.100.bundle");
+    byte[] bytes = Files.readAllBytes(damaged);
+    for (int i = bytes.length / 3; i < bytes.length * 2 / 3; i += 97) {
+      bytes[i] ^= 0x5a;
+    }
+    Files.write(damaged, bytes);
+    runTask(s, "101");
+    List<GraphResult> results;
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      results = array(s, store, Duration.ofSeconds(30)).run();
+    }
+    assertThat(results).hasSize(2).allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+    assertThat(lines("sbatch.log")).as("submitted once, then once again").hasSize(2);
+    assertThat(String.join("\n", progress)).contains("its results could not be imported")
+        .contains("submitted again as job 101 (attempt 2 of 4)");
+    assertThat(lines("cancelled")).as("the damaged attempt's task is cancelled, the imported one is left to end")
+        .containsExactly("100_0");
+    assertThat(s.run().resolve("results/shard-0.100.bundle")).doesNotExist();
+    assertThat(s.run().resolve("results/shard-0.100.tsv")).doesNotExist();
+  }
+
+  @Test
+  void aHungSqueue_isOneLineAndExit3_andEveryJobIsCancelled() throws Exception {
+    fakeSlurm();
+    Files.writeString(state.resolve("squeue.sleep"), "30");
+    Setup s = sent();
+    long start = System.nanoTime();
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      SlurmCompile.Array array = array(s, store, Duration.ofMillis(500));
+      assertThatThrownBy(array::run).isInstanceOfSatisfying(XlacException.class, e -> {
+        assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
+        assertThat(e.getMessage()).isEqualTo("squeue did not answer within 0.5 s; is slurmctld up?");
+      });
+    }
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
+    assertThat(lines("cancelled")).as("the run ended by an exception: its job is cancelled").containsExactly("100");
+  }
+
+  @Test
+  void anInterruptedRun_cancelsEveryJob() throws Exception {
+    fakeSlurm();
+    Setup s = sent();
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      Thread t = Thread.ofPlatform().start(() -> {
+        try {
+          array(s, store, Duration.ofSeconds(30)).run();
+        } catch (Throwable e) {
+          thrown.set(e);
+        }
+      });
+      long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+      while (lines("squeue.log").isEmpty() && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      t.interrupt();
+      t.join(Duration.ofSeconds(20));
+      assertThat(t.isAlive()).isFalse();
+    }
+    assertThat(thrown.get()).isInstanceOf(InterruptedException.class);
+    assertThat(lines("cancelled")).containsExactly("100");
+  }
+}
