@@ -98,22 +98,21 @@ public final class RuntimeRun {
       }
       env.notes().forEach(notices);
 
+      // The layout is brought up to date before the command starts (nothing to do while the stamp says it is
+      // current): a compile that came before it was complete would miss an entry the cache holds.
+      int[] materialized = null;
+      try {
+        materialized = prepareCache(cache, managed, layout, plugin, fresh[0], spec.cacheDir(), notices);
+      } catch (RuntimeException e) { // never fail the training run for the layout
+        notices.accept("cannot bring the runtime layout up to date (" + XlacException.reason(e)
+            + "); serving it as it is");
+      }
       long start = System.nanoTime();
       CommandRunner.Running running;
       try {
         running = CommandRunner.start(spec.command(), env.variables());
       } catch (CommandNotRunnableException e) {
         return RunResult.notRunnable(new CaptureResult.NotRunnable(e.status(), e.getMessage()), plugin, layout);
-      }
-      int[] materialized = null;
-      try {
-        materialized = prepareCache(cache, managed, layout, plugin, fresh[0], spec.cacheDir(), notices);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        running.waitFor(); // SIGTERM to the command's group, and rethrows
-      } catch (RuntimeException e) { // never fail the training run for the layout
-        notices.accept("cannot bring the runtime layout up to date (" + XlacException.reason(e)
-            + "); serving it as it is");
       }
       CommandRunner.Outcome outcome = running.waitFor();
       Duration wall = Duration.ofNanos(System.nanoTime() - start);
@@ -179,7 +178,7 @@ public final class RuntimeRun {
   private static final int[] CURRENT = {0, 0, 0};
 
   /**
-   * While the command starts: the layout brought up to date and the plugin's memo written, in one
+   * Before the command starts: the layout brought up to date and the plugin's memo written, in one
    * short hold of the cache's lock; nothing at all when the stamp says the layout is current
    * ({@link RuntimeCache#layoutCurrent}). Null when the layout may not be current (the cache could
    * not be opened, or materializing had problems).

@@ -298,6 +298,34 @@ class RuntimeRunTest {
     assertThat(notices).noneMatch(n -> n.contains("earlier run"));
   }
 
+  /**
+   * Regression: the layout was materialized while the command started, so on a loaded machine the first run after
+   * the cache changed (a CI bundle just imported) compiled requests the cache held ("11 served, 14 compiled").
+   */
+  @Test
+  void theLayoutHoldsTheCachesEntries_beforeTheCommandStarts() throws Exception {
+    RecordedRequestForPlugin r = requestForPlugin();
+    try (CacheStore store = open()) {
+      assertThat(store.putRequests(List.of(r.request())).added()).isEqualTo(1);
+    }
+    Path entry = dev.xlac.runtime.LayoutEntry.path(RuntimeCache.layoutDir(cacheDir()), r.request().key());
+    RunResult run = run(plugin, null, false, "test -f " + entry);
+    assertThat(run.exitStatus()).as("the entry was there when the command started").isZero();
+  }
+
+  private record RecordedRequestForPlugin(dev.xlac.runtime.RecordedRequest request) {}
+
+  /** oneRequest(), recorded for the test plugin itself (its SHA-256), so the layout for it holds the entry. */
+  private RecordedRequestForPlugin requestForPlugin() {
+    byte[] format = "hlo".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    String identity = "xlac-pjrt-plugin/1\nplatform_name=cpu\nplatform_version=cpu\napi_version=0.94\n"
+        + "plugin_sha256=" + RealPlugin.identify(plugin, null, null).sha256() + "\n";
+    RequestKey key = RequestKey.of(format, new byte[] {1}, new byte[0],
+        identity.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    return new RecordedRequestForPlugin(new dev.xlac.runtime.RecordedRequest(key, format, new byte[] {1},
+        new byte[0], identity, new byte[] {7}, 5));
+  }
+
   /** The one request the tests' stand-in commands record: an "hlo" program of one byte, for a made-up plugin. */
   private static dev.xlac.runtime.RecordedRequest oneRequest() {
     byte[] format = "hlo".getBytes(java.nio.charset.StandardCharsets.UTF_8);
