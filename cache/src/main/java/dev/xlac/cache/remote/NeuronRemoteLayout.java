@@ -3,13 +3,11 @@ package dev.xlac.cache.remote;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.layout.NeuronCacheLayout;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.FileTrees;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -90,19 +88,7 @@ public final class NeuronRemoteLayout {
 
   private static void deleteTree(Path dir) {
     try {
-      Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-        @Override
-        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-          Files.deleteIfExists(file);
-          return FileVisitResult.CONTINUE;
-        }
-
-        @Override
-        public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-          Files.deleteIfExists(d);
-          return FileVisitResult.CONTINUE;
-        }
-      });
+      FileTrees.deleteTree(dir);
     } catch (IOException e) {
       // a scratch directory left in the temporary directory; nothing else depends on it
     }

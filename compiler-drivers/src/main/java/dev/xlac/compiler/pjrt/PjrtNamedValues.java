@@ -12,6 +12,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,24 +34,15 @@ final class PjrtNamedValues {
 
   /** The plugin's attributes, in its order, as strings (lists as {@code [1, 2]}). */
   static Map<String, String> readAttributes(PjrtApi api) {
-    try (Arena arena = Arena.ofConfined()) {
-      MemorySegment a = PjrtStructs.PLUGIN_ATTRIBUTES.allocate(arena);
-      api.check(PjrtApi.Slot.PLUGIN_ATTRIBUTES, a, ExitCode.ENVIRONMENT);
-      MemorySegment array = a.get(ADDRESS, PjrtStructs.PLUGIN_ATTRIBUTES.offset("attributes"));
-      long count = a.get(JAVA_LONG, PjrtStructs.PLUGIN_ATTRIBUTES.offset("num_attributes"));
-      if (array.address() == 0 || count <= 0) {
-        return Map.of();
-      }
-      MemorySegment values = array.reinterpret(count * NAMED_VALUE.size());
-      Map<String, String> out = new LinkedHashMap<>();
-      for (long i = 0; i < count; i++) {
-        MemorySegment v = values.asSlice(i * NAMED_VALUE.size(), NAMED_VALUE.size());
-        String name = PjrtApi.string(v.get(ADDRESS, NAMED_VALUE.offset("name")),
-            v.get(JAVA_LONG, NAMED_VALUE.offset("name_size")));
-        out.put(name, readValue(v));
-      }
-      return Collections.unmodifiableMap(out);
+    Map<String, String> out = new LinkedHashMap<>();
+    for (PjrtPluginFacts.Attribute a : readTypedAttributes(api)) {
+      out.put(a.name(), switch (a.value()) {
+        case null -> "(unknown type)";
+        case long[] list -> Arrays.toString(list);
+        default -> a.value().toString();
+      });
     }
+    return Collections.unmodifiableMap(out);
   }
 
   /** The plugin's attributes with their PJRT types and values, in its order. */
@@ -87,29 +79,6 @@ final class PjrtNamedValues {
       }
       return List.copyOf(out);
     }
-  }
-
-  private static String readValue(MemorySegment v) {
-    long at = NAMED_VALUE.offset("value");
-    long size = v.get(JAVA_LONG, NAMED_VALUE.offset("value_size"));
-    return switch (v.get(JAVA_INT, NAMED_VALUE.offset("type"))) {
-      case PjrtStructs.NAMED_VALUE_STRING -> PjrtApi.string(v.get(ADDRESS, at), size);
-      case PjrtStructs.NAMED_VALUE_INT64 -> Long.toString(v.get(JAVA_LONG, at));
-      case PjrtStructs.NAMED_VALUE_INT64_LIST -> {
-        MemorySegment list = v.get(ADDRESS, at);
-        List<String> items = new ArrayList<>();
-        if (list.address() != 0 && size > 0) {
-          long[] longs = list.reinterpret(size * 8).toArray(JAVA_LONG);
-          for (long l : longs) {
-            items.add(Long.toString(l));
-          }
-        }
-        yield items.toString();
-      }
-      case PjrtStructs.NAMED_VALUE_FLOAT -> Float.toString(v.get(JAVA_FLOAT, at));
-      case PjrtStructs.NAMED_VALUE_BOOL -> Boolean.toString(v.get(JAVA_BYTE, at) != 0);
-      default -> "(unknown type)";
-    };
   }
 
   /** Writes {@code options} as a PJRT_NamedValue array in {@code arena}; NULL when empty. */
