@@ -25,8 +25,8 @@ import java.util.function.Consumer;
 /**
  * A {@link ShardTransport} whose results travel through the cache's S3 tier ({@code xlac cache config remote}):
  * each task pushes the graphs it compiled and their artifacts from its node-local cache with the conditional puts of
- * {@link RemoteSync#push} (so a graph another node or an earlier attempt wrote costs nothing and nothing is
- * overwritten), then writes a small result manifest, and the submitter pulls the artifacts the manifest names
+ * {@link RemoteSync#pushProduced}, which lists nothing (so a graph another node or an earlier attempt wrote costs one
+ * 412 and nothing is overwritten), then writes a small result manifest, and the submitter pulls the artifacts the manifest names
  * ({@link RemoteSync#pullArtifacts}, each checked before it is stored) and records the failures it names. The
  * shards' inputs, the batch script and the tasks' logs still go through the run directory ({@link
  * SharedDirectoryTransport}); no bundle is written.
@@ -110,7 +110,8 @@ public final class RemoteShardTransport implements ShardTransport {
       }
     }
     if (!compiled.isEmpty()) {
-      RemoteStats pushed = RemoteSync.push(node, tier, compiled, problems);
+      // What this task compiled, and nothing else: no listing of the bucket (it may hold millions of objects).
+      RemoteStats pushed = RemoteSync.pushProduced(node, tier, compiled, List.of(), problems);
       if (pushed.failed() > 0 || pushed.skipped() > 0) {
         throw new IOException(pushed.failed() + " objects could not be written and " + pushed.skipped()
             + " were too large for " + tier.setting().url() + " (" + pushed.uploads() + ")");

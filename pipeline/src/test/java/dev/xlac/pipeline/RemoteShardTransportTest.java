@@ -178,6 +178,61 @@ class RemoteShardTransportTest {
     }
   }
 
+  /**
+   * Each task's push listed the whole bucket (every graph and artifact key) before it uploaded: at 10,000 graphs and
+   * 256 tasks that is millions of keys listed for nothing. Now a task lists nothing: shown with credentials that may
+   * read and write objects but not list them (a listing with them is refused), two attempts of one shard pushing the
+   * same objects at once, both succeeding (one wins each conditional put, the other's is a 412).
+   */
+  @Test
+  void aTasksPush_listsNothing_twoTasksPushingTheSameObjectsAtOnceWithCredentialsThatCannotList_bothSucceed()
+      throws Exception {
+    Path run = tmp.resolve("shared/run-6");
+    ShardPlan.Shard shard;
+    try (RemoteTier tier = tier("nolist")) {
+      shard = sent(new RemoteShardTransport(run, tier, m -> {})).nonEmpty().getFirst();
+    }
+    List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+    String saved = System.getProperty("aws.accessKeyId");
+    System.setProperty("aws.accessKeyId", server.noListAccessKey());
+    try {
+      try (RemoteTier probe = tier("nolist")) {
+        assertThatThrownBy(() -> probe.list("v1/")).as("these credentials cannot list")
+            .hasMessageContaining("403 AccessDenied");
+      }
+      java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+      List<Thread> nodes = new ArrayList<>();
+      for (String node : List.of("node-17", "node-18")) {
+        nodes.add(Thread.ofPlatform().start(() -> {
+          try (RemoteTier tier = tier("nolist")) { // each task opens its own, as on its node
+            RemoteShardTransport transport = new RemoteShardTransport(run, tier, m -> errors.add(new Exception(m)));
+            start.await();
+            ShardTask.run(nodeSetup(tmp.resolve(node), new FakeCompiler(false)), transport, shard.index(),
+                node.substring("node-".length()), tmp.resolve(node + ".bundle"));
+          } catch (Throwable t) {
+            errors.add(t);
+          }
+        }));
+      }
+      for (Thread t : nodes) {
+        t.join();
+      }
+    } finally {
+      System.setProperty("aws.accessKeyId", saved);
+    }
+    assertThat(errors).isEmpty();
+    try (RemoteTier tier = tier("nolist"); CacheStore store = open(tmp.resolve("submitter"))) {
+      RemoteShardTransport transport = new RemoteShardTransport(run, tier, m -> {});
+      assertThat(tier.list("v1/artifacts/")).hasSize(shard.items().size());
+      assertThat(tier.list("v1/graphs/")).hasSize(shard.items().size());
+      for (String attempt : List.of("17", "18")) {
+        ShardTransport.Results back = transport.receiveResults(shard.index(), attempt).orElseThrow();
+        assertThat(SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+            .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+      }
+    }
+  }
+
   @Test
   void anArtifactMissingFromTheBucket_failsTheImport_andOnceDiscarded_theNextAttemptsResultsAreRead()
       throws Exception {
