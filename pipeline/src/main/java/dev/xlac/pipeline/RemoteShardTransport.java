@@ -11,6 +11,7 @@ import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.runtime.RequestKey;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -89,8 +90,8 @@ public final class RemoteShardTransport implements ShardTransport {
   }
 
   @Override
-  public void sendInputs(ShardPlan plan, CacheStore store) throws IOException {
-    inputs.sendInputs(plan, store);
+  public void sendInputs(ShardPlan plan, CacheStore store, RequestSource requests) throws IOException {
+    inputs.sendInputs(plan, store, requests);
   }
 
   @Override
@@ -99,19 +100,29 @@ public final class RemoteShardTransport implements ShardTransport {
   }
 
   @Override
+  public List<RequestInput> receiveRequests(int shard) throws IOException {
+    return inputs.receiveRequests(shard);
+  }
+
+  @Override
   public void sendResults(int shard, String attempt, CacheStore node, Path scratch, List<String> lines)
       throws IOException, InterruptedException {
     String name = attemptName(attempt);
     List<GraphFingerprint> compiled = new ArrayList<>();
+    List<RequestKey> entries = new ArrayList<>();
     for (String line : lines) {
       GraphResult g = ShardTask.parseLine(line);
-      if (g.status() == GraphResult.Status.COMPILED && g.fingerprint() instanceof GraphFingerprint fp) {
-        compiled.add(fp);
+      if (g.status() == GraphResult.Status.COMPILED) {
+        switch (g.fingerprint()) {
+          case GraphFingerprint fp -> compiled.add(fp);
+          case RequestKey key -> entries.add(key);
+          default -> throw new IllegalArgumentException("a shard result names " + g.fingerprint().value());
+        }
       }
     }
-    if (!compiled.isEmpty()) {
+    if (!compiled.isEmpty() || !entries.isEmpty()) {
       // What this task compiled, and nothing else: no listing of the bucket (it may hold millions of objects).
-      RemoteStats pushed = RemoteSync.pushProduced(node, tier, compiled, List.of(), problems);
+      RemoteStats pushed = RemoteSync.pushProduced(node, tier, compiled, entries, problems);
       if (pushed.failed() > 0 || pushed.skipped() > 0) {
         throw new IOException(pushed.failed() + " objects could not be written and " + pushed.skipped()
             + " were too large for " + tier.setting().url() + " (" + pushed.uploads() + ")");
@@ -149,16 +160,24 @@ public final class RemoteShardTransport implements ShardTransport {
   }
 
   /**
-   * Pulls the artifact of each graph the lines say compiled (under {@code identity}) and records each failure the
-   * lines name (kind and message; the compiler's log stays on the node). An artifact that is missing or rejected
-   * makes the results unusable (an {@link XlacException}): the shard is submitted again.
+   * Pulls the artifact of each graph the lines say compiled (under {@code identity}) and the runtime entry of each
+   * recorded request they say compiled, and records each failure of a graph the lines name (kind and message; the
+   * compiler's log stays on the node; runtime entries keep no failures). An artifact or entry that is missing or
+   * rejected makes the results unusable (an {@link XlacException}): the shard is submitted again.
    */
   @Override
   public void importResults(CacheStore store, Results back, List<GraphResult> lines, CompilerIdentity identity)
       throws InterruptedException {
     List<ArtifactKey> keys = new ArrayList<>();
+    List<RequestKey> entries = new ArrayList<>();
     List<NewFailure> failures = new ArrayList<>();
     for (GraphResult g : lines) {
+      if (g.fingerprint() instanceof RequestKey request) {
+        if (g.status() == GraphResult.Status.COMPILED) {
+          entries.add(request);
+        }
+        continue;
+      }
       if (!(g.fingerprint() instanceof GraphFingerprint fp)) {
         throw new IllegalArgumentException("a shard result line names " + g.fingerprint().value()
             + ", not a graph");
@@ -170,11 +189,14 @@ public final class RemoteShardTransport implements ShardTransport {
         failures.add(new NewFailure(key, GraphResult.kindName(g.failureKind()), g.error(), null));
       }
     }
-    long before = stats.downloaded();
+    long before = stats.downloaded() + stats.alreadyLocal();
     RemoteSync.pullArtifacts(store, tier, keys, stats, problems);
-    long got = stats.downloaded() - before;
-    if (got < keys.size()) {
-      throw XlacException.environment((keys.size() - got) + " of the " + keys.size() + " artifacts that "
+    RemoteSync.pullRuntimeEntries(store, tier, entries, stats, problems);
+    long got = stats.downloaded() + stats.alreadyLocal() - before;
+    int wanted = keys.size() + entries.size();
+    if (got < wanted) {
+      throw XlacException.environment((wanted - got) + " of the " + wanted + (entries.isEmpty() ? " artifacts"
+          : " artifacts and runtime entries") + " that "
           + tier.address(back.where()) + " names are missing or damaged in " + tier.setting().url());
     }
     if (!failures.isEmpty()) {

@@ -14,6 +14,7 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.AtomicFiles;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.runtime.RequestKey;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,7 +48,10 @@ import java.util.TreeSet;
 public final class SlurmCompile {
   private SlurmCompile() {}
 
-  /** {@code parallel-compile --executor slurm PATH...} (no PATHs: every graph in the cache). */
+  /**
+   * {@code parallel-compile --executor slurm PATH...} (no PATHs: every graph in the cache and, with a PJRT plugin,
+   * every recorded request that has no runtime entry for it, as the local form compiles them).
+   */
   public static CompileResult paths(CompileSetup setup, SlurmSettings slurm, List<Path> paths)
       throws InterruptedException {
     SlurmClient.requireSbatch(slurm.env().get("PATH"));
@@ -57,10 +61,12 @@ public final class SlurmCompile {
       SequencedMap<GraphFingerprint, String> graphs = new TreeMap<>();
       SequencedMap<GraphFingerprint, String> added = new LinkedHashMap<>();
       ExitCode inputs = ExitCode.OK;
+      List<CompileWork> requests = List.of();
       if (paths.isEmpty()) {
         for (GraphInfo g : store.graphs()) {
           graphs.put(g.fingerprint(), g.moduleName());
         }
+        requests = recordedRequests(setup, slurm, store, identity);
       } else {
         PathSource.Result read = PathSource.ingest(store, paths);
         setup.listener().inputsRead(read);
@@ -68,7 +74,7 @@ public final class SlurmCompile {
         read.graphs().forEach(graphs::putIfAbsent);
         added.putAll(read.newGraphs());
       }
-      RunReport report = distribute(setup, slurm, store, identity, graphs, start);
+      RunReport report = distribute(setup, slurm, store, identity, graphs, requests, start);
       WhyNew.Summary whyNew = WhyNew.explain(store, added);
       return new CompileResult(report.withReasons(whyNew), inputs, whyNew);
     } finally {
@@ -104,7 +110,7 @@ public final class SlurmCompile {
       }
       RunReport report = traced.outcome().signalForwarded() != null
           ? stoppedBeforeSubmitting(store, identity, setup.retryFailed(), all, start, setup)
-          : distribute(setup, slurm, store, identity, all, start);
+          : distribute(setup, slurm, store, identity, all, List.of(), start);
       WhyNew.Summary whyNew = WhyNew.explain(store, intake.newGraphs());
       CommandEnding ending = CommandEnding.of(trace.command(), traced.outcome(), intake, trace.ignoreScriptErrors());
       CaptureResult capture = new CaptureResult(null, traced.outcome().notes(), intake.summary(), Map.of(),
@@ -122,6 +128,28 @@ public final class SlurmCompile {
     }
   }
 
+  /**
+   * The recorded requests to compile for the run's plugin ({@link RecordedRequests#plan}), keyed with the plugin
+   * identity text the proxy computes on a node: the plugin's facts (one driver opened here, then closed) and the
+   * environment the tasks get (this one, with the Slurm commands' over it, as sbatch passes it on). None when the
+   * cache holds none or the compiler is not a PJRT plugin.
+   */
+  private static List<CompileWork> recordedRequests(CompileSetup setup, SlurmSettings slurm, CacheStore store,
+      CompilerIdentity identity) {
+    List<dev.xlac.cache.RequestInfo> recorded = store.requests();
+    if (recorded.isEmpty() || !identity.driver().equals("pjrt")) {
+      return List.of();
+    }
+    Map<String, String> env = new HashMap<>(System.getenv());
+    env.putAll(slurm.env());
+    String text;
+    try (PreparedDrivers drivers = PreparedDrivers.none(setup.drivers()); DriverFactory factory = drivers.open();
+        dev.xlac.compiler.CompilerDriver first = factory.open()) {
+      text = first.pluginFacts().map(f -> RecordedRequests.identityText(f, env)).orElse(null);
+    }
+    return text == null ? List.of() : RecordedRequests.plan(store, recorded, text);
+  }
+
   private static RunReport stoppedBeforeSubmitting(CacheStore store, CompilerIdentity identity, boolean retryFailed,
       SequencedMap<GraphFingerprint, String> graphs, long start, CompileSetup setup) {
     CacheResults cache = new CacheResults(store, identity, retryFailed);
@@ -136,8 +164,8 @@ public final class SlurmCompile {
    * the rest on the cluster, imports the results.
    */
   private static RunReport distribute(CompileSetup setup, SlurmSettings slurm, CacheStore store,
-      CompilerIdentity identity, SequencedMap<GraphFingerprint, String> graphs, long start)
-      throws InterruptedException {
+      CompilerIdentity identity, SequencedMap<GraphFingerprint, String> graphs, List<CompileWork> requests,
+      long start) throws InterruptedException {
     try (RemoteSession session = RemoteSession.open(store, setup.remote(), setup.listener()::notice)) {
       CacheResults cache = new CacheResults(store, identity, setup.retryFailed(), session.enabled() ? session : null);
       cache.prefetch(graphs.keySet());
@@ -145,17 +173,29 @@ public final class SlurmCompile {
       SequencedMap<GraphFingerprint, String> todo = new LinkedHashMap<>();
       graphs.forEach((fp, module) -> cache.settled(fp, module).ifPresentOrElse(results::add,
           () -> todo.put(fp, module)));
-      RunReport report = todo.isEmpty() ? report(results, start, setup.settings().jobs())
-          : distribute(setup, slurm, store, identity, todo, results, start, session);
+      Map<RequestKey, CompileWork.Request> todoRequests = new LinkedHashMap<>();
+      for (CompileWork w : requests) {
+        if (w instanceof CompileWork.Request r) {
+          cache.settled(r).ifPresentOrElse(results::add, () -> todoRequests.put(r.key(), r));
+        }
+      }
+      RunReport report = todo.isEmpty() && todoRequests.isEmpty() ? report(results, start, setup.settings().jobs())
+          : distribute(setup, slurm, store, identity, todo, todoRequests, results, start, session);
       return report.withRemote(session.finish());
     }
   }
 
   /** Compiles {@code todo} on the cluster; {@code session}'s figures also count the results pulled from the remote. */
   private static RunReport distribute(CompileSetup setup, SlurmSettings slurm, CacheStore store,
-      CompilerIdentity identity, SequencedMap<GraphFingerprint, String> todo, List<GraphResult> results, long start,
-      RemoteSession session) throws InterruptedException {
-    ShardPlan plan = ShardPlan.plan(ShardPlan.costs(store, todo), Math.min(slurm.shards(), todo.size()));
+      CompilerIdentity identity, SequencedMap<GraphFingerprint, String> todo,
+      Map<RequestKey, CompileWork.Request> requests, List<GraphResult> results, long start, RemoteSession session)
+      throws InterruptedException {
+    List<ShardPlan.SizedRequest> sized = new ArrayList<>();
+    for (CompileWork.Request r : requests.values()) {
+      sized.add(new ShardPlan.SizedRequest(r.key(), r.name(), programBytes(store, r)));
+    }
+    ShardPlan plan = ShardPlan.plan(ShardPlan.costs(store, todo, sized), Math.min(slurm.shards(),
+        todo.size() + requests.size()));
     Path run = runDirectory(slurm.sharedDir());
     // The session is enabled exactly when the run uses the cache's remote: then the results come back through it,
     // unless the remote already failed while the graphs were settled (said once): then through the shared directory.
@@ -171,7 +211,7 @@ public final class SlurmCompile {
         } else {
           transport = new RemoteShardTransport(run, tier, session.stats(), line -> slurm.progress().accept(line));
         }
-        transport.sendInputs(plan, store);
+        transport.sendInputs(plan, store, key -> requestInput(store, requests.get(key)));
         AtomicFiles.writeString(script, script(slurm.taskCommand(), transport.taskArguments(), run));
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
       } catch (IOException e) {
@@ -193,13 +233,32 @@ public final class SlurmCompile {
     }
   }
 
+  /** The size of the program a request sends the run's plugin; 0 when its recorded request cannot be read. */
+  private static long programBytes(CacheStore store, CompileWork.Request r) {
+    try {
+      return RecordedRequests.program(store, r).length;
+    } catch (IllegalStateException e) {
+      return 0; // the store said why; sending its inputs will fail the same way, naming it
+    }
+  }
+
+  private static ShardTransport.RequestInput requestInput(CacheStore store, CompileWork.Request r)
+      throws IOException {
+    try {
+      return new ShardTransport.RequestInput(r.key(), r.name(), r.format(), RecordedRequests.program(store, r),
+          r.options(), r.identityText());
+    } catch (IllegalStateException e) {
+      throw new IOException(r.key().describe(r.name()) + ": " + e.getMessage(), e);
+    }
+  }
+
   private static RunReport report(List<GraphResult> results, long start, int jobs) {
     List<GraphResult> sorted = new ArrayList<>(results);
     sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(g -> g.fingerprint().value()));
     return new RunReport(sorted, Duration.ofNanos(System.nanoTime() - start), jobs);
   }
 
-  static GraphResult notCompiled(GraphFingerprint fp, String module, String why) {
+  static GraphResult notCompiled(dev.xlac.core.ProgramKey fp, String module, String why) {
     return new GraphResult(fp, module, GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null, "not compiled: " + why);
   }
 

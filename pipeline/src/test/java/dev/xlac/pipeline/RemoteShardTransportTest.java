@@ -132,7 +132,7 @@ class RemoteShardTransportTest {
           assertThat(results).hasSize(s.items().size())
               .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
           for (ShardPlan.Item item : s.items()) {
-            assertThat(store.getArtifact(new ArtifactKey(item.fingerprint(), FakeCompiler.IDENTITY))).isPresent();
+            assertThat(store.getArtifact(new ArtifactKey(item.graph(), FakeCompiler.IDENTITY))).isPresent();
           }
         }
       }
@@ -241,7 +241,7 @@ class RemoteShardTransportTest {
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
       ShardTask.run(nodeSetup(tmp.resolve("node-a"), new FakeCompiler(false)), transport, shard.index(), "7",
           tmp.resolve("a.bundle"));
-      ArtifactKey lost = new ArtifactKey(shard.items().getFirst().fingerprint(), FakeCompiler.IDENTITY);
+      ArtifactKey lost = new ArtifactKey(shard.items().getFirst().graph(), FakeCompiler.IDENTITY);
       s3.deleteObject(DeleteObjectRequest.builder().bucket(BUCKET).key("missing/" + RemoteObjects.artifactKey(lost))
           .build());
       try (CacheStore store = open(tmp.resolve("submitter"))) {
@@ -274,7 +274,7 @@ class RemoteShardTransportTest {
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
       ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), transport, shard.index(), "7",
           tmp.resolve("n.bundle"));
-      ArtifactKey victim = new ArtifactKey(shard.items().getFirst().fingerprint(), FakeCompiler.IDENTITY);
+      ArtifactKey victim = new ArtifactKey(shard.items().getFirst().graph(), FakeCompiler.IDENTITY);
       String key = "damaged/" + RemoteObjects.artifactKey(victim);
       byte[] body = s3.getObjectAsBytes(GetObjectRequest.builder().bucket(BUCKET).key(key).build()).asByteArray();
       body[body.length - 3] ^= 0x40;
@@ -294,7 +294,7 @@ class RemoteShardTransportTest {
     try (RemoteTier tier = tier("failed")) {
       RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-4"), tier, m -> {});
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
-      GraphFingerprint fp = shard.items().getFirst().fingerprint();
+      GraphFingerprint fp = shard.items().getFirst().graph();
       GraphResult failed = new GraphResult(fp, shard.items().getFirst().moduleName(), GraphResult.Status.FAILED,
           Duration.ofMillis(7), 1, FailureKind.COMPILE_ERROR, "bad shape");
       try (CacheStore store = open(tmp.resolve("submitter"))) {
