@@ -151,12 +151,17 @@ public final class RemoteShardTransport implements ShardTransport {
         }
       }
       return Optional.empty();
-    } catch (RemoteTier.UnavailableException e) {
-      throw new IOException(e.getMessage(), e);
+    } catch (RemoteTier.UnavailableException e) { // the tier stays unusable for this run: nothing can come back
+      throw failed("the results of shard " + shard, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return Optional.empty();
     }
+  }
+
+  private Failed failed(String what, Exception e) {
+    return new Failed("cannot take in " + what + " through " + tier.setting().url() + ", which failed: "
+        + e.getMessage() + "; the run's Slurm jobs were cancelled, what was taken in before stays in the cache", e);
   }
 
   /**
@@ -190,8 +195,15 @@ public final class RemoteShardTransport implements ShardTransport {
       }
     }
     long before = stats.downloaded() + stats.alreadyLocal();
-    RemoteSync.pullArtifacts(store, tier, keys, stats, problems);
-    RemoteSync.pullRuntimeEntries(store, tier, entries, stats, problems);
+    try {
+      RemoteSync.pullArtifacts(store, tier, keys, stats, problems);
+      RemoteSync.pullRuntimeEntries(store, tier, entries, stats, problems);
+    } catch (XlacException e) {
+      if (!tier.available()) { // not these results' fault: the tier failed, and stays failed for this run
+        throw failed("the results " + tier.address(back.where()) + " names", e);
+      }
+      throw e;
+    }
     long got = stats.downloaded() + stats.alreadyLocal() - before;
     int wanted = keys.size() + entries.size();
     if (got < wanted) {

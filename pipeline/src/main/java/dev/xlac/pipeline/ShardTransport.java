@@ -38,6 +38,19 @@ public interface ShardTransport {
     }
   }
 
+  /**
+   * The transport itself failed on the submitter's side (its remote tier became unusable for the rest of the run):
+   * no shard's results can come back through it, whichever attempt sends them, so the run stops (exit code 3)
+   * rather than blaming the shards and submitting them again.
+   */
+  final class Failed extends dev.xlac.core.XlacException {
+    private static final long serialVersionUID = 1L;
+
+    public Failed(String message, Throwable cause) {
+      super(dev.xlac.core.ExitCode.ENVIRONMENT, message, cause);
+    }
+  }
+
   /** The submitter's source of a shard's recorded requests, read when their inputs are written. */
   interface RequestSource {
     /** No requests (a run that compiles graphs only). */

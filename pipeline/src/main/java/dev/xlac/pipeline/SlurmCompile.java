@@ -3,6 +3,7 @@ package dev.xlac.pipeline;
 import dev.xlac.cache.BundleKey;
 import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.DiskFullException;
 import dev.xlac.cache.GraphInfo;
 import dev.xlac.cache.RemoteSetting;
 import dev.xlac.cache.remote.RemoteSession;
@@ -199,8 +200,15 @@ public final class SlurmCompile {
     Path run = runDirectory(slurm.sharedDir());
     // The session is enabled exactly when the run uses the cache's remote: then the results come back through it,
     // unless the remote already failed while the graphs were settled (said once): then through the shared directory.
-    Optional<RemoteSetting> remote = session.enabled() && session.stats().unavailable() == null
+    // With require-signed on, the cache would refuse the tasks' unsigned objects: the results then come back as
+    // bundles signed by the run's own key, which the import trusts.
+    boolean signed = store.trustSettings().requireSigned();
+    Optional<RemoteSetting> remote = session.enabled() && session.stats().unavailable() == null && !signed
         ? store.remoteSetting() : Optional.empty();
+    if (signed && session.enabled()) {
+      slurm.progress().accept("Slurm: the cache has require-signed on: the shards' results come back as bundles"
+          + " signed by the run's own key through the shared directory, not through the remote tier");
+    }
     try (RemoteTier tier = remote.map(r -> RemoteShardTransport.openTier(r, setup.listener()::notice)).orElse(null)) {
       Path script = run.resolve("task.sh");
       ShardTransport transport;
@@ -497,6 +505,8 @@ public final class SlurmCompile {
             imported.add(jobOf.get(shard) + "_" + shard);
             outstanding.remove(shard);
           }
+        } catch (ShardTransport.Failed | DiskFullException e) {
+          throw e; // the submitter's side failed, not these results: no attempt could be taken in; the run stops
         } catch (XlacException | IllegalArgumentException e) {
           transport.discard(shard, back.get()); // read once: the next look waits for the next attempt's
           failed(shard, "its results could not be imported: " + XlacException.reason(e), true);

@@ -233,6 +233,36 @@ class RemoteShardTransportTest {
     }
   }
 
+  /**
+   * The remote failed on the submitter while it pulled a shard's artifacts: the import threw the tier's plain exit-3
+   * error, which the submitter took for damaged results: it discarded them and submitted the shard again, and as the
+   * tier stays unusable for the run, every shard after it too, until all retries were spent (exit 1, everything
+   * compiled again and again). Now that is {@link ShardTransport.Failed}, on which the run stops, and so is every
+   * later look for results through the failed tier.
+   */
+  @Test
+  void theRemoteFailingWhileTheSubmitterPulls_isTheTransportFailing_notTheResults() throws Exception {
+    try (SeaweedServer own = SeaweedServer.start(tmp.resolve("own-weed"), BUCKET, server.accessKey(),
+        server.secretKey());
+        RemoteTier tier = RemoteShardTransport.openTier(RemoteSetting.parse("s3://" + BUCKET + "/gone",
+            own.endpoint()), m -> {})) {
+      RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-7"), tier, m -> {});
+      ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
+      ShardTask.run(nodeSetup(tmp.resolve("node-g"), new FakeCompiler(false)), transport, shard.index(), "7",
+          tmp.resolve("g.bundle"));
+      ShardTransport.Results back = transport.receiveResults(shard.index(), "7").orElseThrow();
+      own.close();
+      try (CacheStore store = open(tmp.resolve("submitter"))) {
+        assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+            .isInstanceOfSatisfying(ShardTransport.Failed.class, e -> assertThat(e.getMessage())
+                .startsWith("cannot take in the results s3://" + BUCKET + "/gone/v1/runs/run-7/results/shard-")
+                .contains("which failed: ").contains("the run's Slurm jobs were cancelled"));
+      }
+      assertThatThrownBy(() -> transport.receiveResults(shard.index(), "8"))
+          .isInstanceOf(ShardTransport.Failed.class);
+    }
+  }
+
   @Test
   void anArtifactMissingFromTheBucket_failsTheImport_andOnceDiscarded_theNextAttemptsResultsAreRead()
       throws Exception {

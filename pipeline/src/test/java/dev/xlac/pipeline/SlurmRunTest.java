@@ -76,6 +76,10 @@ class SlurmRunTest {
             i=$((i + 1))
           done
         done
+        if [ -f "$S/pause-after-tasks" ] && [ ! -f "$S/tasks-done" ]; then # once: the test acts, then resumes
+          touch "$S/tasks-done"; k=0
+          while [ ! -f "$S/resume" ] && [ $k -lt 600 ]; do sleep 0.1; k=$((k + 1)); done
+        fi
         echo "$n"
         """);
     script("squeue", "exit 0\n");
@@ -182,21 +186,46 @@ class SlurmRunTest {
     assertThat(lines("sbatch.log")).as("nothing left to submit").hasSize(1);
   }
 
-  @Test
-  void recordedRequests_comeBackThroughTheRemoteTier_asRuntimeEntriesPushedByTheTasks() throws Exception {
+  private interface WithRemote {
+    void run(SeaweedServer weed, Path cache) throws Exception;
+  }
+
+  /**
+   * A SeaweedFS server, the submitter's cache (as {@link #submitterCache}) with a remote tier on it, and its
+   * credentials where the submitter's AWS client finds them (system properties) and the tasks' do (their environment).
+   */
+  private void withRemote(WithRemote body) throws Exception {
     String why = SeaweedServer.unavailableReason();
     assumeTrue(why == null, why);
     standInSlurm();
     Path cache = submitterCache();
-    String saved[] = {System.getProperty("aws.accessKeyId"), System.getProperty("aws.secretAccessKey"),
-        System.getProperty("aws.region")};
+    String[] names = {"aws.accessKeyId", "aws.secretAccessKey", "aws.region"};
+    String[] saved = new String[3];
+    for (int i = 0; i < 3; i++) {
+      saved[i] = System.getProperty(names[i]);
+    }
     try (SeaweedServer weed = SeaweedServer.start(tmp.resolve("weed"), "xlac-requests")) {
       try (CacheStore store = open(cache)) {
         store.setRemoteSetting(java.util.Optional.of(RemoteSetting.parse("s3://xlac-requests/p", weed.endpoint())));
       }
-      System.setProperty("aws.accessKeyId", weed.accessKey());
-      System.setProperty("aws.secretAccessKey", weed.secretKey());
-      System.setProperty("aws.region", "us-east-1");
+      System.setProperty(names[0], weed.accessKey());
+      System.setProperty(names[1], weed.secretKey());
+      System.setProperty(names[2], "us-east-1");
+      body.run(weed, cache);
+    } finally {
+      for (int i = 0; i < 3; i++) {
+        if (saved[i] == null) {
+          System.clearProperty(names[i]);
+        } else {
+          System.setProperty(names[i], saved[i]);
+        }
+      }
+    }
+  }
+
+  @Test
+  void recordedRequests_comeBackThroughTheRemoteTier_asRuntimeEntriesPushedByTheTasks() throws Exception {
+    withRemote((weed, cache) -> {
       CompileResult r = compile(cache, 1, weed.environment()); // the tasks' credentials, as sbatch passes them on
       assertThat(r.report().summaryLines().getFirst())
           .isEqualTo("2 graphs and 3 recorded requests: 5 compiled, 0 cached, 0 failed");
@@ -212,16 +241,65 @@ class SlurmRunTest {
         assertThat(files.map(Path::toString).toList()).noneMatch(f -> f.endsWith(".bundle"));
       }
       assertRuntimeEntriesCameBack(cache);
-    } finally {
-      String[] names = {"aws.accessKeyId", "aws.secretAccessKey", "aws.region"};
-      for (int i = 0; i < 3; i++) {
-        if (saved[i] == null) {
-          System.clearProperty(names[i]);
-        } else {
-          System.setProperty(names[i], saved[i]);
+    });
+  }
+
+  /**
+   * The remote fails on the submitter's side after the tasks pushed: no attempt's results could be taken in (the tier
+   * stays unusable for the run), so the run stops at once, one line and exit 3, its jobs cancelled, no shard
+   * submitted again. (A failure in the middle of the pulls: RemoteShardTransportTest.)
+   */
+  @Test
+  void theRemoteFailingOnTheSubmitter_endsTheRunWithExit3AndCancelsItsJobs_insteadOfResubmittingEveryShard()
+      throws Exception {
+    withRemote((weed, cache) -> {
+      Files.writeString(state.resolve("pause-after-tasks"), "");
+      java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+      Thread submitter = Thread.ofPlatform().start(() -> {
+        try {
+          compile(cache, 2, weed.environment());
+        } catch (Throwable t) {
+          thrown.set(t);
         }
+      });
+      long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+      while (!Files.exists(state.resolve("tasks-done")) && System.nanoTime() < deadline) {
+        Thread.sleep(20);
       }
-    }
+      assertThat(state.resolve("tasks-done")).as("the tasks ran and pushed").exists();
+      weed.close(); // the remote goes away before the submitter takes anything in
+      Files.writeString(state.resolve("resume"), "");
+      submitter.join(Duration.ofSeconds(120));
+      assertThat(submitter.isAlive()).isFalse();
+      assertThat(thrown.get()).isInstanceOfSatisfying(dev.xlac.core.XlacException.class, e -> {
+        assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
+        assertThat(e.getMessage()).startsWith("remote s3://xlac-requests/p ").contains("cannot connect")
+            .doesNotContain("\n");
+      });
+      assertThat(lines("sbatch.log")).as("no shard submitted again").hasSize(1);
+      assertThat(lines("cancelled")).as("the run's job cancelled").containsExactly("100");
+    });
+  }
+
+  /**
+   * With {@code require-signed on} the tasks' objects in the remote are unsigned and the cache refused every one:
+   * each shard's results were rejected, the shard submitted again until its retries were spent, and the run ended
+   * with nothing imported. Now such a run takes its results as bundles signed by the run's own key.
+   */
+  @Test
+  void aCacheWithRequireSignedOn_takesTheShardsResultsAsRunSignedBundles_notAsUnsignedRemoteObjects()
+      throws Exception {
+    withRemote((weed, cache) -> {
+      try (CacheStore store = open(cache)) {
+        store.setRequireSigned(true);
+      }
+      CompileResult r = compile(cache, 1, weed.environment());
+      assertThat(r.report().summaryLines().getFirst())
+          .isEqualTo("2 graphs and 3 recorded requests: 5 compiled, 0 cached, 0 failed");
+      assertThat(lines("sbatch.log")).hasSize(1);
+      assertThat(String.join("\n", progress)).contains("require-signed on").doesNotContain("(results through s3://");
+      assertRuntimeEntriesCameBack(cache);
+    });
   }
 
   /**
