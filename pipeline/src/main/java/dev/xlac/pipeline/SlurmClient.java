@@ -153,7 +153,7 @@ final class SlurmClient {
     }
   }
 
-  private static String seconds(Duration d) {
+  static String seconds(Duration d) {
     return d.toMillis() % 1000 == 0 ? d.toSeconds() + " s" : String.format(java.util.Locale.ROOT, "%.1f s",
         d.toMillis() / 1000.0);
   }

@@ -335,6 +335,9 @@ public final class SlurmCompile {
     return out;
   }
 
+  /** How long the results of a task that completed may take to show on the submitter's host. */
+  static final Duration RESULTS_GRACE = Duration.ofSeconds(120);
+
   /**
    * The job array of one run, its resubmissions, and the results as they come back. Each submission is an attempt
    * named by its job id: a shard's results are read under its current attempt's name only. Whichever way
@@ -356,12 +359,25 @@ public final class SlurmCompile {
     private final Map<Integer, Integer> attempts = new HashMap<>();
     private final Map<Integer, Integer> missing = new HashMap<>();
     private final TreeSet<Integer> outstanding = new TreeSet<>();
+    private final Map<Integer, Long> goneSince = new HashMap<>(); // nanoTime a shard's task was first missed
+    private final Map<Integer, String> completed = new HashMap<>(); // how a task that completed (exit 0) ended
+    private final Duration resultsGrace;
     private final List<GraphResult> results = new ArrayList<>();
     private boolean cancelled;
     private String lastProgress;
 
     Array(SlurmClient client, SlurmSettings slurm, ShardTransport transport, Path run, ShardPlan plan,
         CacheStore store, CompilerIdentity identity) {
+      this(client, slurm, transport, run, plan, store, identity, RESULTS_GRACE);
+    }
+
+    /**
+     * {@code resultsGrace}: how long the results of a task that completed (exit 0, so it handed them back) may take
+     * to show on this host before the shard counts as failed.
+     */
+    Array(SlurmClient client, SlurmSettings slurm, ShardTransport transport, Path run, ShardPlan plan,
+        CacheStore store, CompilerIdentity identity, Duration resultsGrace) {
+      this.resultsGrace = resultsGrace;
       this.identity = identity;
       this.client = client;
       this.slurm = slurm;
@@ -478,6 +494,8 @@ public final class SlurmCompile {
           jobOf.put(s, job);
           attempts.merge(s, 1, Integer::sum);
           missing.remove(s);
+          goneSince.remove(s);
+          completed.remove(s);
         }
         if (cancelled) { // a shutdown came while sbatch ran: this job is cancelled too
           client.cancel(List.of(job));
@@ -531,13 +549,28 @@ public final class SlurmCompile {
             .filter(t -> t.index() == shard).findFirst();
         if (q.isPresent()) {
           missing.remove(shard);
+          goneSince.remove(shard);
           if (q.get().state().equals("PENDING")) {
             pending++;
           } else {
             running++;
           }
-        } else if (missing.merge(shard, 1, Integer::sum) >= 2) {
-          failed(shard, "its task ended without results: " + client.ended(jobOf.get(shard), shard), false);
+          continue;
+        }
+        goneSince.putIfAbsent(shard, System.nanoTime());
+        if (missing.merge(shard, 1, Integer::sum) < 2) {
+          continue;
+        }
+        // A task exits 0 only after it handed its results back: those are on their way (a shared file system may
+        // show another host's new files only after its attribute cache expires, up to a minute on NFS).
+        String how = completed.containsKey(shard) ? completed.get(shard) : client.ended(jobOf.get(shard), shard);
+        if (!how.startsWith("COMPLETED (exit 0:0")) {
+          failed(shard, "its task ended without results: " + how, false);
+        } else if (System.nanoTime() - goneSince.get(shard) < resultsGrace.toNanos()) {
+          completed.put(shard, how);
+        } else {
+          failed(shard, "its task " + how + " handed back results that did not show here within "
+              + SlurmClient.seconds(resultsGrace) + " (does --shared-dir show this host what the nodes write?)", false);
         }
       }
       int done = plan.nonEmpty().size() - outstanding.size();

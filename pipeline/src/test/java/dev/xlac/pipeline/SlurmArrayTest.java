@@ -184,4 +184,63 @@ class SlurmArrayTest {
     assertThat(thrown.get()).isInstanceOf(InterruptedException.class);
     assertThat(lines("cancelled")).containsExactly("100");
   }
+
+  /**
+   * A task that completed (exit 0, so it had handed back its results) whose results showed on the submitter's host
+   * only some polls later (a shared file system's attribute cache: up to a minute on NFS) was taken for one that
+   * ended without results after two polls: its shard was submitted again and compiled twice, and its results,
+   * named by the first attempt, were never read. Now they are waited for.
+   */
+  @Test
+  void aCompletedTasksResults_thatShowSomePollsLate_areWaitedFor_notResubmitted() throws Exception {
+    fakeSlurm();
+    script("squeue", "echo \"$*\" >>\"$S/squeue.log\"\n"); // the task left the queue at once
+    script("scontrol", "echo \"JobId=$4 JobState=COMPLETED Reason=None ExitCode=0:0\"\n");
+    Setup s = sent();
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    List<GraphResult> results = Collections.synchronizedList(new ArrayList<>());
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      Thread t = Thread.ofPlatform().start(() -> {
+        try {
+          results.addAll(new SlurmCompile.Array(new SlurmClient(Map.of("PATH", bin + ":" + System.getenv("PATH"))),
+              new SlurmSettings(1, List.of(), 3, tmp.resolve("shared"), List.of("true"), Map.of("PATH", bin + ":"
+              + System.getenv("PATH")), Duration.ofMillis(20), progress::add), new SharedDirectoryTransport(s.run(),
+              null, s.key().publicKey()), s.run(), s.plan(), store, FakeCompiler.IDENTITY, Duration.ofSeconds(60))
+              .run());
+        } catch (Throwable e) {
+          thrown.set(e);
+        }
+      });
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (lines("squeue.log").size() < 6 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      assertThat(lines("squeue.log")).as("polls before the results show").hasSizeGreaterThanOrEqualTo(6);
+      runTask(s, "100"); // the results show now
+      t.join(Duration.ofSeconds(30));
+      assertThat(t.isAlive()).isFalse();
+    }
+    assertThat(thrown.get()).isNull();
+    assertThat(results).hasSize(2).allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+    assertThat(lines("sbatch.log")).as("submitted once").hasSize(1);
+    assertThat(String.join("\n", progress)).doesNotContain("submitted again");
+  }
+
+  @Test
+  void aCompletedTasksResults_thatNeverShow_failTheAttemptAfterTheGrace_namingTheSharedDirectory() throws Exception {
+    fakeSlurm();
+    script("squeue", "echo \"$*\" >>\"$S/squeue.log\"\n");
+    script("scontrol", "echo \"JobId=$4 JobState=COMPLETED Reason=None ExitCode=0:0\"\n");
+    Setup s = sent();
+    Map<String, String> env = Map.of("PATH", bin + ":" + System.getenv("PATH"));
+    List<GraphResult> results;
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      results = new SlurmCompile.Array(new SlurmClient(env), new SlurmSettings(1, List.of(), 0, tmp.resolve("shared"),
+          List.of("true"), env, Duration.ofMillis(20), progress::add), new SharedDirectoryTransport(s.run(), null,
+          s.key().publicKey()), s.run(), s.plan(), store, FakeCompiler.IDENTITY, Duration.ofMillis(300)).run();
+    }
+    assertThat(results).hasSize(2).allSatisfy(g -> assertThat(g.error()).contains("its task COMPLETED (exit 0:0)"
+        + " handed back results that did not show here within 0.3 s (does --shared-dir show this host what the nodes"
+        + " write?)"));
+  }
 }
