@@ -94,6 +94,29 @@ class RemoteShardTransportTest {
         m -> {});
   }
 
+  private interface NodeTask {
+    void run(String node) throws Exception;
+  }
+
+  /** Runs {@code task} for each node on a thread of its own, all started at once; what they throw goes to errors. */
+  private static void atOnce(List<String> nodes, NodeTask task, List<Throwable> errors) throws InterruptedException {
+    java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(nodes.size());
+    List<Thread> threads = new ArrayList<>();
+    for (String node : nodes) {
+      threads.add(Thread.ofPlatform().start(() -> {
+        try {
+          start.await();
+          task.run(node);
+        } catch (Throwable t) {
+          errors.add(t);
+        }
+      }));
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+  }
+
   private ShardPlan sent(ShardTransport transport) throws Exception {
     try (CacheStore store = open(tmp.resolve("submitter"))) {
       SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
@@ -147,23 +170,9 @@ class RemoteShardTransportTest {
     try (RemoteTier tier = tier("concurrent")) {
       RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-5"), tier, m -> {});
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
-      java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
-      List<Thread> nodes = new ArrayList<>();
       List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
-      for (String node : List.of("node-7", "node-8")) {
-        nodes.add(Thread.ofPlatform().start(() -> {
-          try {
-            start.await();
-            ShardTask.run(nodeSetup(tmp.resolve(node), new FakeCompiler(false)), transport, shard.index(),
-                node.substring("node-".length()), tmp.resolve(node + ".bundle"));
-          } catch (Throwable t) {
-            errors.add(t);
-          }
-        }));
-      }
-      for (Thread t : nodes) {
-        t.join();
-      }
+      atOnce(List.of("node-7", "node-8"), node -> ShardTask.run(nodeSetup(tmp.resolve(node), new FakeCompiler(false)),
+          transport, shard.index(), node.substring("node-".length()), tmp.resolve(node + ".bundle")), errors);
       assertThat(errors).isEmpty();
       assertThat(tier.list(transport.resultsPrefix(shard.index()))).hasSize(2);
       assertThat(tier.list("v1/artifacts/")).hasSize(shard.items().size());
@@ -200,23 +209,13 @@ class RemoteShardTransportTest {
         assertThatThrownBy(() -> probe.list("v1/")).as("these credentials cannot list")
             .hasMessageContaining("403 AccessDenied");
       }
-      java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
-      List<Thread> nodes = new ArrayList<>();
-      for (String node : List.of("node-17", "node-18")) {
-        nodes.add(Thread.ofPlatform().start(() -> {
-          try (RemoteTier tier = tier("nolist")) { // each task opens its own, as on its node
-            RemoteShardTransport transport = new RemoteShardTransport(run, tier, m -> errors.add(new Exception(m)));
-            start.await();
-            ShardTask.run(nodeSetup(tmp.resolve(node), new FakeCompiler(false)), transport, shard.index(),
-                node.substring("node-".length()), tmp.resolve(node + ".bundle"));
-          } catch (Throwable t) {
-            errors.add(t);
-          }
-        }));
-      }
-      for (Thread t : nodes) {
-        t.join();
-      }
+      atOnce(List.of("node-17", "node-18"), node -> {
+        try (RemoteTier tier = tier("nolist")) { // each task opens its own, as on its node
+          ShardTask.run(nodeSetup(tmp.resolve(node), new FakeCompiler(false)), new RemoteShardTransport(run, tier,
+              m -> errors.add(new Exception(m))), shard.index(), node.substring("node-".length()),
+              tmp.resolve(node + ".bundle"));
+        }
+      }, errors);
     } finally {
       System.setProperty("aws.accessKeyId", saved);
     }

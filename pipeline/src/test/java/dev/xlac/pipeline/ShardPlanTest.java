@@ -173,13 +173,7 @@ class ShardPlanTest {
   @Test
   void costs_readTheCompileTimesTheCacheRemembers_ofAnyCompiler() throws Exception {
     try (CacheStore store = CacheStore.open(tmp.resolve("cache"), CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {})) {
-      SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
-      for (int i = 0; i < 3; i++) {
-        LoadedModule m = new HloModuleReader().read(TestModules.writeDump(tmp.resolve("d"),
-            "m" + i + ".before_optimizations.hlo.pb", TestModules.mulAdd(1.5f + i, 1, "_" + i, 10)));
-        store.putGraph(m);
-        graphs.put(m.fingerprint(), m.moduleName());
-      }
+      SequencedMap<GraphFingerprint, String> graphs = putGraphs(store, 3);
       List<GraphFingerprint> fps = new ArrayList<>(graphs.keySet());
       CompilerIdentity other = new CompilerIdentity("fake", "0.9", "cpu", List.of(), Map.of());
       store.putArtifact(new ArtifactKey(fps.get(0), other), new byte[] {1}, new CompileInfo(Duration.ofMillis(900), ""));
@@ -197,13 +191,7 @@ class ShardPlanTest {
   void costs_ofRecordedRequests_areTheirProgramSize_pricedAsGraphsWithoutATime_andThePlanIgnoresInputOrder()
       throws Exception {
     try (CacheStore store = CacheStore.open(tmp.resolve("cache"), CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {})) {
-      SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
-      for (int i = 0; i < 2; i++) {
-        LoadedModule m = new HloModuleReader().read(TestModules.writeDump(tmp.resolve("d"),
-            "m" + i + ".before_optimizations.hlo.pb", TestModules.mulAdd(1.5f + i, 1, "_" + i, 10)));
-        store.putGraph(m);
-        graphs.put(m.fingerprint(), m.moduleName());
-      }
+      SequencedMap<GraphFingerprint, String> graphs = putGraphs(store, 2);
       List<GraphFingerprint> fps = new ArrayList<>(graphs.keySet());
       CompilerIdentity other = new CompilerIdentity("fake", "0.9", "cpu", List.of(), Map.of());
       store.putArtifact(new ArtifactKey(fps.get(0), other), new byte[] {1}, new CompileInfo(Duration.ofMillis(800), ""));
@@ -229,5 +217,17 @@ class ShardPlanTest {
       assertThat(ShardPlan.plan(shuffled, 3)).isEqualTo(plan);
       assertThat(plan.imbalance()).isLessThan(4.0 / 3);
     }
+  }
+
+  /** {@code n} small graphs put in {@code store}, in the order put. */
+  private SequencedMap<GraphFingerprint, String> putGraphs(CacheStore store, int n) throws Exception {
+    SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      LoadedModule m = new HloModuleReader().read(TestModules.writeDump(tmp.resolve("d"),
+          "m" + i + ".before_optimizations.hlo.pb", TestModules.mulAdd(1.5f + i, 1, "_" + i, 10)));
+      store.putGraph(m);
+      graphs.put(m.fingerprint(), m.moduleName());
+    }
+    return graphs;
   }
 }

@@ -46,19 +46,12 @@ class SlurmRunTest {
   @TempDir
   Path tmp;
 
-  private Path state;
-  private Path bin;
+  private StandInSlurm slurm;
   private final List<String> progress = Collections.synchronizedList(new ArrayList<>());
 
-  private static CacheStore open(Path dir) throws InterruptedException {
-    return CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {});
-  }
-
   private void standInSlurm() throws Exception {
-    state = Files.createDirectories(tmp.resolve("state"));
-    bin = Files.createDirectories(tmp.resolve("bin"));
-    Files.writeString(state.resolve("next"), "100\n");
-    script("sbatch", """
+    slurm = StandInSlurm.create(tmp);
+    slurm.script("sbatch", """
         echo "$*" >>"$S/sbatch.log"
         n=$(cat "$S/next"); echo $((n + 1)) >"$S/next"
         for a; do case "$a" in --array=*) arr=${a#--array=};; --output=*) out=${a#--output=};; esac; script=$a; done
@@ -82,19 +75,13 @@ class SlurmRunTest {
         fi
         echo "$n"
         """);
-    script("squeue", "exit 0\n");
-    script("scontrol", """
+    slurm.script("squeue", "exit 0\n");
+    slurm.script("scontrol", """
         e=$(cat "$S/exit.$4")
         if [ "$e" = 0 ]; then echo "JobId=$4 JobState=COMPLETED ExitCode=0:0"
         else echo "JobId=$4 JobState=FAILED Reason=NonZeroExitCode ExitCode=$e:0"; fi
         """);
-    script("scancel", "for a; do echo \"$a\" >>\"$S/cancelled\"; done\n");
-  }
-
-  private void script(String name, String body) throws Exception {
-    Path f = bin.resolve(name);
-    Files.writeString(f, "#!/bin/sh\nS='" + state + "'\n" + body);
-    Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rwxr-xr-x"));
+    slurm.script("scancel", "for a; do echo \"$a\" >>\"$S/cancelled\"; done\n");
   }
 
   private static RecordedRequest recorded(String program, String identity) {
@@ -104,6 +91,10 @@ class SlurmRunTest {
     byte[] id = identity.getBytes(StandardCharsets.UTF_8);
     return new RecordedRequest(RequestKey.of(format, code, options, id), format, code, options, identity,
         new byte[] {7}, 1000);
+  }
+
+  private static CacheStore open(Path dir) throws InterruptedException {
+    return CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {});
   }
 
   /** The key the proxy computes when a run sends {@code r}'s program to the fake plugin. */
@@ -131,7 +122,7 @@ class SlurmRunTest {
 
   private CompileResult compile(Path cache, int retries, Map<String, String> extraEnv) throws Exception {
     Map<String, String> env = new HashMap<>(extraEnv);
-    env.put("PATH", bin + ":" + System.getenv("PATH"));
+    env.put("PATH", slurm.path());
     env.put("TMPDIR", Files.createDirectories(tmp.resolve("node-tmp")).toString());
     List<String> task = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--enable-native-access=ALL-UNNAMED", "-cp",
@@ -142,11 +133,6 @@ class SlurmRunTest {
         FakeCompiler.PJRT_IDENTITY).factory()), new SchedulerSettings(2, 0, 0), false, RunListener.NONE,
         () -> Long.MAX_VALUE);
     return SlurmCompile.paths(setup, slurm, List.of());
-  }
-
-  private List<String> lines(String file) throws Exception {
-    Path f = state.resolve(file);
-    return Files.exists(f) ? Files.readAllLines(f) : List.of();
   }
 
   private void assertRuntimeEntriesCameBack(Path cache) throws Exception {
@@ -174,7 +160,7 @@ class SlurmRunTest {
     assertThat(r.report().summaryLines().getFirst())
         .isEqualTo("2 graphs and 3 recorded requests: 5 compiled, 0 cached, 0 failed");
     assertThat(r.exitCode()).isEqualTo(ExitCode.OK);
-    assertThat(lines("sbatch.log")).singleElement().asString().contains("--array=0-2");
+    assertThat(slurm.lines("sbatch.log")).singleElement().asString().contains("--array=0-2");
     assertThat(r.report().graphs()).filteredOn(g -> g.fingerprint() instanceof RequestKey).extracting(
         GraphResult::fingerprint).containsExactlyInAnyOrderElementsOf(recorded.stream().map(SlurmRunTest::forFake)
         .distinct().toList());
@@ -183,7 +169,7 @@ class SlurmRunTest {
     CompileResult again = compile(cache, 1, Map.of());
     assertThat(again.report().summaryLines().getFirst())
         .isEqualTo("2 graphs and 3 recorded requests: 0 compiled, 5 cached, 0 failed");
-    assertThat(lines("sbatch.log")).as("nothing left to submit").hasSize(1);
+    assertThat(slurm.lines("sbatch.log")).as("nothing left to submit").hasSize(1);
   }
 
   private interface WithRemote {
@@ -253,7 +239,7 @@ class SlurmRunTest {
   void theRemoteFailingOnTheSubmitter_endsTheRunWithExit3AndCancelsItsJobs_insteadOfResubmittingEveryShard()
       throws Exception {
     withRemote((weed, cache) -> {
-      Files.writeString(state.resolve("pause-after-tasks"), "");
+      Files.writeString(slurm.state().resolve("pause-after-tasks"), "");
       java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
       Thread submitter = Thread.ofPlatform().start(() -> {
         try {
@@ -263,12 +249,12 @@ class SlurmRunTest {
         }
       });
       long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-      while (!Files.exists(state.resolve("tasks-done")) && System.nanoTime() < deadline) {
+      while (!Files.exists(slurm.state().resolve("tasks-done")) && System.nanoTime() < deadline) {
         Thread.sleep(20);
       }
-      assertThat(state.resolve("tasks-done")).as("the tasks ran and pushed").exists();
+      assertThat(slurm.state().resolve("tasks-done")).as("the tasks ran and pushed").exists();
       weed.close(); // the remote goes away before the submitter takes anything in
-      Files.writeString(state.resolve("resume"), "");
+      Files.writeString(slurm.state().resolve("resume"), "");
       submitter.join(Duration.ofSeconds(120));
       assertThat(submitter.isAlive()).isFalse();
       assertThat(thrown.get()).isInstanceOfSatisfying(dev.xlac.core.XlacException.class, e -> {
@@ -276,8 +262,8 @@ class SlurmRunTest {
         assertThat(e.getMessage()).startsWith("remote s3://xlac-requests/p ").contains("cannot connect")
             .doesNotContain("\n");
       });
-      assertThat(lines("sbatch.log")).as("no shard submitted again").hasSize(1);
-      assertThat(lines("cancelled")).as("the run's job cancelled").containsExactly("100");
+      assertThat(slurm.lines("sbatch.log")).as("no shard submitted again").hasSize(1);
+      assertThat(slurm.lines("cancelled")).as("the run's job cancelled").containsExactly("100");
     });
   }
 
@@ -296,7 +282,7 @@ class SlurmRunTest {
       CompileResult r = compile(cache, 1, weed.environment());
       assertThat(r.report().summaryLines().getFirst())
           .isEqualTo("2 graphs and 3 recorded requests: 5 compiled, 0 cached, 0 failed");
-      assertThat(lines("sbatch.log")).hasSize(1);
+      assertThat(slurm.lines("sbatch.log")).hasSize(1);
       assertThat(String.join("\n", progress)).contains("require-signed on").doesNotContain("(results through s3://");
       assertRuntimeEntriesCameBack(cache);
     });
@@ -316,7 +302,7 @@ class SlurmRunTest {
         probe.toString()).redirectErrorStream(true).start();
     String why = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
     assumeTrue(p.waitFor() == 0, "cannot mount a small tmpfs in a user namespace here: " + why);
-    Files.writeString(state.resolve("full-disk"), "");
+    Files.writeString(slurm.state().resolve("full-disk"), "");
     Path cache = submitterCache();
     CompileResult r = compile(cache, 1, Map.of());
     assertThat(r.exitCode()).isEqualTo(ExitCode.WORK_FAILED);
@@ -326,7 +312,7 @@ class SlurmRunTest {
         assertThat(l).containsPattern("the Slurm task of shard \\d failed 2 times \\(its task ended without results:"
             + " FAILED \\(exit 3:0, NonZeroExitCode\\); its log ends: xlac: shard \\d: the node-local cache in \\S+ is on a full disk \\(.*No space left on device.*\\); free space"
             + " there, or give the tasks a TMPDIR with room"));
-    assertThat(lines("sbatch.log")).as("the array, then each of its 3 shards once again").hasSize(4);
+    assertThat(slurm.lines("sbatch.log")).as("the array, then each of its 3 shards once again").hasSize(4);
     assertThat(String.join("\n", progress)).contains("submitted again as job");
     try (Stream<Path> logs = Files.list(tmp.resolve("shared")).flatMap(run -> {
       try {
