@@ -324,6 +324,14 @@ public final class SlurmCompile {
       }
     }
     transport.importResults(store, back, lines, identity);
+    // The lines and what came with them must agree: a task that Slurm requeued under the same job id may have
+    // replaced the bundle after its lines were read, and a line that says compiled must not outlive its artifact.
+    for (GraphResult g : lines) {
+      if (g.status() == GraphResult.Status.COMPILED && !storedCompiled(store, g.fingerprint(), identity)) {
+        throw XlacException.environment("shard " + shard.index() + "'s results say " + g.fingerprint().describe(
+            g.moduleName()) + " compiled, but what came with them (" + transport.describe() + ") does not hold it");
+      }
+    }
     Map<dev.xlac.core.ProgramKey, GraphResult> byGraph = new HashMap<>();
     lines.forEach(g -> byGraph.put(g.fingerprint(), g));
     List<GraphResult> out = new ArrayList<>();
@@ -333,6 +341,16 @@ public final class SlurmCompile {
           + "'s task did not report it"));
     }
     return out;
+  }
+
+  /** Whether {@code store} holds what a compiled graph (its artifact for {@code identity}) or request left. */
+  private static boolean storedCompiled(CacheStore store, dev.xlac.core.ProgramKey key, CompilerIdentity identity) {
+    return switch (key) {
+      case GraphFingerprint fp -> store.artifactInfo(new dev.xlac.cache.ArtifactKey(fp, identity))
+          .filter(a -> a.status() == dev.xlac.cache.EntryStatus.COMPILED).isPresent();
+      case RequestKey r -> store.requestInfo(r).isPresent();
+      default -> false;
+    };
   }
 
   /** How long the results of a task that completed may take to show on the submitter's host. */

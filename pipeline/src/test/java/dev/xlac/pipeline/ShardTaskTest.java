@@ -139,6 +139,32 @@ class ShardTaskTest {
   }
 
   /**
+   * A bundle that does not hold what its lines say compiled (a task Slurm requeued under the same job id replaced it
+   * after a first run wrote the lines; or any bundle that lost an artifact on the way) was imported as good: the run
+   * reported the graphs compiled while the cache had no artifact for them. Now the results are refused (the shard
+   * is then submitted again).
+   */
+  @Test
+  void resultLinesSayingCompiled_whoseBundleLacksTheArtifacts_areRefused_notReportedAsCompiled() throws Exception {
+    SharedDirectoryTransport transport = new SharedDirectoryTransport(tmp.resolve("shared/run-1"));
+    ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
+    BundleSigningKey key = runKey(tmp.resolve("shared/run-1"));
+    ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), task(transport, key), shard.index(), "7",
+        tmp.resolve("node.bundle"));
+    SharedDirectoryTransport submitter = submitter(transport, key);
+    ShardTransport.Results back = submitter.receiveResults(shard.index(), "7").orElseThrow();
+    try (CacheStore empty = open(tmp.resolve("requeued-node"))) { // its second run: nothing compiled yet
+      empty.exportBundle(back.bundle(), dev.xlac.cache.ExportRequest.all().signedBy(key));
+    }
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      assertThatThrownBy(() -> SlurmCompile.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
+          .isInstanceOfSatisfying(XlacException.class, e -> assertThat(e.getMessage()).startsWith("shard "
+              + shard.index() + "'s results say ").contains(" compiled, but what came with them (")
+              .endsWith(") does not hold it"));
+    }
+  }
+
+  /**
    * Regression: results that could not be imported stayed in the shared directory, so the next poll read them again
    * and spent the shard's retries on the same damaged bundle before its resubmitted task could write new ones.
    */
