@@ -504,7 +504,8 @@ public final class SlurmCompile {
       if (shards.size() > 1 && shards.getLast() - shards.getFirst() == shards.size() - 1) {
         indices = shards.getFirst() + "-" + shards.getLast();
       }
-      String job = client.submit(indices, slurm.sbatchArgs(), run.resolve("logs"), run.resolve("task.sh"));
+      String job = client.submit(indices, slurm.sbatchArgs(), run.resolve("logs"), run.resolve("task.sh"),
+          "xlac:" + run.getFileName());
       synchronized (this) {
         jobs.add(job);
         for (int s : shards) {

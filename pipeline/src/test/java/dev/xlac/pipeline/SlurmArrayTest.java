@@ -230,4 +230,37 @@ class SlurmArrayTest {
         + " handed back results that did not show here within 0.3 s (does --shared-dir show this host what the nodes"
         + " write?)"));
   }
+
+  /**
+   * An sbatch that did not answer within the limit was killed and the run ended with exit 3, but sbatch may have
+   * queued the array meanwhile: that job, whose id the run never learnt, was left to run. Now the run's jobs are
+   * marked with its own comment, and such a job is found by it and cancelled.
+   */
+  @Test
+  void anSbatchThatTimesOutAfterQueueingTheArray_leavesNoJobBehind() throws Exception {
+    fakeSlurm();
+    slurm.script("sbatch", """
+        echo "$*" >>"$S/sbatch.log"
+        for a; do case "$a" in --comment=*) c=${a#--comment=};; esac; done
+        echo "100 $c" >>"$S/queued"
+        sleep 5
+        echo 100
+        """);
+    slurm.script("squeue", """
+        echo "$*" >>"$S/squeue.log"
+        touch "$S/cancelled"; [ "$1" = --me ] && grep -v -x -F -f "$S/cancelled" "$S/queued" | sed 's/^/ /'
+        exit 0
+        """);
+    Setup s = sent();
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      SlurmCompile.Array array = array(s, store, Duration.ofMillis(500));
+      assertThatThrownBy(array::run).isInstanceOfSatisfying(XlacException.class, e -> {
+        assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
+        assertThat(e.getMessage()).isEqualTo("sbatch did not answer within 0.5 s; is slurmctld up?; the 1 job it"
+            + " queued meanwhile was cancelled");
+      });
+    }
+    assertThat(slurm.lines("sbatch.log")).singleElement().asString().contains("--comment=xlac:run-1");
+    assertThat(slurm.lines("cancelled")).containsExactly("100");
+  }
 }
