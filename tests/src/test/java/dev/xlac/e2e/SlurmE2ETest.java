@@ -34,7 +34,9 @@ import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
  * compiles each graph exactly once, on some shard, and its results come back through the remote (the objects are in
  * the bucket, no bundle went through the shared directory); another cache with the same remote reads every graph
  * through and submits nothing; the cache then holds an artifact of each (a local run is all cached) and
- * {@code xlac run} serves every compile. Through the shared directory (no remote): a task killed
+ * {@code xlac run} serves every compile. Recorded requests compiled for a second plugin over 2 shards come back as
+ * runtime entries, and {@code xlac run} with that plugin is all hits. Through the shared directory (no remote): a task
+ * killed
  * with SIGKILL is submitted again; SIGTERM to xlac cancels the array; no sbatch on PATH is one line and exit 3.
  */
 class SlurmE2ETest {
