@@ -127,7 +127,7 @@ class SlurmRunTest {
     List<String> task = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "--enable-native-access=ALL-UNNAMED", "-cp",
         System.getProperty("java.class.path"), ShardTaskMain.class.getName());
-    SlurmSettings slurm = new SlurmSettings(3, List.of(), retries, tmp.resolve("shared"), task, env,
+    SlurmSettings slurm = new SlurmSettings(2, List.of(), retries, tmp.resolve("shared"), task, env,
         Duration.ofMillis(20), progress::add);
     CompileSetup setup = new CompileSetup(() -> open(cache), new DriverSource.Given(new FakeCompiler(false,
         FakeCompiler.PJRT_IDENTITY).factory()), new SchedulerSettings(2, 0, 0), false, RunListener.NONE,
@@ -160,7 +160,7 @@ class SlurmRunTest {
     assertThat(r.report().summaryLines().getFirst())
         .isEqualTo("2 graphs and 3 recorded requests: 5 compiled, 0 cached, 0 failed");
     assertThat(r.exitCode()).isEqualTo(ExitCode.OK);
-    assertThat(slurm.lines("sbatch.log")).singleElement().asString().contains("--array=0-2");
+    assertThat(slurm.lines("sbatch.log")).singleElement().asString().contains("--array=0-1");
     assertThat(r.report().graphs()).filteredOn(g -> g.fingerprint() instanceof RequestKey).extracting(
         GraphResult::fingerprint).containsExactlyInAnyOrderElementsOf(recorded.stream().map(SlurmRunTest::forFake)
         .distinct().toList());
@@ -172,6 +172,20 @@ class SlurmRunTest {
     assertThat(slurm.lines("sbatch.log")).as("nothing left to submit").hasSize(1);
   }
 
+  /** One SeaweedFS server for the tests that leave it running, each under a prefix of its own. */
+  @TempDir
+  static Path sharedWeedDir;
+  private static SeaweedServer shared;
+  private static final java.util.concurrent.atomic.AtomicInteger PREFIXES = new java.util.concurrent.atomic.AtomicInteger();
+  private String prefix;
+
+  @org.junit.jupiter.api.AfterAll
+  static void stopSharedServer() throws InterruptedException {
+    if (shared != null) {
+      shared.close();
+    }
+  }
+
   private interface WithRemote {
     void run(SeaweedServer weed, Path cache) throws Exception;
   }
@@ -180,7 +194,7 @@ class SlurmRunTest {
    * A SeaweedFS server, the submitter's cache (as {@link #submitterCache}) with a remote tier on it, and its
    * credentials where the submitter's AWS client finds them (system properties) and the tasks' do (their environment).
    */
-  private void withRemote(WithRemote body) throws Exception {
+  private void withRemote(boolean own, WithRemote body) throws Exception {
     String why = SeaweedServer.unavailableReason();
     assumeTrue(why == null, why);
     standInSlurm();
@@ -190,9 +204,17 @@ class SlurmRunTest {
     for (int i = 0; i < 3; i++) {
       saved[i] = System.getProperty(names[i]);
     }
-    try (SeaweedServer weed = SeaweedServer.start(tmp.resolve("weed"), "xlac-requests")) {
+    synchronized (SlurmRunTest.class) {
+      if (!own && shared == null) {
+        shared = SeaweedServer.start(sharedWeedDir, "xlac-requests");
+      }
+    }
+    prefix = "p" + PREFIXES.incrementAndGet();
+    try (SeaweedServer mine = own ? SeaweedServer.start(tmp.resolve("weed"), "xlac-requests") : null) {
+      SeaweedServer weed = own ? mine : shared;
       try (CacheStore store = open(cache)) {
-        store.setRemoteSetting(java.util.Optional.of(RemoteSetting.parse("s3://xlac-requests/p", weed.endpoint())));
+        store.setRemoteSetting(java.util.Optional.of(RemoteSetting.parse("s3://xlac-requests/" + prefix,
+            weed.endpoint())));
       }
       System.setProperty(names[0], weed.accessKey());
       System.setProperty(names[1], weed.secretKey());
@@ -211,15 +233,15 @@ class SlurmRunTest {
 
   @Test
   void recordedRequests_comeBackThroughTheRemoteTier_asRuntimeEntriesPushedByTheTasks() throws Exception {
-    withRemote((weed, cache) -> {
+    withRemote(false, (weed, cache) -> {
       CompileResult r = compile(cache, 1, weed.environment()); // the tasks' credentials, as sbatch passes them on
       assertThat(r.report().summaryLines().getFirst())
           .isEqualTo("2 graphs and 3 recorded requests: 5 compiled, 0 cached, 0 failed");
-      assertThat(String.join("\n", progress)).contains("(results through s3://xlac-requests/p)");
+      assertThat(String.join("\n", progress)).contains("(results through s3://xlac-requests/" + prefix + ")");
       try (S3Client s3 = weed.client()) {
         List<String> runtime = new ArrayList<>();
         s3.listObjectsV2Paginator(ListObjectsV2Request.builder().bucket("xlac-requests")
-            .prefix("p/" + RemoteObjects.Kind.RUNTIME.keyPrefix()).build()).forEach(p -> p.contents()
+            .prefix(prefix + "/" + RemoteObjects.Kind.RUNTIME.keyPrefix()).build()).forEach(p -> p.contents()
             .forEach(o -> runtime.add(o.key())));
         assertThat(runtime).as("the tasks pushed the runtime entries they compiled").hasSize(3);
       }
@@ -238,7 +260,7 @@ class SlurmRunTest {
   @Test
   void theRemoteFailingOnTheSubmitter_endsTheRunWithExit3AndCancelsItsJobs_insteadOfResubmittingEveryShard()
       throws Exception {
-    withRemote((weed, cache) -> {
+    withRemote(true, (weed, cache) -> { // it stops its server
       Files.writeString(slurm.state().resolve("pause-after-tasks"), "");
       java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
       Thread submitter = Thread.ofPlatform().start(() -> {
@@ -259,7 +281,7 @@ class SlurmRunTest {
       assertThat(submitter.isAlive()).isFalse();
       assertThat(thrown.get()).isInstanceOfSatisfying(dev.xlac.core.XlacException.class, e -> {
         assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
-        assertThat(e.getMessage()).startsWith("remote s3://xlac-requests/p ").contains("cannot connect")
+        assertThat(e.getMessage()).startsWith("remote s3://xlac-requests/" + prefix + " ").contains("cannot connect")
             .doesNotContain("\n");
       });
       assertThat(slurm.lines("sbatch.log")).as("no shard submitted again").hasSize(1);
@@ -275,7 +297,7 @@ class SlurmRunTest {
   @Test
   void aCacheWithRequireSignedOn_takesTheShardsResultsAsRunSignedBundles_notAsUnsignedRemoteObjects()
       throws Exception {
-    withRemote((weed, cache) -> {
+    withRemote(false, (weed, cache) -> {
       try (CacheStore store = open(cache)) {
         store.setRequireSigned(true);
       }
@@ -312,7 +334,7 @@ class SlurmRunTest {
         assertThat(l).containsPattern("the Slurm task of shard \\d failed 2 times \\(its task ended without results:"
             + " FAILED \\(exit 3:0, NonZeroExitCode\\); its log ends: xlac: shard \\d: the node-local cache in \\S+ is on a full disk \\(.*No space left on device.*\\); free space"
             + " there, or give the tasks a TMPDIR with room"));
-    assertThat(slurm.lines("sbatch.log")).as("the array, then each of its 3 shards once again").hasSize(4);
+    assertThat(slurm.lines("sbatch.log")).as("the array, then each of its 2 shards once again").hasSize(3);
     assertThat(String.join("\n", progress)).contains("submitted again as job");
     try (Stream<Path> logs = Files.list(tmp.resolve("shared")).flatMap(run -> {
       try {
