@@ -117,10 +117,7 @@ final class CacheResults implements ResultSink {
 
   /** The program the framework sends the run's plugin, from the recorded request. */
   private byte[] program(CompileWork.Request r) {
-    RecordedRequest recorded = store.readRequestWithoutExecutable(r.recorded()).orElseThrow(
-        () -> new IllegalStateException("its recorded request " + r.recorded().text()
-            + " is missing or damaged in the cache; run 'xlac cache verify'"));
-    return StablehloTarget.forPlugin(r.format(), recorded.program(), recorded.identityText(), r.identityText());
+    return RecordedRequests.program(store, r);
   }
 
   @Override

@@ -53,11 +53,28 @@ public final class CompileRuns {
    */
   static CompileResult inOrder(CompileSetup setup, SequencedMap<GraphFingerprint, String> graphs)
       throws InterruptedException {
-    return fixedList(setup, List.of(), graphs);
+    return inOrder(setup, graphs, List.of());
+  }
+
+  /**
+   * As {@link #inOrder(CompileSetup, SequencedMap)}, then the recorded requests a Slurm shard carries (each with its
+   * program, keyed for the submitter's plugin). One keyed for a plugin identity other than this compiler's (another
+   * plugin file or other XLA_FLAGS on this node) is not compiled: its entry would be keyed for a plugin that did
+   * not build it.
+   */
+  static CompileResult inOrder(CompileSetup setup, SequencedMap<GraphFingerprint, String> graphs,
+      List<CompileWork.Request> carried) throws InterruptedException {
+    return fixedList(setup, List.of(), graphs, carried);
   }
 
   private static CompileResult fixedList(CompileSetup setup, List<Path> paths,
       SequencedMap<GraphFingerprint, String> ordered) throws InterruptedException {
+    return fixedList(setup, paths, ordered, List.of());
+  }
+
+  private static CompileResult fixedList(CompileSetup setup, List<Path> paths,
+      SequencedMap<GraphFingerprint, String> ordered, List<CompileWork.Request> carried)
+      throws InterruptedException {
     RunListener listener = setup.listener();
     // With PATHs, compiles are almost always needed: the first worker starts now, while the cache
     // opens and the PATHs are read. Without, a run where everything is cached starts none.
@@ -67,7 +84,7 @@ public final class CompileRuns {
         RemoteSession remote = RemoteSession.open(store, setup.remote(), listener::notice)) {
       // A Slurm shard compiles its graphs only; recorded requests are the cache's own work.
       List<RequestInfo> recorded = paths.isEmpty() && ordered == null ? store.requests() : List.of();
-      RunDrivers prepared = withRequests(early.open(), recorded, store);
+      RunDrivers prepared = withRequests(early.open(), !recorded.isEmpty() || !carried.isEmpty(), store);
       DriverFactory drivers = prepared.factory(); // closed by the feed once started, else by the probe
       try (CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener,
           setup.memory(), remote)) {
@@ -95,12 +112,24 @@ public final class CompileRuns {
           if (prepared.identityText() != null) {
             work.addAll(RecordedRequests.plan(store, recorded, prepared.identityText()));
           }
+          List<GraphResult> foreign = new ArrayList<>();
+          for (CompileWork.Request r : carried) {
+            if (r.identityText().equals(prepared.identityText())) {
+              work.add(r);
+            } else {
+              foreign.add(new GraphResult(r.key(), r.name(), GraphResult.Status.NOT_RUN, java.time.Duration.ZERO, 0,
+                  null, "not compiled: " + (prepared.identityText() == null ? "this compiler is not a PJRT plugin"
+                  : "it is keyed for a plugin identity other than this node's (another plugin file, or other"
+                  + " XLA_FLAGS or LIBTPU_INIT_ARGS, than the submitter's)")));
+            }
+          }
           List<GraphResult> results;
           // Ctrl-C: stop the compiles, keep what is stored, and let this thread close the cache.
           try (ShutdownCancel interrupt = new ShutdownCancel()) {
             interrupt.cancels(feed::cancel);
-            results = feed.offerAll(work);
+            results = new ArrayList<>(feed.offerAll(work));
           }
+          results.addAll(foreign);
           RunReport report = finishRun(results, start, setup).withRemote(remote.finish()); // uploads drained
           WhyNew.Summary whyNew = WhyNew.explain(store, added); // after the report's wall time, as one-shot
           return new CompileResult(report.withReasons(whyNew), inputs, whyNew);
@@ -121,8 +150,8 @@ public final class CompileRuns {
    * plugin identity text their keys for this plugin need comes from it (the driver then compiles the first job).
    * Another compiler (neuronx-cc) compiles graphs only. On a failure the factory is closed.
    */
-  private static RunDrivers withRequests(DriverFactory drivers, List<RequestInfo> recorded, CacheStore store) {
-    if (recorded.isEmpty()) {
+  private static RunDrivers withRequests(DriverFactory drivers, boolean requests, CacheStore store) {
+    if (!requests) {
       return new RunDrivers(drivers, null);
     }
     CompilerDriver first;

@@ -28,7 +28,9 @@ sealed interface CompileWork permits CompileWork.Graph, CompileWork.Request {
    * @param format the PJRT program format
    * @param options the serialized {@code CompileOptionsProto} as the framework passed it
    * @param identityText the run's plugin identity text (part of {@code key})
+   * @param program the program as the run's plugin gets it, when it travelled with the request (a Slurm shard's
+   *     node, whose cache does not hold the recorded request); null: read from the cache under {@code recorded}
    */
   record Request(RequestKey key, RequestKey recorded, String name, String format, byte[] options,
-      String identityText) implements CompileWork {}
+      String identityText, byte[] program) implements CompileWork {}
 }

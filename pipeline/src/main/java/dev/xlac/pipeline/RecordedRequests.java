@@ -51,9 +51,24 @@ final class RecordedRequests {
       byte[] program = StablehloTarget.forPlugin(format, q.program(), q.identityText(), identityText);
       RequestKey key = RequestKey.of(q.format(), program, q.options(), identity);
       work.putIfAbsent(key, new CompileWork.Request(key, q.key(), format + " request", format, q.options(),
-          identityText));
+          identityText, null));
     }
     return new ArrayList<>(work.values());
+  }
+
+  /**
+   * The program {@code r} sends the run's plugin: the one it carries, else its recorded program from {@code store}
+   * as this plugin gets it ({@link StablehloTarget}); an IllegalStateException when the recorded request is missing
+   * or damaged.
+   */
+  static byte[] program(CacheStore store, CompileWork.Request r) {
+    if (r.program() != null) {
+      return r.program();
+    }
+    RecordedRequest recorded = store.readRequestWithoutExecutable(r.recorded()).orElseThrow(
+        () -> new IllegalStateException("its recorded request " + r.recorded().text()
+            + " is missing or damaged in the cache; run 'xlac cache verify'"));
+    return StablehloTarget.forPlugin(r.format(), recorded.program(), recorded.identityText(), r.identityText());
   }
 
   /**

@@ -11,6 +11,7 @@ import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.runtime.RequestKey;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -25,8 +26,8 @@ import java.util.function.Consumer;
 /**
  * A {@link ShardTransport} whose results travel through the cache's S3 tier ({@code xlac cache config remote}):
  * each task pushes the graphs it compiled and their artifacts from its node-local cache with the conditional puts of
- * {@link RemoteSync#push} (so a graph another node or an earlier attempt wrote costs nothing and nothing is
- * overwritten), then writes a small result manifest, and the submitter pulls the artifacts the manifest names
+ * {@link RemoteSync#pushProduced}, which lists nothing (so a graph another node or an earlier attempt wrote costs one
+ * 412 and nothing is overwritten), then writes a small result manifest, and the submitter pulls the artifacts the manifest names
  * ({@link RemoteSync#pullArtifacts}, each checked before it is stored) and records the failures it names. The
  * shards' inputs, the batch script and the tasks' logs still go through the run directory ({@link
  * SharedDirectoryTransport}); no bundle is written.
@@ -89,8 +90,8 @@ public final class RemoteShardTransport implements ShardTransport {
   }
 
   @Override
-  public void sendInputs(ShardPlan plan, CacheStore store) throws IOException {
-    inputs.sendInputs(plan, store);
+  public void sendInputs(ShardPlan plan, CacheStore store, RequestSource requests) throws IOException {
+    inputs.sendInputs(plan, store, requests);
   }
 
   @Override
@@ -99,18 +100,29 @@ public final class RemoteShardTransport implements ShardTransport {
   }
 
   @Override
+  public List<RequestInput> receiveRequests(int shard) throws IOException {
+    return inputs.receiveRequests(shard);
+  }
+
+  @Override
   public void sendResults(int shard, String attempt, CacheStore node, Path scratch, List<String> lines)
       throws IOException, InterruptedException {
     String name = attemptName(attempt);
     List<GraphFingerprint> compiled = new ArrayList<>();
+    List<RequestKey> entries = new ArrayList<>();
     for (String line : lines) {
       GraphResult g = ShardTask.parseLine(line);
-      if (g.status() == GraphResult.Status.COMPILED && g.fingerprint() instanceof GraphFingerprint fp) {
-        compiled.add(fp);
+      if (g.status() == GraphResult.Status.COMPILED) {
+        switch (g.fingerprint()) {
+          case GraphFingerprint fp -> compiled.add(fp);
+          case RequestKey key -> entries.add(key);
+          default -> throw new IllegalArgumentException("a shard result names " + g.fingerprint().value());
+        }
       }
     }
-    if (!compiled.isEmpty()) {
-      RemoteStats pushed = RemoteSync.push(node, tier, compiled, problems);
+    if (!compiled.isEmpty() || !entries.isEmpty()) {
+      // What this task compiled, and nothing else: no listing of the bucket (it may hold millions of objects).
+      RemoteStats pushed = RemoteSync.pushProduced(node, tier, compiled, entries, problems);
       if (pushed.failed() > 0 || pushed.skipped() > 0) {
         throw new IOException(pushed.failed() + " objects could not be written and " + pushed.skipped()
             + " were too large for " + tier.setting().url() + " (" + pushed.uploads() + ")");
@@ -139,25 +151,38 @@ public final class RemoteShardTransport implements ShardTransport {
         }
       }
       return Optional.empty();
-    } catch (RemoteTier.UnavailableException e) {
-      throw new IOException(e.getMessage(), e);
+    } catch (RemoteTier.UnavailableException e) { // the tier stays unusable for this run: nothing can come back
+      throw failed("the results of shard " + shard, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return Optional.empty();
     }
   }
 
+  private Failed failed(String what, Exception e) {
+    return new Failed("cannot take in " + what + " through " + tier.setting().url() + ", which failed: "
+        + e.getMessage() + "; the run's Slurm jobs were cancelled, what was taken in before stays in the cache", e);
+  }
+
   /**
-   * Pulls the artifact of each graph the lines say compiled (under {@code identity}) and records each failure the
-   * lines name (kind and message; the compiler's log stays on the node). An artifact that is missing or rejected
-   * makes the results unusable (an {@link XlacException}): the shard is submitted again.
+   * Pulls the artifact of each graph the lines say compiled (under {@code identity}) and the runtime entry of each
+   * recorded request they say compiled, and records each failure of a graph the lines name (kind and message; the
+   * compiler's log stays on the node; runtime entries keep no failures). An artifact or entry that is missing or
+   * rejected makes the results unusable (an {@link XlacException}): the shard is submitted again.
    */
   @Override
   public void importResults(CacheStore store, Results back, List<GraphResult> lines, CompilerIdentity identity)
       throws InterruptedException {
     List<ArtifactKey> keys = new ArrayList<>();
+    List<RequestKey> entries = new ArrayList<>();
     List<NewFailure> failures = new ArrayList<>();
     for (GraphResult g : lines) {
+      if (g.fingerprint() instanceof RequestKey request) {
+        if (g.status() == GraphResult.Status.COMPILED) {
+          entries.add(request);
+        }
+        continue;
+      }
       if (!(g.fingerprint() instanceof GraphFingerprint fp)) {
         throw new IllegalArgumentException("a shard result line names " + g.fingerprint().value()
             + ", not a graph");
@@ -169,11 +194,21 @@ public final class RemoteShardTransport implements ShardTransport {
         failures.add(new NewFailure(key, GraphResult.kindName(g.failureKind()), g.error(), null));
       }
     }
-    long before = stats.downloaded();
-    RemoteSync.pullArtifacts(store, tier, keys, stats, problems);
-    long got = stats.downloaded() - before;
-    if (got < keys.size()) {
-      throw XlacException.environment((keys.size() - got) + " of the " + keys.size() + " artifacts that "
+    long before = stats.downloaded() + stats.alreadyLocal();
+    try {
+      RemoteSync.pullArtifacts(store, tier, keys, stats, problems);
+      RemoteSync.pullRuntimeEntries(store, tier, entries, stats, problems);
+    } catch (XlacException e) {
+      if (!tier.available()) { // not these results' fault: the tier failed, and stays failed for this run
+        throw failed("the results " + tier.address(back.where()) + " names", e);
+      }
+      throw e;
+    }
+    long got = stats.downloaded() + stats.alreadyLocal() - before;
+    int wanted = keys.size() + entries.size();
+    if (got < wanted) {
+      throw XlacException.environment((wanted - got) + " of the " + wanted + (entries.isEmpty() ? " artifacts"
+          : " artifacts and runtime entries") + " that "
           + tier.address(back.where()) + " names are missing or damaged in " + tier.setting().url());
     }
     if (!failures.isEmpty()) {

@@ -3,6 +3,7 @@ package dev.xlac.pipeline;
 import dev.xlac.cache.ArtifactInfo;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.GraphInfo;
+import dev.xlac.core.ProgramKey;
 import dev.xlac.hlo.GraphFingerprint;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -29,8 +30,23 @@ import java.util.SequencedMap;
  * compiled, the size alone is the cost (the same unit for all, which is all LPT needs).
  */
 public record ShardPlan(List<Shard> shards) {
-  /** One graph with its expected cost, in milliseconds (or bytes, when no time is known at all). */
-  public record Item(GraphFingerprint fingerprint, String moduleName, double cost) {}
+  /**
+   * One graph, or one recorded request to compile for a new plugin ({@code parallel-compile --plugin NEW}: its key
+   * is then the runtime entry's, a {@code RequestKey}), with its expected cost, in milliseconds (or bytes, when no
+   * time is known at all).
+   */
+  public record Item(ProgramKey fingerprint, String moduleName, double cost) {
+    /** The graph's fingerprint; an IllegalStateException for a request. */
+    public GraphFingerprint graph() {
+      if (fingerprint instanceof GraphFingerprint fp) {
+        return fp;
+      }
+      throw new IllegalStateException(fingerprint.value() + " is not a graph");
+    }
+  }
+
+  /** A recorded request to price: its key for the run's plugin, its name and its program's size in bytes. */
+  public record SizedRequest(ProgramKey key, String name, long bytes) {}
 
   /** One shard: its graphs, longest first, and their summed cost. */
   public record Shard(int index, List<Item> items, double load) {
@@ -44,7 +60,7 @@ public record ShardPlan(List<Shard> shards) {
   }
 
   private static final Comparator<Item> LONGEST_FIRST = Comparator.comparingDouble(Item::cost).reversed()
-      .thenComparing(Item::fingerprint);
+      .thenComparing(i -> i.fingerprint().value());
 
   /** The LPT plan of {@code items} over {@code count} shards; shards may be empty when there are fewer graphs. */
   public static ShardPlan plan(List<Item> items, int count) {
@@ -92,10 +108,23 @@ public record ShardPlan(List<Shard> shards) {
    * the order given.
    */
   public static List<Item> costs(CacheStore store, SequencedMap<GraphFingerprint, String> graphs) {
+    return costs(store, graphs, List.of());
+  }
+
+  /**
+   * As {@link #costs(CacheStore, SequencedMap)}, then the recorded {@code requests}: none has a remembered compile
+   * time for the new plugin, so each is priced as a graph without one (its program's size times the milliseconds
+   * per byte of the cache's compiled graphs of its name, which no graph has, so of all).
+   */
+  public static List<Item> costs(CacheStore store, SequencedMap<GraphFingerprint, String> graphs,
+      List<SizedRequest> requests) {
     List<Known> known = new ArrayList<>();
     for (Map.Entry<GraphFingerprint, String> g : graphs.entrySet()) {
       long bytes = store.graph(g.getKey()).map(GraphInfo::hloBytes).orElse(0L);
       known.add(new Known(g.getKey(), g.getValue(), bytes, rememberedMillis(store, g.getKey())));
+    }
+    for (SizedRequest r : requests) {
+      known.add(new Known(r.key(), r.name(), r.bytes(), -1));
     }
     Rates rates = new Rates();
     if (known.stream().anyMatch(k -> k.millis() < 0)) { // only then is the whole cache looked at
@@ -115,16 +144,16 @@ public record ShardPlan(List<Shard> shards) {
   }
 
   /** A graph's size and its remembered compile time in milliseconds (negative: none remembered). */
-  record Known(GraphFingerprint fingerprint, String moduleName, long bytes, double millis) {}
+  record Known(ProgramKey fingerprint, String moduleName, long bytes, double millis) {}
 
   /** Milliseconds per byte of the graphs with remembered times: over all, and per module name. */
   static final class Rates {
     private final Map<String, double[]> byName = new java.util.HashMap<>();
     private final double[] all = new double[2];
-    private final java.util.Set<GraphFingerprint> counted = new java.util.HashSet<>();
+    private final java.util.Set<ProgramKey> counted = new java.util.HashSet<>();
 
     /** Counts a graph once, however often it is added. */
-    void add(GraphFingerprint fp, String moduleName, double millis, long bytes) {
+    void add(ProgramKey fp, String moduleName, double millis, long bytes) {
       if (bytes <= 0 || !counted.add(fp)) {
         return;
       }

@@ -2,15 +2,23 @@ package dev.xlac.pipeline;
 
 import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.DiskFullException;
+import dev.xlac.cache.RemoteSetting;
+import dev.xlac.cache.remote.RemoteTier;
 import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.compiler.schedule.MemoryProbe;
+import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.FailureKind;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.FileTrees;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloFileKind;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
+import dev.xlac.runtime.RequestKey;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,6 +26,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.SequencedMap;
 
 /**
@@ -29,10 +39,68 @@ import java.util.SequencedMap;
  * then submits the shard again).
  *
  * <p>A graph whose bytes do not have the fingerprint the plan says (damaged on the way) is not compiled; its line
- * says so, as a failure of that graph.
+ * says so, as a failure of that graph. So is a recorded request whose sections do not have the key the plan says.
+ * Recorded requests ({@code parallel-compile --plugin NEW}) travel with their program and are compiled after the
+ * graphs, each into a runtime entry of the node-local cache under the key the submitter computed for NEW.
  */
 public final class ShardTask {
   private ShardTask() {}
+
+  /**
+   * What a task's node gives it: {@code tmp} holds the node-local cache (a fresh directory, removed at the end),
+   * {@code drivers} makes the compiler for a cache directory (its probe records live there), {@code notices} takes
+   * the store's and the remote's one-line warnings.
+   */
+  public record Node(Path tmp, java.util.function.Function<Path, DriverSource> drivers, SchedulerSettings settings,
+      boolean retryFailed, MemoryProbe memory, Consumer<String> notices) {}
+
+  /**
+   * {@code xlac compile-shard}: runs {@code shard} of the run in {@code runDir} on this node, in a node-local cache
+   * made in {@code node.tmp()} and removed at the end, its results handed back through the remote tier when
+   * {@code remote} is given (opened with failures fatal), else as a bundle in the run directory signed by the
+   * run's key. A node-local cache that cannot be made or written (a full disk) is an {@link XlacException} with
+   * exit code 3 and one line naming the directory; the task then ends without results, so the submitter submits
+   * the shard again.
+   */
+  public static RunReport runOnNode(Path runDir, int shard, String attempt, Optional<RemoteSetting> remote, Node node)
+      throws InterruptedException {
+    Path dir;
+    try {
+      dir = Files.createTempDirectory(node.tmp(), "xlac-shard-" + shard + "-");
+    } catch (IOException e) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot make a node-local cache in " + node.tmp() + ": "
+          + XlacException.reason(e), e);
+    }
+    try {
+      Path cacheDir = dir.resolve("cache");
+      CompileSetup setup = new CompileSetup(() -> CacheStore.open(cacheDir, CacheStore.Mode.READ_WRITE, Duration.ZERO,
+          node.notices()), node.drivers().apply(cacheDir.resolve("probes")), node.settings(), node.retryFailed(),
+          RunListener.NONE, node.memory());
+      Path scratch = dir.resolve("shard.bundle");
+      if (remote.isEmpty()) {
+        return run(setup, new SharedDirectoryTransport(runDir, runKey(runDir).orElse(null), null), shard, attempt,
+            scratch);
+      }
+      try (RemoteTier tier = RemoteShardTransport.openTier(remote.get(), node.notices())) {
+        return run(setup, new RemoteShardTransport(runDir, tier, node.notices()), shard, attempt, scratch);
+      }
+    } catch (DiskFullException e) { // the cache's own advice (prune, clear) is no help for a cache made just now
+      java.util.regex.Matcher detail = java.util.regex.Pattern.compile("disk full \\((.*?)\\);").matcher(
+          e.getMessage());
+      throw new XlacException(ExitCode.ENVIRONMENT, "shard " + shard + ": the node-local cache in " + node.tmp()
+          + " is on a full disk (" + (detail.find() ? detail.group(1) : e.getMessage()) + "); free space there, or"
+          + " give the tasks a TMPDIR with room (e.g. --sbatch-arg=--export=ALL,TMPDIR=/scratch)", e);
+    } catch (UncheckedIOException e) { // e.g. a full disk met while writing a scratch file
+      throw new XlacException(ExitCode.ENVIRONMENT, "shard " + shard + ": node-local cache in " + dir + ": "
+          + XlacException.reason(e.getCause()), e);
+    } finally {
+      try {
+        FileTrees.deleteTree(dir);
+      } catch (IOException e) {
+        // a node-local temporary: the node's tmp cleaner takes what is left
+      }
+    }
+  }
 
   /** Where a run keeps the private half of its throwaway signing key: {@code RUN/run-key.key} (owner only). */
   public static final String RUN_KEY = "run-key";
@@ -47,9 +115,11 @@ public final class ShardTask {
       Path scratch) throws InterruptedException {
     try {
       List<ShardTransport.Input> inputs;
+      List<ShardTransport.RequestInput> requests;
       try {
         inputs = transport.receiveInputs(shard);
-      } catch (IllegalArgumentException e) { // a damaged list of the shard's graphs
+        requests = transport.receiveRequests(shard);
+      } catch (IllegalArgumentException e) { // a damaged list of the shard's graphs or requests
         throw new XlacException(ExitCode.ENVIRONMENT, "shard " + shard + " through " + transport.describe() + ": "
             + e.getMessage(), e);
       }
@@ -75,7 +145,17 @@ public final class ShardTask {
         }
         store.sync();
       }
-      CompileResult compiled = CompileRuns.inOrder(nodeSetup, graphs);
+      List<CompileWork.Request> carried = new ArrayList<>();
+      for (ShardTransport.RequestInput r : requests) {
+        if (r.intact()) {
+          carried.add(new CompileWork.Request(r.key(), r.key(), r.name(), r.format(), r.options(), r.identityText(),
+              r.program()));
+        } else {
+          damaged.add(new GraphResult(r.key(), r.name(), GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null,
+              "not compiled: its sections on this node do not have its key (damaged on the way)"));
+        }
+      }
+      CompileResult compiled = CompileRuns.inOrder(nodeSetup, graphs, carried);
       List<GraphResult> all = new ArrayList<>(compiled.report().graphs());
       all.addAll(damaged);
       try (CacheStore store = nodeSetup.cache().open()) {
@@ -118,8 +198,13 @@ public final class ShardTask {
     }
     GraphResult.Status status = named(GraphResult.Status.class, f[1].toUpperCase(Locale.ROOT), "status");
     FailureKind kind = f[4].equals("-") ? null : named(FailureKind.class, f[4], "failure kind");
-    return new GraphResult(GraphFingerprint.parse(f[0]), f[5], status, Duration.ofMillis(number(f[2],
+    return new GraphResult(programKey(f[0]), f[5], status, Duration.ofMillis(number(f[2],
         "compile milliseconds")), (int) number(f[3], "attempts"), kind, f[6].isEmpty() ? null : f[6]);
+  }
+
+  /** A graph's fingerprint ({@code hlo1:}) or a recorded request's key ({@code pjrt1:}). */
+  private static dev.xlac.core.ProgramKey programKey(String text) {
+    return text.startsWith(RequestKey.VERSION + ":") ? RequestKey.parse(text) : GraphFingerprint.parse(text);
   }
 
   private static <E extends Enum<E>> E named(Class<E> type, String name, String what) {

@@ -3,6 +3,8 @@ package dev.xlac.pipeline;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.runtime.RequestKey;
+import java.nio.charset.StandardCharsets;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -23,6 +25,43 @@ public interface ShardTransport {
   record Input(GraphFingerprint fingerprint, String moduleName, Path module) {}
 
   /**
+   * One recorded request a shard compiles for the run's plugin ({@code parallel-compile --plugin NEW}): what the
+   * runtime entry under {@code key} is made of. A node checks that {@code key} is the key of these sections (else
+   * they were damaged on the way) and that {@code identityText} is its own plugin's.
+   */
+  record RequestInput(RequestKey key, String name, String format, byte[] program, byte[] options,
+      String identityText) {
+    /** Whether {@code key} is the key of the sections (the runtime's rule, {@link RequestKey#of}). */
+    public boolean intact() {
+      return RequestKey.of(format.getBytes(StandardCharsets.UTF_8), program, options,
+          identityText.getBytes(StandardCharsets.UTF_8)).equals(key);
+    }
+  }
+
+  /**
+   * The transport itself failed on the submitter's side (its remote tier became unusable for the rest of the run):
+   * no shard's results can come back through it, whichever attempt sends them, so the run stops (exit code 3)
+   * rather than blaming the shards and submitting them again.
+   */
+  final class Failed extends dev.xlac.core.XlacException {
+    private static final long serialVersionUID = 1L;
+
+    public Failed(String message, Throwable cause) {
+      super(dev.xlac.core.ExitCode.ENVIRONMENT, message, cause);
+    }
+  }
+
+  /** The submitter's source of a shard's recorded requests, read when their inputs are written. */
+  interface RequestSource {
+    /** No requests (a run that compiles graphs only). */
+    RequestSource NONE = key -> {
+      throw new IllegalArgumentException(key.value() + " is not a request of this run");
+    };
+
+    RequestInput read(RequestKey key) throws IOException;
+  }
+
+  /**
    * What a task handed back.
    *
    * @param bundle an xlac bundle of the task's node-local cache (graphs, artifacts, failures, logs); null when the
@@ -37,10 +76,24 @@ public interface ShardTransport {
   }
 
   /** Submitter: makes the graphs of every non-empty shard of {@code plan} available to the tasks. */
-  void sendInputs(ShardPlan plan, CacheStore store) throws IOException;
+  default void sendInputs(ShardPlan plan, CacheStore store) throws IOException {
+    sendInputs(plan, store, RequestSource.NONE);
+  }
+
+  /**
+   * Submitter: makes the graphs and recorded requests (read from {@code requests}) of every non-empty shard of
+   * {@code plan} available to the tasks.
+   */
+  void sendInputs(ShardPlan plan, CacheStore store, RequestSource requests) throws IOException;
 
   /** Task: the graphs of {@code shard}, longest first (the plan's order). */
   List<Input> receiveInputs(int shard) throws IOException;
+
+  /**
+   * Task: the recorded requests of {@code shard}, in the plan's order; a damaged list is an IllegalArgumentException
+   * (a damaged request is one that is not {@link RequestInput#intact}).
+   */
+  List<RequestInput> receiveRequests(int shard) throws IOException;
 
   /**
    * Task: hands back the results of {@code shard} under the name of this {@code attempt} (the Slurm job id of its

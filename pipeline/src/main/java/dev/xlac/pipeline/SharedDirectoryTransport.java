@@ -10,6 +10,7 @@ import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.io.AtomicFiles;
 import dev.xlac.core.io.FileTrees;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.runtime.RequestKey;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -25,6 +26,10 @@ import java.util.Optional;
  * <pre>
  *   inputs/shard-I/graphs.tsv          one line per graph, plan order: fingerprint TAB module name
  *   inputs/shard-I/HEX.hlo_module.pb   its serialized HloModuleProto (HEX: the fingerprint's digits)
+ *   inputs/shard-I/requests.tsv        one line per recorded request to compile for the run's plugin: key TAB name
+ *   inputs/shard-I/HEX.request         its sections (HEX: the key's digits): "xlac-shard-request 1\n", then format,
+ *                                      program, options and plugin identity text, each as an 8-byte big-endian length
+ *                                      and its bytes
  *   results/shard-I.A.bundle           attempt A's node-local cache as an xlac bundle (A: its Slurm job id)
  *   results/shard-I.A.tsv              one line per graph; written last, so its presence means done
  *   logs/JOB_TASK.out                  the tasks' output (sbatch --output)
@@ -91,19 +96,68 @@ public final class SharedDirectoryTransport implements ShardTransport {
   }
 
   @Override
-  public void sendInputs(ShardPlan plan, CacheStore store) throws IOException {
+  public void sendInputs(ShardPlan plan, CacheStore store, RequestSource requests) throws IOException {
     Files.createDirectories(run.resolve("logs"));
     for (ShardPlan.Shard s : plan.nonEmpty()) {
       Path dir = Files.createDirectories(inputs(s.index()));
       StringBuilder manifest = new StringBuilder();
+      StringBuilder requestList = new StringBuilder();
       for (ShardPlan.Item item : s.items()) {
-        byte[] bytes = store.readGraph(item.fingerprint()).orElseThrow(() -> new IOException(item.fingerprint()
-            .describe(item.moduleName()) + " is missing or damaged in the cache; run 'xlac cache verify'"));
-        AtomicFiles.writeBytes(dir.resolve(fileName(item.fingerprint())), bytes);
-        manifest.append(item.fingerprint().value()).append('\t').append(oneField(item.moduleName())).append('\n');
+        if (item.fingerprint() instanceof RequestKey key) {
+          writeRequest(dir.resolve(key.hex() + REQUEST_SUFFIX), requests.read(key));
+          requestList.append(key.value()).append('\t').append(oneField(item.moduleName())).append('\n');
+          continue;
+        }
+        GraphFingerprint fp = item.graph();
+        byte[] bytes = store.readGraph(fp).orElseThrow(() -> new IOException(fp.describe(item.moduleName())
+            + " is missing or damaged in the cache; run 'xlac cache verify'"));
+        AtomicFiles.writeBytes(dir.resolve(fileName(fp)), bytes);
+        manifest.append(fp.value()).append('\t').append(oneField(item.moduleName())).append('\n');
+      }
+      if (!requestList.isEmpty()) {
+        AtomicFiles.writeString(dir.resolve("requests.tsv"), requestList.toString());
       }
       AtomicFiles.writeString(dir.resolve("graphs.tsv"), manifest.toString());
     }
+  }
+
+  private static final String REQUEST_SUFFIX = ".request";
+  private static final byte[] REQUEST_MAGIC = "xlac-shard-request 1\n".getBytes(StandardCharsets.US_ASCII);
+
+  private static void writeRequest(Path file, RequestInput r) throws IOException {
+    AtomicFiles.write(file, out -> {
+      java.io.DataOutputStream data = new java.io.DataOutputStream(out);
+      data.write(REQUEST_MAGIC);
+      for (byte[] section : new byte[][] {r.format().getBytes(StandardCharsets.UTF_8), r.program(), r.options(),
+          r.identityText().getBytes(StandardCharsets.UTF_8)}) {
+        data.writeLong(section.length);
+        data.write(section);
+      }
+      data.flush();
+      return true;
+    });
+  }
+
+  /** The sections of a {@code HEX.request} file; a file that is not one is an IllegalArgumentException. */
+  private static RequestInput readRequest(Path file, RequestKey key, String name) throws IOException {
+    byte[] all = Files.readAllBytes(file);
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(all);
+    if (all.length < REQUEST_MAGIC.length || !java.util.Arrays.equals(all, 0, REQUEST_MAGIC.length, REQUEST_MAGIC,
+        0, REQUEST_MAGIC.length)) {
+      throw new IllegalArgumentException(file + ": not a shard request file");
+    }
+    b.position(REQUEST_MAGIC.length);
+    byte[][] sections = new byte[4][];
+    for (int i = 0; i < 4; i++) {
+      long n = b.remaining() >= 8 ? b.getLong() : -1;
+      if (n < 0 || n > b.remaining()) {
+        throw new IllegalArgumentException(file + ": truncated (section " + (i + 1) + " of 4)");
+      }
+      sections[i] = new byte[(int) n];
+      b.get(sections[i]);
+    }
+    return new RequestInput(key, name, new String(sections[0], StandardCharsets.UTF_8), sections[1], sections[2],
+        new String(sections[3], StandardCharsets.UTF_8));
   }
 
   private static String fileName(GraphFingerprint fp) {
@@ -137,6 +191,34 @@ public final class SharedDirectoryTransport implements ShardTransport {
             e);
       }
       out.add(new Input(fp, line.substring(tab + 1), dir.resolve(fileName(fp))));
+    }
+    return out;
+  }
+
+  @Override
+  public List<RequestInput> receiveRequests(int shard) throws IOException {
+    Path list = inputs(shard).resolve("requests.tsv");
+    if (!Files.isRegularFile(list)) {
+      return List.of();
+    }
+    List<RequestInput> out = new ArrayList<>();
+    List<String> lines = Files.readAllLines(list, StandardCharsets.UTF_8);
+    for (int i = 0; i < lines.size(); i++) {
+      String line = lines.get(i);
+      if (line.isEmpty()) {
+        continue;
+      }
+      int tab = line.indexOf('\t');
+      RequestKey key;
+      try {
+        if (tab < 0) {
+          throw new IllegalArgumentException("no tab between key and name");
+        }
+        key = RequestKey.parse(line.substring(0, tab));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(list + " line " + (i + 1) + ": " + e.getMessage(), e);
+      }
+      out.add(readRequest(inputs(shard).resolve(key.hex() + REQUEST_SUFFIX), key, line.substring(tab + 1)));
     }
     return out;
   }

@@ -51,11 +51,35 @@ final class SlurmClient {
 
   /** Submits {@code script} as an array of {@code indices} (e.g. {@code 0-3} or {@code 1,3}); returns the job id. */
   String submit(String indices, List<String> sbatchArgs, Path logs, Path script) throws InterruptedException {
+    return submit(indices, sbatchArgs, logs, script, null);
+  }
+
+  /**
+   * As {@link #submit(String, List, Path, Path)}, the job's comment set to {@code marker} (a run's own name, no
+   * spaces): an sbatch that does not answer in time may still have queued the array, unknown to us but by that
+   * comment, so such a job is found ({@code squeue --me}) and cancelled before the failure is thrown.
+   */
+  String submit(String indices, List<String> sbatchArgs, Path logs, Path script, String marker)
+      throws InterruptedException {
     List<String> cmd = new ArrayList<>(List.of("sbatch", "--parsable", "--array=" + indices,
         "--job-name=xlac-compile", "--output=" + logs.resolve("%A_%a.out")));
+    if (marker != null) {
+      cmd.add("--comment=" + marker);
+    }
     cmd.addAll(sbatchArgs); // last, so that a site's own --output or --job-name wins
     cmd.add(script.toString());
-    Ran r = run(cmd);
+    Ran r;
+    try {
+      r = run(cmd);
+    } catch (XlacException e) {
+      if (marker == null) {
+        throw e;
+      }
+      int cancelled = cancelMarked(marker);
+      throw new XlacException(e.exitCode(), e.getMessage() + (cancelled == 0 ? "" : "; the " + cancelled + " job"
+          + (cancelled == 1 ? "" : "s") + " it queued meanwhile " + (cancelled == 1 ? "was" : "were") + " cancelled"),
+          e);
+    }
     Matcher m = JOB_ID.matcher(r.out().strip());
     if (r.status() != 0 || !m.matches()) {
       throw new XlacException(ExitCode.ENVIRONMENT, "sbatch refused the job array (exit " + r.status() + "): "
@@ -92,6 +116,24 @@ final class SlurmClient {
     String reason = field(r.out(), "Reason");
     return state + (exit == null ? "" : " (exit " + exit + (reason == null || reason.equals("None") ? "" : ", "
         + reason) + ")");
+  }
+
+  /** Cancels this user's jobs whose comment is {@code marker}; how many; never throws. */
+  int cancelMarked(String marker) throws InterruptedException {
+    List<String> marked = new ArrayList<>();
+    try {
+      Ran r = run(List.of("squeue", "--me", "-h", "-o", "%F %k"));
+      for (String line : r.out().lines().toList()) {
+        String[] f = line.trim().split("\\s+", 2);
+        if (f.length == 2 && f[1].equals(marker) && f[0].matches("\\d+") && !marked.contains(f[0])) {
+          marked.add(f[0]);
+        }
+      }
+    } catch (XlacException e) {
+      return 0; // squeue did not answer either: nothing more can be done from here
+    }
+    cancel(marked);
+    return marked.size();
   }
 
   /** Cancels whole jobs; waits for scancel, never throws. */
@@ -153,7 +195,7 @@ final class SlurmClient {
     }
   }
 
-  private static String seconds(Duration d) {
+  static String seconds(Duration d) {
     return d.toMillis() % 1000 == 0 ? d.toSeconds() + " s" : String.format(java.util.Locale.ROOT, "%.1f s",
         d.toMillis() / 1000.0);
   }

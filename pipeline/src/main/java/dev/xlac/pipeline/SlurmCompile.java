@@ -3,6 +3,7 @@ package dev.xlac.pipeline;
 import dev.xlac.cache.BundleKey;
 import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.DiskFullException;
 import dev.xlac.cache.GraphInfo;
 import dev.xlac.cache.RemoteSetting;
 import dev.xlac.cache.remote.RemoteSession;
@@ -14,6 +15,7 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.AtomicFiles;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.runtime.RequestKey;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,7 +49,10 @@ import java.util.TreeSet;
 public final class SlurmCompile {
   private SlurmCompile() {}
 
-  /** {@code parallel-compile --executor slurm PATH...} (no PATHs: every graph in the cache). */
+  /**
+   * {@code parallel-compile --executor slurm PATH...} (no PATHs: every graph in the cache and, with a PJRT plugin,
+   * every recorded request that has no runtime entry for it, as the local form compiles them).
+   */
   public static CompileResult paths(CompileSetup setup, SlurmSettings slurm, List<Path> paths)
       throws InterruptedException {
     SlurmClient.requireSbatch(slurm.env().get("PATH"));
@@ -57,10 +62,12 @@ public final class SlurmCompile {
       SequencedMap<GraphFingerprint, String> graphs = new TreeMap<>();
       SequencedMap<GraphFingerprint, String> added = new LinkedHashMap<>();
       ExitCode inputs = ExitCode.OK;
+      List<CompileWork> requests = List.of();
       if (paths.isEmpty()) {
         for (GraphInfo g : store.graphs()) {
           graphs.put(g.fingerprint(), g.moduleName());
         }
+        requests = recordedRequests(setup, slurm, store, identity);
       } else {
         PathSource.Result read = PathSource.ingest(store, paths);
         setup.listener().inputsRead(read);
@@ -68,7 +75,7 @@ public final class SlurmCompile {
         read.graphs().forEach(graphs::putIfAbsent);
         added.putAll(read.newGraphs());
       }
-      RunReport report = distribute(setup, slurm, store, identity, graphs, start);
+      RunReport report = distribute(setup, slurm, store, identity, graphs, requests, start);
       WhyNew.Summary whyNew = WhyNew.explain(store, added);
       return new CompileResult(report.withReasons(whyNew), inputs, whyNew);
     } finally {
@@ -104,7 +111,7 @@ public final class SlurmCompile {
       }
       RunReport report = traced.outcome().signalForwarded() != null
           ? stoppedBeforeSubmitting(store, identity, setup.retryFailed(), all, start, setup)
-          : distribute(setup, slurm, store, identity, all, start);
+          : distribute(setup, slurm, store, identity, all, List.of(), start);
       WhyNew.Summary whyNew = WhyNew.explain(store, intake.newGraphs());
       CommandEnding ending = CommandEnding.of(trace.command(), traced.outcome(), intake, trace.ignoreScriptErrors());
       CaptureResult capture = new CaptureResult(null, traced.outcome().notes(), intake.summary(), Map.of(),
@@ -122,6 +129,28 @@ public final class SlurmCompile {
     }
   }
 
+  /**
+   * The recorded requests to compile for the run's plugin ({@link RecordedRequests#plan}), keyed with the plugin
+   * identity text the proxy computes on a node: the plugin's facts (one driver opened here, then closed) and the
+   * environment the tasks get (this one, with the Slurm commands' over it, as sbatch passes it on). None when the
+   * cache holds none or the compiler is not a PJRT plugin.
+   */
+  private static List<CompileWork> recordedRequests(CompileSetup setup, SlurmSettings slurm, CacheStore store,
+      CompilerIdentity identity) {
+    List<dev.xlac.cache.RequestInfo> recorded = store.requests();
+    if (recorded.isEmpty() || !identity.driver().equals("pjrt")) {
+      return List.of();
+    }
+    Map<String, String> env = new HashMap<>(System.getenv());
+    env.putAll(slurm.env());
+    String text;
+    try (PreparedDrivers drivers = PreparedDrivers.none(setup.drivers()); DriverFactory factory = drivers.open();
+        dev.xlac.compiler.CompilerDriver first = factory.open()) {
+      text = first.pluginFacts().map(f -> RecordedRequests.identityText(f, env)).orElse(null);
+    }
+    return text == null ? List.of() : RecordedRequests.plan(store, recorded, text);
+  }
+
   private static RunReport stoppedBeforeSubmitting(CacheStore store, CompilerIdentity identity, boolean retryFailed,
       SequencedMap<GraphFingerprint, String> graphs, long start, CompileSetup setup) {
     CacheResults cache = new CacheResults(store, identity, retryFailed);
@@ -136,8 +165,8 @@ public final class SlurmCompile {
    * the rest on the cluster, imports the results.
    */
   private static RunReport distribute(CompileSetup setup, SlurmSettings slurm, CacheStore store,
-      CompilerIdentity identity, SequencedMap<GraphFingerprint, String> graphs, long start)
-      throws InterruptedException {
+      CompilerIdentity identity, SequencedMap<GraphFingerprint, String> graphs, List<CompileWork> requests,
+      long start) throws InterruptedException {
     try (RemoteSession session = RemoteSession.open(store, setup.remote(), setup.listener()::notice)) {
       CacheResults cache = new CacheResults(store, identity, setup.retryFailed(), session.enabled() ? session : null);
       cache.prefetch(graphs.keySet());
@@ -145,22 +174,41 @@ public final class SlurmCompile {
       SequencedMap<GraphFingerprint, String> todo = new LinkedHashMap<>();
       graphs.forEach((fp, module) -> cache.settled(fp, module).ifPresentOrElse(results::add,
           () -> todo.put(fp, module)));
-      RunReport report = todo.isEmpty() ? report(results, start, setup.settings().jobs())
-          : distribute(setup, slurm, store, identity, todo, results, start, session);
+      Map<RequestKey, CompileWork.Request> todoRequests = new LinkedHashMap<>();
+      for (CompileWork w : requests) {
+        if (w instanceof CompileWork.Request r) {
+          cache.settled(r).ifPresentOrElse(results::add, () -> todoRequests.put(r.key(), r));
+        }
+      }
+      RunReport report = todo.isEmpty() && todoRequests.isEmpty() ? report(results, start, setup.settings().jobs())
+          : distribute(setup, slurm, store, identity, todo, todoRequests, results, start, session);
       return report.withRemote(session.finish());
     }
   }
 
   /** Compiles {@code todo} on the cluster; {@code session}'s figures also count the results pulled from the remote. */
   private static RunReport distribute(CompileSetup setup, SlurmSettings slurm, CacheStore store,
-      CompilerIdentity identity, SequencedMap<GraphFingerprint, String> todo, List<GraphResult> results, long start,
-      RemoteSession session) throws InterruptedException {
-    ShardPlan plan = ShardPlan.plan(ShardPlan.costs(store, todo), Math.min(slurm.shards(), todo.size()));
+      CompilerIdentity identity, SequencedMap<GraphFingerprint, String> todo,
+      Map<RequestKey, CompileWork.Request> requests, List<GraphResult> results, long start, RemoteSession session)
+      throws InterruptedException {
+    List<ShardPlan.SizedRequest> sized = new ArrayList<>();
+    for (CompileWork.Request r : requests.values()) {
+      sized.add(new ShardPlan.SizedRequest(r.key(), r.name(), programBytes(store, r)));
+    }
+    ShardPlan plan = ShardPlan.plan(ShardPlan.costs(store, todo, sized), Math.min(slurm.shards(),
+        todo.size() + requests.size()));
     Path run = runDirectory(slurm.sharedDir());
     // The session is enabled exactly when the run uses the cache's remote: then the results come back through it,
     // unless the remote already failed while the graphs were settled (said once): then through the shared directory.
-    Optional<RemoteSetting> remote = session.enabled() && session.stats().unavailable() == null
+    // With require-signed on, the cache would refuse the tasks' unsigned objects: the results then come back as
+    // bundles signed by the run's own key, which the import trusts.
+    boolean signed = store.trustSettings().requireSigned();
+    Optional<RemoteSetting> remote = session.enabled() && session.stats().unavailable() == null && !signed
         ? store.remoteSetting() : Optional.empty();
+    if (signed && session.enabled()) {
+      slurm.progress().accept("Slurm: the cache has require-signed on: the shards' results come back as bundles"
+          + " signed by the run's own key through the shared directory, not through the remote tier");
+    }
     try (RemoteTier tier = remote.map(r -> RemoteShardTransport.openTier(r, setup.listener()::notice)).orElse(null)) {
       Path script = run.resolve("task.sh");
       ShardTransport transport;
@@ -171,7 +219,7 @@ public final class SlurmCompile {
         } else {
           transport = new RemoteShardTransport(run, tier, session.stats(), line -> slurm.progress().accept(line));
         }
-        transport.sendInputs(plan, store);
+        transport.sendInputs(plan, store, key -> requestInput(store, requests.get(key)));
         AtomicFiles.writeString(script, script(slurm.taskCommand(), transport.taskArguments(), run));
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
       } catch (IOException e) {
@@ -193,13 +241,32 @@ public final class SlurmCompile {
     }
   }
 
+  /** The size of the program a request sends the run's plugin; 0 when its recorded request cannot be read. */
+  private static long programBytes(CacheStore store, CompileWork.Request r) {
+    try {
+      return RecordedRequests.program(store, r).length;
+    } catch (IllegalStateException e) {
+      return 0; // the store said why; sending its inputs will fail the same way, naming it
+    }
+  }
+
+  private static ShardTransport.RequestInput requestInput(CacheStore store, CompileWork.Request r)
+      throws IOException {
+    try {
+      return new ShardTransport.RequestInput(r.key(), r.name(), r.format(), RecordedRequests.program(store, r),
+          r.options(), r.identityText());
+    } catch (IllegalStateException e) {
+      throw new IOException(r.key().describe(r.name()) + ": " + e.getMessage(), e);
+    }
+  }
+
   private static RunReport report(List<GraphResult> results, long start, int jobs) {
     List<GraphResult> sorted = new ArrayList<>(results);
     sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(g -> g.fingerprint().value()));
     return new RunReport(sorted, Duration.ofNanos(System.nanoTime() - start), jobs);
   }
 
-  static GraphResult notCompiled(GraphFingerprint fp, String module, String why) {
+  static GraphResult notCompiled(dev.xlac.core.ProgramKey fp, String module, String why) {
     return new GraphResult(fp, module, GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null, "not compiled: " + why);
   }
 
@@ -257,6 +324,14 @@ public final class SlurmCompile {
       }
     }
     transport.importResults(store, back, lines, identity);
+    // The lines and what came with them must agree: a task that Slurm requeued under the same job id may have
+    // replaced the bundle after its lines were read, and a line that says compiled must not outlive its artifact.
+    for (GraphResult g : lines) {
+      if (g.status() == GraphResult.Status.COMPILED && !storedCompiled(store, g.fingerprint(), identity)) {
+        throw XlacException.environment("shard " + shard.index() + "'s results say " + g.fingerprint().describe(
+            g.moduleName()) + " compiled, but what came with them (" + transport.describe() + ") does not hold it");
+      }
+    }
     Map<dev.xlac.core.ProgramKey, GraphResult> byGraph = new HashMap<>();
     lines.forEach(g -> byGraph.put(g.fingerprint(), g));
     List<GraphResult> out = new ArrayList<>();
@@ -267,6 +342,19 @@ public final class SlurmCompile {
     }
     return out;
   }
+
+  /** Whether {@code store} holds what a compiled graph (its artifact for {@code identity}) or request left. */
+  private static boolean storedCompiled(CacheStore store, dev.xlac.core.ProgramKey key, CompilerIdentity identity) {
+    return switch (key) {
+      case GraphFingerprint fp -> store.artifactInfo(new dev.xlac.cache.ArtifactKey(fp, identity))
+          .filter(a -> a.status() == dev.xlac.cache.EntryStatus.COMPILED).isPresent();
+      case RequestKey r -> store.requestInfo(r).isPresent();
+      default -> false;
+    };
+  }
+
+  /** How long the results of a task that completed may take to show on the submitter's host. */
+  static final Duration RESULTS_GRACE = Duration.ofSeconds(120);
 
   /**
    * The job array of one run, its resubmissions, and the results as they come back. Each submission is an attempt
@@ -289,12 +377,25 @@ public final class SlurmCompile {
     private final Map<Integer, Integer> attempts = new HashMap<>();
     private final Map<Integer, Integer> missing = new HashMap<>();
     private final TreeSet<Integer> outstanding = new TreeSet<>();
+    private final Map<Integer, Long> goneSince = new HashMap<>(); // nanoTime a shard's task was first missed
+    private final Map<Integer, String> completed = new HashMap<>(); // how a task that completed (exit 0) ended
+    private final Duration resultsGrace;
     private final List<GraphResult> results = new ArrayList<>();
     private boolean cancelled;
     private String lastProgress;
 
     Array(SlurmClient client, SlurmSettings slurm, ShardTransport transport, Path run, ShardPlan plan,
         CacheStore store, CompilerIdentity identity) {
+      this(client, slurm, transport, run, plan, store, identity, RESULTS_GRACE);
+    }
+
+    /**
+     * {@code resultsGrace}: how long the results of a task that completed (exit 0, so it handed them back) may take
+     * to show on this host before the shard counts as failed.
+     */
+    Array(SlurmClient client, SlurmSettings slurm, ShardTransport transport, Path run, ShardPlan plan,
+        CacheStore store, CompilerIdentity identity, Duration resultsGrace) {
+      this.resultsGrace = resultsGrace;
       this.identity = identity;
       this.client = client;
       this.slurm = slurm;
@@ -403,7 +504,8 @@ public final class SlurmCompile {
       if (shards.size() > 1 && shards.getLast() - shards.getFirst() == shards.size() - 1) {
         indices = shards.getFirst() + "-" + shards.getLast();
       }
-      String job = client.submit(indices, slurm.sbatchArgs(), run.resolve("logs"), run.resolve("task.sh"));
+      String job = client.submit(indices, slurm.sbatchArgs(), run.resolve("logs"), run.resolve("task.sh"),
+          "xlac:" + run.getFileName());
       synchronized (this) {
         jobs.add(job);
         for (int s : shards) {
@@ -411,6 +513,8 @@ public final class SlurmCompile {
           jobOf.put(s, job);
           attempts.merge(s, 1, Integer::sum);
           missing.remove(s);
+          goneSince.remove(s);
+          completed.remove(s);
         }
         if (cancelled) { // a shutdown came while sbatch ran: this job is cancelled too
           client.cancel(List.of(job));
@@ -438,6 +542,8 @@ public final class SlurmCompile {
             imported.add(jobOf.get(shard) + "_" + shard);
             outstanding.remove(shard);
           }
+        } catch (ShardTransport.Failed | DiskFullException e) {
+          throw e; // the submitter's side failed, not these results: no attempt could be taken in; the run stops
         } catch (XlacException | IllegalArgumentException e) {
           transport.discard(shard, back.get()); // read once: the next look waits for the next attempt's
           failed(shard, "its results could not be imported: " + XlacException.reason(e), true);
@@ -462,13 +568,28 @@ public final class SlurmCompile {
             .filter(t -> t.index() == shard).findFirst();
         if (q.isPresent()) {
           missing.remove(shard);
+          goneSince.remove(shard);
           if (q.get().state().equals("PENDING")) {
             pending++;
           } else {
             running++;
           }
-        } else if (missing.merge(shard, 1, Integer::sum) >= 2) {
-          failed(shard, "its task ended without results: " + client.ended(jobOf.get(shard), shard), false);
+          continue;
+        }
+        goneSince.putIfAbsent(shard, System.nanoTime());
+        if (missing.merge(shard, 1, Integer::sum) < 2) {
+          continue;
+        }
+        // A task exits 0 only after it handed its results back: those are on their way (a shared file system may
+        // show another host's new files only after its attribute cache expires, up to a minute on NFS).
+        String how = completed.containsKey(shard) ? completed.get(shard) : client.ended(jobOf.get(shard), shard);
+        if (!how.startsWith("COMPLETED (exit 0:0")) {
+          failed(shard, "its task ended without results: " + how, false);
+        } else if (System.nanoTime() - goneSince.get(shard) < resultsGrace.toNanos()) {
+          completed.put(shard, how);
+        } else {
+          failed(shard, "its task " + how + " handed back results that did not show here within "
+              + SlurmClient.seconds(resultsGrace) + " (does --shared-dir show this host what the nodes write?)", false);
         }
       }
       int done = plan.nonEmpty().size() - outstanding.size();

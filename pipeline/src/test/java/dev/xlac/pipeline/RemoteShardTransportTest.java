@@ -94,6 +94,29 @@ class RemoteShardTransportTest {
         m -> {});
   }
 
+  private interface NodeTask {
+    void run(String node) throws Exception;
+  }
+
+  /** Runs {@code task} for each node on a thread of its own, all started at once; what they throw goes to errors. */
+  private static void atOnce(List<String> nodes, NodeTask task, List<Throwable> errors) throws InterruptedException {
+    java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(nodes.size());
+    List<Thread> threads = new ArrayList<>();
+    for (String node : nodes) {
+      threads.add(Thread.ofPlatform().start(() -> {
+        try {
+          start.await();
+          task.run(node);
+        } catch (Throwable t) {
+          errors.add(t);
+        }
+      }));
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+  }
+
   private ShardPlan sent(ShardTransport transport) throws Exception {
     try (CacheStore store = open(tmp.resolve("submitter"))) {
       SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
@@ -132,7 +155,7 @@ class RemoteShardTransportTest {
           assertThat(results).hasSize(s.items().size())
               .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
           for (ShardPlan.Item item : s.items()) {
-            assertThat(store.getArtifact(new ArtifactKey(item.fingerprint(), FakeCompiler.IDENTITY))).isPresent();
+            assertThat(store.getArtifact(new ArtifactKey(item.graph(), FakeCompiler.IDENTITY))).isPresent();
           }
         }
       }
@@ -147,23 +170,9 @@ class RemoteShardTransportTest {
     try (RemoteTier tier = tier("concurrent")) {
       RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-5"), tier, m -> {});
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
-      java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
-      List<Thread> nodes = new ArrayList<>();
       List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
-      for (String node : List.of("node-7", "node-8")) {
-        nodes.add(Thread.ofPlatform().start(() -> {
-          try {
-            start.await();
-            ShardTask.run(nodeSetup(tmp.resolve(node), new FakeCompiler(false)), transport, shard.index(),
-                node.substring("node-".length()), tmp.resolve(node + ".bundle"));
-          } catch (Throwable t) {
-            errors.add(t);
-          }
-        }));
-      }
-      for (Thread t : nodes) {
-        t.join();
-      }
+      atOnce(List.of("node-7", "node-8"), node -> ShardTask.run(nodeSetup(tmp.resolve(node), new FakeCompiler(false)),
+          transport, shard.index(), node.substring("node-".length()), tmp.resolve(node + ".bundle")), errors);
       assertThat(errors).isEmpty();
       assertThat(tier.list(transport.resultsPrefix(shard.index()))).hasSize(2);
       assertThat(tier.list("v1/artifacts/")).hasSize(shard.items().size());
@@ -178,6 +187,81 @@ class RemoteShardTransportTest {
     }
   }
 
+  /**
+   * Each task's push listed the whole bucket (every graph and artifact key) before it uploaded: at 10,000 graphs and
+   * 256 tasks that is millions of keys listed for nothing. Now a task lists nothing: shown with credentials that may
+   * read and write objects but not list them (a listing with them is refused), two attempts of one shard pushing the
+   * same objects at once, both succeeding (one wins each conditional put, the other's is a 412).
+   */
+  @Test
+  void aTasksPush_listsNothing_twoTasksPushingTheSameObjectsAtOnceWithCredentialsThatCannotList_bothSucceed()
+      throws Exception {
+    Path run = tmp.resolve("shared/run-6");
+    ShardPlan.Shard shard;
+    try (RemoteTier tier = tier("nolist")) {
+      shard = sent(new RemoteShardTransport(run, tier, m -> {})).nonEmpty().getFirst();
+    }
+    List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+    String saved = System.getProperty("aws.accessKeyId");
+    System.setProperty("aws.accessKeyId", server.noListAccessKey());
+    try {
+      try (RemoteTier probe = tier("nolist")) {
+        assertThatThrownBy(() -> probe.list("v1/")).as("these credentials cannot list")
+            .hasMessageContaining("403 AccessDenied");
+      }
+      atOnce(List.of("node-17", "node-18"), node -> {
+        try (RemoteTier tier = tier("nolist")) { // each task opens its own, as on its node
+          ShardTask.run(nodeSetup(tmp.resolve(node), new FakeCompiler(false)), new RemoteShardTransport(run, tier,
+              m -> errors.add(new Exception(m))), shard.index(), node.substring("node-".length()),
+              tmp.resolve(node + ".bundle"));
+        }
+      }, errors);
+    } finally {
+      System.setProperty("aws.accessKeyId", saved);
+    }
+    assertThat(errors).isEmpty();
+    try (RemoteTier tier = tier("nolist"); CacheStore store = open(tmp.resolve("submitter"))) {
+      RemoteShardTransport transport = new RemoteShardTransport(run, tier, m -> {});
+      assertThat(tier.list("v1/artifacts/")).hasSize(shard.items().size());
+      assertThat(tier.list("v1/graphs/")).hasSize(shard.items().size());
+      for (String attempt : List.of("17", "18")) {
+        ShardTransport.Results back = transport.receiveResults(shard.index(), attempt).orElseThrow();
+        assertThat(SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+            .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+      }
+    }
+  }
+
+  /**
+   * The remote failed on the submitter while it pulled a shard's artifacts: the import threw the tier's plain exit-3
+   * error, which the submitter took for damaged results: it discarded them and submitted the shard again, and as the
+   * tier stays unusable for the run, every shard after it too, until all retries were spent (exit 1, everything
+   * compiled again and again). Now that is {@link ShardTransport.Failed}, on which the run stops, and so is every
+   * later look for results through the failed tier.
+   */
+  @Test
+  void theRemoteFailingWhileTheSubmitterPulls_isTheTransportFailing_notTheResults() throws Exception {
+    try (SeaweedServer own = SeaweedServer.start(tmp.resolve("own-weed"), BUCKET, server.accessKey(),
+        server.secretKey());
+        RemoteTier tier = RemoteShardTransport.openTier(RemoteSetting.parse("s3://" + BUCKET + "/gone",
+            own.endpoint()), m -> {})) {
+      RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-7"), tier, m -> {});
+      ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
+      ShardTask.run(nodeSetup(tmp.resolve("node-g"), new FakeCompiler(false)), transport, shard.index(), "7",
+          tmp.resolve("g.bundle"));
+      ShardTransport.Results back = transport.receiveResults(shard.index(), "7").orElseThrow();
+      own.close();
+      try (CacheStore store = open(tmp.resolve("submitter"))) {
+        assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+            .isInstanceOfSatisfying(ShardTransport.Failed.class, e -> assertThat(e.getMessage())
+                .startsWith("cannot take in the results s3://" + BUCKET + "/gone/v1/runs/run-7/results/shard-")
+                .contains("which failed: ").contains("the run's Slurm jobs were cancelled"));
+      }
+      assertThatThrownBy(() -> transport.receiveResults(shard.index(), "8"))
+          .isInstanceOf(ShardTransport.Failed.class);
+    }
+  }
+
   @Test
   void anArtifactMissingFromTheBucket_failsTheImport_andOnceDiscarded_theNextAttemptsResultsAreRead()
       throws Exception {
@@ -186,7 +270,7 @@ class RemoteShardTransportTest {
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
       ShardTask.run(nodeSetup(tmp.resolve("node-a"), new FakeCompiler(false)), transport, shard.index(), "7",
           tmp.resolve("a.bundle"));
-      ArtifactKey lost = new ArtifactKey(shard.items().getFirst().fingerprint(), FakeCompiler.IDENTITY);
+      ArtifactKey lost = new ArtifactKey(shard.items().getFirst().graph(), FakeCompiler.IDENTITY);
       s3.deleteObject(DeleteObjectRequest.builder().bucket(BUCKET).key("missing/" + RemoteObjects.artifactKey(lost))
           .build());
       try (CacheStore store = open(tmp.resolve("submitter"))) {
@@ -219,7 +303,7 @@ class RemoteShardTransportTest {
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
       ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), transport, shard.index(), "7",
           tmp.resolve("n.bundle"));
-      ArtifactKey victim = new ArtifactKey(shard.items().getFirst().fingerprint(), FakeCompiler.IDENTITY);
+      ArtifactKey victim = new ArtifactKey(shard.items().getFirst().graph(), FakeCompiler.IDENTITY);
       String key = "damaged/" + RemoteObjects.artifactKey(victim);
       byte[] body = s3.getObjectAsBytes(GetObjectRequest.builder().bucket(BUCKET).key(key).build()).asByteArray();
       body[body.length - 3] ^= 0x40;
@@ -239,7 +323,7 @@ class RemoteShardTransportTest {
     try (RemoteTier tier = tier("failed")) {
       RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-4"), tier, m -> {});
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
-      GraphFingerprint fp = shard.items().getFirst().fingerprint();
+      GraphFingerprint fp = shard.items().getFirst().graph();
       GraphResult failed = new GraphResult(fp, shard.items().getFirst().moduleName(), GraphResult.Status.FAILED,
           Duration.ofMillis(7), 1, FailureKind.COMPILE_ERROR, "bad shape");
       try (CacheStore store = open(tmp.resolve("submitter"))) {

@@ -41,7 +41,7 @@ class ShardPlanTest {
   }
 
   private static Map<GraphFingerprint, Integer> assignment(ShardPlan plan) {
-    return plan.shards().stream().flatMap(s -> s.items().stream().map(i -> Map.entry(i.fingerprint(), s.index())))
+    return plan.shards().stream().flatMap(s -> s.items().stream().map(i -> Map.entry(i.graph(), s.index())))
         .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
   }
 
@@ -173,13 +173,7 @@ class ShardPlanTest {
   @Test
   void costs_readTheCompileTimesTheCacheRemembers_ofAnyCompiler() throws Exception {
     try (CacheStore store = CacheStore.open(tmp.resolve("cache"), CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {})) {
-      SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
-      for (int i = 0; i < 3; i++) {
-        LoadedModule m = new HloModuleReader().read(TestModules.writeDump(tmp.resolve("d"),
-            "m" + i + ".before_optimizations.hlo.pb", TestModules.mulAdd(1.5f + i, 1, "_" + i, 10)));
-        store.putGraph(m);
-        graphs.put(m.fingerprint(), m.moduleName());
-      }
+      SequencedMap<GraphFingerprint, String> graphs = putGraphs(store, 3);
       List<GraphFingerprint> fps = new ArrayList<>(graphs.keySet());
       CompilerIdentity other = new CompilerIdentity("fake", "0.9", "cpu", List.of(), Map.of());
       store.putArtifact(new ArtifactKey(fps.get(0), other), new byte[] {1}, new CompileInfo(Duration.ofMillis(900), ""));
@@ -191,5 +185,49 @@ class ShardPlanTest {
       long timedBytes = store.graph(fps.get(0)).orElseThrow().hloBytes() + store.graph(fps.get(1)).orElseThrow().hloBytes();
       assertThat(items.get(2).cost()).isCloseTo(bytes * 1200.0 / timedBytes, org.assertj.core.data.Offset.offset(1e-6));
     }
+  }
+
+  @Test
+  void costs_ofRecordedRequests_areTheirProgramSize_pricedAsGraphsWithoutATime_andThePlanIgnoresInputOrder()
+      throws Exception {
+    try (CacheStore store = CacheStore.open(tmp.resolve("cache"), CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {})) {
+      SequencedMap<GraphFingerprint, String> graphs = putGraphs(store, 2);
+      List<GraphFingerprint> fps = new ArrayList<>(graphs.keySet());
+      CompilerIdentity other = new CompilerIdentity("fake", "0.9", "cpu", List.of(), Map.of());
+      store.putArtifact(new ArtifactKey(fps.get(0), other), new byte[] {1}, new CompileInfo(Duration.ofMillis(800), ""));
+      long timedBytes = store.graph(fps.get(0)).orElseThrow().hloBytes();
+      List<ShardPlan.SizedRequest> requests = new ArrayList<>();
+      for (int i = 0; i < 6; i++) {
+        byte[] digest = new byte[32];
+        digest[0] = (byte) i;
+        requests.add(new ShardPlan.SizedRequest(new dev.xlac.runtime.RequestKey(digest), "mlir request",
+            1000L * (i + 1)));
+      }
+      List<ShardPlan.Item> items = ShardPlan.costs(store, graphs, requests);
+      assertThat(items).hasSize(8);
+      assertThat(items.get(0).cost()).isEqualTo(800.0);
+      for (int i = 0; i < 6; i++) {
+        assertThat(items.get(2 + i).fingerprint()).isEqualTo(requests.get(i).key());
+        assertThat(items.get(2 + i).cost()).as("no remembered time for the new plugin: size x the rate of all")
+            .isCloseTo(1000.0 * (i + 1) * 800.0 / timedBytes, org.assertj.core.data.Offset.offset(1e-6));
+      }
+      ShardPlan plan = ShardPlan.plan(items, 3);
+      List<ShardPlan.Item> shuffled = new ArrayList<>(items);
+      java.util.Collections.shuffle(shuffled, new java.util.Random(7));
+      assertThat(ShardPlan.plan(shuffled, 3)).isEqualTo(plan);
+      assertThat(plan.imbalance()).isLessThan(4.0 / 3);
+    }
+  }
+
+  /** {@code n} small graphs put in {@code store}, in the order put. */
+  private SequencedMap<GraphFingerprint, String> putGraphs(CacheStore store, int n) throws Exception {
+    SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
+    for (int i = 0; i < n; i++) {
+      LoadedModule m = new HloModuleReader().read(TestModules.writeDump(tmp.resolve("d"),
+          "m" + i + ".before_optimizations.hlo.pb", TestModules.mulAdd(1.5f + i, 1, "_" + i, 10)));
+      store.putGraph(m);
+      graphs.put(m.fingerprint(), m.moduleName());
+    }
+    return graphs;
   }
 }

@@ -75,10 +75,10 @@ class ShardTaskTest {
         store.importBundle(back.bundle());
         List<GraphResult> lines = back.lines().stream().map(ShardTask::parseLine).toList();
         assertThat(lines).extracting(GraphResult::fingerprint)
-            .containsExactlyInAnyOrderElementsOf(s.items().stream().map(ShardPlan.Item::fingerprint).toList());
+            .containsExactlyInAnyOrderElementsOf(s.items().stream().map(ShardPlan.Item::graph).toList());
         assertThat(lines).allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
         for (ShardPlan.Item item : s.items()) {
-          assertThat(store.getArtifact(new ArtifactKey(item.fingerprint(), FakeCompiler.IDENTITY))).isPresent();
+          assertThat(store.getArtifact(new ArtifactKey(item.graph(), FakeCompiler.IDENTITY))).isPresent();
         }
         transport.done(s.index());
         assertThat(transport.receiveResults(s.index(), "7")).as("the bundle is gone once imported").isEmpty();
@@ -133,8 +133,34 @@ class ShardTaskTest {
       assertThat(results).hasSize(shard.items().size())
           .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
       for (ShardPlan.Item item : shard.items()) {
-        assertThat(store.getArtifact(new ArtifactKey(item.fingerprint(), FakeCompiler.IDENTITY))).isPresent();
+        assertThat(store.getArtifact(new ArtifactKey(item.graph(), FakeCompiler.IDENTITY))).isPresent();
       }
+    }
+  }
+
+  /**
+   * A bundle that does not hold what its lines say compiled (a task Slurm requeued under the same job id replaced it
+   * after a first run wrote the lines; or any bundle that lost an artifact on the way) was imported as good: the run
+   * reported the graphs compiled while the cache had no artifact for them. Now the results are refused (the shard
+   * is then submitted again).
+   */
+  @Test
+  void resultLinesSayingCompiled_whoseBundleLacksTheArtifacts_areRefused_notReportedAsCompiled() throws Exception {
+    SharedDirectoryTransport transport = new SharedDirectoryTransport(tmp.resolve("shared/run-1"));
+    ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
+    BundleSigningKey key = runKey(tmp.resolve("shared/run-1"));
+    ShardTask.run(nodeSetup(tmp.resolve("node"), new FakeCompiler(false)), task(transport, key), shard.index(), "7",
+        tmp.resolve("node.bundle"));
+    SharedDirectoryTransport submitter = submitter(transport, key);
+    ShardTransport.Results back = submitter.receiveResults(shard.index(), "7").orElseThrow();
+    try (CacheStore empty = open(tmp.resolve("requeued-node"))) { // its second run: nothing compiled yet
+      empty.exportBundle(back.bundle(), dev.xlac.cache.ExportRequest.all().signedBy(key));
+    }
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      assertThatThrownBy(() -> SlurmCompile.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
+          .isInstanceOfSatisfying(XlacException.class, e -> assertThat(e.getMessage()).startsWith("shard "
+              + shard.index() + "'s results say ").contains(" compiled, but what came with them (")
+              .endsWith(") does not hold it"));
     }
   }
 
@@ -201,7 +227,7 @@ class ShardTaskTest {
       assertThat(SlurmCompile.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY)).hasSize(shard.items().size())
           .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
       for (ShardPlan.Item item : shard.items()) {
-        assertThat(store.getArtifact(new ArtifactKey(item.fingerprint(), FakeCompiler.IDENTITY))).isPresent();
+        assertThat(store.getArtifact(new ArtifactKey(item.graph(), FakeCompiler.IDENTITY))).isPresent();
       }
     }
     // Only this run's key is trusted: an unsigned bundle, or one another key signed, is refused.
@@ -275,7 +301,7 @@ class ShardTaskTest {
     ShardPlan plan = sent(transport);
     for (ShardPlan.Shard s : plan.nonEmpty()) {
       assertThat(transport.receiveInputs(s.index())).extracting(ShardTransport.Input::fingerprint)
-          .containsExactlyElementsOf(s.items().stream().map(ShardPlan.Item::fingerprint).toList());
+          .containsExactlyElementsOf(s.items().stream().map(ShardPlan.Item::graph).toList());
     }
   }
 
@@ -316,5 +342,56 @@ class ShardTaskTest {
     sbatch.toFile().setExecutable(true);
     SlurmClient.requireSbatch(new ArrayList<>(List.of(empty.toString(), bin.toString())).stream()
         .reduce((a, b) -> a + ":" + b).orElseThrow());
+  }
+
+  private static ShardTransport.RequestInput request(String program, String identityText) {
+    byte[] format = "mlir".getBytes(StandardCharsets.UTF_8);
+    byte[] code = program.getBytes(StandardCharsets.UTF_8);
+    byte[] options = {0x1a, 0x02, 0x20, 0x01};
+    return new ShardTransport.RequestInput(dev.xlac.runtime.RequestKey.of(format, code, options,
+        identityText.getBytes(StandardCharsets.UTF_8)), "mlir request", "mlir", code, options, identityText);
+  }
+
+  @Test
+  void recordedRequests_travelWithTheirProgram_aDamagedOneOrOneKeyedForAnotherPlugin_isNotCompiled_theRestAre()
+      throws Exception {
+    ShardTransport.RequestInput good = request("module good", FakeCompiler.IDENTITY_TEXT);
+    ShardTransport.RequestInput damaged = request("module damaged", FakeCompiler.IDENTITY_TEXT);
+    ShardTransport.RequestInput foreign = request("module foreign", "xlac-pjrt-plugin/2\nplatform_name=other\n");
+    List<ShardTransport.RequestInput> all = List.of(good, damaged, foreign);
+    ShardPlan plan = ShardPlan.plan(all.stream().map(r -> new ShardPlan.Item(r.key(), r.name(), 1)).toList(), 1);
+    Path run = tmp.resolve("shared/run-r");
+    SharedDirectoryTransport transport = new SharedDirectoryTransport(run);
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      transport.sendInputs(plan, store, key -> all.stream().filter(r -> r.key().equals(key)).findFirst()
+          .orElseThrow());
+    }
+    Path file = run.resolve("inputs/shard-0/" + damaged.key().hex() + ".request");
+    byte[] bytes = Files.readAllBytes(file);
+    bytes[bytes.length - 40] ^= 0x20; // within its program
+    Files.write(file, bytes);
+    assertThat(transport.receiveRequests(0)).extracting(ShardTransport.RequestInput::intact)
+        .containsExactlyInAnyOrder(true, false, true);
+
+    FakeCompiler compiler = new FakeCompiler(false, FakeCompiler.PJRT_IDENTITY);
+    RunReport r = ShardTask.run(nodeSetup(tmp.resolve("node"), compiler), transport, 0, "7",
+        tmp.resolve("node.bundle"));
+    assertThat(compiler.compiles).hasValue(1);
+    java.util.Map<dev.xlac.core.ProgramKey, GraphResult> byKey = new java.util.HashMap<>();
+    r.graphs().forEach(g -> byKey.put(g.fingerprint(), g));
+    assertThat(byKey.get(good.key()).status()).isEqualTo(GraphResult.Status.COMPILED);
+    assertThat(byKey.get(damaged.key()).error()).isEqualTo("not compiled: its sections on this node do not have its"
+        + " key (damaged on the way)");
+    assertThat(byKey.get(foreign.key()).error()).startsWith("not compiled: it is keyed for a plugin identity other"
+        + " than this node's");
+    List<String> lines = Files.readAllLines(run.resolve("results/shard-0.7.tsv"));
+    assertThat(lines).hasSize(3).allSatisfy(l -> assertThat(ShardTask.parseLine(l).fingerprint())
+        .isInstanceOf(dev.xlac.runtime.RequestKey.class));
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      store.importBundle(run.resolve("results/shard-0.7.bundle"));
+      assertThat(store.readRequest(good.key()).orElseThrow().executable())
+          .isEqualTo("mlir request".getBytes(StandardCharsets.UTF_8));
+      assertThat(store.requests()).as("only the compiled request's entry came back").hasSize(1);
+    }
   }
 }

@@ -38,8 +38,8 @@ class SlurmArrayTest {
   @TempDir
   Path tmp;
 
+  private StandInSlurm slurm;
   private Path state;
-  private Path bin;
   private final List<String> progress = Collections.synchronizedList(new ArrayList<>());
 
   private static CacheStore open(Path dir) throws InterruptedException {
@@ -47,14 +47,13 @@ class SlurmArrayTest {
   }
 
   private void fakeSlurm() throws Exception {
-    state = Files.createDirectories(tmp.resolve("state"));
-    bin = Files.createDirectories(tmp.resolve("bin"));
-    Files.writeString(state.resolve("next"), "100\n");
-    script("sbatch", """
+    slurm = StandInSlurm.create(tmp);
+    state = slurm.state();
+    slurm.script("sbatch", """
         echo "$*" >>"$S/sbatch.log"
         n=$(cat "$S/next"); echo $((n + 1)) >"$S/next"; echo "$n"
         """);
-    script("squeue", """
+    slurm.script("squeue", """
         echo "$*" >>"$S/squeue.log"
         [ -f "$S/squeue.sleep" ] && sleep "$(cat "$S/squeue.sleep")"
         while [ $# -gt 0 ]; do [ "$1" = -j ] && jobs=$2; shift; done
@@ -62,20 +61,9 @@ class SlurmArrayTest {
           grep -qx -e "$j" -e "${j}_0" "$S/cancelled" 2>/dev/null || echo "$j 0 RUNNING"
         done
         """);
-    script("scancel", """
+    slurm.script("scancel", """
         for a; do echo "$a" >>"$S/cancelled"; done
         """);
-  }
-
-  private void script(String name, String body) throws Exception {
-    Path f = bin.resolve(name);
-    Files.writeString(f, "#!/bin/sh\nS='" + state + "'\n" + body);
-    Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rwxr-xr-x"));
-  }
-
-  private List<String> lines(String file) throws Exception {
-    Path f = state.resolve(file);
-    return Files.exists(f) ? Files.readAllLines(f) : List.of();
   }
 
   private record Setup(SharedDirectoryTransport transport, ShardPlan plan, BundleSigningKey key, Path run) {}
@@ -107,7 +95,7 @@ class SlurmArrayTest {
   }
 
   private SlurmCompile.Array array(Setup s, CacheStore store, Duration timeout) {
-    Map<String, String> env = Map.of("PATH", bin + ":" + System.getenv("PATH"));
+    Map<String, String> env = Map.of("PATH", slurm.path());
     SlurmSettings settings = new SlurmSettings(1, List.of(), 3, tmp.resolve("shared"), List.of("true"), env,
         Duration.ofMillis(20), progress::add);
     return new SlurmCompile.Array(new SlurmClient(env, timeout), settings,
@@ -134,10 +122,10 @@ class SlurmArrayTest {
       results = array(s, store, Duration.ofSeconds(30)).run();
     }
     assertThat(results).hasSize(2).allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
-    assertThat(lines("sbatch.log")).as("submitted once, then once again").hasSize(2);
+    assertThat(slurm.lines("sbatch.log")).as("submitted once, then once again").hasSize(2);
     assertThat(String.join("\n", progress)).contains("its results could not be imported")
         .contains("submitted again as job 101 (attempt 2 of 4)");
-    assertThat(lines("cancelled")).as("the damaged attempt's task is cancelled, the imported one is left to end")
+    assertThat(slurm.lines("cancelled")).as("the damaged attempt's task is cancelled, the imported one is left to end")
         .containsExactly("100_0");
     assertThat(s.run().resolve("results/shard-0.100.bundle")).doesNotExist();
     assertThat(s.run().resolve("results/shard-0.100.tsv")).doesNotExist();
@@ -157,7 +145,7 @@ class SlurmArrayTest {
       });
     }
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
-    assertThat(lines("cancelled")).as("the run ended by an exception: its job is cancelled").containsExactly("100");
+    assertThat(slurm.lines("cancelled")).as("the run ended by an exception: its job is cancelled").containsExactly("100");
   }
 
   @Test
@@ -174,7 +162,7 @@ class SlurmArrayTest {
         }
       });
       long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-      while (lines("squeue.log").isEmpty() && System.nanoTime() < deadline) {
+      while (slurm.lines("squeue.log").isEmpty() && System.nanoTime() < deadline) {
         Thread.sleep(10);
       }
       t.interrupt();
@@ -182,6 +170,97 @@ class SlurmArrayTest {
       assertThat(t.isAlive()).isFalse();
     }
     assertThat(thrown.get()).isInstanceOf(InterruptedException.class);
-    assertThat(lines("cancelled")).containsExactly("100");
+    assertThat(slurm.lines("cancelled")).containsExactly("100");
+  }
+
+  /**
+   * A task that completed (exit 0, so it had handed back its results) whose results showed on the submitter's host
+   * only some polls later (a shared file system's attribute cache: up to a minute on NFS) was taken for one that
+   * ended without results after two polls: its shard was submitted again and compiled twice, and its results,
+   * named by the first attempt, were never read. Now they are waited for.
+   */
+  @Test
+  void aCompletedTasksResults_thatShowSomePollsLate_areWaitedFor_notResubmitted() throws Exception {
+    fakeSlurm();
+    slurm.script("squeue", "echo \"$*\" >>\"$S/squeue.log\"\n"); // the task left the queue at once
+    slurm.script("scontrol", "echo \"JobId=$4 JobState=COMPLETED Reason=None ExitCode=0:0\"\n");
+    Setup s = sent();
+    AtomicReference<Throwable> thrown = new AtomicReference<>();
+    List<GraphResult> results = Collections.synchronizedList(new ArrayList<>());
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      Thread t = Thread.ofPlatform().start(() -> {
+        try {
+          results.addAll(new SlurmCompile.Array(new SlurmClient(Map.of("PATH", slurm.path())),
+              new SlurmSettings(1, List.of(), 3, tmp.resolve("shared"), List.of("true"), Map.of("PATH", slurm.path()), Duration.ofMillis(20), progress::add), new SharedDirectoryTransport(s.run(),
+              null, s.key().publicKey()), s.run(), s.plan(), store, FakeCompiler.IDENTITY, Duration.ofSeconds(60))
+              .run());
+        } catch (Throwable e) {
+          thrown.set(e);
+        }
+      });
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (slurm.lines("squeue.log").size() < 6 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      assertThat(slurm.lines("squeue.log")).as("polls before the results show").hasSizeGreaterThanOrEqualTo(6);
+      runTask(s, "100"); // the results show now
+      t.join(Duration.ofSeconds(30));
+      assertThat(t.isAlive()).isFalse();
+    }
+    assertThat(thrown.get()).isNull();
+    assertThat(results).hasSize(2).allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
+    assertThat(slurm.lines("sbatch.log")).as("submitted once").hasSize(1);
+    assertThat(String.join("\n", progress)).doesNotContain("submitted again");
+  }
+
+  @Test
+  void aCompletedTasksResults_thatNeverShow_failTheAttemptAfterTheGrace_namingTheSharedDirectory() throws Exception {
+    fakeSlurm();
+    slurm.script("squeue", "echo \"$*\" >>\"$S/squeue.log\"\n");
+    slurm.script("scontrol", "echo \"JobId=$4 JobState=COMPLETED Reason=None ExitCode=0:0\"\n");
+    Setup s = sent();
+    Map<String, String> env = Map.of("PATH", slurm.path());
+    List<GraphResult> results;
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      results = new SlurmCompile.Array(new SlurmClient(env), new SlurmSettings(1, List.of(), 0, tmp.resolve("shared"),
+          List.of("true"), env, Duration.ofMillis(20), progress::add), new SharedDirectoryTransport(s.run(), null,
+          s.key().publicKey()), s.run(), s.plan(), store, FakeCompiler.IDENTITY, Duration.ofMillis(300)).run();
+    }
+    assertThat(results).hasSize(2).allSatisfy(g -> assertThat(g.error()).contains("its task COMPLETED (exit 0:0)"
+        + " handed back results that did not show here within 0.3 s (does --shared-dir show this host what the nodes"
+        + " write?)"));
+  }
+
+  /**
+   * An sbatch that did not answer within the limit was killed and the run ended with exit 3, but sbatch may have
+   * queued the array meanwhile: that job, whose id the run never learnt, was left to run. Now the run's jobs are
+   * marked with its own comment, and such a job is found by it and cancelled.
+   */
+  @Test
+  void anSbatchThatTimesOutAfterQueueingTheArray_leavesNoJobBehind() throws Exception {
+    fakeSlurm();
+    slurm.script("sbatch", """
+        echo "$*" >>"$S/sbatch.log"
+        for a; do case "$a" in --comment=*) c=${a#--comment=};; esac; done
+        echo "100 $c" >>"$S/queued"
+        sleep 5
+        echo 100
+        """);
+    slurm.script("squeue", """
+        echo "$*" >>"$S/squeue.log"
+        touch "$S/cancelled"; [ "$1" = --me ] && grep -v -x -F -f "$S/cancelled" "$S/queued" | sed 's/^/ /'
+        exit 0
+        """);
+    Setup s = sent();
+    try (CacheStore store = open(tmp.resolve("submitter"))) {
+      SlurmCompile.Array array = array(s, store, Duration.ofMillis(500));
+      assertThatThrownBy(array::run).isInstanceOfSatisfying(XlacException.class, e -> {
+        assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
+        assertThat(e.getMessage()).isEqualTo("sbatch did not answer within 0.5 s; is slurmctld up?; the 1 job it"
+            + " queued meanwhile was cancelled");
+      });
+    }
+    assertThat(slurm.lines("sbatch.log")).singleElement().asString().contains("--comment=xlac:run-1");
+    assertThat(slurm.lines("cancelled")).containsExactly("100");
   }
 }

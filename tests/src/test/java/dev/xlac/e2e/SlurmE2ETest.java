@@ -34,7 +34,9 @@ import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
  * compiles each graph exactly once, on some shard, and its results come back through the remote (the objects are in
  * the bucket, no bundle went through the shared directory); another cache with the same remote reads every graph
  * through and submits nothing; the cache then holds an artifact of each (a local run is all cached) and
- * {@code xlac run} serves every compile. Through the shared directory (no remote): a task killed
+ * {@code xlac run} serves every compile. Recorded requests compiled for a second plugin over 2 shards come back as
+ * runtime entries, and {@code xlac run} with that plugin is all hits. Through the shared directory (no remote): a task
+ * killed
  * with SIGKILL is submitted again; SIGTERM to xlac cancels the array; no sbatch on PATH is one line and exit 3.
  */
 class SlurmE2ETest {
@@ -237,6 +239,46 @@ class SlurmE2ETest {
     assertThat(served.exitCode()).as(served.err()).isZero();
     assertThat(served.out().lines().toList().getLast()).matches(
         "xlac run: (\\d+) compiles: \\1 served from the cache, 0 compiled; .*");
+  }
+
+  /**
+   * Issue #15's CI flow on the cluster: mlp.py recorded under {@code xlac run --record} with the 0.115 plugin, then
+   * {@code parallel-compile --executor slurm --plugin NEW} (the xla-cpu-pjrt 0.81 plugin, {@code $XLAC_PJRT_PLUGIN_2})
+   * over 2 shards compiles every recorded request there (before, the Slurm executor compiled graphs only and left
+   * them out), their runtime entries come back through the shared directory, and {@code xlac run} with NEW is then
+   * all hits.
+   */
+  @Test
+  void recordedRequests_shardedForANewPlugin_comeBackAsRuntimeEntries_andXlacRunWithItIsAllHits() throws Exception {
+    String newPlugin = System.getenv("XLAC_PJRT_PLUGIN_2");
+    Assumptions.assumeTrue(newPlugin != null && !newPlugin.isBlank(), "XLAC_PJRT_PLUGIN_2 is not set; scripts/test"
+        + " sets it");
+    Path cache = work.resolve("cache");
+    Map<String, String> env = env();
+    List<String> record = new ArrayList<>(List.of(xlac(), "run", "--cache", cache.toString(), "--plugin",
+        Launcher.cpuPlugin(), "--record", "--"));
+    record.addAll(mlp());
+    Launcher.Result recorded = Launcher.run(record, env, 300);
+    assertThat(recorded.exitCode()).as(recorded.err()).isZero();
+    int compiles = Integer.parseInt(recorded.out().replaceAll("(?s).*xlac run: (\\d+) compiles.*", "$1"));
+
+    Path shared = work.resolve("shared");
+    Launcher.Result r = Launcher.run(List.of(xlac(), "parallel-compile", "--cache", cache.toString(), "--plugin",
+        newPlugin, "--executor", "slurm", "--shared-dir", shared.toString(), "--shards", "2"), env, 600);
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(r.err()).contains("submitted Slurm job array").contains("2 tasks");
+    assertThat(r.out()).startsWith(compiles + " recorded requests: " + compiles + " compiled, 0 cached, 0 failed");
+    Map<String, Integer> perKey = compilesPerGraph(shared);
+    assertThat(perKey).as("each request compiled once, on some shard").hasSize(compiles)
+        .allSatisfy((key, n) -> assertThat(key).startsWith("pjrt1:")).allSatisfy((key, n) -> assertThat(n).isOne());
+
+    List<String> run = new ArrayList<>(List.of(xlac(), "run", "--cache", cache.toString(), "--plugin", newPlugin,
+        "--require-hits", "--"));
+    run.addAll(mlp());
+    Launcher.Result served = Launcher.run(run, env, 300);
+    assertThat(served.exitCode()).as(served.err()).isZero();
+    assertThat(served.out()).contains("xlac run: " + compiles + " compiles: " + compiles + " served from the cache, 0"
+        + " compiled");
   }
 
   /** Starts xlac in the background; stdout and stderr go to files in {@code work}. */

@@ -97,6 +97,37 @@ public final class RemoteSync {
     return stats;
   }
 
+  /**
+   * Uploads exactly the objects named, without listing the remote: each graph of {@code graphs} with its compiled
+   * artifacts, and each runtime entry of {@code requests}, by conditional puts ({@code If-None-Match: *}) alone.
+   * For a writer that knows what it produced (a Slurm shard's task): a listing costs as much as the bucket is large,
+   * a conditional put of an object already there is a 412 that costs nothing, and as objects are content-addressed
+   * and immutable, whichever writer wins wrote the same bytes. Counted as {@link #push}; a remote that fails is an
+   * exit-3 {@link XlacException}.
+   */
+  public static RemoteStats pushProduced(CacheStore store, RemoteTier tier, java.util.Collection<GraphFingerprint> graphs,
+      java.util.Collection<RequestKey> requests, Consumer<String> problems) throws InterruptedException {
+    RemoteStats stats = new RemoteStats(tier.setting().url());
+    Set<String> present = Set.of(); // nothing is assumed there: the put's condition finds out
+    try (Parallel p = new Parallel()) {
+      for (GraphFingerprint fp : graphs) {
+        p.submit(() -> upload(tier, stats, present, RemoteObjects.graphKey(fp), () -> RemoteEntries.graphObject(store,
+            fp), problems, false));
+        for (ArtifactInfo a : store.entries(fp)) {
+          if (a.status() == EntryStatus.COMPILED) {
+            p.submit(() -> upload(tier, stats, present, RemoteObjects.artifactKey(a.key()),
+                () -> RemoteEntries.artifactObject(store, a), problems, false));
+          }
+        }
+      }
+      for (RequestKey r : requests) {
+        p.submit(() -> upload(tier, stats, present, RemoteObjects.runtimeKey(r), () -> RemoteEntries.runtimeObject(
+            store, r), problems, false));
+      }
+    }
+    return stats;
+  }
+
   private interface ObjectSource {
     Optional<byte[]> get() throws IOException;
   }
@@ -327,6 +358,21 @@ public final class RemoteSync {
     }
     if (!batch.isEmpty()) {
       store.putArtifacts(List.copyOf(batch));
+    }
+  }
+
+  /**
+   * Downloads the runtime entries named into {@code store}, {@value #PARALLEL} at a time, each checked before it is
+   * stored, without listing the remote (the results of a Slurm shard, whose keys the submitter knows). Counted as
+   * {@link #pullArtifacts}; an entry already local counts as such.
+   */
+  public static void pullRuntimeEntries(CacheStore store, RemoteTier tier, java.util.Collection<RequestKey> keys,
+      RemoteStats stats, Consumer<String> problems) throws InterruptedException {
+    RemoteTrust trust = RemoteTrust.of(store);
+    try (Parallel p = new Parallel()) {
+      for (RequestKey key : keys) {
+        p.submit(() -> pullRuntime(store, tier, key, stats, problems, trust));
+      }
     }
   }
 

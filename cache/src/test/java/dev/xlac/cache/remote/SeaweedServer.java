@@ -84,7 +84,9 @@ public final class SeaweedServer implements AutoCloseable {
     Files.createDirectories(dir.resolve("data"));
     Path config = dir.resolve("s3.json");
     Files.writeString(config, "{\"identities\":[{\"name\":\"xlac-test\",\"credentials\":[{\"accessKey\":\"" + access
-        + "\",\"secretKey\":\"" + secret + "\"}],\"actions\":[\"Admin\",\"Read\",\"Write\",\"List\",\"Tagging\"]}]}");
+        + "\",\"secretKey\":\"" + secret + "\"}],\"actions\":[\"Admin\",\"Read\",\"Write\",\"List\",\"Tagging\"]},{\"name\":\"xlac-test-nolist\","
+        + "\"credentials\":[{\"accessKey\":\"" + noList(access) + "\",\"secretKey\":\"" + secret + "\"}],"
+        + "\"actions\":[\"Read\",\"Write\"]}]}");
     int[] p = freePorts(11);
     List<String> cmd = new ArrayList<>(List.of(System.getenv("XLAC_WEED"), "mini", "-dir=" + dir.resolve("data"),
         "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-admin.ui=false", "-webdav=false", "-s3.port.iceberg=0",
@@ -176,6 +178,18 @@ public final class SeaweedServer implements AutoCloseable {
 
   public String secretKey() {
     return secretKey;
+  }
+
+  /**
+   * A second identity's access key (its secret is {@link #secretKey}): it may read and write objects but not list
+   * them, so a test can show that some code lists nothing.
+   */
+  public String noListAccessKey() {
+    return noList(accessKey);
+  }
+
+  private static String noList(String access) {
+    return "NL" + access.substring(2);
   }
 
   public Path directory() {

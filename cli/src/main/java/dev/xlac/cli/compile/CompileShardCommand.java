@@ -1,23 +1,14 @@
 package dev.xlac.cli.compile;
 
-import dev.xlac.cli.cache.CacheOptions;
 import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
-import dev.xlac.core.io.FileTrees;
-import dev.xlac.pipeline.CompileSetup;
-import dev.xlac.pipeline.RunListener;
-import dev.xlac.pipeline.RemoteShardTransport;
-import dev.xlac.pipeline.RunReport;
-import dev.xlac.pipeline.SharedDirectoryTransport;
-import dev.xlac.pipeline.ShardTask;
-import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RemoteSetting;
-import dev.xlac.cache.remote.RemoteTier;
+import dev.xlac.pipeline.RunReport;
+import dev.xlac.pipeline.ShardTask;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -57,39 +48,18 @@ public final class CompileShardCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     int index = shard != null ? shard : arrayIndex();
-    Path tmp = Path.of(System.getenv().getOrDefault("TMPDIR", "/tmp"));
-    Path node;
-    try {
-      node = Files.createTempDirectory(tmp, "xlac-shard-" + index + "-");
-    } catch (IOException e) {
-      throw new XlacException(ExitCode.ENVIRONMENT, "cannot make a node-local cache in " + tmp + ": "
-          + XlacException.reason(e), e);
-    }
+    var err = spec.commandLine().getErr();
+    ShardTask.Node node = new ShardTask.Node(Path.of(System.getenv().getOrDefault("TMPDIR", "/tmp")),
+        options::drivers, options.settings(), options.retryFailed(), MemoryProbe.system(),
+        m -> err.println("xlac: " + m));
+    Optional<RemoteSetting> through = remote == null ? Optional.empty()
+        : Optional.of(RemoteSetting.parse(remote, remoteEndpoint));
+    RunReport r = ShardTask.runOnNode(runDir, index, attempt(), through, node);
     var out = spec.commandLine().getOut();
-    try {
-      Path cacheDir = node.resolve("cache");
-      CompileSetup setup = new CompileSetup(() -> CacheStore.open(cacheDir, CacheStore.Mode.READ_WRITE, Duration.ZERO,
-          m -> spec.commandLine().getErr().println("xlac: " + m)), options.drivers(cacheDir.resolve("probes")),
-          options.settings(), options.retryFailed(), RunListener.NONE, MemoryProbe.system());
-      RunReport r;
-      if (remote == null) {
-        r = ShardTask.run(setup, new SharedDirectoryTransport(runDir, ShardTask.runKey(runDir).orElse(null), null),
-            index, attempt(), node.resolve("shard.bundle"));
-      } else {
-        RemoteSetting setting = RemoteSetting.parse(remote, remoteEndpoint);
-        try (RemoteTier tier = RemoteShardTransport.openTier(setting, m -> spec.commandLine().getErr()
-            .println("xlac: " + m))) {
-          r = ShardTask.run(setup, new RemoteShardTransport(runDir, tier, m -> spec.commandLine().getErr()
-              .println("xlac: " + m)), index, attempt(), node.resolve("shard.bundle"));
-        }
-      }
-      out.println("xlac compile-shard " + index + " on " + hostName() + ":");
-      r.summaryLines().forEach(out::println);
-      out.flush();
-      return ExitCode.OK.code();
-    } finally {
-      deleteTree(node);
-    }
+    out.println("xlac compile-shard " + index + " on " + hostName() + ":");
+    r.summaryLines().forEach(out::println);
+    out.flush();
+    return ExitCode.OK.code();
   }
 
   private static int arrayIndex() {
@@ -112,14 +82,6 @@ public final class CompileShardCommand implements Callable<Integer> {
       return java.net.InetAddress.getLocalHost().getHostName();
     } catch (IOException e) {
       return "this node";
-    }
-  }
-
-  private static void deleteTree(Path dir) {
-    try {
-      FileTrees.deleteTree(dir);
-    } catch (IOException e) {
-      // a node-local temporary: the node's tmp cleaner takes what is left
     }
   }
 }
