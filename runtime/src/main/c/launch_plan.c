@@ -104,6 +104,10 @@ static int parse_ull(const char *w, unsigned long long *v) {
 
 static int is_watched(const parsed *p, const char *name, size_t len) {
   for (size_t i = 0; i < p->watch_kind.n; i++) {
+    const char *t = p->watch_text.items[i];
+    if (!strcmp(p->watch_kind.items[i], "except") && strlen(t) == len && !memcmp(name, t, len)) return 0;
+  }
+  for (size_t i = 0; i < p->watch_kind.n; i++) {
     const char *k = p->watch_kind.items[i], *t = p->watch_text.items[i];
     size_t tl = strlen(t);
     if (!strcmp(k, "name") && tl == len && !memcmp(name, t, len)) return 1;
@@ -251,7 +255,7 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
       r = push(&p->opts, a);
       a = NULL;
     } else if (!strcmp(k, "watch") && n == 3 && (b = unhex_word(w[2])) &&
-               (!strcmp(a, "name") || !strcmp(a, "prefix") || !strcmp(a, "suffix"))) {
+               (!strcmp(a, "name") || !strcmp(a, "prefix") || !strcmp(a, "suffix") || !strcmp(a, "except"))) {
       r = push(&p->watch_kind, a) || push(&p->watch_text, b);
       a = b = NULL;
     } else if (!strcmp(k, "env") && n == 3 && (b = unhex_word(w[2]))) {

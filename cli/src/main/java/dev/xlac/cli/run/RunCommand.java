@@ -5,6 +5,7 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.core.Json;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.pipeline.FastStart;
 import dev.xlac.pipeline.RunResult;
 import dev.xlac.pipeline.RunSpec;
 import dev.xlac.pipeline.RuntimeRun;
@@ -16,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.function.Consumer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -71,6 +73,9 @@ public final class RunCommand implements Callable<Integer> {
 
   @Mixin
   CacheOptions.Writer cache;
+
+  /** The words between {@code run} and {@code --} when {@link #parseSimple} parsed them: the launch plan's key. */
+  List<String> simpleOptions;
 
   /**
    * The arguments after {@code run}, parsed without picocli when they are simple: only {@code --cache},
@@ -131,6 +136,7 @@ public final class RunCommand implements Callable<Integer> {
       return Optional.empty();
     }
     r.command = new ArrayList<>(command);
+    r.simpleOptions = List.copyOf(args.subList(0, i));
     r.plugin = values[1];
     r.layout = values[2];
     r.report = values[3];
@@ -157,12 +163,21 @@ public final class RunCommand implements Callable<Integer> {
     if (command.isEmpty()) {
       throw XlacException.badInput("no command given: write it after '--', e.g. xlac run -- python train.py");
     }
-    requireWritableParent(report);
-    RunResult r = RuntimeRun.run(new RunSpec(command, cache.directory(), plugin, layout, record, System.getenv()),
-        cache::openWritable, m -> {
-          err.println("xlac: " + m);
-          err.flush();
-        });
+    // Launch plans (FastStart) only for simply parsed runs, the ones xlac-fast-start takes.
+    FastStart.Key plan = simpleOptions == null ? null : FastStart.Key.of(simpleOptions, report).orElse(null);
+    Optional<FastStart.Adopted> adopted = FastStart.Adopted.fromProperties();
+    RunSpec spec = new RunSpec(command, cache.directory(), plugin, layout, record, System.getenv());
+    Consumer<String> notices = m -> {
+      err.println("xlac: " + m);
+      err.flush();
+    };
+    RunResult r;
+    if (adopted.isPresent()) { // the command ran already, started by xlac-fast-start: its run is finished here
+      r = RuntimeRun.finishAdopted(spec, cache::openWritable, notices, adopted.get(), plan);
+    } else {
+      requireWritableParent(report);
+      r = RuntimeRun.run(spec, cache::openWritable, notices, plan);
+    }
     if (r.notRunnable() != null) {
       err.println("xlac: " + r.notRunnable().message());
       err.flush();
