@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "reason.h"
 #include "sha256.h"
 
 /* The plan's lines (written by pipeline FastStart; runtime/README.md, "The fast start"): words
@@ -71,14 +72,6 @@ static void parsed_free(parsed *p) {
   free(p->db_stats);
 }
 
-static int fail(char *reason, size_t size, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(reason, size, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
 /* Decodes one `x<hex>` word (NUL-terminated result, malloc'd); NULL when malformed or holding a NUL. */
 static char *unhex_word(const char *w) {
   if (!w || w[0] != 'x') return NULL;
@@ -120,24 +113,24 @@ static int is_watched(const parsed *p, const char *name, size_t len) {
 static int check_file(const char *path, char *const *w, char *reason, size_t rs) {
   unsigned long long size, mtime, dev, ino;
   if (parse_ull(w[0], &size) || parse_ull(w[1], &mtime) || parse_ull(w[2], &dev) || parse_ull(w[3], &ino))
-    return fail(reason, rs, "damaged plan: bad file line for %s", path);
+    return xreason(reason, rs, "damaged plan: bad file line for %s", path);
   struct stat st;
-  if (lstat(path, &st) != 0) return fail(reason, rs, "%s: %s", path, strerror(errno));
+  if (lstat(path, &st) != 0) return xreason(reason, rs, "%s: %s", path, strerror(errno));
   unsigned long long m = (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec;
   if ((unsigned long long)st.st_size != size || m != mtime || (unsigned long long)st.st_dev != dev ||
       (unsigned long long)st.st_ino != ino)
-    return fail(reason, rs, "%s changed", path);
+    return xreason(reason, rs, "%s changed", path);
   return 0;
 }
 
 static int check_content(const char *path, const char *want, char *reason, size_t rs) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(reason, rs, "%s: %s", path, strerror(errno));
+  if (fd < 0) return xreason(reason, rs, "%s: %s", path, strerror(errno));
   size_t n = strlen(want), got = 0;
   char *buf = malloc(n + 2);
   if (!buf) {
     close(fd);
-    return fail(reason, rs, "out of memory");
+    return xreason(reason, rs, "out of memory");
   }
   ssize_t r;
   while (got < n + 1 && (r = read(fd, buf + got, n + 1 - got)) != 0) {
@@ -150,7 +143,7 @@ static int check_content(const char *path, const char *want, char *reason, size_
   close(fd);
   int same = got == n && !memcmp(buf, want, n);
   free(buf);
-  return same ? 0 : fail(reason, rs, "%s changed", path);
+  return same ? 0 : xreason(reason, rs, "%s changed", path);
 }
 
 static int check_env(const parsed *p, char *const *envp, char *reason, size_t rs) {
@@ -162,20 +155,20 @@ static int check_env(const parsed *p, char *const *envp, char *reason, size_t rs
     size_t i = 0;
     while (i < p->env_names.n && !(strlen(p->env_names.items[i]) == len && !memcmp(p->env_names.items[i], *e, len)))
       i++;
-    if (i == p->env_names.n) return fail(reason, rs, "environment variable %.*s is new", (int)len, *e);
+    if (i == p->env_names.n) return xreason(reason, rs, "environment variable %.*s is new", (int)len, *e);
     if (!eq || strcmp(eq + 1, p->env_values.items[i]))
-      return fail(reason, rs, "environment variable %.*s changed", (int)len, *e);
+      return xreason(reason, rs, "environment variable %.*s changed", (int)len, *e);
     seen++;
   }
-  if (seen != p->env_names.n) return fail(reason, rs, "a watched environment variable is gone");
+  if (seen != p->env_names.n) return xreason(reason, rs, "a watched environment variable is gone");
   return 0;
 }
 
 static int check_db(const parsed *p, char *reason, size_t rs) {
-  if (p->db_dir.n != 1) return fail(reason, rs, "damaged plan: no db line");
+  if (p->db_dir.n != 1) return xreason(reason, rs, "damaged plan: no db line");
   const char *dir = p->db_dir.items[0];
   DIR *d = opendir(dir);
-  if (!d) return fail(reason, rs, "%s: %s", dir, strerror(errno));
+  if (!d) return xreason(reason, rs, "%s: %s", dir, strerror(errno));
   size_t seen = 0;
   int bad = 0;
   struct dirent *de;
@@ -186,13 +179,13 @@ static int check_db(const parsed *p, char *reason, size_t rs) {
     size_t i = 0;
     while (i < p->db_names.n && strcmp(p->db_names.items[i], name)) i++;
     if (i == p->db_names.n) {
-      bad = fail(reason, rs, "%s/%s is new", dir, name);
+      bad = xreason(reason, rs, "%s/%s is new", dir, name);
       break;
     }
     char *path = malloc(dl + strlen(name) + 2);
     struct stat st;
     if (!path) {
-      bad = fail(reason, rs, "out of memory");
+      bad = xreason(reason, rs, "out of memory");
       break;
     }
     sprintf(path, "%s/%s", dir, name);
@@ -200,12 +193,12 @@ static int check_db(const parsed *p, char *reason, size_t rs) {
     free(path);
     unsigned long long m = (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec;
     if (r != 0 || (unsigned long long)st.st_size != p->db_stats[2 * i] || m != p->db_stats[2 * i + 1])
-      bad = fail(reason, rs, "%s/%s changed", dir, name);
+      bad = xreason(reason, rs, "%s/%s changed", dir, name);
     seen++;
   }
   closedir(d);
   if (bad) return -1;
-  if (seen != p->db_names.n || (long long)seen != p->db_count) return fail(reason, rs, "a file of %s is gone", dir);
+  if (seen != p->db_names.n || (long long)seen != p->db_count) return xreason(reason, rs, "a file of %s is gone", dir);
   return 0;
 }
 
@@ -229,12 +222,12 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
   int first = 1, ended = 0;
   while (*line) {
     char *nl = strchr(line, '\n');
-    if (!nl) return fail(reason, rs, "damaged plan: truncated");
+    if (!nl) return xreason(reason, rs, "damaged plan: truncated");
     *nl = 0;
     char *next = nl + 1;
-    if (ended) return fail(reason, rs, "damaged plan: text after end");
+    if (ended) return xreason(reason, rs, "damaged plan: text after end");
     if (first) {
-      if (strcmp(line, XPLAN_FORMAT)) return fail(reason, rs, "not a plan of this format");
+      if (strcmp(line, XPLAN_FORMAT)) return xreason(reason, rs, "not a plan of this format");
       first = 0;
       line = next;
       continue;
@@ -248,9 +241,9 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
     if (!strcmp(k, "end") && n == 1) {
       ended = 1;
     } else if (!a) {
-      r = fail(reason, rs, "damaged plan: bad line '%s'", k);
+      r = xreason(reason, rs, "damaged plan: bad line '%s'", k);
     } else if (!strcmp(k, "cwd") && n == 2) {
-      if (strcmp(a, cwd)) r = fail(reason, rs, "another working directory");
+      if (strcmp(a, cwd)) r = xreason(reason, rs, "another working directory");
     } else if (!strcmp(k, "opt") && n == 2) {
       r = push(&p->opts, a);
       a = NULL;
@@ -267,15 +260,15 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
       r = check_content(a, b, reason, rs);
     } else if (!strcmp(k, "dir") && n == 2) {
       struct stat st;
-      if (stat(a, &st) != 0 || !S_ISDIR(st.st_mode)) r = fail(reason, rs, "%s is not a directory", a);
+      if (stat(a, &st) != 0 || !S_ISDIR(st.st_mode)) r = xreason(reason, rs, "%s is not a directory", a);
     } else if (!strcmp(k, "writable") && n == 2) {
       struct stat st;
       if (stat(a, &st) != 0 || !S_ISDIR(st.st_mode) || access(a, W_OK) != 0)
-        r = fail(reason, rs, "%s is not a writable directory", a);
+        r = xreason(reason, rs, "%s is not a writable directory", a);
     } else if (!strcmp(k, "db") && n == 3 && p->db_dir.n == 0) {
       unsigned long long c;
       if (parse_ull(w[2], &c) || c > 1000000) {
-        r = fail(reason, rs, "damaged plan: bad db line");
+        r = xreason(reason, rs, "damaged plan: bad db line");
       } else {
         p->db_count = (long long)c;
         r = push(&p->db_dir, a);
@@ -284,14 +277,14 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
     } else if (!strcmp(k, "dbfile") && n == 4) {
       unsigned long long size, mtime;
       if (parse_ull(w[2], &size) || parse_ull(w[3], &mtime)) {
-        r = fail(reason, rs, "damaged plan: bad dbfile line");
+        r = xreason(reason, rs, "damaged plan: bad dbfile line");
       } else {
         if (p->db_names.n + 1 > p->db_stats_cap) {
           size_t cap = p->db_stats_cap ? 2 * p->db_stats_cap : 64;
           unsigned long long *s = realloc(p->db_stats, 2 * cap * sizeof *s);
           if (!s) {
             free(a);
-            return fail(reason, rs, "out of memory");
+            return xreason(reason, rs, "out of memory");
           }
           p->db_stats = s;
           p->db_stats_cap = cap;
@@ -309,26 +302,26 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
                ((!strcmp(k, "unset") || !strcmp(k, "set-stats")) && n == 2)) {
       xplan_change *c = realloc(plan->changes, (plan->n_changes + 1) * sizeof *c);
       if (!c) {
-        r = fail(reason, rs, "out of memory");
+        r = xreason(reason, rs, "out of memory");
       } else {
         plan->changes = c;
         c[plan->n_changes++] = (xplan_change){a, b, !strcmp(k, "set-stats")};
         a = b = NULL;
       }
     } else {
-      r = fail(reason, rs, "damaged plan: bad line '%s'", k);
+      r = xreason(reason, rs, "damaged plan: bad line '%s'", k);
     }
     free(a);
     free(b);
     if (r) return -1;
     line = next;
   }
-  if (first || !ended) return fail(reason, rs, "damaged plan: truncated");
-  if (p->opts.n != n_options) return fail(reason, rs, "other options");
+  if (first || !ended) return xreason(reason, rs, "damaged plan: truncated");
+  if (p->opts.n != n_options) return xreason(reason, rs, "other options");
   for (size_t i = 0; i < n_options; i++)
-    if (strcmp(p->opts.items[i], options[i])) return fail(reason, rs, "other options");
-  if (!plan->stats_parent) return fail(reason, rs, "damaged plan: no stats line");
-  if (p->watch_kind.n == 0) return fail(reason, rs, "damaged plan: no watch line");
+    if (strcmp(p->opts.items[i], options[i])) return xreason(reason, rs, "other options");
+  if (!plan->stats_parent) return xreason(reason, rs, "damaged plan: no stats line");
+  if (p->watch_kind.n == 0) return xreason(reason, rs, "damaged plan: no watch line");
   if (check_env(p, envp, reason, rs)) return -1;
   return check_db(p, reason, rs);
 }
@@ -336,9 +329,9 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
 int xplan_check(const char *text, size_t len, const char *cwd, char *const *options, size_t n_options,
                 char *const *envp, xplan *plan, char *reason, size_t reason_size) {
   memset(plan, 0, sizeof *plan);
-  if (memchr(text, 0, len)) return fail(reason, reason_size, "damaged plan: a NUL byte");
+  if (memchr(text, 0, len)) return xreason(reason, reason_size, "damaged plan: a NUL byte");
   char *copy = malloc(len + 1);
-  if (!copy) return fail(reason, reason_size, "out of memory");
+  if (!copy) return xreason(reason, reason_size, "out of memory");
   memcpy(copy, text, len);
   copy[len] = 0;
   parsed p;
@@ -357,11 +350,11 @@ int xplan_load(const char *plan_dir, const char *cwd, char *const *options, size
   xplan_key(cwd, options, n_options, key);
   size_t size = strlen(plan_dir) + 80;
   char *path = malloc(size);
-  if (!path) return fail(reason, reason_size, "out of memory");
+  if (!path) return xreason(reason, reason_size, "out of memory");
   snprintf(path, size, "%s/%s.plan", plan_dir, key);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   free(path);
-  if (fd < 0) return fail(reason, reason_size, "no plan (%s)", strerror(errno));
+  if (fd < 0) return xreason(reason, reason_size, "no plan (%s)", strerror(errno));
   char *text = malloc(XPLAN_MAX_BYTES);
   size_t got = 0;
   ssize_t n = 0;
@@ -375,7 +368,7 @@ int xplan_load(const char *plan_dir, const char *cwd, char *const *options, size
   close(fd);
   if (!text || n < 0 || got == XPLAN_MAX_BYTES) {
     free(text);
-    return fail(reason, reason_size, "cannot read the plan");
+    return xreason(reason, reason_size, "cannot read the plan");
   }
   int r = xplan_check(text, got, cwd, options, n_options, envp, plan, reason, reason_size);
   free(text);
