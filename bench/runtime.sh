@@ -156,7 +156,7 @@ jf=$(median "${j_first[@]}"); jt=$(median "${j_total[@]}")
 pf=$(median "${p_first[@]}"); pt=$(median "${p_total[@]}")
 echo "decoder ${args[*]}, median of $rounds alternating rounds (seconds to 'step 1' / whole process):"
 echo "  cold (real plugin, no cache)      $cf / $ct"
-echo "  xlac run (served, JVM included)   $xf / $xt    cold/xlac $(ratio "$cf" "$xf"), jax/xlac $(ratio "$jf" "$xf")"
+echo "  xlac run (served, start-up incl.) $xf / $xt    cold/xlac $(ratio "$cf" "$xf"), jax/xlac $(ratio "$jf" "$xf")"
 echo "  JAX persistent cache, warm        $jf / $jt    cold/jax $(ratio "$cf" "$jf")"
 echo "  proxy alone (no JVM, same env)    $pf / $pt    jax/proxy $(ratio "$jf" "$pf")"
 echo "  per-round first-step: cold ${c_first[*]} | xlac ${x_first[*]} | jax ${j_first[*]} | proxy ${p_first[*]}"
