@@ -142,6 +142,7 @@ grep -q '"misses": 0,' "$WORK/served.json" && grep -q '"fallbacks": 0,' "$WORK/s
 served >/dev/null
 fast_start_check "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${decoder[@]}"
 
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -a c_first c_total x_first x_total j_first j_total p_first p_total
 for ((i = 0; i < rounds; i++)); do
   read -r f t < <(cold);    c_first+=("$f"); c_total+=("$t")
@@ -163,6 +164,18 @@ echo "  per-round first-step: cold ${c_first[*]} | xlac ${x_first[*]} | jax ${j_
 sed -n 's/.*"saved_seconds": \([0-9.]*\).*/  compile seconds saved per served run: \1/p' "$WORK/served.json"
 
 # The proxy's overhead on a miss: an empty cache, nothing recorded, every compile a miss.
+# xlac run's own start-up, apart from the training command's noise: microseconds from the spawn of `xlac run` to
+# its command (`date +%s%N`), 15 alternating rounds, with the served runs' options: the fast start (the plan of
+# the runs above holds), and the JVM path (a watched variable that differs every round: no plan holds).
+spawn_us() { local s e; s=$(date +%s%N); e=$("$@" 2>/dev/null | head -n1); echo $(( (e - s) / 1000 )); }
+declare -a s_fast s_jvm
+for ((i = 0; i < 15; i++)); do
+  s_fast+=("$(spawn_us "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" -- date +%s%N)")
+  s_jvm+=("$(XLAC_BENCH_ROUND=$i spawn_us "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" -- date +%s%N)")
+done
+echo "  xlac run's start-up, spawn to command (median of 15, ms): fast start $(median "${s_fast[@]}" | awk '{printf "%.1f", $1/1000}'), JVM path $(median "${s_jvm[@]}" | awk '{printf "%.1f", $1/1000}')"
+echo "  load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+
 "$ROOT/xlac" run --cache "$WORK/empty-cache" --plugin "$PLUGIN" --report "$WORK/miss.json" -- "${decoder[@]}" \
   >/dev/null 2>&1
 grep -E '"(misses|compile_seconds|miss_lookup_seconds|miss_overhead_percent)"' "$WORK/miss.json" \
