@@ -258,6 +258,10 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
       r = check_file(a, w + 2, reason, rs);
     } else if (!strcmp(k, "content") && n == 3 && (b = unhex_word(w[2]))) {
       r = check_content(a, b, reason, rs);
+    } else if (!strcmp(k, "realpath") && n == 3 && (b = unhex_word(w[2]))) {
+      char *real = realpath(a, NULL);
+      if (!real || strcmp(real, b)) r = xreason(reason, rs, "%s now resolves to another file", a);
+      free(real);
     } else if (!strcmp(k, "dir") && n == 2) {
       struct stat st;
       if (stat(a, &st) != 0 || !S_ISDIR(st.st_mode)) r = xreason(reason, rs, "%s is not a directory", a);

@@ -74,7 +74,11 @@ static char *plan_now(const char *extra) {
     appendf(&b, &n, "env %s %s\n", h, h2);
   }
   struct stat st;
+  path_of(p, "plugin-link.so");
+  hexword(h, p);
   path_of(p, "plugin.so");
+  hexword(h2, p);
+  appendf(&b, &n, "realpath %s %s\n", h, h2);
   REQUIRE(lstat(p, &st) == 0, "stat plugin");
   hexword(h, p);
   appendf(&b, &n, "file %s %lld %llu %llu %llu\n", h, (long long)st.st_size,
@@ -147,6 +151,18 @@ static void env_name_undo(void) { setenv("TWATCH", "w", 1); }
 static void plugin_touch(void) {
   sleep_tick();
   write_file("plugin.so", "plugin bytes");
+}
+static void link_retarget(void) {
+  char p[4096];
+  path_of(p, "plugin-link.so");
+  unlink(p);
+  REQUIRE(symlink("other-plugin.so", p) == 0, "symlink");
+}
+static void link_undo(void) {
+  char p[4096];
+  path_of(p, "plugin-link.so");
+  unlink(p);
+  REQUIRE(symlink("plugin.so", p) == 0, "symlink");
 }
 static void stamp_change(void) { write_file("pjrt.stamp", "stamp 2\n"); }
 static void stamp_undo(void) { write_file("pjrt.stamp", "stamp 1\n"); }
@@ -229,6 +245,7 @@ static void conditions(void) {
   expect_mismatch("watched variable removed", env_remove, env_remove_undo, "gone");
   expect_mismatch("watched name changed", env_name, env_name_undo, "TWATCH changed");
   expect_mismatch("plugin touched", plugin_touch, nothing, "plugin.so changed");
+  expect_mismatch("plugin link pointed elsewhere", link_retarget, link_undo, "resolves to another file");
   expect_mismatch("stamp changed", stamp_change, stamp_undo, "pjrt.stamp changed");
   expect_mismatch("db file added", db_add, db_add_undo, "000002.sst is new");
   expect_mismatch("db file changed", db_change, nothing, "CURRENT changed");
@@ -350,6 +367,9 @@ int main(void) {
     mkdir(p, 0755);
   }
   write_file("plugin.so", "plugin");
+  write_file("other-plugin.so", "another plugin");
+  path_of(p, "plugin-link.so");
+  REQUIRE(symlink("plugin.so", p) == 0, "symlink");
   write_file("pjrt.stamp", "stamp 1\n");
   write_file("db/CURRENT", "MANIFEST-000001\n");
   write_file("db/000001.sst", "sst");

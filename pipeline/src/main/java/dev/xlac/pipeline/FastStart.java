@@ -185,6 +185,9 @@ public final class FastStart {
           b.append("env ").append(hex(k)).append(' ').append(hex(v)).append('\n');
         }
       });
+      // The plugin as given (a link may be pointed elsewhere), the file it resolves to, and that file's stat.
+      b.append("realpath ").append(hex(RuntimeRun.pluginPath(spec.plugin(), spec.env()).toString())).append(' ')
+          .append(hex(plugin.path().toString())).append('\n');
       file(b, plugin.path());
       file(b, RealPlugin.memoFile(RuntimeCache.memoDir(spec.cacheDir()), plugin.path()));
       file(b, proxy.get());
