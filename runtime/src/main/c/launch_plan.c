@@ -110,13 +110,17 @@ static int is_watched(const parsed *p, const char *name, size_t len) {
   return 0;
 }
 
+static unsigned long long mtime_ns(const struct stat *st) {
+  return (unsigned long long)st->st_mtim.tv_sec * 1000000000ull + (unsigned long long)st->st_mtim.tv_nsec;
+}
+
 static int check_file(const char *path, char *const *w, char *reason, size_t rs) {
   unsigned long long size, mtime, dev, ino;
   if (parse_ull(w[0], &size) || parse_ull(w[1], &mtime) || parse_ull(w[2], &dev) || parse_ull(w[3], &ino))
     return xreason(reason, rs, "damaged plan: bad file line for %s", path);
   struct stat st;
   if (lstat(path, &st) != 0) return xreason(reason, rs, "%s: %s", path, strerror(errno));
-  unsigned long long m = (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec;
+  unsigned long long m = mtime_ns(&st);
   if ((unsigned long long)st.st_size != size || m != mtime || (unsigned long long)st.st_dev != dev ||
       (unsigned long long)st.st_ino != ino)
     return xreason(reason, rs, "%s changed", path);
@@ -191,8 +195,7 @@ static int check_db(const parsed *p, char *reason, size_t rs) {
     sprintf(path, "%s/%s", dir, name);
     int r = lstat(path, &st);
     free(path);
-    unsigned long long m = (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec;
-    if (r != 0 || (unsigned long long)st.st_size != p->db_stats[2 * i] || m != p->db_stats[2 * i + 1])
+    if (r != 0 || (unsigned long long)st.st_size != p->db_stats[2 * i] || mtime_ns(&st) != p->db_stats[2 * i + 1])
       bad = xreason(reason, rs, "%s/%s changed", dir, name);
     seen++;
   }

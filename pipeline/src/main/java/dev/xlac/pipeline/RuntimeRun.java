@@ -53,7 +53,10 @@ public final class RuntimeRun {
     return run(spec, cache, notices, RuntimeLibrary::path, null);
   }
 
-  /** As {@link #run(RunSpec, CacheOpener, Consumer)}, writing the launch plan of {@code plan} at the end ({@link FastStart}). */
+  /**
+   * As {@link #run(RunSpec, CacheOpener, Consumer)}, writing the launch plan of {@code plan} at the end
+   * ({@link FastStart}).
+   */
   public static RunResult run(RunSpec spec, CacheOpener cache, Consumer<String> notices, FastStart.Key plan)
       throws InterruptedException {
     return run(spec, cache, notices, RuntimeLibrary::path, plan);

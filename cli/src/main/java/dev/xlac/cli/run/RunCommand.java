@@ -31,11 +31,13 @@ import picocli.CommandLine.Parameters;
             + " NEURON_LIBRARY_PATH, XPU_LIBRARY_PATH, PJRT_LIBRARY_PATH; unset or CPU: PJRT_DEVICE=LIBRARY). The"
             + " executables come from 'xlac run --record', 'xlac dump --plugin' or a one-shot"
             + " 'xlac parallel-compile -- COMMAND', on this machine or imported from a bundle."},
-    footer = {"%nBefore the command starts, the plugin is checked (a memo makes this free for an unchanged plugin),"
-        + " and while it starts the cache's runtime layout (CACHE/runtime/pjrt) is brought up to date for this"
-        + " plugin; the cache is not held while the command runs. The command's output passes through; Ctrl-C,"
-        + " SIGTERM and SIGHUP are forwarded to its whole process group. At the end xlac prints one line: compiles,"
-        + " served from the cache, compiled, compile seconds saved.",
+    footer = {"%nBefore the command starts, the plugin is checked (a memo makes this free for an unchanged plugin)"
+        + " and the cache's runtime layout (CACHE/runtime/pjrt) is brought up to date for this plugin (nothing to do"
+        + " while it is current); the cache is not held while the command runs. When the last identical run (same"
+        + " directory, same options) had nothing to do before its command, the launcher starts the command without"
+        + " a JVM and xlac finishes the run after it (a launch plan; runtime/README.md, \"The fast start\"). The"
+        + " command's output passes through; Ctrl-C, SIGTERM and SIGHUP are forwarded to its whole process group."
+        + " At the end xlac prints one line: compiles, served from the cache, compiled, compile seconds saved.",
         "%nExit codes: the command's own (128+N if signal N ended it); 127 the command was not found, 126 it cannot"
             + " be run; 2 bad options; 3 before the command starts: the plugin is missing, not a PJRT plugin,"
             + " lacks PJRT_Executable_Serialize or PJRT_Executable_DeserializeAndLoad, or --layout was"
