@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "reason.h"
 #include "sha256.h"
 
 /* Numbers the temporaries of this process, so two threads never share one. */
@@ -60,14 +61,6 @@ static void out_section(out_file *o, xspan s) {
   out_put(o, s.data, s.size);
 }
 
-static int fail(char *reason, size_t size, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(reason, size, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
 int xrecord_write(const char *spool, const uint8_t key[32], xspan format, xspan program,
                   xspan options, xspan identity, xspan executable, uint64_t compile_ns,
                   uint64_t *bytes, char *reason, size_t reason_size) {
@@ -78,7 +71,7 @@ int xrecord_write(const char *spool, const uint8_t key[32], xspan format, xspan 
   if (!temp || !final) {
     free(temp);
     free(final);
-    return fail(reason, reason_size, "out of memory");
+    return xreason(reason, reason_size, "out of memory");
   }
   /* pid and tid repeat across PID namespaces (containers sharing a spool): 8 random bytes too */
   uint8_t noise[8];
@@ -96,7 +89,7 @@ int xrecord_write(const char *spool, const uint8_t key[32], xspan format, xspan 
   int result = -1;
   out_file o = {.fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
   if (o.fd < 0) {
-    fail(reason, reason_size, "cannot create a file in record spool %s: %s", spool, strerror(errno));
+    xreason(reason, reason_size, "cannot create a file in record spool %s: %s", spool, strerror(errno));
     goto done;
   }
   xsha256_init(&o.sum);
@@ -112,16 +105,16 @@ int xrecord_write(const char *spool, const uint8_t key[32], xspan format, xspan 
   xsha256_final(&o.sum, digest);
   out_raw(&o, digest, 32);
   if (o.error) {
-    fail(reason, reason_size, "cannot write %s: %s", temp, strerror(o.error));
+    xreason(reason, reason_size, "cannot write %s: %s", temp, strerror(o.error));
   } else if (fsync(o.fd) != 0) {
-    fail(reason, reason_size, "cannot flush %s: %s", temp, strerror(errno));
+    xreason(reason, reason_size, "cannot flush %s: %s", temp, strerror(errno));
   } else if (close(o.fd) != 0) {
     o.fd = -1;
-    fail(reason, reason_size, "cannot close %s: %s", temp, strerror(errno));
+    xreason(reason, reason_size, "cannot close %s: %s", temp, strerror(errno));
   } else {
     o.fd = -1;
     if (rename(temp, final) != 0) {
-      fail(reason, reason_size, "cannot rename %s to %s: %s", temp, final, strerror(errno));
+      xreason(reason, reason_size, "cannot rename %s to %s: %s", temp, final, strerror(errno));
     } else {
       /* the rename is durable only once the directory is flushed */
       int dir = open(spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

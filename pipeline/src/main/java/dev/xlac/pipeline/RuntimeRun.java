@@ -50,12 +50,45 @@ public final class RuntimeRun {
 
   public static RunResult run(RunSpec spec, CacheOpener cache, Consumer<String> notices)
       throws InterruptedException {
-    return run(spec, cache, notices, RuntimeLibrary::path);
+    return run(spec, cache, notices, RuntimeLibrary::path, null);
+  }
+
+  /**
+   * As {@link #run(RunSpec, CacheOpener, Consumer)}, writing the launch plan of {@code plan} at the end
+   * ({@link FastStart}).
+   */
+  public static RunResult run(RunSpec spec, CacheOpener cache, Consumer<String> notices, FastStart.Key plan)
+      throws InterruptedException {
+    return run(spec, cache, notices, RuntimeLibrary::path, plan);
+  }
+
+  /**
+   * Finishes the run of a command that {@code xlac-fast-start} started from a launch plan ({@link FastStart}): as
+   * the end of {@link #run}, with the plugin, layout and statistics the plan named.
+   */
+  public static RunResult finishAdopted(RunSpec spec, CacheOpener cache, Consumer<String> notices,
+      FastStart.Adopted adopted, FastStart.Key plan) throws InterruptedException {
+    try {
+      RealPlugin plugin = RealPlugin.identify(pluginPath(spec.plugin(), spec.env()),
+          RuntimeCache.memoDir(spec.cacheDir()), null);
+      FastStart.Writer writer = plan == null ? null : new FastStart.Writer(plan, RuntimeLibrary::path);
+      return finish(spec, cache, writer == null ? notices : writer.watch(notices), plugin, true,
+          RuntimeCache.layoutDir(spec.cacheDir()), adopted.stats(), null, CURRENT, adopted.outcome(), adopted.wall(),
+          writer);
+    } finally {
+      deleteQuietly(adopted.stats());
+    }
   }
 
   /** As {@link #run(RunSpec, CacheOpener, Consumer)}, with the proxy library from {@code proxyLibrary} (tests). */
   static RunResult run(RunSpec spec, CacheOpener cache, Consumer<String> notices, Supplier<Path> proxyLibrary)
       throws InterruptedException {
+    return run(spec, cache, notices, proxyLibrary, null);
+  }
+
+  static RunResult run(RunSpec spec, CacheOpener cache, Consumer<String> notices, Supplier<Path> proxyLibrary,
+      FastStart.Key planKey) throws InterruptedException {
+    FastStart.Writer plan = null;
     if (spec.command().isEmpty()) {
       throw XlacException.badInput("no command given: write it after '--', e.g. xlac run -- python train.py");
     }
@@ -72,6 +105,10 @@ public final class RuntimeRun {
       requireLayoutFor(layout, plugin);
     }
     Path proxy = result(proxyTask);
+    if (planKey != null) {
+      plan = new FastStart.Writer(planKey, () -> proxy);
+      notices = plan.watch(notices);
+    }
 
     Path stats = null;
     Path spool = null;
@@ -117,7 +154,7 @@ public final class RuntimeRun {
       CommandRunner.Outcome outcome = running.waitFor();
       Duration wall = Duration.ofNanos(System.nanoTime() - start);
       outcome.notes().forEach(notices);
-      return finish(spec, cache, notices, plugin, managed, layout, stats, spool, materialized, outcome, wall);
+      return finish(spec, cache, notices, plugin, managed, layout, stats, spool, materialized, outcome, wall, plan);
     } finally {
       deleteQuietly(stats);
     }
@@ -210,13 +247,17 @@ public final class RuntimeRun {
 
   private static RunResult finish(RunSpec spec, CacheOpener cache, Consumer<String> notices, RealPlugin plugin,
       boolean managed, Path layout, Path stats, Path spool, int[] materialized, CommandRunner.Outcome outcome,
-      Duration wall) throws InterruptedException {
+      Duration wall, FastStart.Writer plan) throws InterruptedException {
     RunStatistics s = RuntimeCache.statistics(stats, notices);
     int damaged = managed ? RuntimeCache.deleteDamaged(layout, s) : 0;
     RequestIngest ingested = null;
     Path kept = null;
+    boolean opened = false;
+    boolean noRemote = false;
     if (s.hits() > 0 || spool != null) {
       try (CacheStore store = cache.open()) {
+        opened = true;
+        noRemote = store.remoteSetting().isEmpty();
         RuntimeCache.recordHits(store, s);
         if (spool != null) {
           ingested = RuntimeCache.ingest(spool, store, notices);
@@ -243,10 +284,14 @@ public final class RuntimeRun {
       // The layout is current when it was brought up to date (or found so) and nothing was deleted from it;
       // the cache is closed by now, so the stamp sees its files as the next run will.
       boolean added = ingested != null && ingested.added() > 0; // new requests: not in the layout yet
-      if (materialized != null && damaged == 0 && s.damagedKeys().isEmpty() && kept == null && !added) {
+      boolean current = materialized != null && damaged == 0 && s.damagedKeys().isEmpty() && kept == null && !added;
+      if (current) {
         RuntimeCache.markCurrent(spec.cacheDir(), plugin.sha256());
       } else {
         RuntimeCache.forget(spec.cacheDir());
+      }
+      if (plan != null && (opened || !current)) { // unopened and current: an earlier plan that holds stays
+        plan.afterRun(spec, plugin, current && noRemote && spool == null && outcome.notes().isEmpty());
       }
     }
     return new RunResult(null, outcome.exitStatus(), s, plugin, layout, materialized == CURRENT ? null : materialized,

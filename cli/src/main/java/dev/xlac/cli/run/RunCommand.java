@@ -5,6 +5,7 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.core.Json;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.pipeline.FastStart;
 import dev.xlac.pipeline.RunResult;
 import dev.xlac.pipeline.RunSpec;
 import dev.xlac.pipeline.RuntimeRun;
@@ -16,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.function.Consumer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -29,11 +31,13 @@ import picocli.CommandLine.Parameters;
             + " NEURON_LIBRARY_PATH, XPU_LIBRARY_PATH, PJRT_LIBRARY_PATH; unset or CPU: PJRT_DEVICE=LIBRARY). The"
             + " executables come from 'xlac run --record', 'xlac dump --plugin' or a one-shot"
             + " 'xlac parallel-compile -- COMMAND', on this machine or imported from a bundle."},
-    footer = {"%nBefore the command starts, the plugin is checked (a memo makes this free for an unchanged plugin),"
-        + " and while it starts the cache's runtime layout (CACHE/runtime/pjrt) is brought up to date for this"
-        + " plugin; the cache is not held while the command runs. The command's output passes through; Ctrl-C,"
-        + " SIGTERM and SIGHUP are forwarded to its whole process group. At the end xlac prints one line: compiles,"
-        + " served from the cache, compiled, compile seconds saved.",
+    footer = {"%nBefore the command starts, the plugin is checked (a memo makes this free for an unchanged plugin)"
+        + " and the cache's runtime layout (CACHE/runtime/pjrt) is brought up to date for this plugin (nothing to do"
+        + " while it is current); the cache is not held while the command runs. When the last identical run (same"
+        + " directory, same options) had nothing to do before its command, the launcher starts the command without"
+        + " a JVM and xlac finishes the run after it (a launch plan; runtime/README.md, \"The fast start\"). The"
+        + " command's output passes through; Ctrl-C, SIGTERM and SIGHUP are forwarded to its whole process group."
+        + " At the end xlac prints one line: compiles, served from the cache, compiled, compile seconds saved.",
         "%nExit codes: the command's own (128+N if signal N ended it); 127 the command was not found, 126 it cannot"
             + " be run; 2 bad options; 3 before the command starts: the plugin is missing, not a PJRT plugin,"
             + " lacks PJRT_Executable_Serialize or PJRT_Executable_DeserializeAndLoad, or --layout was"
@@ -71,6 +75,9 @@ public final class RunCommand implements Callable<Integer> {
 
   @Mixin
   CacheOptions.Writer cache;
+
+  /** The words between {@code run} and {@code --} when {@link #parseSimple} parsed them: the launch plan's key. */
+  List<String> simpleOptions;
 
   /**
    * The arguments after {@code run}, parsed without picocli when they are simple: only {@code --cache},
@@ -131,6 +138,7 @@ public final class RunCommand implements Callable<Integer> {
       return Optional.empty();
     }
     r.command = new ArrayList<>(command);
+    r.simpleOptions = List.copyOf(args.subList(0, i));
     r.plugin = values[1];
     r.layout = values[2];
     r.report = values[3];
@@ -157,12 +165,21 @@ public final class RunCommand implements Callable<Integer> {
     if (command.isEmpty()) {
       throw XlacException.badInput("no command given: write it after '--', e.g. xlac run -- python train.py");
     }
-    requireWritableParent(report);
-    RunResult r = RuntimeRun.run(new RunSpec(command, cache.directory(), plugin, layout, record, System.getenv()),
-        cache::openWritable, m -> {
-          err.println("xlac: " + m);
-          err.flush();
-        });
+    // Launch plans (FastStart) only for simply parsed runs, the ones xlac-fast-start takes.
+    FastStart.Key plan = simpleOptions == null ? null : FastStart.Key.of(simpleOptions, report).orElse(null);
+    Optional<FastStart.Adopted> adopted = FastStart.Adopted.fromProperties();
+    RunSpec spec = new RunSpec(command, cache.directory(), plugin, layout, record, System.getenv());
+    Consumer<String> notices = m -> {
+      err.println("xlac: " + m);
+      err.flush();
+    };
+    RunResult r;
+    if (adopted.isPresent()) { // the command ran already, started by xlac-fast-start: its run is finished here
+      r = RuntimeRun.finishAdopted(spec, cache::openWritable, notices, adopted.get(), plan);
+    } else {
+      requireWritableParent(report);
+      r = RuntimeRun.run(spec, cache::openWritable, notices, plan);
+    }
     if (r.notRunnable() != null) {
       err.println("xlac: " + r.notRunnable().message());
       err.flush();

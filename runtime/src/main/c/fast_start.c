@@ -1,0 +1,229 @@
+/* xlac-fast-start: `xlac run` without a JVM before the command starts (runtime/README.md, "The
+ * fast start"). The ./xlac launcher runs it, for `run` only, as
+ *
+ *   xlac-fast-start PLAN_DIR N JAVA_WORD_1 ... JAVA_WORD_N run OPTIONS... -- COMMAND...
+ *
+ * where the N words are the java command line the launcher would otherwise exec. When the launch
+ * plan for this working directory and these options holds (launch_plan.c), it starts the command
+ * itself, as xlac run's JVM would (own session, the same environment, signals forwarded to its
+ * group), waits for it, and then execs the java command line with the command's outcome
+ * (-Dxlac.run.adopted.*) to finish the run: statistics, cache, stamp, summary line, report. In
+ * every other case it execs the java command line unchanged. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launch_plan.h"
+
+extern char **environ;
+
+static volatile sig_atomic_t child_group;
+static volatile sig_atomic_t last_signal;
+
+static void forward(int sig) {
+  last_signal = sig;
+  if (child_group > 0) kill(-(pid_t)child_group, sig);
+}
+
+static int debug(void) {
+  const char *d = getenv("XLAC_FAST_START_DEBUG");
+  return d && *d && strcmp(d, "0");
+}
+
+/* The java command line, with `extra` words after its first, then the user's arguments. */
+static void exec_java(char **java, int n_java, char **extra, int n_extra, char **user, int n_user) {
+  char **argv = calloc((size_t)(n_java + n_extra + n_user + 1), sizeof *argv);
+  if (argv) {
+    int k = 0;
+    argv[k++] = java[0];
+    for (int i = 0; i < n_extra; i++) argv[k++] = extra[i];
+    for (int i = 1; i < n_java; i++) argv[k++] = java[i];
+    for (int i = 0; i < n_user; i++) argv[k++] = user[i];
+    execv(java[0], argv);
+  }
+  fprintf(stderr, "xlac: cannot run %s: %s\n", java[0], strerror(errno));
+  exit(3);
+}
+
+static void to_java(char **java, int n_java, char **user, int n_user, const char *why) {
+  if (debug()) fprintf(stderr, "xlac-fast-start: JVM path: %s\n", why);
+  exec_java(java, n_java, NULL, 0, user, n_user);
+}
+
+/* Whether the command can be run, with the lookup and one-line messages of xlac's JVM
+ * (capture CommandTracer.requireRunnable, core Executables.onPath): 0, or 127/126 with `message`. */
+static int runnable(const char *program, const char *path, char *message, size_t size) {
+  struct stat st;
+  const char *found = NULL;
+  char *candidate = NULL;
+  if (strchr(program, '/')) {
+    if (stat(program, &st) != 0) {
+      snprintf(message, size, "command not found: %s (no such file)", program);
+      return 127;
+    }
+    found = program;
+  } else if (path && *program) {
+    const char *p = path;
+    for (;;) {
+      const char *colon = strchr(p, ':');
+      size_t len = colon ? (size_t)(colon - p) : strlen(p);
+      candidate = malloc(len + strlen(program) + 3);
+      if (!candidate) break;
+      if (len == 0) {
+        sprintf(candidate, "./%s", program);
+      } else {
+        sprintf(candidate, "%.*s/%s", (int)len, p, program);
+      }
+      if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0) {
+        found = candidate;
+        break;
+      }
+      free(candidate);
+      candidate = NULL;
+      if (!colon) break;
+      p = colon + 1;
+    }
+  }
+  if (!found) {
+    snprintf(message, size, "command not found: %s (not on PATH)", program);
+    return 127;
+  }
+  int status = 0;
+  if (stat(found, &st) == 0 && S_ISDIR(st.st_mode)) {
+    snprintf(message, size, "cannot run %s: is a directory", program);
+    status = 126;
+  } else if (access(found, X_OK) != 0) {
+    snprintf(message, size, "cannot run %s: permission denied (not executable)", program);
+    status = 126;
+  }
+  free(candidate);
+  return status;
+}
+
+static const char *signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "INT";
+    case SIGTERM: return "TERM";
+    case SIGHUP: return "HUP";
+    default: return "";
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: xlac-fast-start PLAN_DIR N JAVA_WORDS... run ARGS...\n");
+    return 4;
+  }
+  char *end;
+  long n_java = strtol(argv[2], &end, 10);
+  if (*end || n_java < 1 || n_java > argc - 3) {
+    fprintf(stderr, "xlac-fast-start: bad word count %s\n", argv[2]);
+    return 4;
+  }
+  char **java = argv + 3;
+  char **user = java + n_java;
+  int n_user = argc - 3 - (int)n_java;
+  if (n_user < 3 || strcmp(user[0], "run")) to_java(java, (int)n_java, user, n_user, "not a plain run");
+  int dash = 1;
+  while (dash < n_user && strcmp(user[dash], "--")) dash++;
+  if (dash >= n_user - 1) to_java(java, (int)n_java, user, n_user, "no -- COMMAND");
+  for (int i = dash + 1; i < n_user; i++)
+    if (user[i][0] == '@') to_java(java, (int)n_java, user, n_user, "a command word starting with @");
+  char **command = user + dash + 1;
+
+  char cwd[8192];
+  if (!getcwd(cwd, sizeof cwd)) to_java(java, (int)n_java, user, n_user, "no working directory");
+  xplan plan;
+  char reason[512];
+  if (xplan_load(argv[1], cwd, user + 1, (size_t)(dash - 1), environ, &plan, reason, sizeof reason) != 0)
+    to_java(java, (int)n_java, user, n_user, reason);
+
+  size_t sl = strlen(plan.stats_parent) + strlen(plan.stats_prefix) + 8;
+  char *stats = malloc(sl);
+  if (!stats) to_java(java, (int)n_java, user, n_user, "out of memory");
+  snprintf(stats, sl, "%s/%sXXXXXX", plan.stats_parent, plan.stats_prefix);
+  char **env = NULL;
+  if (!mkdtemp(stats)) {
+    snprintf(reason, sizeof reason, "cannot make the stats directory: %s", strerror(errno));
+    to_java(java, (int)n_java, user, n_user, reason);
+  }
+  env = xplan_environment(&plan, environ, stats);
+  if (!env) {
+    rmdir(stats);
+    to_java(java, (int)n_java, user, n_user, "out of memory");
+  }
+  const char *path = NULL;
+  for (char **e = env; *e; e++)
+    if (!strncmp(*e, "PATH=", 5)) path = *e + 5;
+  char message[8400];
+  int status = runnable(command[0], path, message, sizeof message);
+  if (status) {
+    rmdir(stats);
+    fprintf(stderr, "xlac: %s\n", message);
+    return status;
+  }
+
+  /* Signals are blocked across the fork: the child starts with the defaults, the parent forwards. */
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pid_t pid = fork();
+  if (pid < 0) {
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    rmdir(stats);
+    to_java(java, (int)n_java, user, n_user, "cannot fork");
+  }
+  if (pid == 0) {
+    setsid();
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    environ = env;
+    execvp(command[0], command);
+    /* as util-linux setsid, which runs the command on xlac's JVM path */
+    int e = errno;
+    fprintf(stderr, "setsid: failed to execute %s: %s\n", command[0], strerror(e));
+    _exit(e == ENOENT ? 127 : 126);
+  }
+  child_group = pid;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = forward;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  int ws;
+  while (waitpid(pid, &ws, 0) < 0) {
+    if (errno != EINTR) {
+      ws = 0;
+      break;
+    }
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  int exit_status = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
+  long long wall = (long long)(t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec);
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  signal(SIGHUP, SIG_DFL);
+
+  char p_stats[8300], p_exit[64], p_wall[64], p_signal[64];
+  snprintf(p_stats, sizeof p_stats, "-Dxlac.run.adopted.stats=%s", stats);
+  snprintf(p_exit, sizeof p_exit, "-Dxlac.run.adopted.exit=%d", exit_status);
+  snprintf(p_wall, sizeof p_wall, "-Dxlac.run.adopted.wall=%lld", wall);
+  snprintf(p_signal, sizeof p_signal, "-Dxlac.run.adopted.signal=%s", signal_name(last_signal));
+  char *extra[] = {p_stats, p_exit, p_wall, p_signal};
+  if (debug()) fprintf(stderr, "xlac-fast-start: served without a JVM; finishing in java\n");
+  exec_java(java, (int)n_java, extra, 4, user, n_user);
+  return 4;
+}

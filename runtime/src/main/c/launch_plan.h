@@ -1,0 +1,48 @@
+/* The launch plan of xlac run's native fast start (runtime/README.md, "The fast start"): what the
+ * JVM's pre-start decision rested on, written by the JVM (pipeline FastStart) after a run, and
+ * checked here, condition by condition, before the next identical `xlac run` starts its command
+ * without a JVM. Any mismatch, and any plan that cannot be read or parsed, means "no plan". */
+#ifndef XLAC_LAUNCH_PLAN_H
+#define XLAC_LAUNCH_PLAN_H
+
+#include <stddef.h>
+
+#define XPLAN_FORMAT "xlac-run-plan 1"
+#define XPLAN_MAX_BYTES (4u << 20)
+
+/* One change to the user's environment: set (value), set to the stats directory (to_stats), or
+ * removed (value NULL, to_stats 0). */
+typedef struct {
+  char *name;
+  char *value;
+  int to_stats;
+} xplan_change;
+
+typedef struct {
+  char *stats_parent; /* the run's statistics directory is made as stats_parent/stats_prefixXXXXXX */
+  char *stats_prefix;
+  xplan_change *changes;
+  size_t n_changes;
+} xplan;
+
+/* The plan's file name for this invocation: lowercase hex SHA-256 of cwd and each option word
+ * (those between `run` and `--`), each followed by one NUL byte; out holds 65 bytes. */
+void xplan_key(const char *cwd, char *const *options, size_t n_options, char out[65]);
+
+/* Parses plan `text` (len bytes) and checks every condition in it against cwd, the options, the
+ * environment envp and the files named: 0 and *plan filled (free it with xplan_free) when all
+ * hold, -1 and a one-line `reason` when not. */
+int xplan_check(const char *text, size_t len, const char *cwd, char *const *options, size_t n_options,
+                char *const *envp, xplan *plan, char *reason, size_t reason_size);
+
+/* Reads PLAN_DIR/<key>.plan and checks it as xplan_check does. */
+int xplan_load(const char *plan_dir, const char *cwd, char *const *options, size_t n_options,
+               char *const *envp, xplan *plan, char *reason, size_t reason_size);
+
+/* envp with the plan's changes applied, stats_dir for the variables set to the stats directory; a
+ * malloc'd NULL-terminated array (its strings malloc'd too), or NULL when out of memory. */
+char **xplan_environment(const xplan *plan, char *const *envp, const char *stats_dir);
+
+void xplan_free(xplan *plan);
+
+#endif

@@ -1,0 +1,387 @@
+/* The launch plan of xlac run's fast start: a plan for the state as it is holds; each condition
+ * changed on its own makes it fail (so the JVM path runs); damaged and truncated plans are no
+ * plans. Then the fast start binary itself (XLAC_TEST_FAST_START), with /bin/echo standing in for
+ * the java command line: which path it took, and what the command and the finish got. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launch_plan.h"
+#include "sha256.h"
+#include "testlib.h"
+
+static char root[2048], cwd[2048];
+static char *options[] = {"--cache", "C", "--plugin", "P"};
+
+static void hexword(char *out, const char *s) {
+  out[0] = 'x';
+  xhex((const uint8_t *)s, strlen(s), out + 1);
+}
+
+static void appendf(char **buf, size_t *len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *line;
+  int n = vasprintf(&line, fmt, ap);
+  va_end(ap);
+  REQUIRE(n >= 0, "vasprintf");
+  *buf = realloc(*buf, *len + (size_t)n + 1);
+  memcpy(*buf + *len, line, (size_t)n + 1);
+  *len += (size_t)n;
+  free(line);
+}
+
+static void path_of(char *out, const char *name) { snprintf(out, 4096, "%s/%s", root, name); }
+
+static void write_file(const char *name, const char *text) {
+  char p[4096];
+  path_of(p, name);
+  FILE *f = fopen(p, "w");
+  REQUIRE(f, "open %s", p);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* A plan for the files as they are now, as pipeline FastStart writes one (with `extra` lines). */
+static char *plan_now(const char *extra) {
+  char *b = NULL, h[20000], h2[20000], p[4096];
+  size_t n = 0;
+  appendf(&b, &n, "%s\n", XPLAN_FORMAT);
+  hexword(h, cwd);
+  appendf(&b, &n, "cwd %s\n", h);
+  for (size_t i = 0; i < 4; i++) {
+    hexword(h, options[i]);
+    appendf(&b, &n, "opt %s\n", h);
+  }
+  const char *watch[][2] = {{"prefix", "XLACT_"}, {"suffix", "_TLIB"}, {"name", "TWATCH"}, {"except", "XLACT_DEBUG"}};
+  for (int i = 0; i < 4; i++) {
+    hexword(h, watch[i][0]);
+    hexword(h2, watch[i][1]);
+    appendf(&b, &n, "watch %s %s\n", h, h2);
+  }
+  for (char **e = environ; *e; e++) {
+    if (strncmp(*e, "XLACT_", 6) && strncmp(*e, "TWATCH=", 7) && !strstr(*e, "_TLIB=")) continue;
+    if (!strncmp(*e, "XLACT_DEBUG=", 12)) continue;
+    char name[256];
+    const char *eq = strchr(*e, '=');
+    snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+    hexword(h, name);
+    hexword(h2, eq + 1);
+    appendf(&b, &n, "env %s %s\n", h, h2);
+  }
+  struct stat st;
+  path_of(p, "plugin-link.so");
+  hexword(h, p);
+  path_of(p, "plugin.so");
+  hexword(h2, p);
+  appendf(&b, &n, "realpath %s %s\n", h, h2);
+  REQUIRE(lstat(p, &st) == 0, "stat plugin");
+  hexword(h, p);
+  appendf(&b, &n, "file %s %lld %llu %llu %llu\n", h, (long long)st.st_size,
+          (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec,
+          (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+  path_of(p, "pjrt.stamp");
+  hexword(h, p);
+  hexword(h2, "stamp 1\n");
+  appendf(&b, &n, "content %s %s\n", h, h2);
+  path_of(p, "db");
+  hexword(h, p);
+  appendf(&b, &n, "dir %s\nwritable %s\ndb %s 2\n", h, h, h);
+  const char *dbfiles[] = {"CURRENT", "000001.sst"};
+  for (int i = 0; i < 2; i++) {
+    char f[8192];
+    snprintf(f, sizeof f, "%s/%s", p, dbfiles[i]);
+    REQUIRE(lstat(f, &st) == 0, "stat %s", f);
+    hexword(h2, dbfiles[i]);
+    appendf(&b, &n, "dbfile %s %lld %llu\n", h2, (long long)st.st_size,
+            (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec);
+  }
+  path_of(p, "tmp");
+  hexword(h, p);
+  hexword(h2, "xlac-run-stats-");
+  appendf(&b, &n, "stats %s %s\n", h, h2);
+  hexword(h, "XLACT_ADDED");
+  hexword(h2, "added value");
+  appendf(&b, &n, "set %s %s\n", h, h2);
+  hexword(h, "TO_REMOVE");
+  appendf(&b, &n, "unset %s\n", h);
+  hexword(h, "XLACT_STATS");
+  appendf(&b, &n, "set-stats %s\n", h);
+  appendf(&b, &n, "%send\n", extra ? extra : "");
+  return b;
+}
+
+static int check(const char *plan, char *reason) {
+  xplan p;
+  int r = xplan_check(plan, strlen(plan), cwd, options, 4, environ, &p, reason, 512);
+  if (r == 0) xplan_free(&p);
+  return r;
+}
+
+/* The plan made before `change` fails after it, and names what changed. */
+static void expect_mismatch(const char *what, void (*change)(void), void (*undo)(void), const char *needle) {
+  char *plan = plan_now(NULL);
+  char reason[512] = "";
+  CHECK(check(plan, reason) == 0, "%s: the plan should hold before the change: %s", what, reason);
+  change();
+  reason[0] = 0;
+  CHECK(check(plan, reason) == -1, "%s: the plan should fail after the change", what);
+  CHECK(strstr(reason, needle) != NULL, "%s: reason '%s' does not name '%s'", what, reason, needle);
+  undo();
+  free(plan);
+}
+
+static void sleep_tick(void) {
+  struct timespec t = {0, 20 * 1000 * 1000};
+  nanosleep(&t, NULL);
+}
+static void nothing(void) {}
+static void env_change(void) { setenv("XLACT_ONE", "two", 1); }
+static void env_undo(void) { setenv("XLACT_ONE", "one", 1); }
+static void env_add(void) { setenv("XLACT_NEW", "x", 1); }
+static void env_add_undo(void) { unsetenv("XLACT_NEW"); }
+static void env_remove(void) { unsetenv("X_TLIB"); }
+static void env_remove_undo(void) { setenv("X_TLIB", "/lib", 1); }
+static void env_name(void) { setenv("TWATCH", "changed", 1); }
+static void env_name_undo(void) { setenv("TWATCH", "w", 1); }
+static void plugin_touch(void) {
+  sleep_tick();
+  write_file("plugin.so", "plugin bytes");
+}
+static void link_retarget(void) {
+  char p[4096];
+  path_of(p, "plugin-link.so");
+  unlink(p);
+  REQUIRE(symlink("other-plugin.so", p) == 0, "symlink");
+}
+static void link_undo(void) {
+  char p[4096];
+  path_of(p, "plugin-link.so");
+  unlink(p);
+  REQUIRE(symlink("plugin.so", p) == 0, "symlink");
+}
+static void stamp_change(void) { write_file("pjrt.stamp", "stamp 2\n"); }
+static void stamp_undo(void) { write_file("pjrt.stamp", "stamp 1\n"); }
+static void db_add(void) { write_file("db/000002.sst", "new"); }
+static void db_add_undo(void) {
+  char p[4096];
+  path_of(p, "db/000002.sst");
+  unlink(p);
+}
+static void db_change(void) {
+  sleep_tick();
+  write_file("db/CURRENT", "MANIFEST-000002\n");
+}
+static void db_remove(void) {
+  char p[4096];
+  path_of(p, "db/000001.sst");
+  unlink(p);
+}
+static void db_remove_undo(void) { write_file("db/000001.sst", "sst"); }
+static void log_add(void) { write_file("db/LOG.old.1", "log"); }
+
+static void conditions(void) {
+  char reason[512] = "";
+  char *plan = plan_now(NULL);
+  CHECK(check(plan, reason) == 0, "a plan of the state as it is holds: %s", reason);
+  {
+    xplan p;
+    REQUIRE(xplan_check(plan, strlen(plan), cwd, options, 4, environ, &p, reason, sizeof reason) == 0, "%s", reason);
+    char **env = xplan_environment(&p, environ, "/stats/dir");
+    REQUIRE(env, "environment");
+    int added = 0, removed = 1, stats = 0, kept = 0;
+    for (char **e = env; *e; e++) {
+      added |= !strcmp(*e, "XLACT_ADDED=added value");
+      removed &= strncmp(*e, "TO_REMOVE=", 10) != 0;
+      stats |= !strcmp(*e, "XLACT_STATS=/stats/dir");
+      kept |= !strcmp(*e, "XLACT_ONE=one");
+      free(*e);
+    }
+    free(env);
+    CHECK(added && removed && stats && kept, "environment: added %d removed %d stats %d kept %d", added, removed,
+          stats, kept);
+    xplan_free(&p);
+  }
+  /* options and working directory */
+  char *other[] = {"--cache", "C", "--plugin", "Q"};
+  xplan p;
+  CHECK(xplan_check(plan, strlen(plan), cwd, other, 4, environ, &p, reason, sizeof reason) == -1 &&
+            strstr(reason, "other options"), "other options: %s", reason);
+  CHECK(xplan_check(plan, strlen(plan), cwd, options, 3, environ, &p, reason, sizeof reason) == -1,
+        "fewer options");
+  CHECK(xplan_check(plan, strlen(plan), "/elsewhere", options, 4, environ, &p, reason, sizeof reason) == -1 &&
+            strstr(reason, "working directory"), "cwd: %s", reason);
+  /* an unwatched variable changes nothing */
+  setenv("UNWATCHED_VARIABLE", "1", 1);
+  CHECK(check(plan, reason) == 0, "an unwatched variable must not matter: %s", reason);
+  unsetenv("UNWATCHED_VARIABLE");
+  setenv("XLACT_DEBUG", "1", 1); /* excepted from its prefix */
+  CHECK(check(plan, reason) == 0, "an excepted variable must not matter: %s", reason);
+  unsetenv("XLACT_DEBUG");
+  /* damaged and truncated plans, cut at every length */
+  size_t len = strlen(plan);
+  for (size_t cut = 0; cut < len; cut++) {
+    CHECK(xplan_check(plan, cut, cwd, options, 4, environ, &p, reason, sizeof reason) == -1, "cut at %zu held", cut);
+  }
+  char *bad = strdup(plan);
+  bad[strlen(XPLAN_FORMAT) + 6] = 'z'; /* a hex digit of cwd */
+  CHECK(check(bad, reason) == -1 && strstr(reason, "damaged"), "bad hex: %s", reason);
+  free(bad);
+  char *twice = plan_now("end\n");
+  CHECK(check(twice, reason) == -1, "text after end");
+  free(twice);
+  char *unknown = plan_now("bogus x00\n");
+  CHECK(check(unknown, reason) == -1, "an unknown line");
+  free(unknown);
+  CHECK(check("xlac-run-plan 2\nend\n", reason) == -1 && strstr(reason, "format"), "another format: %s", reason);
+  free(plan);
+
+  expect_mismatch("watched variable changed", env_change, env_undo, "XLACT_ONE changed");
+  expect_mismatch("watched variable added", env_add, env_add_undo, "XLACT_NEW is new");
+  expect_mismatch("watched variable removed", env_remove, env_remove_undo, "gone");
+  expect_mismatch("watched name changed", env_name, env_name_undo, "TWATCH changed");
+  expect_mismatch("plugin touched", plugin_touch, nothing, "plugin.so changed");
+  expect_mismatch("plugin link pointed elsewhere", link_retarget, link_undo, "resolves to another file");
+  expect_mismatch("stamp changed", stamp_change, stamp_undo, "pjrt.stamp changed");
+  expect_mismatch("db file added", db_add, db_add_undo, "000002.sst is new");
+  expect_mismatch("db file changed", db_change, nothing, "CURRENT changed");
+  expect_mismatch("db file removed", db_remove, db_remove_undo, "gone");
+  /* an info log in db/ does not count, as for the stamp */
+  plan = plan_now(NULL);
+  log_add();
+  CHECK(check(plan, reason) == 0, "a LOG file must not matter: %s", reason);
+  free(plan);
+}
+
+static char *fast_start;
+
+/* Runs the fast start with plan dir PLANS, java = /bin/echo JAVA, user args; stdout+stderr into *out. */
+static int run_fast(char *const *user, int n_user, char **out) {
+  char plans[4096], log[4096];
+  path_of(plans, "plans");
+  path_of(log, "run.log");
+  pid_t pid = fork();
+  REQUIRE(pid >= 0, "fork");
+  if (pid == 0) {
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    REQUIRE(chdir(cwd) == 0, "chdir");
+    char *argv[64] = {fast_start, plans, "2", "/bin/echo", "JAVA"};
+    for (int i = 0; i < n_user; i++) argv[5 + i] = user[i];
+    argv[5 + n_user] = NULL;
+    execv(fast_start, argv);
+    _exit(99);
+  }
+  int ws;
+  waitpid(pid, &ws, 0);
+  FILE *f = fopen(log, "r");
+  *out = calloc(1, 65536);
+  if (f) {
+    size_t ignored = fread(*out, 1, 65535, f);
+    (void)ignored;
+    fclose(f);
+  }
+  return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static void install_plan(const char *text) {
+  char key[65], name[200];
+  xplan_key(cwd, options, 4, key);
+  snprintf(name, sizeof name, "plans/%s.plan", key);
+  write_file(name, text);
+}
+
+static void binary(void) {
+  fast_start = getenv("XLAC_TEST_FAST_START");
+  if (!fast_start) {
+    fprintf(stderr, "skipping the fast start binary: XLAC_TEST_FAST_START is not set\n");
+    return;
+  }
+  char *out;
+  char *cmd[] = {"run", "--cache", "C", "--plugin", "P", "--", "sh", "-c",
+                 "echo CMD $XLACT_ADDED; test -d \"$XLACT_STATS\" && echo STATS-DIR; exit 7"};
+  /* no plan: the java command line, unchanged */
+  int status = run_fast(cmd, 9, &out);
+  CHECK(status == 0 && !strncmp(out, "JAVA run --cache C --plugin P -- sh -c", 38), "no plan: %d '%s'", status, out);
+  free(out);
+  /* a plan that holds: the command runs with the delta, then the finish with its outcome */
+  char *plan = plan_now(NULL);
+  install_plan(plan);
+  status = run_fast(cmd, 9, &out);
+  CHECK(strstr(out, "CMD added value\nSTATS-DIR\n") != NULL, "served: '%s'", out);
+  CHECK(strstr(out, "-Dxlac.run.adopted.exit=7 ") != NULL && strstr(out, "-Dxlac.run.adopted.stats=") != NULL &&
+            strstr(out, " JAVA run --cache C --plugin P -- sh -c") != NULL, "finish: '%s'", out);
+  free(out);
+  /* a missing command: the JVM's one line and 127, no finish */
+  char *missing[] = {"run", "--cache", "C", "--plugin", "P", "--", "no-such-command-xlac"};
+  status = run_fast(missing, 7, &out);
+  CHECK(status == 127 && !strcmp(out, "xlac: command not found: no-such-command-xlac (not on PATH)\n"),
+        "missing: %d '%s'", status, out);
+  free(out);
+  /* a damaged plan: the java path, no crash */
+  plan[strlen(plan) - 2] = 'x';
+  install_plan(plan);
+  status = run_fast(cmd, 9, &out);
+  CHECK(status == 0 && !strncmp(out, "JAVA run", 8), "damaged plan: %d '%s'", status, out);
+  free(out);
+  free(plan);
+  /* a stats directory that cannot be made: the java path */
+  char tmp[4096];
+  path_of(tmp, "tmp");
+  chmod(tmp, 0500);
+  plan = plan_now(NULL);
+  install_plan(plan);
+  status = run_fast(cmd, 9, &out);
+  CHECK(geteuid() == 0 || (status == 0 && !strncmp(out, "JAVA run", 8)), "unwritable stats parent: '%s'", out);
+  free(out);
+  free(plan);
+  char rm[8300];
+  snprintf(rm, sizeof rm, "rm -rf '%s'", tmp);
+  REQUIRE(system(rm) == 0, "%s", rm);
+  plan = plan_now(NULL); /* names a stats parent that is gone now */
+  install_plan(plan);
+  status = run_fast(cmd, 9, &out);
+  CHECK(status == 0 && !strncmp(out, "JAVA run", 8), "missing stats parent: %d '%s'", status, out);
+  free(out);
+  free(plan);
+  mkdir(tmp, 0700);
+}
+
+int main(void) {
+  const char *base = getenv("XLAC_TEST_TMP");
+  char tmpl[4096];
+  snprintf(tmpl, sizeof tmpl, "%s/launch-plan-XXXXXX", base ? base : "/tmp");
+  if (base) mkdir(base, 0755);
+  REQUIRE(mkdtemp(tmpl), "mkdtemp %s", tmpl);
+  REQUIRE(realpath(tmpl, root), "realpath");
+  snprintf(cwd, sizeof cwd, "%s", root);
+  char p[4096];
+  const char *dirs[] = {"db", "tmp", "plans"};
+  for (int i = 0; i < 3; i++) {
+    path_of(p, dirs[i]);
+    mkdir(p, 0755);
+  }
+  write_file("plugin.so", "plugin");
+  write_file("other-plugin.so", "another plugin");
+  path_of(p, "plugin-link.so");
+  REQUIRE(symlink("plugin.so", p) == 0, "symlink");
+  write_file("pjrt.stamp", "stamp 1\n");
+  write_file("db/CURRENT", "MANIFEST-000001\n");
+  write_file("db/000001.sst", "sst");
+  write_file("db/LOG", "log");
+  setenv("XLACT_ONE", "one", 1);
+  setenv("X_TLIB", "/lib", 1);
+  setenv("TWATCH", "w", 1);
+  setenv("TO_REMOVE", "r", 1);
+  conditions();
+  binary();
+  char cmd[8300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", root);
+  return test_summary("test_launch_plan");
+}
