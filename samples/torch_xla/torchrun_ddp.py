@@ -10,12 +10,21 @@ the `gloo` process group that torchrun's environment sets up.
 """
 
 import argparse
+import os
+import sys
 
 import torch
 import torch.distributed as dist
 import torch_xla
 
 from common import Mlp, loss_text, synthetic_batches
+
+
+def say(line):
+    """One line in one write(2): the workers share stdout, and a line printed in two writes (its text, then
+    its newline) can have the other worker's line land between them."""
+    sys.stdout.flush()
+    os.write(sys.stdout.fileno(), (line + "\n").encode())
 
 
 def main():
@@ -48,8 +57,8 @@ def main():
             p.grad.copy_((g / world).to(device))
         opt.step()
         torch_xla.sync()
-        print(f"rank {rank}/{world} step {step} loss {loss_text(loss, args.loss_bits)}", flush=True)
-    print(f"rank {rank} done: {args.steps} steps, final loss {loss_text(loss, args.loss_bits)}")
+        say(f"rank {rank}/{world} step {step} loss {loss_text(loss, args.loss_bits)}")
+    say(f"rank {rank} done: {args.steps} steps, final loss {loss_text(loss, args.loss_bits)}")
     dist.destroy_process_group()
 
 
