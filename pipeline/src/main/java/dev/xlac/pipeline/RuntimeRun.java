@@ -72,6 +72,8 @@ public final class RuntimeRun {
       requireLayoutFor(layout, plugin);
     }
     Path proxy = result(proxyTask);
+    // The runtime entries the remote tier holds for this plugin, into the cache before the layout is brought up to date.
+    RuntimeRemote remote = RuntimeRemote.before(spec, cache, plugin, layout, managed, notices);
 
     Path stats = null;
     Path spool = null;
@@ -117,7 +119,7 @@ public final class RuntimeRun {
       CommandRunner.Outcome outcome = running.waitFor();
       Duration wall = Duration.ofNanos(System.nanoTime() - start);
       outcome.notes().forEach(notices);
-      return finish(spec, cache, notices, plugin, managed, layout, stats, spool, materialized, outcome, wall);
+      return finish(spec, cache, notices, plugin, managed, layout, stats, spool, materialized, outcome, wall, remote);
     } finally {
       deleteQuietly(stats);
     }
@@ -210,7 +212,7 @@ public final class RuntimeRun {
 
   private static RunResult finish(RunSpec spec, CacheOpener cache, Consumer<String> notices, RealPlugin plugin,
       boolean managed, Path layout, Path stats, Path spool, int[] materialized, CommandRunner.Outcome outcome,
-      Duration wall) throws InterruptedException {
+      Duration wall, RuntimeRemote remote) throws InterruptedException {
     RunStatistics s = RuntimeCache.statistics(stats, notices);
     int damaged = managed ? RuntimeCache.deleteDamaged(layout, s) : 0;
     RequestIngest ingested = null;
@@ -239,6 +241,7 @@ public final class RuntimeRun {
         }
       }
     }
+    var remoteStats = remote.after(spec, ingested, notices); // what the recording added, written through
     if (managed) {
       // The layout is current when it was brought up to date (or found so) and nothing was deleted from it;
       // the cache is closed by now, so the stamp sees its files as the next run will.
@@ -250,7 +253,7 @@ public final class RuntimeRun {
       }
     }
     return new RunResult(null, outcome.exitStatus(), s, plugin, layout, materialized == CURRENT ? null : materialized,
-        ingested, kept, damaged, wall);
+        ingested, kept, damaged, wall, remoteStats);
   }
 
   private static Path newSpool(Path cacheDir) throws IOException {

@@ -83,7 +83,8 @@ public final class RemoteStats {
     return unavailable;
   }
 
-  void unavailable(String why) {
+  /** Records why the remote was unavailable (the first reason given stays). */
+  public void unavailable(String why) {
     if (unavailable == null) {
       unavailable = why;
     }

@@ -88,9 +88,15 @@ public final class RemoteSync {
       }
       if (graphs.isEmpty()) {
         for (RequestInfo r : store.requests()) {
-          String rk = RemoteObjects.runtimeKey(r.key());
-          p.submit(() -> upload(tier, stats, present, rk, signed(() -> RemoteEntries.runtimeObject(store, r.key()),
-              signer), problems, repair));
+          if (!RemoteObjects.validPluginSha256(r.pluginSha256())) { // only an older xlac let one in; no cache takes it
+            problems.accept("not uploaded runtime entry " + r.key().text() + ": its plugin SHA-256 '"
+                + r.pluginSha256() + "' is not 64 hex digits");
+            stats.skipped.incrementAndGet();
+            continue;
+          }
+          String rk = RemoteObjects.runtimeKey(r.pluginSha256(), r.key());
+          p.submit(() -> upload(tier, stats, present, rk, signed(() -> RemoteEntries.runtimeObject(store,
+              r.pluginSha256(), r.key()), signer), problems, repair));
         }
       }
     }
@@ -204,12 +210,17 @@ public final class RemoteSync {
         }
       }
       if (graphs.isEmpty()) {
+        // Filed by plugin, or under the flat key of an older xlac: one object per request key, the filed one first.
+        Map<RequestKey, RemoteObjects.RuntimeObject> runtime = new java.util.LinkedHashMap<>();
+        for (RemoteTier.Listed o : tier.list(RemoteObjects.Kind.RUNTIME.keyPrefix())) {
+          RemoteObjects.RuntimeObject r = RemoteObjects.runtimeOf(o.key());
+          if (r != null && (r.pluginSha256() != null || !runtime.containsKey(r.request()))) {
+            runtime.put(r.request(), r);
+          }
+        }
         try (Parallel p = new Parallel()) {
-          for (RemoteTier.Listed o : tier.list(RemoteObjects.Kind.RUNTIME.keyPrefix())) {
-            RequestKey key = RemoteObjects.requestOf(o.key());
-            if (key != null) {
-              p.submit(() -> pullRuntime(store, tier, key, stats, problems, trust));
-            }
+          for (RemoteObjects.RuntimeObject r : runtime.values()) {
+            p.submit(() -> pullRuntime(store, tier, r, stats, problems, trust));
           }
         }
       }
@@ -330,20 +341,24 @@ public final class RemoteSync {
     }
   }
 
-  private static void pullRuntime(CacheStore store, RemoteTier tier, RequestKey key, RemoteStats stats,
+  /**
+   * Downloads one runtime object into {@code store} unless the store holds its request, checked before it is
+   * stored: counted into {@code stats} (downloaded, already local, not there, rejected: named on one line).
+   */
+  static void pullRuntime(CacheStore store, RemoteTier tier, RemoteObjects.RuntimeObject object, RemoteStats stats,
       Consumer<String> problems, RemoteTrust trust) throws InterruptedException, RemoteTier.UnavailableException {
-    if (store.requestInfo(key).isPresent()) {
+    if (store.requestInfo(object.request()).isPresent()) {
       stats.alreadyLocal.incrementAndGet();
       return;
     }
-    String rk = RemoteObjects.runtimeKey(key);
+    String rk = object.objectKey();
     Optional<byte[]> body = tier.get(rk);
     if (body.isEmpty()) {
       stats.misses.incrementAndGet();
       return;
     }
     try {
-      RemoteEntries.storeRuntime(store, key, body.get(), store.directory(), trust);
+      RemoteEntries.storeRuntime(store, object, body.get(), store.directory(), trust);
       stats.downloaded.incrementAndGet();
       stats.downloadedBytes.addAndGet(body.get().length);
     } catch (RemoteObjects.BadObjectException e) {
@@ -362,7 +377,7 @@ public final class RemoteSync {
   }
 
   /** Tasks {@value #PARALLEL} at a time on virtual threads; closing waits for all and rethrows the first failure. */
-  private static final class Parallel implements AutoCloseable {
+  static final class Parallel implements AutoCloseable {
     interface Task {
       void run() throws Exception;
     }

@@ -1,5 +1,6 @@
 package dev.xlac.cli.run;
 
+import dev.xlac.cache.remote.RemoteSession;
 import dev.xlac.cli.cache.CacheOptions;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.Json;
@@ -31,13 +32,16 @@ import picocli.CommandLine.Parameters;
             + " 'xlac parallel-compile -- COMMAND', on this machine or imported from a bundle."},
     footer = {"%nBefore the command starts, the plugin is checked (a memo makes this free for an unchanged plugin),"
         + " and while it starts the cache's runtime layout (CACHE/runtime/pjrt) is brought up to date for this"
-        + " plugin; the cache is not held while the command runs. The command's output passes through; Ctrl-C,"
-        + " SIGTERM and SIGHUP are forwarded to its whole process group. At the end xlac prints one line: compiles,"
-        + " served from the cache, compiled, compile seconds saved.",
+        + " plugin; the cache is not held while the command runs. With a remote tier set (xlac cache config remote),"
+        + " the runtime entries it holds for this plugin and the cache lacks are fetched first, and a recording is"
+        + " written through at the end; a remote that fails is one warning. The command's output passes through;"
+        + " Ctrl-C, SIGTERM and SIGHUP are forwarded to its whole process group. At the end xlac prints one line:"
+        + " compiles, served from the cache, compiled, compile seconds saved (and the remote's counts when one was"
+        + " used).",
         "%nExit codes: the command's own (128+N if signal N ended it); 127 the command was not found, 126 it cannot"
             + " be run; 2 bad options; 3 before the command starts: the plugin is missing, not a PJRT plugin,"
             + " lacks PJRT_Executable_Serialize or PJRT_Executable_DeserializeAndLoad, or --layout was"
-            + " materialized for another plugin; 1 with --require-hits: the command succeeded but not every compile"
+            + " materialized for another plugin, or --require-remote and the remote cannot be used; 1 with --require-hits: the command succeeded but not every compile"
             + " was served from the cache. A PJRT_DEVICE naming a torch_xla device xlac cannot front (CUDA) is a"
             + " note: a torch_xla command is not served, a JAX command is."})
 public final class RunCommand implements Callable<Integer> {
@@ -61,6 +65,15 @@ public final class RunCommand implements Callable<Integer> {
           + " served from the cache, and at least one went through xlac: for a training job that must not compile"
           + " (CI pre-compiled everything). The command's own failure comes first.")
   boolean requireHits;
+
+  @Option(names = "--require-remote", description = "Fail (exit 3, before the command starts) when the cache's remote"
+      + " tier is not set, cannot be reached or refuses access, rather than warning once and running on the local"
+      + " cache; exit 3 after a command that succeeded when its recording could not be written through.")
+  boolean requireRemote;
+
+  @Option(names = "--no-remote", description = "Neither fetch runtime entries from the cache's remote tier nor write"
+      + " a recording through to it.")
+  boolean noRemote;
 
   @Option(names = "--report", paramLabel = "FILE.json",
       description = "Write a JSON report: compiles, hits, misses, fallbacks, compile_seconds, saved_seconds, ...")
@@ -158,7 +171,11 @@ public final class RunCommand implements Callable<Integer> {
       throw XlacException.badInput("no command given: write it after '--', e.g. xlac run -- python train.py");
     }
     requireWritableParent(report);
-    RunResult r = RuntimeRun.run(new RunSpec(command, cache.directory(), plugin, layout, record, System.getenv()),
+    if (requireRemote && noRemote) {
+      throw XlacException.badInput("--require-remote and --no-remote do not go together");
+    }
+    RunResult r = RuntimeRun.run(new RunSpec(command, cache.directory(), plugin, layout, record, System.getenv(),
+        requireRemote ? RemoteSession.Policy.REQUIRE : noRemote ? RemoteSession.Policy.OFF : RemoteSession.Policy.USE),
         cache::openWritable, m -> {
           err.println("xlac: " + m);
           err.flush();
@@ -179,6 +196,12 @@ public final class RunCommand implements Callable<Integer> {
         err.flush();
         return r.exitStatus() == 0 ? ExitCode.ENVIRONMENT.code() : r.exitStatus();
       }
+    }
+    String remoteFailed = requireRemote && r.exitStatus() == 0 ? r.remoteFailure() : null;
+    if (remoteFailed != null) {
+      err.println(remoteFailed);
+      err.flush();
+      return ExitCode.ENVIRONMENT.code();
     }
     String notAllHits = requireHits && r.exitStatus() == 0 ? r.requireHitsFailure() : null;
     if (notAllHits != null) {
