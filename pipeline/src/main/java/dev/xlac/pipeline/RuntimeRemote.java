@@ -219,10 +219,14 @@ final class RuntimeRemote {
         Files.deleteIfExists(memoFile(cacheDir));
         return;
       }
-      Files.createDirectories(memoFile(cacheDir).getParent());
-      AtomicFiles.writeString(memoFile(cacheDir), MEMO_FORMAT + "\ndb " + state + "\nurl "
-          + setting.map(RemoteSetting::url).orElse("-") + "\nendpoint "
-          + setting.flatMap(RemoteSetting::endpoint).map(URI::toString).orElse("-") + "\n");
+      String memo = MEMO_FORMAT + "\ndb " + state + "\nurl " + setting.map(RemoteSetting::url).orElse("-")
+          + "\nendpoint " + setting.flatMap(RemoteSetting::endpoint).map(URI::toString).orElse("-") + "\n";
+      Path file = memoFile(cacheDir);
+      if (Files.isRegularFile(file) && Files.readString(file).equals(memo)) {
+        return; // a warm run writes nothing
+      }
+      Files.createDirectories(file.getParent());
+      AtomicFiles.writeString(file, memo);
     } catch (IOException | RuntimeException e) {
       // the memo names the database state: a stale one cannot match a changed cache
     }

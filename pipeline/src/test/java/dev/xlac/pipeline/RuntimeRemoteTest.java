@@ -62,9 +62,7 @@ class RuntimeRemoteTest {
     String why = SeaweedServer.unavailableReason();
     assumeTrue(why == null, why);
     server = SeaweedServer.start(serverDir, BUCKET);
-    System.setProperty("aws.accessKeyId", server.accessKey());
-    System.setProperty("aws.secretAccessKey", server.secretKey());
-    System.setProperty("aws.region", "us-east-1");
+    server.useAsDefaultCredentials();
   }
 
   @AfterAll
@@ -72,8 +70,7 @@ class RuntimeRemoteTest {
     if (server != null) {
       server.close();
     }
-    System.clearProperty("aws.accessKeyId");
-    System.clearProperty("aws.secretAccessKey");
+    SeaweedServer.forgetCredentials();
   }
 
   @BeforeEach

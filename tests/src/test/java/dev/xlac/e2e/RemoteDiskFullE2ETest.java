@@ -64,9 +64,7 @@ class RemoteDiskFullE2ETest {
       assumeTrue(false, "no unshare here: " + e.getMessage());
     }
     server = SeaweedServer.start(serverDir, BUCKET);
-    System.setProperty("aws.accessKeyId", server.accessKey());
-    System.setProperty("aws.secretAccessKey", server.secretKey());
-    System.setProperty("aws.region", "us-east-1");
+    server.useAsDefaultCredentials();
   }
 
   @AfterAll
@@ -74,8 +72,7 @@ class RemoteDiskFullE2ETest {
     if (server != null) {
       server.close();
     }
-    System.clearProperty("aws.accessKeyId");
-    System.clearProperty("aws.secretAccessKey");
+    SeaweedServer.forgetCredentials();
   }
 
   /** One step in the namespace: the CLI's arguments, or a shell line (first word "sh"). */

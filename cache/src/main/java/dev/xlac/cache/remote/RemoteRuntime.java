@@ -83,13 +83,8 @@ public final class RemoteRuntime {
             return;
           }
           try {
-            if (tier.putIfAbsent(RemoteObjects.runtimeKey(r.pluginSha256(), r.key()), body.get())
-                == RemoteTier.Put.WRITTEN) {
-              stats.uploaded.incrementAndGet();
-              stats.uploadedBytes.addAndGet(body.get().length);
-            } else {
-              stats.alreadyThere.incrementAndGet();
-            }
+            stats.put(tier.putIfAbsent(RemoteObjects.runtimeKey(r.pluginSha256(), r.key()), body.get()),
+                body.get().length);
           } catch (RemoteTier.UnavailableException e) {
             stats.failed.incrementAndGet();
           } catch (RemoteObjects.TooLargeException e) {

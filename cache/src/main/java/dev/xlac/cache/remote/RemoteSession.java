@@ -295,12 +295,7 @@ public final class RemoteSession implements AutoCloseable {
   }
 
   private void count(RemoteTier.Put put, long bytes) {
-    if (put == RemoteTier.Put.WRITTEN) {
-      stats.uploaded.incrementAndGet();
-      stats.uploadedBytes.addAndGet(bytes);
-    } else {
-      stats.alreadyThere.incrementAndGet();
-    }
+    stats.put(put, bytes);
   }
 
   /**

@@ -54,9 +54,7 @@ class RemoteTierTest {
     String why = SeaweedServer.unavailableReason();
     assumeTrue(why == null, why);
     server = SeaweedServer.start(serverDir, BUCKET);
-    System.setProperty("aws.accessKeyId", server.accessKey());
-    System.setProperty("aws.secretAccessKey", server.secretKey());
-    System.setProperty("aws.region", "us-east-1");
+    server.useAsDefaultCredentials();
   }
 
   @AfterAll
@@ -64,8 +62,7 @@ class RemoteTierTest {
     if (server != null) {
       server.close();
     }
-    System.clearProperty("aws.accessKeyId");
-    System.clearProperty("aws.secretAccessKey");
+    SeaweedServer.forgetCredentials();
   }
 
   @AfterEach
