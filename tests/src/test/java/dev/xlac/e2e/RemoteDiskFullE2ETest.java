@@ -270,4 +270,58 @@ class RemoteDiskFullE2ETest {
       }
     }
   }
+
+  /**
+   * {@code xlac run} fetching its plugin's runtime entries onto a full disk: the line says so, and the command runs
+   * (exit 0) on what the cache holds; the cache verifies, and with room the next run fetches every entry whole.
+   */
+  @Test
+  void runFetch_ontoAFullDisk_saysSo_theCommandRuns_andWithRoomTheNextRunFetchesEverything() throws Exception {
+    java.security.MessageDigest d = java.security.MessageDigest.getInstance("SHA-256");
+    d.update(Files.readAllBytes(Path.of(Launcher.cpuPlugin()).toRealPath()));
+    String sha = java.util.HexFormat.of().formatHex(d.digest());
+    Path source = tmp.resolve("source");
+    List<dev.xlac.runtime.RecordedRequest> requests = new ArrayList<>();
+    try (CacheStore s = CacheStore.open(source, CacheStore.Mode.READ_WRITE, Duration.ZERO)) {
+      for (int n = 1; n <= 6; n++) {
+        requests.add(RequestFixtures.request(n, OBJECT_BYTES, sha));
+      }
+      s.putRequests(requests);
+      s.setRemoteSetting(Optional.of(RemoteSetting.parse(remote("run"), server.endpoint())));
+    }
+    Launcher.Result push = xlac("cache", "push", "--cache", source.toString());
+    assertThat(push.exitCode()).as(push.err()).isZero();
+
+    Path mount = tmp.resolve("fs");
+    Path cache = mount.resolve("cache");
+    Path ran = tmp.resolve("ran");
+    List<String> run = List.of("run", "--cache", cache.toString(), "--plugin", Launcher.cpuPlugin(), "--", "touch",
+        ran.toString());
+    List<Launcher.Result> r = inSmallFs(mount, 64L << 20, List.of(
+        Step.xlac("cache", "config", "remote", remote("run"), "--endpoint", server.endpoint(), "--cache",
+            cache.toString()),
+        ballast(mount),
+        new Step(run),
+        Step.sh("test -e " + q(ran.toString())),
+        Step.xlac("cache", "verify", "--cache", cache.toString()),
+        Step.sh("rm " + q(mount.resolve("ballast").toString()) + " " + q(ran.toString())),
+        new Step(run),
+        Step.xlac("cache", "verify", "--cache", cache.toString()),
+        Step.sh("find " + q(cache.resolve("runtime/pjrt").toString()) + " -name '*.xpx' | wc -l"),
+        Step.sh("cp -r " + q(cache.toString()) + " " + q(tmp.resolve("copy").toString()))));
+    assertThat(r.get(2).exitCode()).as("the run on the full disk: %s", r.get(2).err()).isZero();
+    assertThat(r.get(3).exitCode()).as("the command ran").isZero();
+    assertThat(r.get(2).err()).contains("cache " + cache + ": disk full").contains("the command runs without the"
+        + " remote's runtime entries").doesNotContain("Exception").doesNotContain("\tat ");
+    assertThat(r.get(4).exitCode()).as("verify after the full disk: %s %s", r.get(4).out(), r.get(4).err()).isZero();
+    assertThat(r.get(6).exitCode()).as("the run with room: %s", r.get(6).err()).isZero();
+    assertThat(r.get(6).out()).containsPattern("; remote: \\d+ fetched, 0 written$|; remote: \\d+ fetched, 0 written\\n");
+    assertThat(r.get(7).exitCode()).as("verify at the end: %s %s", r.get(7).out(), r.get(7).err()).isZero();
+    assertThat(r.get(8).out().strip()).as("layout entries").isEqualTo("6");
+    try (CacheStore c = CacheStore.open(tmp.resolve("copy"), CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
+      for (var want : requests) {
+        assertThat(c.readRequest(want.key()).orElseThrow().executable()).isEqualTo(want.executable());
+      }
+    }
+  }
 }
