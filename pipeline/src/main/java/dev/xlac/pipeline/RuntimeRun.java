@@ -72,7 +72,7 @@ public final class RuntimeRun {
       requireLayoutFor(layout, plugin);
     }
     Path proxy = result(proxyTask);
-    // The runtime entries the remote tier holds for this plugin, into the cache before the layout is brought up to date.
+    // The remote tier's runtime entries of this plugin, into the cache before the layout is brought up to date.
     RuntimeRemote remote = RuntimeRemote.before(spec, cache, plugin, layout, managed, notices);
 
     Path stats = null;

@@ -182,7 +182,7 @@ public final class RemoteSession implements AutoCloseable {
     java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(PREFETCH);
     List<Thread> threads = new ArrayList<>();
     // A failure to store what was read (a full disk) ends the prefetch and is the caller's, like any store failure.
-    java.util.concurrent.atomic.AtomicReference<RuntimeException> failed = new java.util.concurrent.atomic.AtomicReference<>();
+    var failed = new java.util.concurrent.atomic.AtomicReference<RuntimeException>();
     try {
       for (ArtifactKey key : keys) {
         if (!tier.available() || failed.get() != null) {

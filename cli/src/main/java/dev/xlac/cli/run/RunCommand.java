@@ -41,8 +41,9 @@ import picocli.CommandLine.Parameters;
         "%nExit codes: the command's own (128+N if signal N ended it); 127 the command was not found, 126 it cannot"
             + " be run; 2 bad options; 3 before the command starts: the plugin is missing, not a PJRT plugin,"
             + " lacks PJRT_Executable_Serialize or PJRT_Executable_DeserializeAndLoad, or --layout was"
-            + " materialized for another plugin, or --require-remote and the remote cannot be used; 1 with --require-hits: the command succeeded but not every compile"
-            + " was served from the cache. A PJRT_DEVICE naming a torch_xla device xlac cannot front (CUDA) is a"
+            + " materialized for another plugin, or --require-remote and the remote cannot be used (after the"
+            + " command, when it succeeded: its recording was not written through); 1 with --require-hits: the"
+            + " command succeeded but not every compile was served from the cache. A PJRT_DEVICE naming a torch_xla device xlac cannot front (CUDA) is a"
             + " note: a torch_xla command is not served, a JAX command is."})
 public final class RunCommand implements Callable<Integer> {
   @Option(names = "--plugin", paramLabel = "PATH",
