@@ -70,9 +70,7 @@ class RuntimeRemoteE2ETest {
   }
 
   private static Launcher.Result xlac(List<String> args) throws Exception {
-    List<String> cmd = new ArrayList<>(List.of(Launcher.root().resolve("xlac").toString()));
-    cmd.addAll(args);
-    return Launcher.run(cmd, env(), 300);
+    return Launcher.xlac(env(), args.toArray(String[]::new));
   }
 
   private Path node(String name, String endpoint) throws Exception {

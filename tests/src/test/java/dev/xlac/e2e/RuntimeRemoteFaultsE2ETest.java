@@ -79,9 +79,7 @@ class RuntimeRemoteFaultsE2ETest {
   }
 
   static Launcher.Result xlac(String... args) throws Exception {
-    List<String> cmd = new ArrayList<>(List.of(Launcher.root().resolve("xlac").toString()));
-    cmd.addAll(List.of(args));
-    return Launcher.run(cmd, server.environment(), 300);
+    return Launcher.xlac(server.environment(), args);
   }
 
   static void config(Path cache) throws Exception {

@@ -364,8 +364,11 @@ public final class RemoteSync {
     } catch (RemoteObjects.BadObjectException e) {
       reject(tier, rk, e, stats, problems);
     } catch (IOException e) {
-      throw XlacException.environment("cache " + store.directory() + ": cannot write a scratch file for "
-          + tier.address(rk) + ": " + e.getMessage());
+      String why = "writing a scratch file for " + tier.address(rk) + ": " + XlacException.reason(e);
+      if (dev.xlac.cache.DiskFullException.isDiskFull(why)) { // said as the store says it: one kind of line
+        throw new dev.xlac.cache.DiskFullException("cache " + store.directory() + ": disk full (" + why + ")");
+      }
+      throw XlacException.environment("cache " + store.directory() + ": " + why);
     }
   }
 
