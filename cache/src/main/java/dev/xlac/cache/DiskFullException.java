@@ -14,4 +14,10 @@ public final class DiskFullException extends XlacException {
   public DiskFullException(String message) {
     super(ExitCode.ENVIRONMENT, message);
   }
+
+  /** Whether {@code message} (RocksDB's, an I/O error's, or a {@link XlacException#reason}) reports a full disk. */
+  public static boolean isDiskFull(String message) {
+    String m = message == null ? "" : message.toLowerCase(java.util.Locale.ROOT);
+    return m.contains("no space left") || m.contains("file too large") || m.contains("disk quota exceeded");
+  }
 }

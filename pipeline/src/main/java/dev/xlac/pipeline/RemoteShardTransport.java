@@ -50,6 +50,8 @@ public final class RemoteShardTransport implements ShardTransport {
   private final RemoteStats stats;
   private final Consumer<String> problems;
   private final Set<String> discarded = ConcurrentHashMap.newKeySet();
+  /** The plugin SHA-256 of each recorded request sent, under which its runtime entry comes back. */
+  private final java.util.Map<RequestKey, String> requestPlugins = new ConcurrentHashMap<>();
 
   /** {@code runDir}: the run directory (inputs, logs); {@code tier}: the remote, owned by the caller. */
   public RemoteShardTransport(Path runDir, RemoteTier tier, Consumer<String> problems) {
@@ -91,7 +93,12 @@ public final class RemoteShardTransport implements ShardTransport {
 
   @Override
   public void sendInputs(ShardPlan plan, CacheStore store, RequestSource requests) throws IOException {
-    inputs.sendInputs(plan, store, requests);
+    inputs.sendInputs(plan, store, key -> {
+      RequestInput in = requests.read(key); // the plugin it is keyed for files its entry in the remote
+      dev.xlac.runtime.PluginIdentityText.field(in.identityText(), "plugin_sha256")
+          .ifPresent(sha -> requestPlugins.put(key, sha));
+      return in;
+    });
   }
 
   @Override
@@ -197,7 +204,7 @@ public final class RemoteShardTransport implements ShardTransport {
     long before = stats.downloaded() + stats.alreadyLocal();
     try {
       RemoteSync.pullArtifacts(store, tier, keys, stats, problems);
-      RemoteSync.pullRuntimeEntries(store, tier, entries, stats, problems);
+      RemoteSync.pullRuntimeEntries(store, tier, entries, requestPlugins::get, stats, problems);
     } catch (XlacException e) {
       if (!tier.available()) { // not these results' fault: the tier failed, and stays failed for this run
         throw failed("the results " + tier.address(back.where()) + " names", e);

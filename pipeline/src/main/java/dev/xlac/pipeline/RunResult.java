@@ -1,6 +1,7 @@
 package dev.xlac.pipeline;
 
 import dev.xlac.cache.RequestIngest;
+import dev.xlac.cache.remote.RemoteStats;
 import dev.xlac.runtime.RunStatistics;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,10 +24,17 @@ import java.util.Map;
  * @param keptSpool a recording that could not be put into the cache (for {@code xlac cache add}), or null
  * @param damagedRemoved layout entries the proxy could not serve, deleted so the next run rewrites them
  * @param wall the command's wall time
+ * @param remote what the run did with the cache's remote tier ({@link RuntimeRemote}), or null when it used none
  */
 public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, RunStatistics stats,
     RealPlugin plugin, Path layout, int[] materialized, RequestIngest ingested, Path keptSpool, int damagedRemoved,
-    Duration wall) {
+    Duration wall, RemoteStats remote) {
+
+  /** A run that used no remote tier. */
+  public RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, RunStatistics stats, RealPlugin plugin,
+      Path layout, int[] materialized, RequestIngest ingested, Path keptSpool, int damagedRemoved, Duration wall) {
+    this(notRunnable, exitStatus, stats, plugin, layout, materialized, ingested, keptSpool, damagedRemoved, wall, null);
+  }
 
   static RunResult notRunnable(CaptureResult.NotRunnable why, RealPlugin plugin, Path layout) {
     return new RunResult(why, why.status(), RunStatistics.NONE, plugin, layout, null, null, null, 0, Duration.ZERO);
@@ -52,7 +60,33 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
     if (ingested != null) {
       b.append("; recorded ").append(ingested.added()).append(" new");
     }
+    if (remote != null) {
+      b.append("; remote: ").append(remote.downloaded()).append(" fetched, ").append(remote.uploaded())
+          .append(" written");
+      if (remote.rejected() > 0) {
+        b.append(", ").append(remote.rejected()).append(" rejected");
+      }
+      if (remote.failed() + remote.skipped() > 0) {
+        b.append(", ").append(remote.failed() + remote.skipped()).append(" failed");
+      }
+      if (remote.unavailable() != null) {
+        b.append(" (unavailable)");
+      }
+    }
     return b.toString();
+  }
+
+  /**
+   * What {@code xlac run --require-remote} says after a command that succeeded when the remote failed it after the
+   * command started (the recorded entries could not all be written through), or null when it did not.
+   */
+  public String remoteFailure() {
+    if (remote == null || remote.unavailable() == null && remote.failed() == 0) {
+      return null;
+    }
+    return "xlac run: --require-remote: " + (remote.unavailable() != null ? remote.unavailable()
+        : "remote " + remote.remote() + ": " + remote.failed() + " runtime entries were not written through")
+        + " (the recording is in the local cache; 'xlac cache push' sends it)";
   }
 
   /**
@@ -91,8 +125,12 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
    * {@code miss_overhead_percent} (that against the misses' compile time), {@code serve_seconds} (the
    * proxy's time on the hits: key, lookup, checksum and loading the executables),
    * {@code exit_status}, {@code wall_seconds}, {@code plugin}, {@code plugin_sha256}, {@code layout},
-   * and {@code ingested} ({@code added}, {@code already_present}, {@code rejected}, {@code left_in_spool}: records kept in the spool; null without
-   * {@code --record}).
+   * {@code ingested} ({@code added}, {@code already_present}, {@code rejected}, {@code left_in_spool}: records kept in the spool; null without
+   * {@code --record}), and {@code remote} (null when the run used no remote tier): {@code url}, {@code fetched} and
+   * {@code fetched_bytes} (runtime entries fetched before the command), {@code already_local}, {@code rejected},
+   * {@code written} and {@code written_bytes} (recorded entries written through), {@code already_there},
+   * {@code failures} (fetches and writes the remote failed, or not started within the time bound) and
+   * {@code unavailable} (the warning line, or null).
    */
   public Map<String, Object> toJson() {
     Map<String, Object> m = new LinkedHashMap<>();
@@ -122,6 +160,22 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
       i.put("rejected", List.copyOf(ingested.rejected()));
       i.put("left_in_spool", ingested.leftInSpool());
       m.put("ingested", i);
+    }
+    if (remote == null) {
+      m.put("remote", null);
+    } else {
+      Map<String, Object> r = new LinkedHashMap<>();
+      r.put("url", remote.remote());
+      r.put("fetched", remote.downloaded());
+      r.put("fetched_bytes", remote.downloadedBytes());
+      r.put("already_local", remote.alreadyLocal());
+      r.put("rejected", remote.rejected());
+      r.put("written", remote.uploaded());
+      r.put("written_bytes", remote.uploadedBytes());
+      r.put("already_there", remote.alreadyThere());
+      r.put("failures", remote.failed() + remote.skipped());
+      r.put("unavailable", remote.unavailable());
+      m.put("remote", r);
     }
     return m;
   }

@@ -1,5 +1,6 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.cache.remote.RemoteSession;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -14,11 +15,19 @@ import java.util.Map;
  *     {@code cache materialize --layout pjrt}); null: the cache's own, brought up to date first
  * @param record record every compile the layout did not serve, and put it into the cache at the end
  * @param env the user's environment
+ * @param remote whether the run uses the cache's remote tier ({@link RuntimeRemote}): {@code USE} (when it has one),
+ *     {@code OFF} ({@code --no-remote}), {@code REQUIRE} ({@code --require-remote})
  */
 public record RunSpec(List<String> command, Path cacheDir, Path plugin, Path layout, boolean record,
-    Map<String, String> env) {
+    Map<String, String> env, RemoteSession.Policy remote) {
   public RunSpec {
     command = List.copyOf(command);
     env = Map.copyOf(env);
+  }
+
+  /** A run that uses the cache's remote tier when it has one. */
+  public RunSpec(List<String> command, Path cacheDir, Path plugin, Path layout, boolean record,
+      Map<String, String> env) {
+    this(command, cacheDir, plugin, layout, record, env, RemoteSession.Policy.USE);
   }
 }

@@ -74,7 +74,7 @@ public final class RuntimeRun {
       FastStart.Writer writer = plan == null ? null : new FastStart.Writer(plan, RuntimeLibrary::path);
       return finish(spec, cache, writer == null ? notices : writer.watch(notices), plugin, true,
           RuntimeCache.layoutDir(spec.cacheDir()), adopted.stats(), null, CURRENT, adopted.outcome(), adopted.wall(),
-          writer);
+          writer, RuntimeRemote.NONE); // a plan is written only for a cache without a remote tier
     } finally {
       deleteQuietly(adopted.stats());
     }
@@ -109,6 +109,8 @@ public final class RuntimeRun {
       plan = new FastStart.Writer(planKey, () -> proxy);
       notices = plan.watch(notices);
     }
+    // The remote tier's runtime entries of this plugin, into the cache before the layout is brought up to date.
+    RuntimeRemote remote = RuntimeRemote.before(spec, cache, plugin, layout, managed, notices);
 
     Path stats = null;
     Path spool = null;
@@ -154,7 +156,8 @@ public final class RuntimeRun {
       CommandRunner.Outcome outcome = running.waitFor();
       Duration wall = Duration.ofNanos(System.nanoTime() - start);
       outcome.notes().forEach(notices);
-      return finish(spec, cache, notices, plugin, managed, layout, stats, spool, materialized, outcome, wall, plan);
+      return finish(spec, cache, notices, plugin, managed, layout, stats, spool, materialized, outcome, wall, plan,
+          remote);
     } finally {
       deleteQuietly(stats);
     }
@@ -247,17 +250,19 @@ public final class RuntimeRun {
 
   private static RunResult finish(RunSpec spec, CacheOpener cache, Consumer<String> notices, RealPlugin plugin,
       boolean managed, Path layout, Path stats, Path spool, int[] materialized, CommandRunner.Outcome outcome,
-      Duration wall, FastStart.Writer plan) throws InterruptedException {
+      Duration wall, FastStart.Writer plan, RuntimeRemote remote) throws InterruptedException {
     RunStatistics s = RuntimeCache.statistics(stats, notices);
     int damaged = managed ? RuntimeCache.deleteDamaged(layout, s) : 0;
     RequestIngest ingested = null;
     Path kept = null;
     boolean opened = false;
     boolean noRemote = false;
+    Optional<dev.xlac.cache.RemoteSetting> remoteSetting = Optional.empty();
     if (s.hits() > 0 || spool != null) {
       try (CacheStore store = cache.open()) {
         opened = true;
-        noRemote = store.remoteSetting().isEmpty();
+        remoteSetting = store.remoteSetting();
+        noRemote = remoteSetting.isEmpty();
         RuntimeCache.recordHits(store, s);
         if (spool != null) {
           ingested = RuntimeCache.ingest(spool, store, notices);
@@ -280,6 +285,7 @@ public final class RuntimeRun {
         }
       }
     }
+    var remoteStats = remote.after(spec, ingested, notices); // what the recording added, written through
     if (managed) {
       // The layout is current when it was brought up to date (or found so) and nothing was deleted from it;
       // the cache is closed by now, so the stamp sees its files as the next run will.
@@ -290,12 +296,15 @@ public final class RuntimeRun {
       } else {
         RuntimeCache.forget(spec.cacheDir());
       }
+      if (opened) { // the hits changed the database: the remote memo is kept for its new state, as the stamp is
+        RuntimeRemote.remember(spec.cacheDir(), remoteSetting);
+      }
       if (plan != null && (opened || !current)) { // unopened and current: an earlier plan that holds stays
         plan.afterRun(spec, plugin, current && noRemote && spool == null && outcome.notes().isEmpty());
       }
     }
     return new RunResult(null, outcome.exitStatus(), s, plugin, layout, materialized == CURRENT ? null : materialized,
-        ingested, kept, damaged, wall);
+        ingested, kept, damaged, wall, remoteStats);
   }
 
   private static Path newSpool(Path cacheDir) throws IOException {

@@ -49,10 +49,15 @@ final class Launcher {
   }
 
   static Result xlac(String... args) throws IOException, InterruptedException {
+    return xlac(Map.of(), args);
+  }
+
+  /** {@code ./xlac ARGS...} with {@code env} added to this process's environment (credentials of an S3 server). */
+  static Result xlac(Map<String, String> env, String... args) throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
     cmd.add(root().resolve("xlac").toString());
     cmd.addAll(List.of(args));
-    return run(cmd, Map.of(), 300);
+    return run(cmd, env, 300);
   }
 
   /** Runs a JAX sample with XLA dumping protos of every module into {@code dumps}. */

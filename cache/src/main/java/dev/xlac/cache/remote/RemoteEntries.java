@@ -61,9 +61,12 @@ final class RemoteEntries {
     return Optional.of(RemoteObjects.artifact(info.key(), out.toByteArray(), info.compileTime().toMillis()));
   }
 
-  /** The object of a runtime entry; empty when it is not stored or damaged (the store reported it). */
-  static Optional<byte[]> runtimeObject(CacheStore store, RequestKey key) {
-    return store.readRequest(key).map(r -> RemoteObjects.runtime(key, RecordSpool.encode(r)));
+  /**
+   * The object of a runtime entry, filed under {@code pluginSha256} (the entry's own, which a valid entry has);
+   * empty when it is not stored or damaged (the store reported it).
+   */
+  static Optional<byte[]> runtimeObject(CacheStore store, String pluginSha256, RequestKey key) {
+    return store.readRequest(key).map(r -> RemoteObjects.runtime(pluginSha256, key, RecordSpool.encode(r)));
   }
 
   /**
@@ -112,17 +115,18 @@ final class RemoteEntries {
     return new CacheStore.NewArtifact(key, e.payload(), new CompileInfo(Duration.ofMillis(ms), ""));
   }
 
-  /**
-   * Stores a runtime object read under {@code key}'s key: its payload is a record file, read back through
-   * {@link RecordSpool#read} (magic, lengths, SHA-256, the key recomputed from its sections) from a temporary file
-   * in {@code scratch}.
-   */
   /** The name the scratch files of {@link #storeRuntime} are sibling temporaries of, in the scratch directory. */
   static final String SCRATCH_NAME = "remote-runtime" + RecordSpool.SUFFIX;
 
-  static RequestIngest storeRuntime(CacheStore store, RequestKey key, byte[] body, Path scratch, RemoteTrust trust)
-      throws RemoteObjects.BadObjectException, IOException {
-    RemoteObjects.Envelope e = RemoteObjects.open(RemoteObjects.runtimeKey(key), body);
+  /**
+   * Stores a runtime object read under {@code object}'s key: its payload is a record file, read back through
+   * {@link RecordSpool#read} (magic, lengths, SHA-256, the key recomputed from its sections) from a temporary file
+   * in {@code scratch}; filed under a plugin, it must be an entry of that plugin.
+   */
+  static RequestIngest storeRuntime(CacheStore store, RemoteObjects.RuntimeObject object, byte[] body, Path scratch,
+      RemoteTrust trust) throws RemoteObjects.BadObjectException, IOException {
+    RequestKey key = object.request();
+    RemoteObjects.Envelope e = RemoteObjects.open(object.objectKey(), body);
     trust.check(e);
     if (e.kind() != RemoteObjects.Kind.RUNTIME) {
       throw new RemoteObjects.BadObjectException("it is not a runtime entry");
@@ -142,6 +146,10 @@ final class RemoteEntries {
       if (!r.key().equals(key)) {
         throw new RemoteObjects.BadObjectException("it holds the request " + r.key().text() + ", not the one it is"
             + " stored under");
+      }
+      if (object.pluginSha256() != null && !object.pluginSha256().equals(r.pluginSha256())) {
+        throw new RemoteObjects.BadObjectException("it holds an entry of the plugin with SHA-256 " + r.pluginSha256()
+            + ", not of the plugin it is filed under");
       }
       RequestIngest in = store.putRequests(List.of(r));
       if (!in.rejected().isEmpty()) {

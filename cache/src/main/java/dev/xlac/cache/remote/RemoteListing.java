@@ -13,7 +13,8 @@ public final class RemoteListing {
    * One object.
    *
    * @param kind graph, artifact or runtime
-   * @param name a graph's fingerprint, an artifact's {@code fingerprint/compiler-id}, a runtime entry's request key
+   * @param name a graph's fingerprint, an artifact's {@code fingerprint/compiler-id}, a runtime entry's
+   *     {@code plugin-sha256/request-key} (an older xlac's: the request key alone)
    * @param key the object's key below the prefix
    */
   public record Row(String kind, String name, String key, long bytes, Instant lastModified) {}

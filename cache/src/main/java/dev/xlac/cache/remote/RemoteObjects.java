@@ -28,8 +28,14 @@ import java.util.regex.Pattern;
  * <pre>
  * v1/graphs/&lt;fingerprint hex&gt;                         a graph: its module, zstd-compressed
  * v1/artifacts/&lt;fingerprint hex&gt;/&lt;compiler id hex&gt;   a compiled artifact, as the compiler wrote it
- * v1/runtime/&lt;request key hex&gt;                       a runtime entry: the record file of runtime/README.md
+ * v1/runtime/&lt;plugin sha256&gt;/&lt;request key hex&gt;     a runtime entry: the record file of runtime/README.md
+ * v1/runtime/&lt;request key hex&gt;                       the same, as xlac wrote it before runtime entries were
+ *                                                   filed by plugin: still read ({@code cache pull}), never written
  * </pre>
+ *
+ * <p>Runtime entries are filed under the SHA-256 of the real plugin they were compiled with, so that
+ * {@code xlac run} lists only its plugin's entries (one listing request per 1,000 of them). The request key alone
+ * does not name the plugin (it is a hash that covers the plugin identity).
  *
  * <p>The envelope: the magic {@code XLACOBJ1}, a big-endian {@code u32} header length, the header (UTF-8 lines
  * {@code name=value}, values URL-encoded; {@code key} names the object's own key, so an object copied under another
@@ -87,7 +93,26 @@ public final class RemoteObjects {
     return Kind.ARTIFACT.keyPrefix() + hex(fp) + "/";
   }
 
-  public static String runtimeKey(RequestKey key) {
+  /** A runtime entry's key: under its plugin's SHA-256 (64 lowercase hex digits). */
+  public static String runtimeKey(String pluginSha256, RequestKey key) {
+    return runtimePrefix(pluginSha256) + key.hex();
+  }
+
+  /** The prefix of every runtime entry of one plugin. */
+  public static String runtimePrefix(String pluginSha256) {
+    if (!HEX64.matcher(pluginSha256).matches()) {
+      throw new IllegalArgumentException("not a plugin SHA-256: " + pluginSha256);
+    }
+    return Kind.RUNTIME.keyPrefix() + pluginSha256 + "/";
+  }
+
+  /** Whether {@code sha} can file a runtime entry: 64 lowercase hex digits. */
+  public static boolean validPluginSha256(String sha) {
+    return sha != null && HEX64.matcher(sha).matches();
+  }
+
+  /** The key an older xlac wrote a runtime entry under (no plugin in it): read, never written. */
+  static String legacyRuntimeKey(RequestKey key) {
     return Kind.RUNTIME.keyPrefix() + key.hex();
   }
 
@@ -104,13 +129,27 @@ public final class RemoteObjects {
     return new GraphFingerprint(GraphFingerprint.VERSION + ":" + key.substring(prefix.length()));
   }
 
-  /** The request key a runtime object's key names, or null when it is not one. */
-  public static RequestKey requestOf(String key) {
+  /**
+   * A runtime object's key read back: the plugin it is filed under (null: the older, flat key) and its request key.
+   *
+   * @param objectKey the object's key below the prefix
+   */
+  public record RuntimeObject(String objectKey, String pluginSha256, RequestKey request) {}
+
+  /** The runtime object a key (below the prefix) names, or null when it is not one. */
+  public static RuntimeObject runtimeOf(String key) {
     String prefix = Kind.RUNTIME.keyPrefix();
-    if (!key.startsWith(prefix) || !HEX64.matcher(key.substring(prefix.length())).matches()) {
+    if (!key.startsWith(prefix)) {
       return null;
     }
-    return RequestKey.parse(RequestKey.VERSION + ":" + key.substring(prefix.length()));
+    String rest = key.substring(prefix.length());
+    int slash = rest.indexOf('/');
+    String plugin = slash < 0 ? null : rest.substring(0, slash);
+    String hex = rest.substring(slash + 1);
+    if (plugin != null && !HEX64.matcher(plugin).matches() || !HEX64.matcher(hex).matches()) {
+      return null;
+    }
+    return new RuntimeObject(key, plugin, RequestKey.parse(RequestKey.VERSION + ":" + hex));
   }
 
   // ---------------------------------------------------------------- writing
@@ -141,10 +180,10 @@ public final class RemoteObjects {
   }
 
   /** A runtime object: the record file's bytes ({@code dev.xlac.runtime.RecordSpool.encode}). */
-  public static byte[] runtime(RequestKey key, byte[] record) {
+  public static byte[] runtime(String pluginSha256, RequestKey key, byte[] record) {
     Map<String, String> h = new LinkedHashMap<>();
     h.put("kind", "runtime");
-    h.put("key", runtimeKey(key));
+    h.put("key", runtimeKey(pluginSha256, key));
     return envelope(h, record);
   }
 

@@ -171,7 +171,9 @@ public final class RemoteSession implements AutoCloseable {
   /**
    * Reads through, {@value #PREFETCH} at a time, every key the local cache has no entry for (compiled or failed):
    * for a run that knows its graphs up front, so that it does not ask the remote one graph after another. A key the
-   * remote lacks is remembered, so {@link #readThrough} does not ask again.
+   * remote lacks is remembered, so {@link #readThrough} does not ask again. A read-through that cannot store what it
+   * read (a full disk: {@code DiskFullException}) stops the prefetch, and the first such failure is thrown once every
+   * read-through under way has ended.
    */
   public void prefetch(java.util.Collection<ArtifactKey> keys) throws InterruptedException {
     if (tier == null) {
@@ -179,9 +181,11 @@ public final class RemoteSession implements AutoCloseable {
     }
     java.util.concurrent.Semaphore slots = new java.util.concurrent.Semaphore(PREFETCH);
     List<Thread> threads = new ArrayList<>();
+    // A failure to store what was read (a full disk) ends the prefetch and is the caller's, like any store failure.
+    var failed = new java.util.concurrent.atomic.AtomicReference<RuntimeException>();
     try {
       for (ArtifactKey key : keys) {
-        if (!tier.available()) {
+        if (!tier.available() || failed.get() != null) {
           break;
         }
         if (store.artifactInfo(key).isPresent()) {
@@ -193,6 +197,8 @@ public final class RemoteSession implements AutoCloseable {
             readThrough(key);
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+          } catch (RuntimeException e) {
+            failed.compareAndSet(null, e);
           } finally {
             slots.release();
           }
@@ -200,6 +206,9 @@ public final class RemoteSession implements AutoCloseable {
       }
       for (Thread t : threads) {
         t.join();
+      }
+      if (failed.get() != null) {
+        throw failed.get();
       }
     } catch (InterruptedException e) {
       threads.forEach(Thread::interrupt);
@@ -286,12 +295,7 @@ public final class RemoteSession implements AutoCloseable {
   }
 
   private void count(RemoteTier.Put put, long bytes) {
-    if (put == RemoteTier.Put.WRITTEN) {
-      stats.uploaded.incrementAndGet();
-      stats.uploadedBytes.addAndGet(bytes);
-    } else {
-      stats.alreadyThere.incrementAndGet();
-    }
+    stats.put(put, bytes);
   }
 
   /**

@@ -83,7 +83,18 @@ public final class RemoteStats {
     return unavailable;
   }
 
-  void unavailable(String why) {
+  /** Counts a conditional put of {@code bytes}: uploaded, or already there. */
+  void put(RemoteTier.Put put, long bytes) {
+    if (put == RemoteTier.Put.WRITTEN) {
+      uploaded.incrementAndGet();
+      uploadedBytes.addAndGet(bytes);
+    } else {
+      alreadyThere.incrementAndGet();
+    }
+  }
+
+  /** Records why the remote was unavailable (the first reason given stays). */
+  public void unavailable(String why) {
     if (unavailable == null) {
       unavailable = why;
     }

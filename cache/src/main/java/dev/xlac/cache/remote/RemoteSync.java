@@ -88,9 +88,15 @@ public final class RemoteSync {
       }
       if (graphs.isEmpty()) {
         for (RequestInfo r : store.requests()) {
-          String rk = RemoteObjects.runtimeKey(r.key());
-          p.submit(() -> upload(tier, stats, present, rk, signed(() -> RemoteEntries.runtimeObject(store, r.key()),
-              signer), problems, repair));
+          if (!RemoteObjects.validPluginSha256(r.pluginSha256())) { // only an older xlac let one in; no cache takes it
+            problems.accept("not uploaded runtime entry " + r.key().text() + ": its plugin SHA-256 '"
+                + r.pluginSha256() + "' is not 64 hex digits");
+            stats.skipped.incrementAndGet();
+            continue;
+          }
+          String rk = RemoteObjects.runtimeKey(r.pluginSha256(), r.key());
+          p.submit(() -> upload(tier, stats, present, rk, signed(() -> RemoteEntries.runtimeObject(store,
+              r.pluginSha256(), r.key()), signer), problems, repair));
         }
       }
     }
@@ -121,8 +127,16 @@ public final class RemoteSync {
         }
       }
       for (RequestKey r : requests) {
-        p.submit(() -> upload(tier, stats, present, RemoteObjects.runtimeKey(r), () -> RemoteEntries.runtimeObject(
-            store, r), problems, false));
+        Optional<String> sha = store.requestInfo(r).map(RequestInfo::pluginSha256)
+            .filter(RemoteObjects::validPluginSha256);
+        if (sha.isEmpty()) { // not stored, or only an older xlac's: nothing to file it under
+          problems.accept("not uploaded runtime entry " + r.text() + ": it is not in the cache with a valid plugin"
+              + " SHA-256");
+          stats.skipped.incrementAndGet();
+          continue;
+        }
+        p.submit(() -> upload(tier, stats, present, RemoteObjects.runtimeKey(sha.get(), r),
+            () -> RemoteEntries.runtimeObject(store, sha.get(), r), problems, false));
       }
     }
     return stats;
@@ -235,12 +249,17 @@ public final class RemoteSync {
         }
       }
       if (graphs.isEmpty()) {
+        // Filed by plugin, or under the flat key of an older xlac: one object per request key, the filed one first.
+        Map<RequestKey, RemoteObjects.RuntimeObject> runtime = new java.util.LinkedHashMap<>();
+        for (RemoteTier.Listed o : tier.list(RemoteObjects.Kind.RUNTIME.keyPrefix())) {
+          RemoteObjects.RuntimeObject r = RemoteObjects.runtimeOf(o.key());
+          if (r != null && (r.pluginSha256() != null || !runtime.containsKey(r.request()))) {
+            runtime.put(r.request(), r);
+          }
+        }
         try (Parallel p = new Parallel()) {
-          for (RemoteTier.Listed o : tier.list(RemoteObjects.Kind.RUNTIME.keyPrefix())) {
-            RequestKey key = RemoteObjects.requestOf(o.key());
-            if (key != null) {
-              p.submit(() -> pullRuntime(store, tier, key, stats, problems, trust));
-            }
+          for (RemoteObjects.RuntimeObject r : runtime.values()) {
+            p.submit(() -> pullRuntime(store, tier, r, stats, problems, trust));
           }
         }
       }
@@ -363,40 +382,55 @@ public final class RemoteSync {
 
   /**
    * Downloads the runtime entries named into {@code store}, {@value #PARALLEL} at a time, each checked before it is
-   * stored, without listing the remote (the results of a Slurm shard, whose keys the submitter knows). Counted as
-   * {@link #pullArtifacts}; an entry already local counts as such.
+   * stored, without listing the remote (the results of a Slurm shard, whose keys the submitter knows), each from
+   * where its plugin files it ({@code pluginOf}: the plugin's SHA-256 for a key; a key it does not know is not
+   * fetched, so it stays missing). Counted as {@link #pullArtifacts}; an entry already local counts as such.
    */
   public static void pullRuntimeEntries(CacheStore store, RemoteTier tier, java.util.Collection<RequestKey> keys,
-      RemoteStats stats, Consumer<String> problems) throws InterruptedException {
+      java.util.function.Function<RequestKey, String> pluginOf, RemoteStats stats, Consumer<String> problems)
+      throws InterruptedException {
     RemoteTrust trust = RemoteTrust.of(store);
     try (Parallel p = new Parallel()) {
       for (RequestKey key : keys) {
-        p.submit(() -> pullRuntime(store, tier, key, stats, problems, trust));
+        String sha = pluginOf.apply(key);
+        if (sha == null || !RemoteObjects.validPluginSha256(sha)) {
+          problems.accept("runtime entry " + key.text() + ": no plugin is known for it; not fetched");
+          continue;
+        }
+        var object = new RemoteObjects.RuntimeObject(RemoteObjects.runtimeKey(sha, key), sha, key);
+        p.submit(() -> pullRuntime(store, tier, object, stats, problems, trust));
       }
     }
   }
 
-  private static void pullRuntime(CacheStore store, RemoteTier tier, RequestKey key, RemoteStats stats,
+  /**
+   * Downloads one runtime object into {@code store} unless the store holds its request, checked before it is
+   * stored: counted into {@code stats} (downloaded, already local, not there, rejected: named on one line).
+   */
+  static void pullRuntime(CacheStore store, RemoteTier tier, RemoteObjects.RuntimeObject object, RemoteStats stats,
       Consumer<String> problems, RemoteTrust trust) throws InterruptedException, RemoteTier.UnavailableException {
-    if (store.requestInfo(key).isPresent()) {
+    if (store.requestInfo(object.request()).isPresent()) {
       stats.alreadyLocal.incrementAndGet();
       return;
     }
-    String rk = RemoteObjects.runtimeKey(key);
+    String rk = object.objectKey();
     Optional<byte[]> body = tier.get(rk);
     if (body.isEmpty()) {
       stats.misses.incrementAndGet();
       return;
     }
     try {
-      RemoteEntries.storeRuntime(store, key, body.get(), store.directory(), trust);
+      RemoteEntries.storeRuntime(store, object, body.get(), store.directory(), trust);
       stats.downloaded.incrementAndGet();
       stats.downloadedBytes.addAndGet(body.get().length);
     } catch (RemoteObjects.BadObjectException e) {
       reject(tier, rk, e, stats, problems);
     } catch (IOException e) {
-      throw XlacException.environment("cache " + store.directory() + ": cannot write a scratch file for "
-          + tier.address(rk) + ": " + e.getMessage());
+      String why = "writing a scratch file for " + tier.address(rk) + ": " + XlacException.reason(e);
+      if (dev.xlac.cache.DiskFullException.isDiskFull(why)) { // said as the store says it: one kind of line
+        throw new dev.xlac.cache.DiskFullException("cache " + store.directory() + ": disk full (" + why + ")");
+      }
+      throw XlacException.environment("cache " + store.directory() + ": " + why);
     }
   }
 
@@ -408,7 +442,7 @@ public final class RemoteSync {
   }
 
   /** Tasks {@value #PARALLEL} at a time on virtual threads; closing waits for all and rethrows the first failure. */
-  private static final class Parallel implements AutoCloseable {
+  static final class Parallel implements AutoCloseable {
     interface Task {
       void run() throws Exception;
     }

@@ -1461,8 +1461,7 @@ public final class RocksDbStore implements AutoCloseable {
 
   /** Whether {@code msg} (RocksDB's, or a {@link XlacException#reason} in lower case) reports a full disk. */
   static boolean isDiskFull(String msg) {
-    String m = msg == null ? "" : msg.toLowerCase(java.util.Locale.ROOT);
-    return m.contains("no space left") || m.contains("file too large") || m.contains("disk quota exceeded");
+    return dev.xlac.cache.DiskFullException.isDiskFull(msg);
   }
 
   @Override

@@ -54,9 +54,7 @@ class RemoteTierTest {
     String why = SeaweedServer.unavailableReason();
     assumeTrue(why == null, why);
     server = SeaweedServer.start(serverDir, BUCKET);
-    System.setProperty("aws.accessKeyId", server.accessKey());
-    System.setProperty("aws.secretAccessKey", server.secretKey());
-    System.setProperty("aws.region", "us-east-1");
+    server.useAsDefaultCredentials();
   }
 
   @AfterAll
@@ -64,8 +62,7 @@ class RemoteTierTest {
     if (server != null) {
       server.close();
     }
-    System.clearProperty("aws.accessKeyId");
-    System.clearProperty("aws.secretAccessKey");
+    SeaweedServer.forgetCredentials();
   }
 
   @AfterEach
@@ -695,6 +692,61 @@ class RemoteTierTest {
         assertThat(left.map(f -> f.getFileName().toString())).noneMatch(n -> n.contains("remote-"));
       }
     }
+  }
+
+  /**
+   * Runtime entries are filed under their plugin's SHA-256, so that one plugin's can be listed alone; an object an
+   * older xlac wrote under the flat key is still pulled, and an intact object filed under another plugin is refused.
+   */
+  @Test
+  void runtimeEntries_areFiledByPlugin_theFlatKeyIsStillRead_andAnotherPluginsDirectoryRefusesAnEntry()
+      throws Exception {
+    RemoteSetting s = setting("by-plugin");
+    RecordedRequest a = RequestFixtures.request(21, 3000, RequestFixtures.PLUGIN_A);
+    RecordedRequest b = RequestFixtures.request(22, 3000, RequestFixtures.PLUGIN_B);
+    RecordedRequest old = RequestFixtures.request(23, 3000, RequestFixtures.PLUGIN_A);
+    try (CacheStore c = open("a"); RemoteTier t = tier(s)) {
+      c.putRequests(List.of(a, b));
+      assertThat(RemoteSync.push(c, t, List.of(), notices::add).uploaded()).isEqualTo(2);
+      assertThat(RemoteRuntime.list(t, RequestFixtures.PLUGIN_A)).extracting(RemoteObjects.RuntimeObject::request)
+          .containsExactly(a.key());
+      assertThat(RemoteRuntime.list(t, RequestFixtures.PLUGIN_B)).extracting(RemoteObjects.RuntimeObject::request)
+          .containsExactly(b.key());
+      // An older xlac's object: the flat key, its envelope naming it.
+      String flatKey = RemoteObjects.legacyRuntimeKey(old.key());
+      byte[] legacy = envelope("kind=runtime\nkey=" + java.net.URLEncoder.encode(flatKey, StandardCharsets.UTF_8)
+          + "\n", dev.xlac.runtime.RecordSpool.encode(old));
+      assertThat(t.putIfAbsent(flatKey, legacy)).isEqualTo(RemoteTier.Put.WRITTEN);
+      // A's intact object copied into plugin B's directory.
+      byte[] body = t.get(RemoteObjects.runtimeKey(RequestFixtures.PLUGIN_A, a.key())).orElseThrow();
+      RemoteObjects.RuntimeObject moved = RemoteObjects.runtimeOf(RemoteObjects.runtimeKey(RequestFixtures.PLUGIN_B,
+          a.key()));
+      assertThatThrownBy(() -> RemoteEntries.storeRuntime(c, moved, body, tmp, new RemoteTrust(c.trustSettings())))
+          .isInstanceOf(RemoteObjects.BadObjectException.class).hasMessageContaining("not the one it is stored as");
+      // ... and one made for B's directory, its envelope agreeing, but the entry is A's.
+      byte[] forged = RemoteObjects.runtime(RequestFixtures.PLUGIN_B, a.key(), dev.xlac.runtime.RecordSpool.encode(a));
+      assertThatThrownBy(() -> RemoteEntries.storeRuntime(c, moved, forged, tmp, new RemoteTrust(c.trustSettings())))
+          .isInstanceOf(RemoteObjects.BadObjectException.class)
+          .hasMessageContaining("holds an entry of the plugin with SHA-256 " + RequestFixtures.PLUGIN_A);
+    }
+    try (CacheStore d = open("d"); RemoteTier t = tier(s)) {
+      RemoteStats pulled = RemoteSync.pull(d, t, List.of(), notices::add);
+      assertThat(pulled.downloaded()).as("%s %s %s", pulled.downloads(), notices, RemoteListing.list(t)).isEqualTo(3);
+      assertThat(pulled.rejected()).isZero();
+      assertThat(d.readRequest(old.key()).orElseThrow().executable()).isEqualTo(old.executable());
+    }
+  }
+
+  /** An envelope written by hand, as docs/cache.md describes it: magic, header length, header, payload, SHA-256. */
+  private static byte[] envelope(String header, byte[] payload) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    byte[] h = header.getBytes(StandardCharsets.UTF_8);
+    out.writeBytes("XLACOBJ1".getBytes(StandardCharsets.US_ASCII));
+    out.writeBytes(java.nio.ByteBuffer.allocate(4).putInt(h.length).array());
+    out.writeBytes(h);
+    out.writeBytes(payload);
+    out.writeBytes(RemoteObjects.sha256().digest(out.toByteArray()));
+    return out.toByteArray();
   }
 
   private static long deadPid() {

@@ -202,6 +202,21 @@ public final class SeaweedServer implements AutoCloseable {
         "AWS_EC2_METADATA_DISABLED", "true");
   }
 
+  /**
+   * Makes this server's keys (and us-east-1) the AWS default chain's in this JVM, through the system properties the
+   * chain reads, for tests whose code builds its own client; {@link #forgetCredentials} undoes it.
+   */
+  public void useAsDefaultCredentials() {
+    System.setProperty("aws.accessKeyId", accessKey);
+    System.setProperty("aws.secretAccessKey", secretKey);
+    System.setProperty("aws.region", "us-east-1");
+  }
+
+  public static void forgetCredentials() {
+    System.clearProperty("aws.accessKeyId");
+    System.clearProperty("aws.secretAccessKey");
+  }
+
   /** A plain S3 client with this server's keys, for a test to look at or damage objects directly. */
   public S3Client client() {
     return S3Client.builder().httpClientBuilder(UrlConnectionHttpClient.builder())

@@ -1,5 +1,6 @@
 package dev.xlac.cli.run;
 
+import dev.xlac.cache.remote.RemoteSession;
 import dev.xlac.cli.cache.CacheOptions;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.Json;
@@ -33,16 +34,20 @@ import picocli.CommandLine.Parameters;
             + " 'xlac parallel-compile -- COMMAND', on this machine or imported from a bundle."},
     footer = {"%nBefore the command starts, the plugin is checked (a memo makes this free for an unchanged plugin)"
         + " and the cache's runtime layout (CACHE/runtime/pjrt) is brought up to date for this plugin (nothing to do"
-        + " while it is current); the cache is not held while the command runs. When the last identical run (same"
-        + " directory, same options) had nothing to do before its command, the launcher starts the command without"
-        + " a JVM and xlac finishes the run after it (a launch plan; runtime/README.md, \"The fast start\"). The"
-        + " command's output passes through; Ctrl-C, SIGTERM and SIGHUP are forwarded to its whole process group."
-        + " At the end xlac prints one line: compiles, served from the cache, compiled, compile seconds saved.",
+        + " while it is current); the cache is not held while the command runs. With a remote tier set (xlac cache"
+        + " config remote), the runtime entries it holds for this plugin and the cache lacks are fetched first, and a"
+        + " recording is written through at the end; a remote that fails is one warning. When the last identical run"
+        + " (same directory, same options) had nothing to do before its command, the launcher starts the command"
+        + " without a JVM and xlac finishes the run after it (a launch plan; runtime/README.md, \"The fast start\")."
+        + " The command's output passes through; Ctrl-C, SIGTERM and SIGHUP are forwarded to its whole process group."
+        + " At the end xlac prints one line: compiles, served from the cache, compiled, compile seconds saved (and the"
+        + " remote's counts when one was used).",
         "%nExit codes: the command's own (128+N if signal N ended it); 127 the command was not found, 126 it cannot"
             + " be run; 2 bad options; 3 before the command starts: the plugin is missing, not a PJRT plugin,"
             + " lacks PJRT_Executable_Serialize or PJRT_Executable_DeserializeAndLoad, or --layout was"
-            + " materialized for another plugin; 1 with --require-hits: the command succeeded but not every compile"
-            + " was served from the cache. A PJRT_DEVICE naming a torch_xla device xlac cannot front (CUDA) is a"
+            + " materialized for another plugin, or --require-remote and the remote cannot be used (after the"
+            + " command, when it succeeded: its recording was not written through); 1 with --require-hits: the"
+            + " command succeeded but not every compile was served from the cache. A PJRT_DEVICE naming a torch_xla device xlac cannot front (CUDA) is a"
             + " note: a torch_xla command is not served, a JAX command is."})
 public final class RunCommand implements Callable<Integer> {
   @Option(names = "--plugin", paramLabel = "PATH",
@@ -65,6 +70,15 @@ public final class RunCommand implements Callable<Integer> {
           + " served from the cache, and at least one went through xlac: for a training job that must not compile"
           + " (CI pre-compiled everything). The command's own failure comes first.")
   boolean requireHits;
+
+  @Option(names = "--require-remote", description = "Fail (exit 3, before the command starts) when the cache's remote"
+      + " tier is not set, cannot be reached or refuses access, rather than warning once and running on the local"
+      + " cache; exit 3 after a command that succeeded when its recording could not be written through.")
+  boolean requireRemote;
+
+  @Option(names = "--no-remote", description = "Neither fetch runtime entries from the cache's remote tier nor write"
+      + " a recording through to it.")
+  boolean noRemote;
 
   @Option(names = "--report", paramLabel = "FILE.json",
       description = "Write a JSON report: compiles, hits, misses, fallbacks, compile_seconds, saved_seconds, ...")
@@ -165,10 +179,14 @@ public final class RunCommand implements Callable<Integer> {
     if (command.isEmpty()) {
       throw XlacException.badInput("no command given: write it after '--', e.g. xlac run -- python train.py");
     }
+    if (requireRemote && noRemote) {
+      throw XlacException.badInput("--require-remote and --no-remote do not go together");
+    }
     // Launch plans (FastStart) only for simply parsed runs, the ones xlac-fast-start takes.
     FastStart.Key plan = simpleOptions == null ? null : FastStart.Key.of(simpleOptions, report).orElse(null);
     Optional<FastStart.Adopted> adopted = FastStart.Adopted.fromProperties();
-    RunSpec spec = new RunSpec(command, cache.directory(), plugin, layout, record, System.getenv());
+    RunSpec spec = new RunSpec(command, cache.directory(), plugin, layout, record, System.getenv(),
+        requireRemote ? RemoteSession.Policy.REQUIRE : noRemote ? RemoteSession.Policy.OFF : RemoteSession.Policy.USE);
     Consumer<String> notices = m -> {
       err.println("xlac: " + m);
       err.flush();
@@ -196,6 +214,12 @@ public final class RunCommand implements Callable<Integer> {
         err.flush();
         return r.exitStatus() == 0 ? ExitCode.ENVIRONMENT.code() : r.exitStatus();
       }
+    }
+    String remoteFailed = requireRemote && r.exitStatus() == 0 ? r.remoteFailure() : null;
+    if (remoteFailed != null) {
+      err.println(remoteFailed);
+      err.flush();
+      return ExitCode.ENVIRONMENT.code();
     }
     String notAllHits = requireHits && r.exitStatus() == 0 ? r.requireHitsFailure() : null;
     if (notAllHits != null) {

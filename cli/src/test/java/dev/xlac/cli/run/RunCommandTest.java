@@ -40,6 +40,22 @@ class RunCommandTest {
   }
 
   @Test
+  void requireRemoteWithNoRemote_isAUsageError_andSoIsRequireRemoteWithoutARemote() throws Exception {
+    Path marker = tmp.resolve("ran");
+    CliRunner both = CliRunner.run("run", "--cache", cache(), "--require-remote", "--no-remote", "--", "touch",
+        marker.toString());
+    assertThat(both.exitCode()).isEqualTo(2);
+    assertThat(both.err()).isEqualTo("xlac: --require-remote and --no-remote do not go together\n");
+    Path plugin = TestPlugin.build(Files.createDirectories(tmp.resolve("plugin")));
+    CliRunner none = CliRunner.run("run", "--cache", cache(), "--plugin", plugin.toString(), "--require-remote", "--",
+        "touch", marker.toString());
+    assertThat(none.exitCode()).isEqualTo(2);
+    assertThat(none.err()).startsWith("xlac: --require-remote: cache ").contains("has no remote tier")
+        .doesNotContain("\tat ");
+    assertThat(marker).doesNotExist();
+  }
+
+  @Test
   void missingPlugin_is3_andTheCommandNeverRan() {
     Path marker = tmp.resolve("ran");
     CliRunner r = CliRunner.run("run", "--cache", cache(), "--plugin", tmp.resolve("absent.so").toString(), "--",
