@@ -51,15 +51,20 @@ final class RuntimeRemote {
   private final RemoteSetting setting;
   private final RemoteStats stats;
   private final Instant since;
+  /** Whether {@link #setting} is what the cache holds (a run with {@code --no-remote} never asked). */
+  private final boolean known;
 
-  private RuntimeRemote(RemoteSetting setting, RemoteStats stats, Instant since) {
+  private RuntimeRemote(RemoteSetting setting, RemoteStats stats, Instant since, boolean known) {
     this.setting = setting;
     this.stats = stats;
     this.since = since;
+    this.known = known;
   }
 
-  /** A run without the remote tier. */
-  static final RuntimeRemote NONE = new RuntimeRemote(null, null, null);
+  /** A run that did not ask whether the cache has a remote tier ({@code --no-remote}; a fast start's finish). */
+  static final RuntimeRemote NONE = new RuntimeRemote(null, null, null, false);
+  /** A run on a cache that has no remote tier. */
+  private static final RuntimeRemote ABSENT = new RuntimeRemote(null, null, null, true);
 
   /**
    * Before the layout is brought up to date: the plugin's runtime entries fetched from the remote into the cache
@@ -78,7 +83,7 @@ final class RuntimeRemote {
         throw XlacException.badInput("--require-remote: cache " + spec.cacheDir() + " has no remote tier (set one"
             + " with 'xlac cache config remote s3://BUCKET/PREFIX')");
       }
-      return NONE;
+      return ABSENT;
     }
     RemoteStats stats = new RemoteStats(setting.get().url());
     try (RemoteTier tier = tier(setting.get(), required, stats, notices)) {
@@ -102,7 +107,7 @@ final class RuntimeRemote {
       notices.accept("remote " + setting.get().url() + ": " + stats.skipped() + " runtime entries were not fetched"
           + " within " + fetchTime().toSeconds() + " s; they are compiled if the command needs them");
     }
-    return new RuntimeRemote(setting.get(), stats, Instant.now().plusMillis(1));
+    return new RuntimeRemote(setting.get(), stats, Instant.now().plusMillis(1), true);
   }
 
   private static void fetch(RunSpec spec, CacheOpener cache, RealPlugin plugin, Path layout, RemoteTier tier,
@@ -135,7 +140,9 @@ final class RuntimeRemote {
    * use a remote.
    */
   RemoteStats after(RunSpec spec, RequestIngest ingested, Consumer<String> notices) throws InterruptedException {
-    rememberSetting(spec.cacheDir(), Optional.ofNullable(setting));
+    if (known) { // a run that never asked (--no-remote) must not remember "no remote" for a cache that has one
+      rememberSetting(spec.cacheDir(), Optional.ofNullable(setting));
+    }
     if (setting == null) {
       return null;
     }

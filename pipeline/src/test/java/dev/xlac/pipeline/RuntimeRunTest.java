@@ -71,6 +71,26 @@ class RuntimeRunTest {
     assertThat(Files.list(tmp).filter(p -> p.getFileName().toString().startsWith("xlac-run-stats"))).isEmpty();
   }
 
+  /**
+   * {@code --no-remote} never asks whether the cache has a remote tier, so it must not remember "no remote": the
+   * memo it wrote made the next plain run of a cache with a remote skip the remote altogether.
+   */
+  @Test
+  void noRemoteRun_doesNotRememberNoRemote_forACacheThatHasOne() throws Exception {
+    dev.xlac.cache.RemoteSetting remote = dev.xlac.cache.RemoteSetting.parse("s3://bucket/prefix",
+        "http://127.0.0.1:9");
+    try (CacheStore store = open()) {
+      store.setRemoteSetting(java.util.Optional.of(remote));
+    }
+    Map<String, String> env = new HashMap<>(Map.of("PATH", System.getenv("PATH")));
+    RunResult r = RuntimeRun.run(new RunSpec(List.of("true"), cacheDir(), plugin, null, false, env,
+        dev.xlac.cache.remote.RemoteSession.Policy.OFF), this::open, notices::add,
+        () -> Path.of("/opt/xlac/libxlac_pjrt.so"));
+    assertThat(r.exitStatus()).isZero();
+    assertThat(r.remote()).isNull();
+    assertThat(RuntimeRemote.setting(cacheDir(), notices::add)).as("what the next plain run finds").contains(remote);
+  }
+
   @Test
   void run_givesTheProxyItsEnvironment() throws Exception {
     Path out = tmp.resolve("env.txt");
