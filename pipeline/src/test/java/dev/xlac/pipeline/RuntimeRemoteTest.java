@@ -2,7 +2,6 @@ package dev.xlac.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RemoteSetting;
@@ -59,18 +58,13 @@ class RuntimeRemoteTest {
 
   @BeforeAll
   static void startServer() throws Exception {
-    String why = SeaweedServer.unavailableReason();
-    assumeTrue(why == null, why);
-    server = SeaweedServer.start(serverDir, BUCKET);
+    server = SeaweedServer.startOrSkip(serverDir, BUCKET);
     server.useAsDefaultCredentials();
   }
 
   @AfterAll
   static void stopServer() throws Exception {
-    if (server != null) {
-      server.close();
-    }
-    SeaweedServer.forgetCredentials();
+    SeaweedServer.stop(server);
   }
 
   @BeforeEach

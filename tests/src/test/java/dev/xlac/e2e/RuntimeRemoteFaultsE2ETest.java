@@ -1,7 +1,6 @@
 package dev.xlac.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestFixtures;
@@ -51,9 +50,7 @@ class RuntimeRemoteFaultsE2ETest {
 
   @BeforeAll
   static void fill() throws Exception {
-    String why = SeaweedServer.unavailableReason();
-    assumeTrue(why == null, why);
-    server = SeaweedServer.start(serverDir, BUCKET);
+    server = SeaweedServer.startOrSkip(serverDir, BUCKET);
     MessageDigest d = MessageDigest.getInstance("SHA-256");
     try (InputStream in = Files.newInputStream(Path.of(Launcher.cpuPlugin()).toRealPath())) {
       in.transferTo(new java.security.DigestOutputStream(java.io.OutputStream.nullOutputStream(), d));
@@ -73,9 +70,7 @@ class RuntimeRemoteFaultsE2ETest {
 
   @AfterAll
   static void stop() throws Exception {
-    if (server != null) {
-      server.close();
-    }
+    SeaweedServer.stop(server);
   }
 
   static Launcher.Result xlac(String... args) throws Exception {

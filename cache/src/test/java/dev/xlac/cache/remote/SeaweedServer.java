@@ -60,6 +60,24 @@ public final class SeaweedServer implements AutoCloseable {
   }
 
   /** Starts {@code weed mini} in {@code dir} with a bucket {@code bucket}, waiting until it takes a write. */
+  /**
+   * For a test class's {@code @BeforeAll}: a server started in {@code dir} with {@code bucket}, or the class skipped
+   * with the reason there is none here ({@link #unavailableReason}).
+   */
+  public static SeaweedServer startOrSkip(Path dir, String bucket) throws IOException, InterruptedException {
+    String why = unavailableReason();
+    org.junit.jupiter.api.Assumptions.assumeTrue(why == null, why);
+    return start(dir, bucket);
+  }
+
+  /** For {@code @AfterAll}: stops {@code server} when one started, and forgets the default credentials it set. */
+  public static void stop(SeaweedServer server) throws InterruptedException {
+    if (server != null) {
+      server.close();
+    }
+    forgetCredentials();
+  }
+
   public static SeaweedServer start(Path dir, String bucket) throws IOException, InterruptedException {
     return start(dir, bucket, "AK" + UUID.randomUUID().toString().replace("-", "").substring(0, 18).toUpperCase(),
         UUID.randomUUID().toString().replace("-", "") + UUID.randomUUID().toString().replace("-", ""));
