@@ -61,7 +61,9 @@ class FastStartTest {
   @Test
   void watched_coversEveryVariableTheRunsSetUpReads() {
     // ProxyEnvironment, TraceEnvironment.withoutLauncherLocale, RuntimeRun.pluginPath, RuntimeLibrary (the proxy's
-    // directory), CacheOptions (the cache's), the launcher's JVM options and java.io.tmpdir's sources.
+    // directory: XDG_CACHE_HOME, HOME), CacheLocation (XLAC_CACHE_DIR), the launcher's JVM options and
+    // java.io.tmpdir's sources. The cache's default directory is not among them: it is under the JVM's user.home
+    // (the password entry), which the plan holds in its uid and home lines (FastStartFinishTest), not under HOME.
     assertThat(List.of("PJRT_NAMES_AND_LIBRARY_PATHS", "JAX_PLATFORMS", "PJRT_DEVICE", "TPU_LIBRARY_PATH",
         "NEURON_LIBRARY_PATH", "XPU_LIBRARY_PATH", "PJRT_LIBRARY_PATH", "XLAC_PJRT_PLUGIN", "XLAC_PJRT_LAYOUT",
         "XLAC_PJRT_STATS", "XLAC_PJRT_RECORD", "XLAC_PJRT_REAL_PLUGIN", "XLAC_PJRT_PLUGIN_SHA256",
