@@ -54,6 +54,22 @@ static void exec_java(char **java, int n_java, char **extra, int n_extra, char *
   exit(status);
 }
 
+/* Removes the statistics directory, with the proxy's files in it (it holds no directories). */
+static void remove_stats(const char *stats) {
+  char rm[8400];
+  DIR *d = opendir(stats);
+  if (d) {
+    struct dirent *de;
+    while ((de = readdir(d)))
+      if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+        snprintf(rm, sizeof rm, "%s/%s", stats, de->d_name);
+        unlink(rm);
+      }
+    closedir(d);
+  }
+  rmdir(stats);
+}
+
 /* The finish: when its java cannot be run, one line, the stats directory removed, and the
  * command's own status (the command did run). */
 static void exec_java_or_exit(char **java, int n_java, char **extra, int n_extra, char **user, int n_user,
@@ -68,19 +84,7 @@ static void exec_java_or_exit(char **java, int n_java, char **extra, int n_extra
     execv(java[0], argv);
   }
   int e = errno;
-  char rm[8400];
-  /* the directory may hold the proxy's statistics files: remove them, then it */
-  DIR *d = opendir(stats);
-  if (d) {
-    struct dirent *de;
-    while ((de = readdir(d)))
-      if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-        snprintf(rm, sizeof rm, "%s/%s", stats, de->d_name);
-        unlink(rm);
-      }
-    closedir(d);
-  }
-  rmdir(stats);
+  remove_stats(stats);
   fprintf(stderr, "xlac: cannot run %s to finish the run: %s\n", java[0], strerror(e));
   exit(status);
 }
@@ -250,7 +254,7 @@ int main(int argc, char **argv) {
   while (waitpid(pid, &ws, 0) < 0) {
     if (errno != EINTR) { /* never read as an exit status */
       fprintf(stderr, "xlac: cannot wait for the command: %s\n", strerror(errno));
-      rmdir(stats);
+      remove_stats(stats);
       return 4;
     }
   }
