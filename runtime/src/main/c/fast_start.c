@@ -9,6 +9,7 @@
  * group), waits for it, and then execs the java command line with the command's outcome
  * (-Dxlac.run.adopted.*) to finish the run: statistics, cache, stamp, summary line, report. In
  * every other case it execs the java command line unchanged. */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fast_child.h"
 #include "launch_plan.h"
 
 extern char **environ;
@@ -28,7 +30,7 @@ static volatile sig_atomic_t last_signal;
 
 static void forward(int sig) {
   last_signal = sig;
-  if (child_group > 0) kill(-(pid_t)child_group, sig);
+  xfast_forward((pid_t)child_group, sig);
 }
 
 static int debug(void) {
@@ -36,8 +38,9 @@ static int debug(void) {
   return d && *d && strcmp(d, "0");
 }
 
-/* The java command line, with `extra` words after its first, then the user's arguments. */
-static void exec_java(char **java, int n_java, char **extra, int n_extra, char **user, int n_user) {
+/* The java command line, with `extra` words after its first, then the user's arguments; when it
+ * cannot be run, one line and exit `status`. */
+static void exec_java(char **java, int n_java, char **extra, int n_extra, char **user, int n_user, int status) {
   char **argv = calloc((size_t)(n_java + n_extra + n_user + 1), sizeof *argv);
   if (argv) {
     int k = 0;
@@ -48,12 +51,47 @@ static void exec_java(char **java, int n_java, char **extra, int n_extra, char *
     execv(java[0], argv);
   }
   fprintf(stderr, "xlac: cannot run %s: %s\n", java[0], strerror(errno));
-  exit(3);
+  exit(status);
+}
+
+/* Removes the statistics directory, with the proxy's files in it (it holds no directories). */
+static void remove_stats(const char *stats) {
+  char rm[8400];
+  DIR *d = opendir(stats);
+  if (d) {
+    struct dirent *de;
+    while ((de = readdir(d)))
+      if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+        snprintf(rm, sizeof rm, "%s/%s", stats, de->d_name);
+        unlink(rm);
+      }
+    closedir(d);
+  }
+  rmdir(stats);
+}
+
+/* The finish: when its java cannot be run, one line, the stats directory removed, and the
+ * command's own status (the command did run). */
+static void exec_java_or_exit(char **java, int n_java, char **extra, int n_extra, char **user, int n_user,
+                              const char *stats, int status) {
+  int k = 0;
+  char **argv = calloc((size_t)(n_java + n_extra + n_user + 1), sizeof *argv);
+  if (argv) {
+    argv[k++] = java[0];
+    for (int i = 0; i < n_extra; i++) argv[k++] = extra[i];
+    for (int i = 1; i < n_java; i++) argv[k++] = java[i];
+    for (int i = 0; i < n_user; i++) argv[k++] = user[i];
+    execv(java[0], argv);
+  }
+  int e = errno;
+  remove_stats(stats);
+  fprintf(stderr, "xlac: cannot run %s to finish the run: %s\n", java[0], strerror(e));
+  exit(status);
 }
 
 static void to_java(char **java, int n_java, char **user, int n_user, const char *why) {
   if (debug()) fprintf(stderr, "xlac-fast-start: JVM path: %s\n", why);
-  exec_java(java, n_java, NULL, 0, user, n_user);
+  exec_java(java, n_java, NULL, 0, user, n_user, 3);
 }
 
 /* Whether the command can be run, with the lookup and one-line messages of xlac's JVM
@@ -126,6 +164,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "xlac-fast-start: bad word count %s\n", argv[2]);
     return 4;
   }
+  /* A SIGCHLD ignored by the caller would let the kernel reap the command, and waitpid fail. */
+  signal(SIGCHLD, SIG_DFL);
   char **java = argv + 3;
   char **user = java + n_java;
   int n_user = argc - 3 - (int)n_java;
@@ -169,12 +209,15 @@ int main(int argc, char **argv) {
     return status;
   }
 
-  /* Signals are blocked across the fork: the child starts with the defaults, the parent forwards. */
+  /* Signals are blocked across the fork, and in the child until it has its own session
+   * (fast_child.h): one sent before then stays pending there. The parent forwards INT, TERM and HUP
+   * and ignores QUIT while the command runs (the JVM path prints a thread dump and goes on). */
   sigset_t block, old;
   sigemptyset(&block);
   sigaddset(&block, SIGINT);
   sigaddset(&block, SIGTERM);
   sigaddset(&block, SIGHUP);
+  sigaddset(&block, SIGQUIT);
   sigprocmask(SIG_BLOCK, &block, &old);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -185,8 +228,7 @@ int main(int argc, char **argv) {
     to_java(java, (int)n_java, user, n_user, "cannot fork");
   }
   if (pid == 0) {
-    setsid();
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    xfast_child_setup();
     environ = env;
     execvp(command[0], command);
     /* as util-linux setsid, which runs the command on xlac's JVM path */
@@ -202,12 +244,18 @@ int main(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
+  struct sigaction quit_ignored, quit_was;
+  memset(&quit_ignored, 0, sizeof quit_ignored);
+  quit_ignored.sa_handler = SIG_IGN;
+  sigemptyset(&quit_ignored.sa_mask);
+  sigaction(SIGQUIT, &quit_ignored, &quit_was);
   sigprocmask(SIG_SETMASK, &old, NULL);
   int ws;
   while (waitpid(pid, &ws, 0) < 0) {
-    if (errno != EINTR) {
-      ws = 0;
-      break;
+    if (errno != EINTR) { /* never read as an exit status */
+      fprintf(stderr, "xlac: cannot wait for the command: %s\n", strerror(errno));
+      remove_stats(stats);
+      return 4;
     }
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -216,14 +264,25 @@ int main(int argc, char **argv) {
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   signal(SIGHUP, SIG_DFL);
+  sigaction(SIGQUIT, &quit_was, NULL);
 
+  /* the plugin the plan was made for, and its cache: the finish holds the run to them */
+  const char *identity = xplan_set_value(&plan, "XLAC_PJRT_PLUGIN_SHA256");
+  size_t pl = strlen(identity ? identity : "") + 64, dl = strlen(plan.db_dir ? plan.db_dir : "") + 64;
+  char *p_plugin = malloc(pl), *p_db = malloc(dl);
+  if (!p_plugin || !p_db) {
+    fprintf(stderr, "xlac: out of memory finishing the run\n");
+    return exit_status;
+  }
+  snprintf(p_plugin, pl, "-Dxlac.run.adopted.plugin=%s", identity ? identity : "");
+  snprintf(p_db, dl, "-Dxlac.run.adopted.db=%s", plan.db_dir ? plan.db_dir : "");
   char p_stats[8300], p_exit[64], p_wall[64], p_signal[64];
   snprintf(p_stats, sizeof p_stats, "-Dxlac.run.adopted.stats=%s", stats);
   snprintf(p_exit, sizeof p_exit, "-Dxlac.run.adopted.exit=%d", exit_status);
   snprintf(p_wall, sizeof p_wall, "-Dxlac.run.adopted.wall=%lld", wall);
   snprintf(p_signal, sizeof p_signal, "-Dxlac.run.adopted.signal=%s", signal_name(last_signal));
-  char *extra[] = {p_stats, p_exit, p_wall, p_signal};
+  char *extra[] = {p_stats, p_exit, p_wall, p_signal, p_plugin, p_db};
   if (debug()) fprintf(stderr, "xlac-fast-start: served without a JVM; finishing in java\n");
-  exec_java(java, (int)n_java, extra, 4, user, n_user);
+  exec_java_or_exit(java, (int)n_java, extra, 6, user, n_user, stats, exit_status);
   return 4;
 }

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -222,7 +223,7 @@ static size_t split(char *line, char **w, size_t max) {
 static int check_lines(char *text, const char *cwd, char *const *options, size_t n_options, char *const *envp,
                        parsed *p, xplan *plan, char *reason, size_t rs) {
   char *line = text;
-  int first = 1, ended = 0;
+  int first = 1, ended = 0, seen_uid = 0, seen_home = 0;
   while (*line) {
     char *nl = strchr(line, '\n');
     if (!nl) return xreason(reason, rs, "damaged plan: truncated");
@@ -265,6 +266,16 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
       char *real = realpath(a, NULL);
       if (!real || strcmp(real, b)) r = xreason(reason, rs, "%s now resolves to another file", a);
       free(real);
+    } else if (!strcmp(k, "uid") && n == 2) {
+      unsigned long long uid;
+      seen_uid = 1;
+      if (parse_ull(a, &uid) || uid != (unsigned long long)geteuid()) r = xreason(reason, rs, "another user");
+    } else if (!strcmp(k, "home") && n == 2) {
+      seen_home = 1;
+      /* the JVM's user.home: the password entry's home directory of the real uid, else $HOME */
+      struct passwd *pw = getpwuid(getuid());
+      const char *home = pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : getenv("HOME");
+      if (!home || strcmp(home, a)) r = xreason(reason, rs, "another home directory (user.home)");
     } else if (!strcmp(k, "dir") && n == 2) {
       struct stat st;
       if (stat(a, &st) != 0 || !S_ISDIR(st.st_mode)) r = xreason(reason, rs, "%s is not a directory", a);
@@ -278,7 +289,7 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
         r = xreason(reason, rs, "damaged plan: bad db line");
       } else {
         p->db_count = (long long)c;
-        r = push(&p->db_dir, a);
+        r = push(&p->db_dir, a) || !(plan->db_dir = strdup(a));
         a = NULL;
       }
     } else if (!strcmp(k, "dbfile") && n == 4) {
@@ -329,6 +340,7 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
     if (strcmp(p->opts.items[i], options[i])) return xreason(reason, rs, "other options");
   if (!plan->stats_parent) return xreason(reason, rs, "damaged plan: no stats line");
   if (p->watch_kind.n == 0) return xreason(reason, rs, "damaged plan: no watch line");
+  if (!seen_uid || !seen_home) return xreason(reason, rs, "damaged plan: no uid or home line");
   if (check_env(p, envp, reason, rs)) return -1;
   return check_db(p, reason, rs);
 }
@@ -359,9 +371,20 @@ int xplan_load(const char *plan_dir, const char *cwd, char *const *options, size
   char *path = malloc(size);
   if (!path) return xreason(reason, reason_size, "out of memory");
   snprintf(path, size, "%s/%s.plan", plan_dir, key);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   free(path);
   if (fd < 0) return xreason(reason, reason_size, "no plan (%s)", strerror(errno));
+  /* A plan sets the command's environment: only one this user wrote, in a directory only this user
+   * can write to, is taken. */
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+    close(fd);
+    return xreason(reason, reason_size, "the plan is not a file of this user that only this user can write");
+  }
+  if (stat(plan_dir, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
+    close(fd);
+    return xreason(reason, reason_size, "%s is not a directory of this user that only this user can write", plan_dir);
+  }
   char *text = malloc(XPLAN_MAX_BYTES);
   size_t got = 0;
   ssize_t n = 0;
@@ -418,9 +441,16 @@ oom:
   return NULL;
 }
 
+const char *xplan_set_value(const xplan *plan, const char *name) {
+  for (size_t i = 0; i < plan->n_changes; i++)
+    if (!strcmp(plan->changes[i].name, name) && !plan->changes[i].to_stats) return plan->changes[i].value;
+  return NULL;
+}
+
 void xplan_free(xplan *plan) {
   free(plan->stats_parent);
   free(plan->stats_prefix);
+  free(plan->db_dir);
   for (size_t i = 0; i < plan->n_changes; i++) {
     free(plan->changes[i].name);
     free(plan->changes[i].value);

@@ -21,6 +21,7 @@ typedef struct {
 typedef struct {
   char *stats_parent; /* the run's statistics directory is made as stats_parent/stats_prefixXXXXXX */
   char *stats_prefix;
+  char *db_dir;       /* the cache's database directory the plan's conditions name */
   xplan_change *changes;
   size_t n_changes;
 } xplan;
@@ -42,6 +43,9 @@ int xplan_load(const char *plan_dir, const char *cwd, char *const *options, size
 /* envp with the plan's changes applied, stats_dir for the variables set to the stats directory; a
  * malloc'd NULL-terminated array (its strings malloc'd too), or NULL when out of memory. */
 char **xplan_environment(const xplan *plan, char *const *envp, const char *stats_dir);
+
+/* The value the plan sets `name` to (NULL when it sets none). */
+const char *xplan_set_value(const xplan *plan, const char *name);
 
 void xplan_free(xplan *plan);
 

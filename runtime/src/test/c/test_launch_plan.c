@@ -3,13 +3,18 @@
  * plans. Then the fast start binary itself (XLAC_TEST_FAST_START), with /bin/echo standing in for
  * the java command line: which path it took, and what the command and the finish got. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <signal.h>
+
+#include "fast_child.h"
 #include "launch_plan.h"
 #include "sha256.h"
 #include "testlib.h"
@@ -84,6 +89,12 @@ static char *plan_now(const char *extra) {
   appendf(&b, &n, "file %s %lld %llu %llu %llu\n", h, (long long)st.st_size,
           (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec,
           (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+  snprintf(p, sizeof p, "%u", (unsigned)geteuid());
+  hexword(h, p);
+  appendf(&b, &n, "uid %s\n", h);
+  struct passwd *pw = getpwuid(getuid());
+  hexword(h, pw && pw->pw_dir && *pw->pw_dir ? pw->pw_dir : getenv("HOME"));
+  appendf(&b, &n, "home %s\n", h);
   path_of(p, "pjrt.stamp");
   hexword(h, p);
   hexword(h2, "stamp 1\n");
@@ -109,6 +120,9 @@ static char *plan_now(const char *extra) {
   appendf(&b, &n, "set %s %s\n", h, h2);
   hexword(h, "TO_REMOVE");
   appendf(&b, &n, "unset %s\n", h);
+  hexword(h, "XLAC_PJRT_PLUGIN_SHA256");
+  hexword(h2, "ab:1:2:3:4");
+  appendf(&b, &n, "set %s %s\n", h, h2);
   hexword(h, "XLACT_STATS");
   appendf(&b, &n, "set-stats %s\n", h);
   appendf(&b, &n, "%send\n", extra ? extra : "");
@@ -238,6 +252,21 @@ static void conditions(void) {
   CHECK(check(unknown, reason) == -1, "an unknown line");
   free(unknown);
   CHECK(check("xlac-run-plan 2\nend\n", reason) == -1 && strstr(reason, "format"), "another format: %s", reason);
+  {
+    /* plan_for_anotherUser_doesNotHold: the cache and user.home come from the user */
+    char line[600], h[200];
+    snprintf(line, sizeof line, "%u", (unsigned)geteuid() + 1);
+    hexword(h, line);
+    snprintf(line, sizeof line, "uid %s\n", h);
+    char *other_user = plan_now(line);
+    CHECK(check(other_user, reason) == -1 && strstr(reason, "another user"), "another uid: %s", reason);
+    free(other_user);
+    hexword(h, "/no/such/home");
+    snprintf(line, sizeof line, "home %s\n", h);
+    char *other_home = plan_now(line);
+    CHECK(check(other_home, reason) == -1 && strstr(reason, "user.home"), "another user.home: %s", reason);
+    free(other_home);
+  }
   free(plan);
 
   expect_mismatch("watched variable changed", env_change, env_undo, "XLACT_ONE changed");
@@ -259,23 +288,58 @@ static void conditions(void) {
 
 static char *fast_start;
 
-/* Runs the fast start with plan dir PLANS, java = /bin/echo JAVA, user args; stdout+stderr into *out. */
-static int run_fast(char *const *user, int n_user, char **out) {
-  char plans[4096], log[4096];
+/* How the caller of the fast start differs from a plain one. */
+typedef struct {
+  const char *java;   /* the java command line's program (default /bin/echo) */
+  int sigchld_ignored; /* the caller ignores SIGCHLD (inherited across exec) */
+  int fd3;            /* the caller has a descriptor 3 open (without close-on-exec) */
+  int quit_after;     /* SIGQUIT to the fast start once the command wrote STARTED; then root/go is made */
+} caller;
+
+static int run_fast_as(const caller *c, char *const *user, int n_user, char **out) {
+  char plans[4096], log[4096], go[4096];
   path_of(plans, "plans");
   path_of(log, "run.log");
+  path_of(go, "go");
+  unlink(go);
+  int ready[2];
+  REQUIRE(pipe(ready) == 0, "pipe");
   pid_t pid = fork();
   REQUIRE(pid >= 0, "fork");
   if (pid == 0) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    close(ready[0]);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
+    close(fd);
+    close(3);
+    if (c && c->fd3) {
+      REQUIRE(dup2(ready[1], 3) == 3, "dup2 3"); /* not close-on-exec */
+    }
+    close(ready[1]);
+    if (c && c->sigchld_ignored) signal(SIGCHLD, SIG_IGN);
     REQUIRE(chdir(cwd) == 0, "chdir");
-    char *argv[64] = {fast_start, plans, "2", "/bin/echo", "JAVA"};
+    char *argv[64] = {fast_start, plans, "2", (char *)(c && c->java ? c->java : "/bin/echo"), "JAVA"};
     for (int i = 0; i < n_user; i++) argv[5 + i] = user[i];
     argv[5 + n_user] = NULL;
     execv(fast_start, argv);
     _exit(99);
+  }
+  close(ready[1]);
+  close(ready[0]);
+  if (c && c->quit_after) {
+    char buf[70000];
+    for (int tries = 0; tries < 1000; tries++) { /* at most 10 s */
+      FILE *f = fopen(log, "r");
+      size_t got = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+      if (f) fclose(f);
+      buf[got] = 0;
+      if (strstr(buf, "STARTED")) break;
+      struct timespec t = {0, 10 * 1000 * 1000};
+      nanosleep(&t, NULL);
+    }
+    kill(pid, SIGQUIT);
+    write_file("go", "");
   }
   int ws;
   waitpid(pid, &ws, 0);
@@ -287,6 +351,22 @@ static int run_fast(char *const *user, int n_user, char **out) {
     fclose(f);
   }
   return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+/* Runs the fast start with plan dir PLANS, java = /bin/echo JAVA, user args; stdout+stderr into *out. */
+static int run_fast(char *const *user, int n_user, char **out) { return run_fast_as(NULL, user, n_user, out); }
+
+/* How many entries the stats parent (root/tmp) holds. */
+static int stats_dirs_left(void) {
+  char tmp[4096];
+  path_of(tmp, "tmp");
+  DIR *d = opendir(tmp);
+  int n = 0;
+  struct dirent *de;
+  while (d && (de = readdir(d)))
+    if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) n++;
+  if (d) closedir(d);
+  return n;
 }
 
 static void install_plan(const char *text) {
@@ -323,6 +403,59 @@ static void binary(void) {
   CHECK(status == 127 && !strcmp(out, "xlac: command not found: no-such-command-xlac (not on PATH)\n"),
         "missing: %d '%s'", status, out);
   free(out);
+  /* sigchld_ignoredByTheCaller_isNotReadAsExit0: the command's own status reaches the finish */
+  caller ignoring = {.sigchld_ignored = 1};
+  status = run_fast_as(&ignoring, cmd, 9, &out);
+  CHECK(strstr(out, "-Dxlac.run.adopted.exit=7 ") != NULL, "SIGCHLD ignored by the caller: %d '%s'", status, out);
+  free(out);
+  /* fd3_ofTheCaller_isNotVisibleToTheCommand (the JVM path closes it) */
+  char *fds[] = {"run", "--cache", "C", "--plugin", "P", "--", "sh", "-c",
+                 "if [ -e /proc/$$/fd/3 ]; then echo FD3-OPEN; else echo FD3-CLOSED; fi"};
+  caller with_fd3 = {.fd3 = 1};
+  status = run_fast_as(&with_fd3, fds, 9, &out);
+  CHECK(!strncmp(out, "FD3-CLOSED\n", 11) && strstr(out, "-Dxlac.run.adopted.exit=0 ") != NULL,
+        "a descriptor 3 of the caller: %d '%s'", status, out);
+  free(out);
+  /* finishJava_thatCannotRun_exitsWithTheCommandsStatus: one line, the stats directory removed */
+  int before = stats_dirs_left();
+  caller no_java = {.java = "/no/such/java"};
+  status = run_fast_as(&no_java, cmd, 9, &out);
+  CHECK(status == 7 && strstr(out, "CMD added value") != NULL &&
+            strstr(out, "xlac: cannot run /no/such/java to finish the run: No such file or directory\n") != NULL,
+        "finish java missing: %d '%s'", status, out);
+  CHECK(stats_dirs_left() == before, "finish java missing: the stats directory is left (%d, was %d)",
+        stats_dirs_left(), before);
+  free(out);
+  /* sigquit_whileTheCommandRuns_doesNotKillTheFastStart (the JVM path prints a thread dump and goes on) */
+  char *waiting[] = {"run", "--cache", "C", "--plugin", "P", "--", "sh", "-c",
+                     "echo STARTED; while [ ! -e go ]; do sleep 0.02; done; exit 5"};
+  caller quitting = {.quit_after = 1};
+  status = run_fast_as(&quitting, waiting, 9, &out);
+  CHECK(status == 0 && strstr(out, "-Dxlac.run.adopted.exit=5 ") != NULL, "SIGQUIT: %d '%s'", status, out);
+  free(out);
+  /* the finish learns the plan's plugin identity and cache database */
+  status = run_fast(cmd, 9, &out);
+  CHECK(strstr(out, "-Dxlac.run.adopted.plugin=ab:1:2:3:4 ") != NULL && strstr(out, "-Dxlac.run.adopted.db=/") != NULL,
+        "the plan's plugin and cache: '%s'", out);
+  free(out);
+  /* plan_writableByOthers_isNotTaken: a plan sets the command's environment */
+  char key[65], planfile[8300], plandir[4096];
+  xplan_key(cwd, options, 4, key);
+  snprintf(plandir, sizeof plandir, "%s/plans", root);
+  snprintf(planfile, sizeof planfile, "%s/%s.plan", plandir, key);
+  chmod(planfile, 0666);
+  status = run_fast(cmd, 9, &out);
+  CHECK(status == 0 && !strncmp(out, "JAVA run", 8), "a plan others can write: %d '%s'", status, out);
+  free(out);
+  chmod(planfile, 0600);
+  chmod(plandir, 0777);
+  status = run_fast(cmd, 9, &out);
+  CHECK(status == 0 && !strncmp(out, "JAVA run", 8), "a plans directory others can write: %d '%s'", status, out);
+  free(out);
+  chmod(plandir, 0700);
+  status = run_fast(cmd, 9, &out);
+  CHECK(strstr(out, "CMD added value") != NULL, "a plan of this user's own, 0600 in 0700: '%s'", out);
+  free(out);
   /* a damaged plan: the java path, no crash */
   plan[strlen(plan) - 2] = 'x';
   install_plan(plan);
@@ -352,7 +485,80 @@ static void binary(void) {
   mkdir(tmp, 0700);
 }
 
+/* signal_beforeTheChildsSetsid_isNotLost: forwarded while the child has no group of its own yet, it
+ * stays pending there until the child's set-up, then acts. */
+static void signal_before_setsid(void) {
+  int ready[2], go[2];
+  REQUIRE(pipe(ready) == 0 && pipe(go) == 0, "pipe");
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0, "fork");
+  if (pid == 0) {
+    char c = 0;
+    if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1) _exit(98);
+    xfast_child_setup();
+    _exit(0); /* reached only when the signal was lost */
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  char c;
+  REQUIRE(read(ready[0], &c, 1) == 1, "child ready");
+  xfast_forward(pid, SIGTERM); /* the child has not called setsid: no group -pid */
+  REQUIRE(write(go[1], &c, 1) == 1, "go");
+  int ws;
+  waitpid(pid, &ws, 0);
+  CHECK(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGTERM, "a signal before the child's setsid was lost (status %d)", ws);
+  close(ready[0]);
+  close(ready[1]);
+  close(go[0]);
+  close(go[1]);
+}
+
+/* childSetup_givesTheCommand_theJvmPathsMaskAndDispositions: an empty mask, SIGPIPE/SIGQUIT/SIGCHLD
+ * at their defaults, an ignored SIGINT left ignored, its own session, no descriptor from 3 up. */
+static void child_setup(void) {
+  pid_t pid = fork();
+  REQUIRE(pid >= 0, "fork");
+  if (pid == 0) {
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGUSR1);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    signal(SIGCHLD, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    int extra = open("/dev/null", O_RDONLY);
+    if (dup2(extra, 7) != 7) _exit(90);
+    xfast_child_setup();
+    sigset_t now;
+    sigprocmask(SIG_SETMASK, NULL, &now);
+    struct sigaction sa;
+    int bad = 0;
+    if (sigismember(&now, SIGUSR1) || sigismember(&now, SIGHUP)) bad |= 1;
+    sigaction(SIGPIPE, NULL, &sa);
+    if (sa.sa_handler != SIG_DFL) bad |= 2;
+    sigaction(SIGQUIT, NULL, &sa);
+    if (sa.sa_handler != SIG_DFL) bad |= 4;
+    sigaction(SIGCHLD, NULL, &sa);
+    if (sa.sa_handler != SIG_DFL) bad |= 8;
+    sigaction(SIGINT, NULL, &sa);
+    if (sa.sa_handler != SIG_IGN) bad |= 16;
+    if (getsid(0) != getpid()) bad |= 32;
+    if (fcntl(7, F_GETFD) != -1 || fcntl(extra, F_GETFD) != -1) bad |= 64;
+    _exit(bad);
+  }
+  int ws;
+  waitpid(pid, &ws, 0);
+  CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "child set-up: wrong mask/dispositions/session/fds (bits %d)",
+        WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+}
+
 int main(void) {
+  umask(022);
   const char *base = getenv("XLAC_TEST_TMP");
   char tmpl[4096];
   snprintf(tmpl, sizeof tmpl, "%s/launch-plan-XXXXXX", base ? base : "/tmp");
@@ -379,6 +585,8 @@ int main(void) {
   setenv("TWATCH", "w", 1);
   setenv("TO_REMOVE", "r", 1);
   conditions();
+  signal_before_setsid();
+  child_setup();
   binary();
   char cmd[8300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);

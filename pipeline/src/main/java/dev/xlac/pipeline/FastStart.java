@@ -9,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -16,6 +18,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -53,6 +56,8 @@ public final class FastStart {
   static final List<String> WATCH_NAMES = List.of("TMPDIR", "HOME", "XDG_CACHE_HOME", "LANG", "LANGUAGE", "PATH",
       "LD_PRELOAD", "PYTHONPATH");
   static final String DEBUG_VARIABLE = "XLAC_FAST_START_DEBUG";
+  private static final Set<PosixFilePermission> PRIVATE_DIR = PosixFilePermissions.fromString("rwx------");
+  private static final Set<PosixFilePermission> PRIVATE_FILE = PosixFilePermissions.fromString("rw-------");
 
   static boolean watched(String name) {
     if (name.equals(DEBUG_VARIABLE)) {
@@ -102,8 +107,10 @@ public final class FastStart {
    * A command the fast start ran; the JVM finishes its run ({@code -Dxlac.run.adopted.*}).
    *
    * @param signal the last signal forwarded to the command ({@code INT}, {@code TERM}, {@code HUP}), or null
+   * @param plugin the plugin the plan was made for, as the command got it ({@link RealPlugin#proxyValue()})
+   * @param db the database directory of the cache the plan's conditions named
    */
-  public record Adopted(Path stats, int exitStatus, Duration wall, String signal) {
+  public record Adopted(Path stats, int exitStatus, Duration wall, String signal, String plugin, Path db) {
     /** The command this process's fast start ran, if it ran one. */
     public static Optional<Adopted> fromProperties() {
       String stats = System.getProperty("xlac.run.adopted.stats");
@@ -111,9 +118,11 @@ public final class FastStart {
         return Optional.empty();
       }
       String signal = System.getProperty("xlac.run.adopted.signal", "");
+      String db = System.getProperty("xlac.run.adopted.db", "");
       return Optional.of(new Adopted(Path.of(stats), Integer.parseInt(System.getProperty("xlac.run.adopted.exit")),
           Duration.ofNanos(Long.parseLong(System.getProperty("xlac.run.adopted.wall"))),
-          signal.isEmpty() ? null : signal));
+          signal.isEmpty() ? null : signal, System.getProperty("xlac.run.adopted.plugin", ""),
+          db.isEmpty() ? null : Path.of(db)));
     }
 
     CommandRunner.Outcome outcome() {
@@ -150,8 +159,15 @@ public final class FastStart {
       try {
         Optional<String> text = eligible && !noticed ? text(spec, plugin) : Optional.empty();
         if (text.isPresent()) {
-          Files.createDirectories(key.planDir());
-          AtomicFiles.writeString(file, text.get());
+          // A plan sets the command's environment: the fast start takes only one of this user's, which only this
+          // user can write, in a directory only this user can write to.
+          Files.createDirectories(key.planDir(), PosixFilePermissions.asFileAttribute(PRIVATE_DIR));
+          Files.setPosixFilePermissions(key.planDir(), PRIVATE_DIR);
+          byte[] bytes = text.get().getBytes(StandardCharsets.UTF_8);
+          AtomicFiles.write(file, PRIVATE_FILE, out -> {
+            out.write(bytes);
+            return true;
+          });
         } else {
           Files.deleteIfExists(file);
         }
@@ -164,8 +180,11 @@ public final class FastStart {
       }
     }
 
+    /** Runs between the stamp's check and its read (tests: a writer in between). */
+    Runnable beforeStampRead = () -> {};
+
     private Optional<String> text(RunSpec spec, RealPlugin plugin) throws IOException {
-      Path cacheDir = spec.cacheDir().toAbsolutePath();
+      Path cacheDir = spec.cacheDir().toAbsolutePath().normalize();
       Path layout = RuntimeCache.layoutDir(spec.cacheDir());
       Path placeholder = Path.of("/", "xlac-fast-start-stats-placeholder");
       ProxyEnvironment env = ProxyEnvironment.of(CommandRunner.userEnvironment(spec.env()),
@@ -175,6 +194,9 @@ public final class FastStart {
       }
       StringBuilder b = new StringBuilder(FORMAT).append('\n');
       b.append("cwd ").append(hex(key.cwd().toString())).append('\n');
+      // The cache's default comes from user.home (the password entry's home of this uid), not only from $HOME.
+      b.append("uid ").append(hex(String.valueOf(Files.getAttribute(Path.of("/proc/self"), "unix:uid")))).append('\n');
+      b.append("home ").append(hex(System.getProperty("user.home"))).append('\n');
       key.options().forEach(o -> b.append("opt ").append(hex(o)).append('\n'));
       WATCH_PREFIXES.forEach(w -> b.append("watch ").append(hex("prefix")).append(' ').append(hex(w)).append('\n'));
       WATCH_SUFFIXES.forEach(w -> b.append("watch ").append(hex("suffix")).append(' ').append(hex(w)).append('\n'));
@@ -188,7 +210,11 @@ public final class FastStart {
       // The plugin as given (a link may be pointed elsewhere), the file it resolves to, and that file's stat.
       b.append("realpath ").append(hex(RuntimeRun.pluginPath(spec.plugin(), spec.env()).toString())).append(' ')
           .append(hex(plugin.path().toString())).append('\n');
-      file(b, plugin.path());
+      // The plugin's stat as it was identified (its SHA-256, memo and the command's XLAC_PJRT_PLUGIN_SHA256 are of
+      // that file), not as it is now: a plugin replaced during the run fails the plan.
+      b.append("file ").append(hex(plugin.path().toAbsolutePath().toString())).append(' ').append(plugin.size())
+          .append(' ').append(plugin.mtimeNanos()).append(' ').append(plugin.dev()).append(' ').append(plugin.ino())
+          .append('\n');
       file(b, RealPlugin.memoFile(RuntimeCache.memoDir(spec.cacheDir()), plugin.path()));
       file(b, proxy.get());
       for (String jar : System.getProperty("java.class.path", "").split(java.io.File.pathSeparator)) {
@@ -206,8 +232,11 @@ public final class FastStart {
       if (!RuntimeCache.layoutCurrent(spec.cacheDir(), plugin.sha256())) {
         return Optional.empty();
       }
+      beforeStampRead.run();
+      // The text recorded is the text checked: the stamp of this plugin for the database files above.
       String stamp = Files.readString(RuntimeCache.stampFile(spec.cacheDir()), StandardCharsets.UTF_8);
-      if (!sameFiles(db, databaseFiles(cacheDir.resolve("db")))) {
+      if (!stamp.equals(RuntimeCache.currentStamp(spec.cacheDir(), plugin.sha256()))
+          || !sameFiles(db, databaseFiles(cacheDir.resolve("db")))) {
         return Optional.empty();
       }
       b.append("content ").append(hex(RuntimeCache.stampFile(cacheDir).toString())).append(' ').append(hex(stamp))

@@ -81,6 +81,42 @@ public record RealPlugin(Path path, String sha256, String apiVersion, long size,
     return new RealPlugin(real, sha256, apiVersion, stat.size, stat.mtimeNanos, stat.dev, stat.ino);
   }
 
+  /**
+   * The plugin a launch plan named ({@code value}: {@link #proxyValue()}, as the fast start gave the command), at
+   * {@code plugin} (links resolved where it still resolves), with its API version from the memo when the memo names
+   * it; empty when {@code value} is malformed. Neither checks nor hashes the file: it may be gone by now.
+   */
+  static Optional<RealPlugin> named(Path plugin, Path memoDir, String value) {
+    String[] f = value == null ? new String[0] : value.split(":", -1);
+    if (f.length != 5 || !f[0].matches("[0-9a-f]{64}")) {
+      return Optional.empty();
+    }
+    Stat stat;
+    try {
+      stat = new Stat(Long.parseLong(f[1]), Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[4]));
+    } catch (NumberFormatException e) {
+      return Optional.empty();
+    }
+    Path real;
+    try {
+      real = plugin.toRealPath();
+    } catch (IOException e) {
+      real = plugin.toAbsolutePath();
+    }
+    String api = memoDir == null ? "" : readMemo(memoFile(memoDir, real), real, stat)
+        .filter(m -> m.sha256().equals(f[0])).map(RealPlugin::apiVersion).orElse("");
+    return Optional.of(new RealPlugin(real, f[0], api, stat.size, stat.mtimeNanos, stat.dev, stat.ino));
+  }
+
+  /** Whether the file at {@link #path()} still has the {@code stat} this plugin was identified with. */
+  boolean unchanged() {
+    try {
+      return Stat.of(path).equals(new Stat(size, mtimeNanos, dev, ino));
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
   /** Where {@code xlac run} keeps the plugin memos of the cache in {@code cacheDir}. */
   public static Path memoDir(Path cacheDir) {
     return RuntimeCache.memoDir(cacheDir);

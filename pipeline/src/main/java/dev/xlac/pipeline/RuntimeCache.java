@@ -71,6 +71,13 @@ final class RuntimeCache {
     }
   }
 
+  /** The stamp that says the layout is current for {@code pluginSha256} and the database as it is now; null when
+   * the database cannot be read. */
+  static String currentStamp(Path cacheDir, String pluginSha256) {
+    String state = databaseState(cacheDir);
+    return state == null ? null : stamp(pluginSha256, state);
+  }
+
   /** Whether the stamp says the layout is current for {@code pluginSha256}. */
   static boolean layoutCurrent(Path cacheDir, String pluginSha256) {
     String state = databaseState(cacheDir);

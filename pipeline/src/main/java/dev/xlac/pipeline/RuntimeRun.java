@@ -69,12 +69,19 @@ public final class RuntimeRun {
   public static RunResult finishAdopted(RunSpec spec, CacheOpener cache, Consumer<String> notices,
       FastStart.Adopted adopted, FastStart.Key plan) throws InterruptedException {
     try {
-      RealPlugin plugin = RealPlugin.identify(pluginPath(spec.plugin(), spec.env()),
-          RuntimeCache.memoDir(spec.cacheDir()), null);
+      // The plugin the plan named, never identified again: moved away or replaced during the run, it costs the
+      // stamp and the plan (the next run identifies it), never the finish.
+      Path given = pluginPath(spec.plugin(), spec.env()).toAbsolutePath();
+      Optional<RealPlugin> named = RealPlugin.named(given, RuntimeCache.memoDir(spec.cacheDir()), adopted.plugin());
+      RealPlugin plugin = named.orElseGet(() -> new RealPlugin(given, "", "", -1, -1, -1, -1));
+      boolean samePlugin = named.isPresent() && plugin.unchanged();
+      // The cache the plan's conditions named (its user.home, its XLAC_CACHE_DIR): only that one is current.
+      boolean sameCache = adopted.db() != null
+          && adopted.db().equals(spec.cacheDir().toAbsolutePath().normalize().resolve("db"));
       FastStart.Writer writer = plan == null ? null : new FastStart.Writer(plan, RuntimeLibrary::path);
       return finish(spec, cache, writer == null ? notices : writer.watch(notices), plugin, true,
-          RuntimeCache.layoutDir(spec.cacheDir()), adopted.stats(), null, CURRENT, adopted.outcome(), adopted.wall(),
-          writer, RuntimeRemote.NONE); // a plan is written only for a cache without a remote tier
+          RuntimeCache.layoutDir(spec.cacheDir()), adopted.stats(), null, samePlugin && sameCache ? CURRENT : null,
+          adopted.outcome(), adopted.wall(), writer, RuntimeRemote.NONE); // plans are only for caches without a remote
     } finally {
       deleteQuietly(adopted.stats());
     }

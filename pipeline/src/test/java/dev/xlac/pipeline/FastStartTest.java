@@ -6,6 +6,8 @@ import dev.xlac.capture.CommandRunner;
 import dev.xlac.capture.ProxyEnvironment;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -61,12 +63,70 @@ class FastStartTest {
   @Test
   void watched_coversEveryVariableTheRunsSetUpReads() {
     // ProxyEnvironment, TraceEnvironment.withoutLauncherLocale, RuntimeRun.pluginPath, RuntimeLibrary (the proxy's
-    // directory), CacheOptions (the cache's), the launcher's JVM options and java.io.tmpdir's sources.
+    // directory: XDG_CACHE_HOME, HOME), CacheLocation (XLAC_CACHE_DIR), the launcher's JVM options and
+    // java.io.tmpdir's sources. The cache's default directory is not among them: it is under the JVM's user.home
+    // (the password entry), which the plan holds in its uid and home lines (FastStartFinishTest), not under HOME.
     assertThat(List.of("PJRT_NAMES_AND_LIBRARY_PATHS", "JAX_PLATFORMS", "PJRT_DEVICE", "TPU_LIBRARY_PATH",
         "NEURON_LIBRARY_PATH", "XPU_LIBRARY_PATH", "PJRT_LIBRARY_PATH", "XLAC_PJRT_PLUGIN", "XLAC_PJRT_LAYOUT",
         "XLAC_PJRT_STATS", "XLAC_PJRT_RECORD", "XLAC_PJRT_REAL_PLUGIN", "XLAC_PJRT_PLUGIN_SHA256",
         "XLAC_LAUNCHER_LC_ALL", "XLAC_USER_LC_ALL", "LC_ALL", "XDG_CACHE_HOME", "HOME", "XLAC_CACHE_DIR",
         "XLAC_JAVA_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "JAVA_HOME", "PATH",
         "JAX_COMPILER_DETAILED_LOGGING_MIN_OPS", "TMPDIR")).allMatch(FastStart::watched);
+  }
+
+  /** A map that notes every name looked up in it. */
+  private static final class Recording extends HashMap<String, String> {
+    final Set<String> read;
+
+    Recording(Map<String, String> values, Set<String> read) {
+      super(values);
+      this.read = read;
+    }
+
+    @Override
+    public String get(Object key) {
+      read.add((String) key);
+      return super.get(key);
+    }
+
+    @Override
+    public boolean containsKey(Object key) {
+      read.add((String) key);
+      return super.containsKey(key);
+    }
+
+    @Override
+    public String getOrDefault(Object key, String fallback) {
+      read.add((String) key);
+      return super.getOrDefault(key, fallback);
+    }
+
+    @Override
+    public String remove(Object key) {
+      read.add((String) key);
+      return super.remove(key);
+    }
+  }
+
+  @Test
+  void watched_coversEveryNameTheSetUpLooksUp_inEachEnvironmentItBranchesOn() {
+    // The names the set-up itself looks up (ProxyEnvironment, TraceEnvironment.withoutLauncherLocale,
+    // RuntimeRun.pluginPath), recorded while it runs on environments that take each of its branches; the set-up
+    // reads nothing else of the user's environment (it copies it whole).
+    Set<String> read = new TreeSet<>();
+    for (Map<String, String> user : userEnvironments()) {
+      Recording env = new Recording(user, read);
+      ProxyEnvironment.of(CommandRunner.userEnvironment(env), new ProxyEnvironment.Settings(
+          Path.of("/opt/xlac/libxlac_pjrt.so"), Path.of("/opt/plugin.so"), "ab:1:2:3:4", Path.of("/c/runtime/pjrt"),
+          PLACEHOLDER, null));
+      try {
+        RuntimeRun.pluginPath(null, new Recording(user, read));
+      } catch (dev.xlac.core.XlacException e) {
+        // no plugin named in this environment: a usage error, after the names were looked up
+      }
+    }
+    assertThat(read).as("names the set-up looked up").contains("PJRT_DEVICE", "JAX_PLATFORMS", "XLAC_PJRT_PLUGIN",
+        "XLAC_LAUNCHER_LC_ALL");
+    assertThat(read).allMatch(FastStart::watched);
   }
 }
