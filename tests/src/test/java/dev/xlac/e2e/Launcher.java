@@ -73,6 +73,19 @@ final class Launcher {
     return r;
   }
 
+  private static final java.util.regex.Pattern REPORT_NUMBER =
+      java.util.regex.Pattern.compile("\"(\\w+)\": (\\d+(\\.\\d+)?)");
+
+  /** The numbers of an {@code xlac run --report} file, by their keys (nested objects' keys included). */
+  static Map<String, Double> reportNumbers(Path file) throws IOException {
+    Map<String, Double> m = new java.util.HashMap<>();
+    java.util.regex.Matcher matcher = REPORT_NUMBER.matcher(Files.readString(file));
+    while (matcher.find()) {
+      m.put(matcher.group(1), Double.parseDouble(matcher.group(2)));
+    }
+    return m;
+  }
+
   static Result run(List<String> cmd, Map<String, String> env, int timeoutSeconds) throws IOException, InterruptedException {
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(root().toFile());
     pb.environment().putAll(env);

@@ -9,8 +9,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -30,7 +28,6 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  */
 class RuntimeRemoteE2ETest {
   static final String BUCKET = "xlac-run-e2e";
-  private static final Pattern REPORT_NUMBER = Pattern.compile("\"(\\w+)\": (\\d+(\\.\\d+)?)");
   @TempDir
   static Path serverDir;
   static SeaweedServer server;
@@ -87,12 +84,7 @@ class RuntimeRemoteE2ETest {
   }
 
   private static Map<String, Double> report(Path file) throws Exception {
-    Map<String, Double> m = new HashMap<>();
-    Matcher matcher = REPORT_NUMBER.matcher(Files.readString(file));
-    while (matcher.find()) {
-      m.put(matcher.group(1), Double.parseDouble(matcher.group(2)));
-    }
-    return m;
+    return Launcher.reportNumbers(file);
   }
 
   private static List<String> warnings(Launcher.Result r) {

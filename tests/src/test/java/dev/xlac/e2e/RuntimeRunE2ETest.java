@@ -25,7 +25,6 @@ import org.junit.jupiter.api.io.TempDir;
  * a missing or foreign plugin stops {@code xlac run} with exit 3 before the command starts.
  */
 class RuntimeRunE2ETest {
-  private static final Pattern REPORT_NUMBER = Pattern.compile("\"(\\w+)\": (\\d+(\\.\\d+)?)");
 
   @TempDir
   Path work;
@@ -86,12 +85,7 @@ class RuntimeRunE2ETest {
   }
 
   private static Map<String, Double> report(Path file) throws Exception {
-    Map<String, Double> m = new HashMap<>();
-    Matcher matcher = REPORT_NUMBER.matcher(Files.readString(file));
-    while (matcher.find()) {
-      m.put(matcher.group(1), Double.parseDouble(matcher.group(2)));
-    }
-    return m;
+    return Launcher.reportNumbers(file);
   }
 
   private static void assertAllHits(Map<String, Double> r) {

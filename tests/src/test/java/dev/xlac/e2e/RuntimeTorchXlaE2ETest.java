@@ -10,8 +10,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -28,7 +26,6 @@ import org.junit.jupiter.api.io.TempDir;
  * does not exist, and the built-in client is the reference.
  */
 class RuntimeTorchXlaE2ETest {
-  private static final Pattern REPORT_NUMBER = Pattern.compile("\"(\\w+)\": (\\d+(\\.\\d+)?)");
 
   /** Losses of each sample command on torch_xla's built-in CPU client, computed once per command. */
   private static final Map<List<String>, List<String>> REFERENCE = new ConcurrentHashMap<>();
@@ -116,12 +113,7 @@ class RuntimeTorchXlaE2ETest {
   }
 
   private static Map<String, Double> report(Path file) throws Exception {
-    Map<String, Double> m = new HashMap<>();
-    Matcher matcher = REPORT_NUMBER.matcher(Files.readString(file));
-    while (matcher.find()) {
-      m.put(matcher.group(1), Double.parseDouble(matcher.group(2)));
-    }
-    return m;
+    return Launcher.reportNumbers(file);
   }
 
   /**
