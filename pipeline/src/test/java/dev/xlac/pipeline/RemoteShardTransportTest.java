@@ -16,17 +16,12 @@ import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.FailureKind;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
-import dev.xlac.hlo.HloModuleReader;
-import dev.xlac.hlo.LoadedModule;
-import dev.xlac.hlo.TestModules;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SequencedMap;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -116,16 +111,7 @@ class RemoteShardTransportTest {
 
   private ShardPlan sent(ShardTransport transport) throws Exception {
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
-      for (int i = 0; i < 4; i++) {
-        LoadedModule m = new HloModuleReader().read(TestModules.writeDump(tmp.resolve("dumps"),
-            "m" + i + ".before_optimizations.hlo.pb", TestModules.mulAdd(2.5f + i, 1, "_" + i, 10)));
-        store.putGraph(m);
-        graphs.put(m.fingerprint(), m.moduleName());
-      }
-      ShardPlan plan = ShardPlan.plan(ShardPlan.costs(store, graphs), 2);
-      transport.sendInputs(plan, store);
-      return plan;
+      return ShardFixtures.sendGraphs(store, tmp.resolve("dumps"), transport, 4, 2.5f, 2);
     }
   }
 

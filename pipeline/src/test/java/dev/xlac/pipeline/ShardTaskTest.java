@@ -12,18 +12,13 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.core.FailureKind;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
-import dev.xlac.hlo.HloModuleReader;
-import dev.xlac.hlo.LoadedModule;
-import dev.xlac.hlo.TestModules;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.SequencedMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -44,16 +39,7 @@ class ShardTaskTest {
   /** Five graphs in the submitter's cache, planned over two shards and sent. */
   private ShardPlan sent(SharedDirectoryTransport transport) throws Exception {
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
-      for (int i = 0; i < 5; i++) {
-        LoadedModule m = new HloModuleReader().read(TestModules.writeDump(tmp.resolve("dumps"),
-            "m" + i + ".before_optimizations.hlo.pb", TestModules.mulAdd(1.5f + i, 1, "_" + i, 10)));
-        store.putGraph(m);
-        graphs.put(m.fingerprint(), m.moduleName());
-      }
-      ShardPlan plan = ShardPlan.plan(ShardPlan.costs(store, graphs), 2);
-      transport.sendInputs(plan, store);
-      return plan;
+      return ShardFixtures.sendGraphs(store, tmp.resolve("dumps"), transport, 5, 1.5f, 2);
     }
   }
 

@@ -9,20 +9,13 @@ import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
-import dev.xlac.hlo.GraphFingerprint;
-import dev.xlac.hlo.HloModuleReader;
-import dev.xlac.hlo.LoadedModule;
-import dev.xlac.hlo.TestModules;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SequencedMap;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -73,15 +66,7 @@ class SlurmArrayTest {
     Path run = tmp.resolve("shared/run-1");
     SharedDirectoryTransport transport = new SharedDirectoryTransport(run);
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
-      for (int i = 0; i < 2; i++) {
-        LoadedModule m = new HloModuleReader().read(TestModules.writeDump(tmp.resolve("dumps"),
-            "m" + i + ".before_optimizations.hlo.pb", TestModules.mulAdd(1.5f + i, 1, "_" + i, 10)));
-        store.putGraph(m);
-        graphs.put(m.fingerprint(), m.moduleName());
-      }
-      ShardPlan plan = ShardPlan.plan(ShardPlan.costs(store, graphs), 1);
-      transport.sendInputs(plan, store);
+      ShardPlan plan = ShardFixtures.sendGraphs(store, tmp.resolve("dumps"), transport, 2, 1.5f, 1);
       return new Setup(transport, plan, ShardTaskTest.runKey(run), run);
     }
   }
