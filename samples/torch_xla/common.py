@@ -12,11 +12,13 @@ class Mlp(nn.Module):
     """A ReLU classifier with `layers` hidden layers (two by default).
 
     With `tokens`, the input is a batch of token sequences: each token is embedded and the
-    embeddings are averaged over the sequence before the hidden layers.
+    embeddings are averaged over the sequence before the hidden layers. With `einsum_head`, the
+    output layer (the same parameters) is computed with `torch.einsum`, as attention layers are.
     """
 
-    def __init__(self, hidden, layers=2, tokens=False):
+    def __init__(self, hidden, layers=2, tokens=False, einsum_head=False):
         super().__init__()
+        self.einsum_head = einsum_head
         self.embed = nn.Embedding(VOCAB, IN_FEATURES) if tokens else None
         stack = [nn.Linear(IN_FEATURES, hidden), nn.ReLU()]
         for _ in range(layers - 1):
@@ -27,7 +29,10 @@ class Mlp(nn.Module):
     def forward(self, x):
         if self.embed is not None:
             x = self.embed(x).mean(dim=1)
-        return self.layers(x)
+        if not self.einsum_head:
+            return self.layers(x)
+        head = self.layers[-1]
+        return torch.einsum("bh,ch->bc", self.layers[:-1](x), head.weight) + head.bias
 
 
 def synthetic_batches(steps, batch_size, seed, seq_len=0, dtype=torch.float32):

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "program.h"
 #include "sha256.h"
 
 static void put_u64be(xsha256 *s, uint64_t v) {
@@ -17,14 +18,30 @@ static void put_u64be(xsha256 *s, uint64_t v) {
 void xrequest_key(const uint8_t *format, size_t format_size, const uint8_t *program,
                   size_t program_size, const uint8_t *canonical_options, size_t options_size,
                   const char *identity, size_t identity_size, uint8_t key[32]) {
-  static const char tag[] = "xlac-pjrt-request/1"; /* followed by its NUL, as specified */
+  static const char tag[] = "xlac-pjrt-request/2"; /* followed by its NUL, as specified */
+  static const uint8_t raw_marker = 0xff;
+  size_t canonical_size = 0;
+  uint8_t *canonical =
+      xprogram_is_hlo(format, format_size) ? xcanonical_hlo(program, program_size, &canonical_size) : NULL;
   xsha256 s;
   xsha256_init(&s);
   xsha256_update(&s, tag, sizeof tag);
   put_u64be(&s, format_size);
   xsha256_update(&s, format, format_size);
-  put_u64be(&s, program_size);
-  xsha256_update(&s, program, program_size);
+  if (canonical) {
+    put_u64be(&s, canonical_size);
+    xsha256_update(&s, canonical, canonical_size);
+    free(canonical);
+  } else if (xprogram_is_hlo(format, format_size)) {
+    /* not an HloModuleProto (or out of memory): its exact bytes behind a marker that no canonical
+     * form starts with, so a miss and never another program's key */
+    put_u64be(&s, program_size + 1);
+    xsha256_update(&s, &raw_marker, 1);
+    xsha256_update(&s, program, program_size);
+  } else {
+    put_u64be(&s, program_size);
+    xsha256_update(&s, program, program_size);
+  }
   put_u64be(&s, options_size);
   xsha256_update(&s, canonical_options, options_size);
   put_u64be(&s, identity_size);

@@ -10,7 +10,8 @@
 #define XKEY_PREFIX "pjrt1:"
 #define XKEY_TEXT_SIZE (6 + 64 + 1) /* "pjrt1:" + hex + NUL */
 
-/* SHA-256 of the request (format, program, canonical options, identity), each length-prefixed. */
+/* SHA-256 of the request (format, program in its canonical form (program.h), canonical options,
+ * identity), each length-prefixed. */
 void xrequest_key(const uint8_t *format, size_t format_size, const uint8_t *program,
                   size_t program_size, const uint8_t *canonical_options, size_t options_size,
                   const char *identity, size_t identity_size, uint8_t key[32]);

@@ -4,6 +4,8 @@
  *
  *   xlac-pjrt-key canonical OPTIONS_FILE...              hex of the canonical options, one line each
  *   xlac-pjrt-key key FORMAT PROGRAM_FILE OPTIONS_FILE IDENTITY_FILE     pjrt1:<hex>
+ *   xlac-pjrt-key program PROGRAM_FILE...               hex of the canonical HloModuleProto, one line each
+ *       ("raw" when it does not parse: the key then hashes the exact bytes)
  *   xlac-pjrt-key identity NAME VERSION MAJOR MINOR SHA XLA_FLAGS LIBTPU_INIT_ARGS COUNT KIND... \
  *       [TYPE NAME VALUE]...                          the identity text (COUNT device kinds)
  *       TYPE: s (string), i (int64), l (comma-separated int64s), f (float), b (true/false);
@@ -19,6 +21,7 @@
 
 #include "key.h"
 #include "options.h"
+#include "program.h"
 #include "sha256.h"
 
 static uint8_t *slurp(const char *path, size_t *size) {
@@ -76,6 +79,20 @@ int main(int argc, char **argv) {
       free(hex);
       free(c);
       free(o);
+    }
+    return 0;
+  }
+  if (argc >= 3 && !strcmp(argv[1], "program")) {
+    for (int i = 2; i < argc; i++) {
+      size_t n, cn;
+      uint8_t *p = slurp(argv[i], &n);
+      uint8_t *c = xcanonical_hlo(p, n, &cn);
+      char *hex = malloc(2 * cn + 1);
+      if (c) xhex(c, cn, hex);
+      printf("%s\n", c ? hex : "raw");
+      free(hex);
+      free(c);
+      free(p);
     }
     return 0;
   }

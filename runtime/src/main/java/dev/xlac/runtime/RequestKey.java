@@ -9,8 +9,8 @@ import java.util.HexFormat;
 
 /**
  * The key of one compile request as the PJRT proxy computes it ({@code pjrt1}, runtime/README.md): the
- * SHA-256 of the program format and bytes, the canonical compile options and the plugin identity text,
- * each with its length. The C side ({@code src/main/c/key.c}) computes the same bytes; the tests check
+ * SHA-256 of the program format, the {@link CanonicalProgram canonical program}, the canonical compile options
+ * and the plugin identity text, each with its length. The C side ({@code src/main/c/key.c}) computes the same bytes; the tests check
  * one against the other.
  *
  * @param digest the 32 bytes of the SHA-256
@@ -18,7 +18,9 @@ import java.util.HexFormat;
 public record RequestKey(byte[] digest) implements Comparable<RequestKey>, dev.xlac.core.ProgramKey {
   public static final String VERSION = "pjrt1";
   private static final String PREFIX = VERSION + ":";
-  private static final byte[] TAG = "xlac-pjrt-request/1\0".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] TAG = "xlac-pjrt-request/2\0".getBytes(StandardCharsets.US_ASCII);
+  /** The tag of the keys of xlac versions that hashed the program as passed (before the canonical program). */
+  private static final byte[] TAG_1 = "xlac-pjrt-request/1\0".getBytes(StandardCharsets.US_ASCII);
   private static final HexFormat HEX = HexFormat.of();
 
   public RequestKey {
@@ -45,18 +47,34 @@ public record RequestKey(byte[] digest) implements Comparable<RequestKey>, dev.x
     }
   }
 
-  /** The key of a compile request. {@code options} are the serialized CompileOptionsProto as the
-   * framework passed it; they are put in {@link CanonicalOptions canonical form} here. */
+  /** The key of a compile request. {@code program} and {@code options} are the bytes the framework passed; they
+   * are put in {@link CanonicalProgram canonical} and {@link CanonicalOptions canonical form} here. */
   public static RequestKey of(byte[] format, byte[] program, byte[] options, byte[] identityText) {
-    return ofCanonical(format, program, CanonicalOptions.canonical(options), identityText);
+    return hash(TAG, format, CanonicalProgram.keyed(format, program), CanonicalOptions.canonical(options),
+        identityText);
   }
 
-  /** As {@link #of}, with options that are already canonical. */
-  public static RequestKey ofCanonical(byte[] format, byte[] program, byte[] canonicalOptions,
+  /**
+   * Whether this is the key of the request made of these sections, by this xlac's rule ({@link #of}) or by the
+   * rule of the xlac versions before the canonical program ({@code xlac-pjrt-request/1}: the program as passed).
+   * A cache or bundle written by such a version holds entries under their old keys: they are intact, only never
+   * served (the proxy asks for the new key), so they must not be taken for damaged.
+   */
+  public boolean isKeyOf(byte[] format, byte[] program, byte[] options, byte[] identityText) {
+    return equals(of(format, program, options, identityText)) || isVersion1KeyOf(format, program, options,
+        identityText);
+  }
+
+  /** Whether this is the key of these sections by the rule of {@code xlac-pjrt-request/1} (see {@link #isKeyOf}). */
+  public boolean isVersion1KeyOf(byte[] format, byte[] program, byte[] options, byte[] identityText) {
+    return equals(hash(TAG_1, format, program, CanonicalOptions.canonical(options), identityText));
+  }
+
+  private static RequestKey hash(byte[] tag, byte[] format, byte[] keyedProgram, byte[] canonicalOptions,
       byte[] identityText) {
     MessageDigest sha = sha256();
-    sha.update(TAG);
-    for (byte[] part : new byte[][] {format, program, canonicalOptions, identityText}) {
+    sha.update(tag);
+    for (byte[] part : new byte[][] {format, keyedProgram, canonicalOptions, identityText}) {
       sha.update(ByteBuffer.allocate(8).putLong(part.length).array()); // big-endian u64
       sha.update(part);
     }

@@ -48,7 +48,7 @@ class RequestKeyTest {
     byte[] b = Proto.jaxLike(true);
     assertThat(a).isNotEqualTo(b);
     // the same digest as src/test/c/test_options.c pins: both sides hash the same bytes
-    assertThat(jaxLikeKey(a).hex()).isEqualTo("8f07429e9c60bd04998dd74da510b4d18a572c089328e44f32ecbe446a4237c6");
+    assertThat(jaxLikeKey(a).hex()).isEqualTo("62f800a3fc7afbca85119dd88e7e4306a1dee7b02b5de8bd1cb045b9310a8736");
     assertThat(jaxLikeKey(b)).isEqualTo(jaxLikeKey(a));
   }
 
@@ -80,5 +80,34 @@ class RequestKeyTest {
           options, identity.getBytes(StandardCharsets.UTF_8));
       assertThat(java.text()).as("round %d", round).isEqualTo(c);
     }
+  }
+
+  /** A key by the rule of xlac-pjrt-request/1 (the program as passed), as older xlac versions filed entries. */
+  static RequestKey version1Key(byte[] format, byte[] program, byte[] options, byte[] identity) {
+    java.security.MessageDigest sha = RequestKey.sha256();
+    sha.update("xlac-pjrt-request/1\0".getBytes(StandardCharsets.US_ASCII));
+    for (byte[] part : new byte[][] {format, program, CanonicalOptions.canonical(options), identity}) {
+      sha.update(java.nio.ByteBuffer.allocate(8).putLong(part.length).array());
+      sha.update(part);
+    }
+    return new RequestKey(sha.digest());
+  }
+
+  @Test
+  void aVersion1Key_isAKeyOfItsRequest_butNotTheKeyTheProxyAsksFor() {
+    byte[] hlo = "hlo".getBytes(StandardCharsets.US_ASCII);
+    byte[] program = CanonicalProgramTest.module("yx", false, false);
+    byte[] options = Proto.jaxLike(false);
+    byte[] identity = IDENTITY.getBytes(StandardCharsets.UTF_8);
+    RequestKey old = version1Key(hlo, program, options, identity);
+    RequestKey now = RequestKey.of(hlo, program, options, identity);
+    assertThat(old).isNotEqualTo(now);
+    assertThat(old.isKeyOf(hlo, program, options, identity)).isTrue();
+    assertThat(old.isVersion1KeyOf(hlo, program, options, identity)).isTrue();
+    assertThat(now.isKeyOf(hlo, program, options, identity)).isTrue();
+    assertThat(now.isVersion1KeyOf(hlo, program, options, identity)).isFalse();
+    byte[] other = CanonicalProgramTest.module("xy", true, false);
+    assertThat(old.isKeyOf(hlo, other, options, identity)).as("another program's bytes").isFalse();
+    assertThat(jaxLikeKey(options).isKeyOf(hlo, program, options, identity)).isFalse();
   }
 }

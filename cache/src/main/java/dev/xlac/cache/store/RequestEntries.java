@@ -125,9 +125,9 @@ public final class RequestEntries {
       return Optional.of("its request is too large to store (" + rawSize(r) + " bytes; at most "
           + Store.MAX_ARRAY_BYTES + ")");
     }
-    RequestKey computed = RequestKey.of(r.format(), r.program(), r.options(),
-        r.identityText().getBytes(StandardCharsets.UTF_8));
-    if (!computed.equals(r.key())) {
+    byte[] identity = r.identityText().getBytes(StandardCharsets.UTF_8);
+    RequestKey computed = RequestKey.of(r.format(), r.program(), r.options(), identity);
+    if (!r.key().isKeyOf(r.format(), r.program(), r.options(), identity)) {
       return Optional.of("its key was computed differently from this xlac's key of its request ("
           + computed.text() + ")");
     }
@@ -199,7 +199,7 @@ public final class RequestEntries {
         return damaged(key, describe(outcome, "request"));
       }
     }
-    if (!RequestKey.of(sections[0], sections[1], sections[2], sections[3]).equals(key)) {
+    if (!key.isKeyOf(sections[0], sections[1], sections[2], sections[3])) {
       return damaged(key, "its request is not the request of its key");
     }
     if (!withExecutable) {
