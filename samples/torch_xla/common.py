@@ -12,13 +12,13 @@ class Mlp(nn.Module):
     """A ReLU classifier with `layers` hidden layers (two by default).
 
     With `tokens`, the input is a batch of token sequences: each token is embedded and the
-    embeddings are averaged over the sequence before the hidden layers. With `einsum_head`, the
-    output layer (the same parameters) is computed with `torch.einsum`, as attention layers are.
+    embeddings are averaged over the sequence before the hidden layers. With `einsum`, each linear
+    layer (the same parameters) is computed with `torch.einsum`, as attention layers are.
     """
 
-    def __init__(self, hidden, layers=2, tokens=False, einsum_head=False):
+    def __init__(self, hidden, layers=2, tokens=False, einsum=False):
         super().__init__()
-        self.einsum_head = einsum_head
+        self.einsum = einsum
         self.embed = nn.Embedding(VOCAB, IN_FEATURES) if tokens else None
         stack = [nn.Linear(IN_FEATURES, hidden), nn.ReLU()]
         for _ in range(layers - 1):
@@ -29,10 +29,14 @@ class Mlp(nn.Module):
     def forward(self, x):
         if self.embed is not None:
             x = self.embed(x).mean(dim=1)
-        if not self.einsum_head:
+        if not self.einsum:
             return self.layers(x)
-        head = self.layers[-1]
-        return torch.einsum("bh,ch->bc", self.layers[:-1](x), head.weight) + head.bias
+        for layer in self.layers:
+            if isinstance(layer, nn.Linear):
+                x = torch.einsum("bi,oi->bo", x, layer.weight) + layer.bias
+            else:
+                x = layer(x)
+        return x
 
 
 def synthetic_batches(steps, batch_size, seed, seq_len=0, dtype=torch.float32):

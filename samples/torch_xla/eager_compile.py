@@ -1,9 +1,9 @@
 """Eager mode with `torch_xla.compile`.
 
 In eager mode every operation runs as soon as it is issued; the training step is wrapped in
-`torch_xla.compile`, which traces it lazily and compiles it as one graph. The output layer is an
-einsum, which PyTorch/XLA lowers to dots with frontend attributes (`grad_x`, `grad_y`), as in
-the attention of pytorch/xla's decoder example.
+`torch_xla.compile`, which traces it lazily and compiles it as one graph. The layers are einsums,
+which PyTorch/XLA lowers to dots with frontend attributes (`grad_x`, `grad_y`), as in the attention
+of pytorch/xla's decoder example.
 
     PJRT_DEVICE=CPU python samples/torch_xla/eager_compile.py --steps 3
 """
@@ -29,7 +29,7 @@ def main():
     torch_xla.experimental.eager_mode(True)
     torch.manual_seed(args.seed)
     device = torch_xla.device()
-    model = Mlp(args.hidden, einsum_head=True).to(device)
+    model = Mlp(args.hidden, einsum=True).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     loss_fn = torch.nn.CrossEntropyLoss()
 

@@ -109,6 +109,7 @@ typedef struct {
   uint32_t number;
   uint8_t wire;
   size_t index;
+  const uint8_t *start; /* its tag */
   const uint8_t *value; /* varint bytes, 8/4 fixed bytes, or LEN contents */
   size_t value_size;
 } field;
@@ -131,20 +132,24 @@ typedef struct {
   size_t fcap;
   entry *e;
   size_t ecap;
-  buf out; /* the canonical bytes of this level's message (level 0 writes the result) */
+  buf out; /* the canonical bytes of this level's message, before they go into its parent */
 } level;
 
 typedef struct {
   level lv[LEVELS];
 } ctx;
 
-/* Splits a message into its fields; false when the bytes are not protobuf. */
-static bool parse(level *L, const uint8_t *p, size_t n, size_t *count) {
+/* Splits a message into its fields; false when the bytes are not protobuf. *minimal: whether every
+ * tag and length is a minimal varint (as rule 3 writes them). */
+static bool parse(level *L, const uint8_t *p, size_t n, size_t *count, bool *minimal) {
   size_t k = 0, at = 0;
+  *minimal = true;
   while (at < n) {
     uint64_t tag, len;
+    const uint8_t *start = p + at;
     size_t used = get_varint(p + at, n - at, &tag);
     if (!used) return false;
+    if (used != varint_size(tag)) *minimal = false;
     at += used;
     uint64_t number = tag >> 3;
     uint8_t wire = tag & 7;
@@ -163,6 +168,7 @@ static bool parse(level *L, const uint8_t *p, size_t n, size_t *count) {
         break;
       case 2:
         if (!(used = get_varint(p + at, n - at, &len))) return false;
+        if (used != varint_size(len)) *minimal = false;
         at += used;
         value = p + at;
         if (len > n - at) return false;
@@ -180,7 +186,7 @@ static bool parse(level *L, const uint8_t *p, size_t n, size_t *count) {
       L->f = g;
       L->fcap = cap;
     }
-    L->f[k] = (field){(uint32_t)number, wire, k, value, size};
+    L->f[k] = (field){(uint32_t)number, wire, k, start, value, size};
     k++;
   }
   *count = k;
@@ -316,39 +322,58 @@ static bool put_map(level *L, buf *out, uint32_t number, bool ints, const field 
   return ok && !out->oom;
 }
 
-static bool canon(ctx *c, enum msg m, const uint8_t *p, size_t n, buf *out, int depth) {
+/*
+ * Writes message `m` (bytes p[0, n)) in canonical form to `out`, as field `number` of its parent
+ * (number 0: the module itself, without a tag). A message that is canonical as it is (its fields in
+ * order, minimal tags and lengths, none on the path: most instructions) is copied in one piece,
+ * straight into the parent, so a large program costs one copy per level only where maps are.
+ */
+static bool put_message(ctx *c, enum msg m, uint32_t number, const uint8_t *p, size_t n, buf *out,
+                        int depth) {
   if (depth >= LEVELS) return false; /* cannot happen with PATHS as they are */
   level *L = &c->lv[depth];
   size_t k;
-  if (!parse(L, p, n, &k)) return false;
+  bool minimal;
+  if (!parse(L, p, n, &k, &minimal)) return false;
   field *f = L->f;
-  bool sorted = true;
-  for (size_t i = 1; i < k && sorted; i++) sorted = f[i - 1].number <= f[i].number;
+  bool sorted = true, on_path = false;
+  for (size_t i = 0; i < k; i++) {
+    if (i && f[i - 1].number > f[i].number) sorted = false;
+    if (path_of(m, f[i].number)) on_path = true;
+  }
+  if (sorted && minimal && !on_path) {
+    if (number) put_field(out, number, 2, p, n);
+    else put(out, p, n);
+    return !out->oom;
+  }
+  buf *mine = number ? &L->out : out; /* the module writes the result itself */
+  if (number) mine->n = 0;
   if (!sorted) qsort(f, k, sizeof *f, by_number);
   bool ok = true;
   for (size_t i = 0; i < k && ok;) {
     const struct path *s = path_of(m, f[i].number);
     size_t j = i;
     while (j < k && f[j].number == f[i].number) j++;
-    if (!s) {
-      for (size_t q = i; q < j; q++) put_field(out, f[q].number, f[q].wire, f[q].value, f[q].value_size);
+    if (!s && sorted && minimal) { /* as written: copy the run of fields up to the next on the path */
+      while (j < k && !path_of(m, f[j].number)) j++;
+      put(mine, f[i].start, (size_t)(f[j - 1].value + f[j - 1].value_size - f[i].start));
+    } else if (!s) {
+      for (size_t q = i; q < j; q++) put_field(mine, f[q].number, f[q].wire, f[q].value, f[q].value_size);
     } else if (s->kind != K_MESSAGE) {
-      ok = put_map(L, out, f[i].number, s->kind == K_INT64_MAP, f + i, j - i);
+      ok = put_map(L, mine, f[i].number, s->kind == K_INT64_MAP, f + i, j - i);
     } else {
       for (size_t q = i; q < j && ok; q++) {
-        if (f[q].wire != 2 || depth + 1 >= LEVELS) {
+        if (f[q].wire != 2) {
           ok = false;
           break;
         }
-        buf *sub = &c->lv[depth + 1].out;
-        sub->n = 0;
-        ok = canon(c, s->sub, f[q].value, f[q].value_size, sub, depth + 1);
-        if (ok) put_field(out, f[q].number, 2, sub->p, sub->n);
+        ok = put_message(c, s->sub, f[q].number, f[q].value, f[q].value_size, mine, depth + 1);
       }
     }
     i = j;
   }
-  return ok && !out->oom;
+  if (ok && number) put_field(out, number, 2, mine->p, mine->n);
+  return ok && !mine->oom && !out->oom;
 }
 
 int xprogram_is_hlo(const uint8_t *format, size_t format_size) {
@@ -358,13 +383,14 @@ int xprogram_is_hlo(const uint8_t *format, size_t format_size) {
 uint8_t *xcanonical_hlo(const uint8_t *program, size_t size, size_t *out_size) {
   ctx c;
   memset(&c, 0, sizeof c);
-  bool ok = canon(&c, M_MODULE, program, size, &c.lv[0].out, 0);
-  uint8_t *result = c.lv[0].out.p;
-  *out_size = c.lv[0].out.n;
+  buf out = {0};
+  bool ok = put_message(&c, M_MODULE, 0, program, size, &out, 0);
+  uint8_t *result = out.p;
+  *out_size = out.n;
   for (int d = 0; d < LEVELS; d++) {
     free(c.lv[d].f);
     free(c.lv[d].e);
-    if (d) free(c.lv[d].out.p);
+    free(c.lv[d].out.p);
   }
   if (!ok) {
     free(result);
