@@ -466,22 +466,10 @@ class RequestEntriesTest {
     }
   }
 
-  /** A key by the rule of xlac-pjrt-request/1 (the program as passed), under which older xlac versions filed entries. */
-  static RequestKey version1Key(RecordedRequest r) throws Exception {
-    java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
-    sha.update("xlac-pjrt-request/1\0".getBytes(StandardCharsets.US_ASCII));
-    for (byte[] part : new byte[][] {r.format(), r.program(), dev.xlac.runtime.CanonicalOptions.canonical(r.options()),
-        r.identityText().getBytes(StandardCharsets.UTF_8)}) {
-      sha.update(ByteBuffer.allocate(8).putLong(part.length).array());
-      sha.update(part);
-    }
-    return new RequestKey(sha.digest());
-  }
-
   @Test
   void anEntryOfAnOlderKeyVersion_isIntact_notReportedDamaged_norDroppedByRepair() throws Exception {
     RecordedRequest now = request(7, 100);
-    RequestKey old = version1Key(now);
+    RequestKey old = RequestFixtures.version1Key(now);
     RecordedRequest filedByOldXlac = new RecordedRequest(old, now.format(), now.program(), now.options(),
         now.identityText(), now.executable(), now.compileNanos());
     try (CacheStore s = open(new Fixtures.ManualClock())) {

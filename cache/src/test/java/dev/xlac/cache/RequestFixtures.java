@@ -29,4 +29,22 @@ public final class RequestFixtures {
     return new RecordedRequest(key, format, program, options, id, Fixtures.bytes(1000 + n, executableBytes),
         1_000_000_000L + n * 1_000_000L);
   }
+
+  /** The key of {@code r} by the rule of xlac-pjrt-request/1 (the program as passed), as older xlac versions filed it. */
+  public static RequestKey version1Key(RecordedRequest r) throws java.security.NoSuchAlgorithmException {
+    java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+    sha.update("xlac-pjrt-request/1\0".getBytes(StandardCharsets.US_ASCII));
+    for (byte[] part : new byte[][] {r.format(), r.program(), dev.xlac.runtime.CanonicalOptions.canonical(r.options()),
+        r.identityText().getBytes(StandardCharsets.UTF_8)}) {
+      sha.update(java.nio.ByteBuffer.allocate(8).putLong(part.length).array());
+      sha.update(part);
+    }
+    return new RequestKey(sha.digest());
+  }
+
+  /** {@code r} filed under its version 1 key, as a cache of an older xlac holds it. */
+  public static RecordedRequest filedByAnOlderXlac(RecordedRequest r) throws java.security.NoSuchAlgorithmException {
+    return new RecordedRequest(version1Key(r), r.format(), r.program(), r.options(), r.identityText(), r.executable(),
+        r.compileNanos());
+  }
 }

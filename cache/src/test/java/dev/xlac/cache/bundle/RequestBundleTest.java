@@ -67,6 +67,22 @@ class RequestBundleTest {
   }
 
   @Test
+  void aBundleOfAnOlderXlac_importsItsEntriesUnderTheirOldKeys_insteadOfRejectingTheBundle() throws Exception {
+    RecordedRequest old = dev.xlac.cache.RequestFixtures.filedByAnOlderXlac(request(7, 300));
+    Path oldSource = tmp.resolve("old-source");
+    Path oldBundle = tmp.resolve("old.tar.zst");
+    try (CacheStore s = open(oldSource)) {
+      assertThat(s.putRequests(List.of(old)).added()).isEqualTo(1);
+      assertThat(s.exportBundle(oldBundle, ExportRequest.all()).requests()).isEqualTo(1);
+    }
+    try (CacheStore t = open(tmp.resolve("target"))) {
+      assertThat(t.importBundle(oldBundle).requestsAdded()).isEqualTo(1);
+      assertThat(t.readRequest(old.key()).orElseThrow().executable()).isEqualTo(old.executable());
+      assertThat(t.verify(false).problems()).isEmpty();
+    }
+  }
+
+  @Test
   void aBundle_carriesRuntimeEntries_whichImportAndMaterializeAsInTheSource() throws Exception {
     assertThat(manifestOf(bundle)).startsWith("xlac-bundle\t4\n").contains("\nrequest\t" + requests.get(1).key().hex());
     Path target = tmp.resolve("target");
