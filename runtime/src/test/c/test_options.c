@@ -231,6 +231,27 @@ int main(void) {
   CHECK(same_canonical(&d1, &d2), "the last entry of a key wins");
   CHECK(!same_canonical(&d1, &d3), "the last entry of a key wins, not the first");
 
+  /* a map key of another wire type than a string's is unparseable, never the string of its bytes
+   * (mapKeyOfAnotherWireType_doesNotStandForAStringKey): [key varint 1 -> x, key "\x01" -> y] and
+   * [key "\x01" -> y] are different messages */
+  {
+    msg varint_key = {0}, string_key = {0}, both = {0}, only_string = {0}, x = {0}, y = {0};
+    sfield(&x, 1, "x"); /* OptionOverrideProto values */
+    sfield(&y, 1, "y");
+    vfield(&varint_key, 1, 1);
+    lfield(&varint_key, 2, x.b, x.n);
+    lfield(&string_key, 1, "\x01", 1);
+    lfield(&string_key, 2, y.b, y.n);
+    lfield(&both, 7, varint_key.b, varint_key.n);
+    lfield(&both, 7, string_key.b, string_key.n);
+    lfield(&only_string, 7, string_key.b, string_key.n);
+    CHECK(!same_canonical(&both, &only_string), "a varint map key does not stand for a string key");
+    size_t n;
+    uint8_t *c = xcanonical_options(both.b, both.n, &n);
+    CHECK(c && n == both.n + 1 && c[0] == 0xff, "a varint map key makes the options unparseable");
+    free(c);
+  }
+
   /* OptionOverrideProto's oneof: the member written last wins, as protobuf has it
    * (oneofMemberWrittenLastWins) */
   {
