@@ -1,11 +1,13 @@
 package dev.xlac.runtime;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.MathContext;
 import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
@@ -19,16 +21,16 @@ import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 
 /**
- * The plugin identity text that the request key covers (runtime/README.md, {@code xlac-pjrt-plugin/2}):
+ * The plugin identity text that the request key covers (runtime/README.md, {@code xlac-pjrt-plugin/3}):
  * the real plugin's platform name and version, its PJRT C API version, the SHA-256 of its file, the
- * compile's client's addressable devices (count and kinds), the {@code XLA_FLAGS} and
+ * kinds of the compile's client's addressable devices, for a CPU plugin the host CPU, the {@code XLA_FLAGS} and
  * {@code LIBTPU_INIT_ARGS} the plugin sees, and its attributes, one per line. Built exactly as the
  * proxy builds it ({@code src/main/c/key.c}).
  */
 public final class PluginIdentityText {
   private PluginIdentityText() {}
 
-  public static final String HEADER = "xlac-pjrt-plugin/2";
+  public static final String HEADER = "xlac-pjrt-plugin/3";
 
   /** One {@code PJRT_Plugin_Attributes} entry; {@link #typedValue()} is its {@code <type>:<value>}. */
   public record Attribute(String name, String typedValue) {
@@ -55,45 +57,135 @@ public final class PluginIdentityText {
   }
 
   /**
-   * The identity text. {@code deviceKinds} has one entry per addressable device of the client (its
-   * {@code PJRT_DeviceDescription_Kind}), in any order; the text has their count and one line per
-   * distinct kind, sorted by UTF-8 bytes. {@code xlaFlags} and {@code libtpuInitArgs} are the
-   * environment variables as the plugin's process had them ("" when unset). Attributes are sorted by
-   * name (bytewise, UTF-8; equal names keep their order).
-   */
-  /**
-   * {@code XLA_FLAGS} as the key sees it: the whitespace-separated flags in their order, joined by one
-   * space, without the flags that only steer dumping ({@code --xla_dump_*}) or name a local path
+   * {@code XLA_FLAGS} as the key sees it (runtime/README.md): the flags XLA reads, from the value or, when its first
+   * non-blank character is not {@code -}, from the file it names (read now, relative to the working directory),
+   * split into words exactly as XLA's {@code ParseArgvFromString} splits them (quoted values are one word, without
+   * their quotes), without the words that only steer dumping ({@code --xla_dump_*}) or name a local path
    * ({@code --xla_force_host_platform_device_count}, {@code --xla_gpu_cuda_data_dir}), the same ones
-   * {@link CanonicalOptions#DEBUG_OPTIONS_DROPPED_FIELDS} drops: {@code xlac dump} sets
-   * {@code --xla_dump_to}, and the run it records for does not. The proxy does the same in C.
+   * {@link CanonicalOptions#DEBUG_OPTIONS_DROPPED_FIELDS} drops; each word with {@code \} as {@code \\} and a space
+   * as {@code \s}, joined by one space. The proxy does the same in C ({@code xkeyed_xla_flags}).
    */
   public static String keyedXlaFlags(String xlaFlags) {
-    if (xlaFlags == null) {
+    if (xlaFlags == null || xlaFlags.isEmpty()) {
       return "";
     }
-    StringBuilder b = new StringBuilder();
-    for (String token : xlaFlags.split("[ \\t\\n\\r\\f\\u000b]+")) {
-      if (token.isEmpty()) {
-        continue;
-      }
-      String name = token.replaceFirst("^-+", "");
-      int eq = name.indexOf('=');
-      name = eq < 0 ? name : name.substring(0, eq);
-      if (name.startsWith("xla_dump_") || name.equals("xla_force_host_platform_device_count")
-          || name.equals("xla_gpu_cuda_data_dir")) {
-        continue;
-      }
-      if (!b.isEmpty()) {
-        b.append(' ');
-      }
-      b.append(token);
+    byte[] value = xlaFlags.getBytes(StandardCharsets.UTF_8);
+    int lead = 0;
+    while (lead < value.length && flagSpace(value[lead])) {
+      lead++;
     }
-    return b.toString();
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    if (lead < value.length && value[lead] == '-') {
+      splitFlags(out, value);
+    } else {
+      byte[] text;
+      try {
+        text = Files.readAllBytes(Path.of(xlaFlags));
+      } catch (IOException | InvalidPathException e) {
+        return "?unreadable flags file " + xlaFlags; // XLA dies; no word XLA produces starts with '?'
+      }
+      splitFlags(out, text);
+    }
+    return out.toString(StandardCharsets.UTF_8);
   }
 
+  private static boolean flagSpace(byte c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+  }
+
+  /** XLA's flag-name characters; a NUL too (XLA tests them with {@code strchr}, which finds the terminator). */
+  private static boolean flagNameChar(byte c) {
+    return c == 0 || c == '-' || c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z')
+        || (c >= 'A' && c <= 'Z');
+  }
+
+  private static void splitFlags(ByteArrayOutputStream out, byte[] f) {
+    int n = f.length;
+    int b = 0;
+    while (b < n && flagSpace(f[b])) {
+      b++;
+    }
+    while (b < n && f[b] == '-') {
+      int e = b;
+      while (e < n && flagNameChar(f[e])) {
+        e++;
+      }
+      if (e + 1 < n && f[e] == '=' && (f[e + 1] == '"' || f[e + 1] == '\'' || f[e + 1] == 0)) {
+        byte quote = f[e + 1];
+        ByteArrayOutputStream word = new ByteArrayOutputStream();
+        word.write(f, b, e + 1 - b); // the name and its '='
+        for (e += 2; e < n && f[e] != quote; e++) {
+          if (quote == '"' && f[e] == '\\' && e + 1 < n) {
+            e++;
+          }
+          word.write(f[e]);
+        }
+        if (e < n) {
+          e++; // the closing quote
+        }
+        addWord(out, word.toByteArray(), 0, word.size());
+      } else {
+        while (e < n && !flagSpace(f[e])) {
+          e++;
+        }
+        addWord(out, f, b, e);
+      }
+      while (e < n && flagSpace(f[e])) {
+        e++;
+      }
+      b = e;
+    }
+  }
+
+  /** One word, cut at a NUL as XLA's {@code strdup} cuts it, unless it is dump-only. */
+  private static void addWord(ByteArrayOutputStream out, byte[] w, int from, int to) {
+    int end = from;
+    while (end < to && w[end] != 0) {
+      end++;
+    }
+    String word = new String(w, from, end - from, StandardCharsets.UTF_8);
+    String name = word.replaceFirst("^-+", "");
+    int eq = name.indexOf('=');
+    name = eq < 0 ? name : name.substring(0, eq);
+    if (name.startsWith("xla_dump_") || name.equals("xla_force_host_platform_device_count")
+        || name.equals("xla_gpu_cuda_data_dir")) {
+      return;
+    }
+    if (out.size() > 0) {
+      out.write(' ');
+    }
+    for (int i = from; i < end; i++) {
+      if (w[i] == '\\') {
+        out.write('\\');
+        out.write('\\');
+      } else if (w[i] == ' ') {
+        out.write('\\');
+        out.write('s');
+      } else {
+        out.write(w[i]);
+      }
+    }
+  }
+
+  /**
+   * The host CPU lines of the identity for a plugin of {@code platformName}: this machine's ({@link HostCpu}) for
+   * {@code cpu}, whose compiler emits code for the host's instruction set, else none ("").
+   *
+   * @throws dev.xlac.core.XlacException (ENVIRONMENT) for {@code cpu} when the runtime library cannot be loaded
+   */
+  public static String hostCpuLines(String platformName) {
+    return platformName.equals("cpu") ? HostCpu.lines() : "";
+  }
+
+  /**
+   * The identity text. {@code deviceKinds} has one entry per addressable device of the client (its
+   * {@code PJRT_DeviceDescription_Kind}), in any order; the text has one line per distinct kind, sorted by UTF-8
+   * bytes. {@code hostCpuLines} are {@link #hostCpuLines}'s. {@code xlaFlags} is {@link #keyedXlaFlags}'s, and
+   * {@code libtpuInitArgs} the variable as the plugin's process had it ("" when unset). Attributes are sorted by
+   * name (bytewise, UTF-8; equal names keep their order).
+   */
   public static String of(String platformName, String platformVersion, int apiMajor, int apiMinor,
-      String pluginSha256, List<String> deviceKinds, String xlaFlags, String libtpuInitArgs,
+      String pluginSha256, List<String> deviceKinds, String hostCpuLines, String xlaFlags, String libtpuInitArgs,
       List<Attribute> attributes) {
     StringBuilder b = new StringBuilder(HEADER).append('\n');
     b.append("platform_name=").append(escape(platformName)).append('\n');
@@ -103,6 +195,7 @@ public final class PluginIdentityText {
     deviceKinds.stream().map(k -> k.getBytes(StandardCharsets.UTF_8)).sorted(Arrays::compareUnsigned)
         .map(k -> new String(k, StandardCharsets.UTF_8)).distinct()
         .forEach(k -> b.append("device_kind=").append(escape(k)).append('\n'));
+    b.append(hostCpuLines);
     b.append("xla_flags=").append(escape(xlaFlags)).append('\n');
     b.append("libtpu_init_args=").append(escape(libtpuInitArgs)).append('\n');
     List<Attribute> sorted = new ArrayList<>(attributes);
