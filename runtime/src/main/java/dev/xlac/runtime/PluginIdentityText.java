@@ -1,13 +1,12 @@
 package dev.xlac.runtime;
 
-import java.io.ByteArrayOutputStream;
+import dev.xlac.core.XlaFlagsText;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.MathContext;
 import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
@@ -66,105 +65,27 @@ public final class PluginIdentityText {
    * as {@code \s}, joined by one space. The proxy does the same in C ({@code xkeyed_xla_flags}).
    */
   public static String keyedXlaFlags(String xlaFlags) {
-    if (xlaFlags == null || xlaFlags.isEmpty()) {
-      return "";
+    List<String> words;
+    try {
+      words = XlaFlagsText.words(xlaFlags);
+    } catch (IOException e) {
+      return "?unreadable flags file " + xlaFlags; // XLA stops the process; no word XLA reads starts with '?'
     }
-    byte[] value = xlaFlags.getBytes(StandardCharsets.UTF_8);
-    int lead = 0;
-    while (lead < value.length && flagSpace(value[lead])) {
-      lead++;
-    }
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    if (lead < value.length && value[lead] == '-') {
-      splitFlags(out, value);
-    } else {
-      byte[] text;
-      try {
-        text = Files.readAllBytes(Path.of(xlaFlags));
-      } catch (IOException | InvalidPathException e) {
-        return "?unreadable flags file " + xlaFlags; // XLA dies; no word XLA produces starts with '?'
+    StringBuilder b = new StringBuilder();
+    for (String word : words) {
+      String name = word.replaceFirst("^-+", "");
+      int eq = name.indexOf('=');
+      name = eq < 0 ? name : name.substring(0, eq);
+      if (name.startsWith("xla_dump_") || name.equals("xla_force_host_platform_device_count")
+          || name.equals("xla_gpu_cuda_data_dir")) {
+        continue;
       }
-      splitFlags(out, text);
-    }
-    return out.toString(StandardCharsets.UTF_8);
-  }
-
-  private static boolean flagSpace(byte c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-  }
-
-  /** XLA's flag-name characters; a NUL too (XLA tests them with {@code strchr}, which finds the terminator). */
-  private static boolean flagNameChar(byte c) {
-    return c == 0 || c == '-' || c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z')
-        || (c >= 'A' && c <= 'Z');
-  }
-
-  private static void splitFlags(ByteArrayOutputStream out, byte[] f) {
-    int n = f.length;
-    int b = 0;
-    while (b < n && flagSpace(f[b])) {
-      b++;
-    }
-    while (b < n && f[b] == '-') {
-      int e = b;
-      while (e < n && flagNameChar(f[e])) {
-        e++;
+      if (!b.isEmpty()) {
+        b.append(' ');
       }
-      if (e + 1 < n && f[e] == '=' && (f[e + 1] == '"' || f[e + 1] == '\'' || f[e + 1] == 0)) {
-        byte quote = f[e + 1];
-        ByteArrayOutputStream word = new ByteArrayOutputStream();
-        word.write(f, b, e + 1 - b); // the name and its '='
-        for (e += 2; e < n && f[e] != quote; e++) {
-          if (quote == '"' && f[e] == '\\' && e + 1 < n) {
-            e++;
-          }
-          word.write(f[e]);
-        }
-        if (e < n) {
-          e++; // the closing quote
-        }
-        addWord(out, word.toByteArray(), 0, word.size());
-      } else {
-        while (e < n && !flagSpace(f[e])) {
-          e++;
-        }
-        addWord(out, f, b, e);
-      }
-      while (e < n && flagSpace(f[e])) {
-        e++;
-      }
-      b = e;
+      b.append(word.replace("\\", "\\\\").replace(" ", "\\s"));
     }
-  }
-
-  /** One word, cut at a NUL as XLA's {@code strdup} cuts it, unless it is dump-only. */
-  private static void addWord(ByteArrayOutputStream out, byte[] w, int from, int to) {
-    int end = from;
-    while (end < to && w[end] != 0) {
-      end++;
-    }
-    String word = new String(w, from, end - from, StandardCharsets.UTF_8);
-    String name = word.replaceFirst("^-+", "");
-    int eq = name.indexOf('=');
-    name = eq < 0 ? name : name.substring(0, eq);
-    if (name.startsWith("xla_dump_") || name.equals("xla_force_host_platform_device_count")
-        || name.equals("xla_gpu_cuda_data_dir")) {
-      return;
-    }
-    if (out.size() > 0) {
-      out.write(' ');
-    }
-    for (int i = from; i < end; i++) {
-      if (w[i] == '\\') {
-        out.write('\\');
-        out.write('\\');
-      } else if (w[i] == ' ') {
-        out.write('\\');
-        out.write('s');
-      } else {
-        out.write(w[i]);
-      }
-    }
+    return b.toString();
   }
 
   /**
