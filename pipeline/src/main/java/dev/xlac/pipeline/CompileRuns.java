@@ -164,7 +164,14 @@ public final class CompileRuns {
       drivers.close();
       throw e;
     }
-    String text = first.pluginFacts().map(f -> RecordedRequests.identityText(f, System.getenv())).orElse(null);
+    String text;
+    try { // for a CPU plugin this loads the runtime library (the host CPU lines), which can fail
+      text = first.pluginFacts().map(f -> RecordedRequests.identityText(f, System.getenv())).orElse(null);
+    } catch (RuntimeException | Error e) {
+      try (drivers; first) {
+        throw e;
+      }
+    }
     return new RunDrivers(RecordedRequests.withFirst(drivers, first, store.directory()), text);
   }
 
