@@ -1,10 +1,13 @@
 #include "key.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "sha256.h"
 
@@ -268,13 +271,29 @@ char *xkeyed_xla_flags(const char *value) {
   }
   /* XLA takes any other value as the name of a file of flags, as it is (spaces too), and dies when
    * it cannot read it; the key covers the flags in the file, not its name */
-  FILE *file = fopen(value, "rb");
+  int fd = open(value, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+    /* A pipe (XLA_FLAGS=<(...)) or a device: reading it would take the flags from XLA. What it holds
+     * is unknown, so the key is this process's own: a miss, never another run's executable. */
+    close(fd);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    char unique[96];
+    snprintf(unique, sizeof unique, " not read, keyed for process %ld at %lld.%09ld", (long)getpid(),
+             (long long)now.tv_sec, (long)now.tv_nsec);
+    adds(&out, "?flags file that is not a regular file ");
+    adds(&out, value);
+    adds(&out, unique);
+    return out.p;
+  }
   str text = {0};
   char chunk[4096];
-  size_t r;
-  while (file && (r = fread(chunk, 1, sizeof chunk, file)) > 0) add(&text, chunk, r);
-  int failed = !file || ferror(file) || (text.cap && !text.p);
-  if (file) fclose(file);
+  ssize_t r = -1;
+  while (fd >= 0 && ((r = read(fd, chunk, sizeof chunk)) > 0 || (r < 0 && errno == EINTR)))
+    if (r > 0) add(&text, chunk, (size_t)r);
+  int failed = fd < 0 || r < 0 || (text.cap && !text.p);
+  if (fd >= 0) close(fd);
   if (failed) {
     /* not a flag: a word XLA would produce always starts with '-' */
     adds(&out, "?unreadable flags file ");

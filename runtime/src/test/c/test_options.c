@@ -404,6 +404,15 @@ int main(void) {
     char *missing = xkeyed_xla_flags(file);
     CHECK(missing && !strncmp(missing, "?unreadable flags file ", 23), "a missing file: %s", missing);
     free(missing);
+    /* a pipe is not read (xlaFlagsNamingAPipe_isNotRead_andKeysForThisProcessOnly): it would hang
+     * without a writer, and with one take the flags from XLA; its key is this call's own */
+    REQUIRE(mkfifo(file, 0600) == 0, "mkfifo %s", file);
+    char *pipe1 = xkeyed_xla_flags(file), *pipe2 = xkeyed_xla_flags(file);
+    CHECK(pipe1 && pipe2 && !strncmp(pipe1, "?flags file that is not a regular file ", 39) && strcmp(pipe1, pipe2),
+          "a pipe: %s, %s", pipe1, pipe2);
+    free(pipe1);
+    free(pipe2);
+    unlink(file);
   }
 
   /* XLAC_PJRT_PLUGIN_SHA256: trusted only with the file's stat, and only when well formed */

@@ -65,6 +65,15 @@ public final class PluginIdentityText {
    * as {@code \s}, joined by one space. The proxy does the same in C ({@code xkeyed_xla_flags}).
    */
   public static String keyedXlaFlags(String xlaFlags) {
+    if (XlaFlagsText.namesFile(xlaFlags) && !xlaFlags.contains("\0")) {
+      Path file = Path.of(xlaFlags);
+      if (Files.exists(file) && !Files.isRegularFile(file)) {
+        // a pipe or a device: the proxy does not read it (that would take the flags from XLA), and keys for
+        // its own process only; so no key made here can match a run's
+        return "?flags file that is not a regular file " + xlaFlags + " not read, keyed for process "
+            + ProcessHandle.current().pid() + " at " + System.nanoTime();
+      }
+    }
     List<String> words;
     try {
       words = XlaFlagsText.words(xlaFlags);

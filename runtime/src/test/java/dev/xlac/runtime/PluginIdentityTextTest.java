@@ -134,6 +134,17 @@ class PluginIdentityTextTest {
   }
 
   @Test
+  void xlaFlagsNamingAPipe_isNotRead_andKeysForThisProcessOnly(@TempDir Path dir) throws Exception {
+    Path fifo = dir.resolve("fifo");
+    assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
+    String keyed = PluginIdentityText.keyedXlaFlags(fifo.toString()); // returns: nothing opened it to read
+    assertThat(keyed).startsWith("?flags file that is not a regular file " + fifo + " not read, keyed for process ")
+        .isNotEqualTo(PluginIdentityText.keyedXlaFlags(fifo.toString()));
+    assertThat(KeyTool.run("xla-flags", fifo.toString())).startsWith("?flags file that is not a regular file "
+        + fifo + " not read, keyed for process ").isNotEqualTo(KeyTool.run("xla-flags", fifo.toString()));
+  }
+
+  @Test
   void keyedXlaFlags_areTheProxys(@TempDir Path dir) throws Exception {
     Path file = Files.writeString(dir.resolve("flags"), "  --a=\"x\\\"y\"\t--b='p\\ q'\r\n--c=1 stop --d=2\n");
     Path nul = Files.write(dir.resolve("nul"), "--n=a\0b --m=\0q r\0 --o=1".getBytes(StandardCharsets.UTF_8));
