@@ -87,10 +87,19 @@ static void cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
 /*
  * XLA:CPU compiles for LLVM's host CPU name and host features (DetectMachineAttributes in
  * xla/backends/cpu/codegen), which LLVM derives from these CPUID words and XCR0 (the vector state
- * the OS saves). The words are written as they are, masked to the bits that name instruction-set
- * features, so that any change in what LLVM sees changes the line while microcode mitigations
- * (leaf 7 EDX bits 10, 11, 13, 26-31) and the hypervisor bit do not.
+ * the OS saves). The words are written as they are, less the bits that name no instructions, so
+ * that any change in what LLVM sees changes the line while what a hypervisor or a microcode update
+ * flips does not: in leaf 1 ECX debug, virtualisation, power and APIC bits and the hypervisor bit,
+ * in leaf 7 EDX the mitigations (10, 11, 13, 26-31), in leaves 1 EDX and 0x80000001 all but the
+ * instruction sets.
  */
+#define LEAF1_ECX_NOT_ISA 0x8126cdf4u /* bits 2, 4-8, 10, 11, 14, 15, 17, 18, 21, 24, 31 */
+#define LEAF1_EDX_ISA 0x07888911u     /* fpu, tsc, cx8, sep, cmov, clflush, mmx, fxsr, sse, sse2 */
+#define LEAF7_EDX_NOT_ISA 0xfc002c00u /* bits 10, 11, 13, 26-31 */
+/* lahf, lzcnt, sse4a, misalignsse, prfchw, xop, lwp, fma4, tbm, mwaitx */
+#define EXT1_ECX_ISA 0x202189e1u
+/* syscall, mmxext, mmx, fxsr, ffxsr, rdtscp, lm, 3dnowext, 3dnow */
+#define EXT1_EDX_ISA 0xebc00800u
 static void add_host_cpu(str *s) {
   unsigned r[4], max, ext, l1[4], l7[4] = {0}, l71[4] = {0}, d1[4] = {0}, e1[4] = {0}, pt = 0, kl = 0,
                             avx10 = 0, xcr0 = 0;
@@ -130,9 +139,9 @@ static void add_host_cpu(str *s) {
            "cpu_features=1.ecx:%08x 1.edx:%08x 7.ebx:%08x 7.ecx:%08x 7.edx:%08x 7.1.eax:%08x 7.1.edx:%08x "
            "d.1.eax:%08x 14.ebx:%08x 19.ebx:%08x 24.ebx:%08x 80000001.ecx:%08x 80000001.edx:%08x "
            "xcr0:%08x\n",
-           l1[2] & 0x7fffffffu, l1[3], l7[1], l7[2],
-           l7[3] & ~((1u << 10) | (1u << 11) | (1u << 13) | 0xfc000000u), l71[0], l71[3], d1[0], pt, kl,
-           avx10, e1[2], e1[3], xcr0);
+           l1[2] & ~LEAF1_ECX_NOT_ISA, l1[3] & LEAF1_EDX_ISA, l7[1], l7[2], l7[3] & ~LEAF7_EDX_NOT_ISA,
+           l71[0], l71[3], d1[0], pt, kl,
+           avx10, e1[2] & EXT1_ECX_ISA, e1[3] & EXT1_EDX_ISA, xcr0);
   adds(s, line);
 }
 #elif defined(__aarch64__)
