@@ -1,10 +1,13 @@
 #include "key.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "program.h"
 #include "sha256.h"
@@ -88,6 +91,246 @@ static void add_escaped(str *s, const char *text, size_t n) {
   }
 }
 
+/* ---------------------------------------------------------------- the host CPU */
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+
+static void cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
+  r[0] = r[1] = r[2] = r[3] = 0;
+  __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+}
+
+/*
+ * XLA:CPU compiles for LLVM's host CPU name and host features (DetectMachineAttributes in
+ * xla/backends/cpu/codegen), which LLVM derives from these CPUID words and XCR0 (the vector state
+ * the OS saves). The words are written as they are, less the bits that name no instructions, so
+ * that any change in what LLVM sees changes the line while what a hypervisor or a microcode update
+ * flips does not: in leaf 1 ECX debug, virtualisation, power and APIC bits and the hypervisor bit,
+ * in leaf 7 EDX the mitigations (10, 11, 13, 26-31), in leaves 1 EDX and 0x80000001 all but the
+ * instruction sets.
+ */
+#define LEAF1_ECX_NOT_ISA 0x8126cdf4u /* bits 2, 4-8, 10, 11, 14, 15, 17, 18, 21, 24, 31 */
+#define LEAF1_EDX_ISA 0x07888911u     /* fpu, tsc, cx8, sep, cmov, clflush, mmx, fxsr, sse, sse2 */
+#define LEAF7_EDX_NOT_ISA 0xfc002c00u /* bits 10, 11, 13, 26-31 */
+/* lahf, lzcnt, sse4a, misalignsse, prfchw, xop, lwp, fma4, tbm, mwaitx */
+#define EXT1_ECX_ISA 0x202189e1u
+/* syscall, mmxext, mmx, fxsr, ffxsr, rdtscp, lm, 3dnowext, 3dnow */
+#define EXT1_EDX_ISA 0xebc00800u
+static void add_host_cpu(str *s) {
+  unsigned r[4], max, ext, l1[4], l7[4] = {0}, l71[4] = {0}, d1[4] = {0}, e1[4] = {0}, pt = 0, kl = 0,
+                            avx10 = 0, xcr0 = 0;
+  cpuid(0, 0, r);
+  max = r[0];
+  char vendor[13];
+  memcpy(vendor, &r[1], 4);
+  memcpy(vendor + 4, &r[3], 4);
+  memcpy(vendor + 8, &r[2], 4);
+  vendor[12] = 0;
+  for (char *c = vendor; *c; c++)
+    if (*c == '\n' || *c == '\\') *c = '?'; /* the text stays line-based */
+  cpuid(1, 0, l1);
+  if (max >= 7) {
+    cpuid(7, 0, l7);
+    if (l7[0] >= 1) cpuid(7, 1, l71);
+  }
+  if (max >= 0xd) cpuid(0xd, 1, d1);
+  if (max >= 0x14) pt = (cpuid(0x14, 0, r), r[1] & 0x10u);           /* ptwrite */
+  if (max >= 0x19) kl = (cpuid(0x19, 0, r), r[1] & 0x4u);            /* widekl */
+  if (max >= 0x24) avx10 = (cpuid(0x24, 0, r), r[1] & 0x700ffu);     /* AVX10 version, lengths */
+  cpuid(0x80000000u, 0, r);
+  ext = r[0];
+  if (ext >= 0x80000001u) cpuid(0x80000001u, 0, e1);
+  if (l1[2] & (1u << 27)) { /* OSXSAVE: xgetbv is allowed */
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    xcr0 = lo;
+  }
+  unsigned eax = l1[0], family = (eax >> 8) & 0xf, model = (eax >> 4) & 0xf;
+  if (family == 0xf) family += (eax >> 20) & 0xff;
+  if (family == 6 || family >= 0xf) model += ((eax >> 16) & 0xf) << 4;
+  char line[512];
+  snprintf(line, sizeof line, "host_cpu=x86 %s family %u model %u\n", vendor, family, model);
+  adds(s, line);
+  snprintf(line, sizeof line,
+           "cpu_features=1.ecx:%08x 1.edx:%08x 7.ebx:%08x 7.ecx:%08x 7.edx:%08x 7.1.eax:%08x 7.1.edx:%08x "
+           "d.1.eax:%08x 14.ebx:%08x 19.ebx:%08x 24.ebx:%08x 80000001.ecx:%08x 80000001.edx:%08x "
+           "xcr0:%08x\n",
+           l1[2] & ~LEAF1_ECX_NOT_ISA, l1[3] & LEAF1_EDX_ISA, l7[1], l7[2], l7[3] & ~LEAF7_EDX_NOT_ISA,
+           l71[0], l71[3], d1[0], pt, kl,
+           avx10, e1[2] & EXT1_ECX_ISA, e1[3] & EXT1_EDX_ISA, xcr0);
+  adds(s, line);
+}
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
+
+/*
+ * On AArch64 LLVM takes the host CPU's name from /proc/cpuinfo's implementer and part, and its
+ * features from the kernel's hardware capabilities, which getauxval gives as bits.
+ */
+static void add_host_cpu(str *s) {
+  str parts = {0};
+  adds(&parts, "");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[512];
+  while (f && fgets(line, sizeof line, f)) {
+    if (strncmp(line, "CPU implementer", 15) && strncmp(line, "CPU part", 8)) continue;
+    char *v = strchr(line, ':');
+    if (!v) continue;
+    v++;
+    while (*v == ' ' || *v == '\t') v++;
+    v[strcspn(v, "\n")] = 0;
+    char word[80];
+    snprintf(word, sizeof word, " %s %s", line[4] == 'i' ? "implementer" : "part", v);
+    if (parts.p && !strstr(parts.p, word)) adds(&parts, word); /* each distinct one, in file order */
+  }
+  if (f) fclose(f);
+  adds(s, "host_cpu=aarch64");
+  adds(s, parts.p ? parts.p : " ?");
+  free(parts.p);
+  snprintf(line, sizeof line, "\ncpu_features=hwcap:%lx hwcap2:%lx\n", getauxval(AT_HWCAP), getauxval(AT_HWCAP2));
+  adds(s, line);
+}
+#else
+#include <sys/utsname.h>
+
+/* Another machine: only its name (a layout must then not be shared between different CPUs). */
+static void add_host_cpu(str *s) {
+  struct utsname u;
+  const char *machine = uname(&u) == 0 ? u.machine : "?";
+  adds(s, "host_cpu=");
+  add_escaped(s, machine, strlen(machine));
+  adds(s, "\ncpu_features=?\n");
+}
+#endif
+
+char *xhost_cpu_lines(xstr platform_name) {
+  str s = {0};
+  adds(&s, "");
+  if (platform_name.size == 3 && !memcmp(platform_name.data, "cpu", 3)) add_host_cpu(&s);
+  return s.p;
+}
+
+/* ---------------------------------------------------------------- XLA_FLAGS as XLA reads it */
+
+static int flag_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+/* XLA's flag-name characters. A NUL counts too: XLA tests them with strchr, which finds the NUL. */
+static int flag_name_char(char c) {
+  return c == 0 || c == '-' || c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+         (c >= 'A' && c <= 'Z');
+}
+
+/* Whether an XLA_FLAGS word only steers dumping or names a local path (see xkeyed_xla_flags). */
+static int dump_only_flag(const char *t, size_t n) {
+  while (n && *t == '-') t++, n--;
+  static const char *const EXACT[] = {"xla_force_host_platform_device_count", "xla_gpu_cuda_data_dir"};
+  size_t name = 0;
+  while (name < n && t[name] != '=') name++;
+  if (name >= 9 && !strncmp(t, "xla_dump_", 9)) return 1;
+  for (size_t i = 0; i < sizeof EXACT / sizeof EXACT[0]; i++)
+    if (name == strlen(EXACT[i]) && !strncmp(t, EXACT[i], name)) return 1;
+  return 0;
+}
+
+/* Appends one word to the keyed flags: after a space when not the first, `\` as `\\`, a space as
+ * `\s` (so that the words can be told apart), cut at a NUL as XLA's strdup cuts it. */
+static void add_word(str *out, const char *word, size_t n) {
+  size_t len = 0;
+  while (len < n && word[len]) len++;
+  if (dump_only_flag(word, len)) return;
+  if (out->n) adds(out, " ");
+  for (size_t i = 0; i < len; i++) {
+    if (word[i] == '\\') adds(out, "\\\\");
+    else if (word[i] == ' ') adds(out, "\\s");
+    else add(out, word + i, 1);
+  }
+}
+
+/*
+ * Splits flags into words as XLA's ParseArgvFromString does (xla/parse_flags_from_env.cc): a word
+ * starts at a `-`; `--name="..."` or `--name='...'` is one word with the quotes removed (in double
+ * quotes a backslash takes the next character literally), any other word ends at whitespace
+ * (space, tab, CR, LF); XLA stops at the first word that does not start with `-`, and so does this.
+ */
+static void split_flags(str *out, const char *f, size_t n) {
+  size_t b = 0;
+  while (b < n && flag_space(f[b])) b++;
+  while (b < n && f[b] == '-') {
+    size_t e = b;
+    while (e < n && flag_name_char(f[e])) e++;
+    if (e + 1 < n && f[e] == '=' && (f[e + 1] == '"' || f[e + 1] == '\'' || f[e + 1] == 0)) {
+      char quote = f[e + 1];
+      str word = {0};
+      add(&word, f + b, e + 1 - b); /* the name and its '=' */
+      for (e += 2; e < n && f[e] != quote; e++) {
+        if (quote == '"' && f[e] == '\\' && e + 1 < n) e++;
+        add(&word, f + e, 1);
+      }
+      if (e < n) e++; /* the closing quote */
+      if (!word.p) { /* out of memory: make the whole result fail */
+        free(out->p);
+        out->p = NULL;
+        out->cap = 1;
+        return;
+      }
+      add_word(out, word.p, word.n);
+      free(word.p);
+    } else {
+      while (e < n && !flag_space(f[e])) e++;
+      add_word(out, f + b, e - b);
+    }
+    while (e < n && flag_space(f[e])) e++;
+    b = e;
+  }
+}
+
+char *xkeyed_xla_flags(const char *value) {
+  if (!value || !*value) return NULL;
+  str out = {0};
+  adds(&out, ""); /* an empty result is "", not NULL */
+  size_t lead = 0;
+  while (flag_space(value[lead])) lead++;
+  if (value[lead] == '-') {
+    split_flags(&out, value, strlen(value));
+    return out.p;
+  }
+  /* XLA takes any other value as the name of a file of flags, as it is (spaces too), and dies when
+   * it cannot read it; the key covers the flags in the file, not its name */
+  int fd = open(value, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+    /* A pipe (XLA_FLAGS=<(...)) or a device: reading it would take the flags from XLA. What it holds
+     * is unknown, so the key is this process's own: a miss, never another run's executable. */
+    close(fd);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    char unique[96];
+    snprintf(unique, sizeof unique, " not read, keyed for process %ld at %lld.%09ld", (long)getpid(),
+             (long long)now.tv_sec, (long)now.tv_nsec);
+    adds(&out, "?flags file that is not a regular file ");
+    adds(&out, value);
+    adds(&out, unique);
+    return out.p;
+  }
+  str text = {0};
+  char chunk[4096];
+  ssize_t r = -1;
+  while (fd >= 0 && ((r = read(fd, chunk, sizeof chunk)) > 0 || (r < 0 && errno == EINTR)))
+    if (r > 0) add(&text, chunk, (size_t)r);
+  int failed = fd < 0 || r < 0 || (text.cap && !text.p);
+  if (fd >= 0) close(fd);
+  if (failed) {
+    /* not a flag: a word XLA would produce always starts with '-' */
+    adds(&out, "?unreadable flags file ");
+    adds(&out, value);
+  } else if (text.p) {
+    split_flags(&out, text.p, text.n);
+  }
+  free(text.p);
+  return out.p;
+}
+
 static int by_name(const void *a, const void *b) {
   const xp_named_value *x = *(const xp_named_value *const *)a, *y = *(const xp_named_value *const *)b;
   size_t n = x->name_size < y->name_size ? x->name_size : y->name_size;
@@ -163,7 +406,7 @@ static int by_bytes(const void *a, const void *b) {
 char *xidentity_text(const xidentity_parts *p, size_t *size) {
   str s = {0};
   char num[96];
-  adds(&s, "xlac-pjrt-plugin/2\nplatform_name=");
+  adds(&s, "xlac-pjrt-plugin/3\nplatform_name=");
   add_escaped(&s, p->platform_name.data, p->platform_name.size);
   adds(&s, "\nplatform_version=");
   add_escaped(&s, p->platform_version.data, p->platform_version.size);
@@ -191,6 +434,7 @@ char *xidentity_text(const xidentity_parts *p, size_t *size) {
     adds(&s, "\n");
   }
   free(kinds);
+  if (p->host_cpu_lines) adds(&s, p->host_cpu_lines);
   adds(&s, "xla_flags=");
   add_escaped(&s, p->xla_flags.data, p->xla_flags.size);
   adds(&s, "\nlibtpu_init_args=");

@@ -20,18 +20,30 @@ void xrequest_key(const uint8_t *format, size_t format_size, const uint8_t *prog
  * of memory or when a named value's struct is smaller than the fields read). */
 char *xidentity_attributes(const xp_named_value *attributes, size_t count);
 
+/* XLA_FLAGS as the key sees it: the flags XLA reads (from the value, or from the file it names),
+ * split into words exactly as XLA splits them, without the dump-only ones, each written with `\` as
+ * `\\` and a space as `\s`, joined by one space (runtime/README.md). malloc'd; NULL when `value` is
+ * NULL or empty, or out of memory. Reads the file, when it names one, now. */
+char *xkeyed_xla_flags(const char *value);
+
 typedef struct {
   const char *data;
   size_t size;
 } xstr;
 
-/* What the identity text (xlac-pjrt-plugin/2) is made of. */
+/* The identity's host CPU lines ("host_cpu=...\ncpu_features=...\n", runtime/README.md) when the
+ * platform is "cpu" (XLA:CPU compiles for the host's instruction set), else "". malloc'd; NULL when
+ * out of memory. */
+char *xhost_cpu_lines(xstr platform_name);
+
+/* What the identity text (xlac-pjrt-plugin/3) is made of. */
 typedef struct {
   xstr platform_name, platform_version;
   int api_major, api_minor;
   const char *plugin_sha256_hex;
   size_t device_count;      /* addressable devices of the compile's client */
   const xstr *device_kinds; /* their kinds, one per device, any order, repeats allowed */
+  const char *host_cpu_lines; /* from xhost_cpu_lines; NULL: none */
   xstr xla_flags, libtpu_init_args;
   const char *attribute_lines; /* from xidentity_attributes */
 } xidentity_parts;

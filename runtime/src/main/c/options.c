@@ -219,7 +219,9 @@ static bool put_map(buf *out, uint32_t number, enum msg value_msg, const field *
     qsort(inner, k, sizeof *inner, by_number);
     for (size_t j = 0; j < k && ok; j++) {
       if (inner[j].number == 1) {
-        if (inner[j].wire != 2 && inner[j].wire != 0) ok = false;
+        /* every map of the table has string keys: a key of another wire type is not one, and
+         * comparing its payload bytes alone would let it stand for a string key (rule 4) */
+        if (inner[j].wire != 2) ok = false;
         e[i].key = inner[j].value;
         e[i].key_size = inner[j].value_size;
         put_field(&e[i].bytes, 1, inner[j].wire, inner[j].value, inner[j].value_size);

@@ -13,7 +13,6 @@
  * may arrive on several threads at once.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -169,48 +168,6 @@ static const char *unwrappable(const void *api, char *why, size_t size) {
   return NULL;
 }
 
-/* Whether an XLA_FLAGS token only steers dumping or names a local path (see keyed_xla_flags). */
-static int dump_only_flag(const char *t, size_t n) {
-  while (n && *t == '-') t++, n--;
-  static const char *const EXACT[] = {"xla_force_host_platform_device_count", "xla_gpu_cuda_data_dir"};
-  size_t name = 0;
-  while (name < n && t[name] != '=') name++;
-  if (name >= 9 && !strncmp(t, "xla_dump_", 9)) return 1;
-  for (size_t i = 0; i < sizeof EXACT / sizeof EXACT[0]; i++)
-    if (name == strlen(EXACT[i]) && !strncmp(t, EXACT[i], name)) return 1;
-  return 0;
-}
-
-/*
- * XLA_FLAGS as the key sees it: the whitespace-separated flags in their order, joined by one space,
- * without the flags that only steer dumping (--xla_dump_*) or name a local path, the same ones the
- * canonical options drop (options.c). xlac dump sets --xla_dump_to; the run it records for does not.
- * NULL when nothing is left. PluginIdentityText.keyedXlaFlags does the same in Java.
- */
-static char *keyed_xla_flags(const char *flags) {
-  if (!flags) return NULL;
-  size_t n = strlen(flags);
-  char *out = malloc(n + 1);
-  if (!out) return NULL;
-  size_t o = 0;
-  for (size_t i = 0; i < n;) {
-    while (i < n && isspace((unsigned char)flags[i])) i++;
-    size_t start = i;
-    while (i < n && !isspace((unsigned char)flags[i])) i++;
-    if (i > start && !dump_only_flag(flags + start, i - start)) {
-      if (o) out[o++] = ' ';
-      memcpy(out + o, flags + start, i - start);
-      o += i - start;
-    }
-  }
-  out[o] = 0;
-  if (!o) {
-    free(out);
-    return NULL;
-  }
-  return out;
-}
-
 static xpjrt_error *proxy_compile(xp_client_compile_args *args);
 
 /* Opens the file the real plugin was loaded from (dlopen of a name without a slash searches the
@@ -295,7 +252,7 @@ static void init(void) {
   }
   /* the plugin reads these itself (XLA_FLAGS fills the debug options a request does not carry) */
   const char *flags = getenv("XLA_FLAGS"), *tpu = getenv("LIBTPU_INIT_ARGS");
-  cfg.xla_flags = keyed_xla_flags(flags);
+  cfg.xla_flags = xkeyed_xla_flags(flags); /* a file it names is read now, as XLA reads it once */
   cfg.libtpu_init_args = tpu ? strdup(tpu) : NULL;
   open_plugin_file(handle, path);
   if (!cfg.real_path) return;
@@ -319,6 +276,19 @@ EXPORT const void *GetPjrtApi(void) {
 
 /* For tests: how many executes had their PJRT_ExecuteOptions enlarged (bridge.h). */
 EXPORT uint64_t XlacPjrt_BridgedExecutes(void) { return atomic_load(&bridged_executes); }
+
+/*
+ * The identity's host CPU lines of this machine (xhost_cpu_lines for a "cpu" platform), for xlac's
+ * Java side, which keys recorded requests for a plugin as the proxy would here: written into `out`
+ * (NUL-terminated, cut to `size`); returns their length, or 0 when out of memory.
+ */
+EXPORT size_t XlacPjrt_HostCpuLines(char *out, size_t size) {
+  char *lines = xhost_cpu_lines((xstr){"cpu", 3});
+  size_t n = lines ? strlen(lines) : 0;
+  if (out && size) snprintf(out, size, "%s", lines ? lines : "");
+  free(lines);
+  return n;
+}
 
 /* For tests: compiles, hits, misses, fallbacks, recorded, unrecorded. */
 EXPORT void XlacPjrt_Counters(uint64_t out[6]) {
@@ -496,7 +466,11 @@ static const identity *identity_for(xpjrt_client *client, char *reason, size_t s
   for (identity *i = desc ? atomic_load(&identities) : NULL; i && !found; i = i->next)
     if (i->client_size == desc_size && !memcmp(i->client, desc, desc_size)) found = i;
   const char *sha = NULL, *attrs = NULL;
-  if (desc && !found && (sha = plugin_sha256(reason, size)) && (attrs = attributes(reason, size))) {
+  char *host = NULL;
+  if (desc && !found && (sha = plugin_sha256(reason, size)) && (attrs = attributes(reason, size)) &&
+      !(host = xhost_cpu_lines(c.name)))
+    snprintf(reason, size, "out of memory");
+  if (host) {
     xidentity_parts parts = {
         .platform_name = c.name,
         .platform_version = c.version,
@@ -505,6 +479,7 @@ static const identity *identity_for(xpjrt_client *client, char *reason, size_t s
         .plugin_sha256_hex = sha,
         .device_count = c.device_count,
         .device_kinds = c.kinds,
+        .host_cpu_lines = host,
         .xla_flags = {cfg.xla_flags ? cfg.xla_flags : "", cfg.xla_flags ? strlen(cfg.xla_flags) : 0},
         .libtpu_init_args = {cfg.libtpu_init_args ? cfg.libtpu_init_args : "",
                              cfg.libtpu_init_args ? strlen(cfg.libtpu_init_args) : 0},
@@ -525,6 +500,7 @@ static const identity *identity_for(xpjrt_client *client, char *reason, size_t s
       snprintf(reason, size, "out of memory");
     }
   }
+  free(host);
   free(desc);
   free(c.kinds);
   return found;

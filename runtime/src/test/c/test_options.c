@@ -2,6 +2,7 @@
  * of a value gives another, unparseable options still get a key, and a JAX-like request's key is
  * pinned (RequestKeyTest pins the same). Also the identity text's attribute lines. */
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "key.h"
 #include "options.h"
@@ -93,6 +94,12 @@ static void key_hex(const msg *options, char out[65]) {
                strlen(IDENTITY), key);
   free(c);
   xhex(key, 32, out);
+}
+
+static int count_newlines(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
 }
 
 static int same_canonical(const msg *a, const msg *b) {
@@ -231,6 +238,27 @@ int main(void) {
   CHECK(same_canonical(&d1, &d2), "the last entry of a key wins");
   CHECK(!same_canonical(&d1, &d3), "the last entry of a key wins, not the first");
 
+  /* a map key of another wire type than a string's is unparseable, never the string of its bytes
+   * (mapKeyOfAnotherWireType_doesNotStandForAStringKey): [key varint 1 -> x, key "\x01" -> y] and
+   * [key "\x01" -> y] are different messages */
+  {
+    msg varint_key = {0}, string_key = {0}, both = {0}, only_string = {0}, x = {0}, y = {0};
+    sfield(&x, 1, "x"); /* OptionOverrideProto values */
+    sfield(&y, 1, "y");
+    vfield(&varint_key, 1, 1);
+    lfield(&varint_key, 2, x.b, x.n);
+    lfield(&string_key, 1, "\x01", 1);
+    lfield(&string_key, 2, y.b, y.n);
+    lfield(&both, 7, varint_key.b, varint_key.n);
+    lfield(&both, 7, string_key.b, string_key.n);
+    lfield(&only_string, 7, string_key.b, string_key.n);
+    CHECK(!same_canonical(&both, &only_string), "a varint map key does not stand for a string key");
+    size_t n;
+    uint8_t *c = xcanonical_options(both.b, both.n, &n);
+    CHECK(c && n == both.n + 1 && c[0] == 0xff, "a varint map key makes the options unparseable");
+    free(c);
+  }
+
   /* OptionOverrideProto's oneof: the member written last wins, as protobuf has it
    * (oneofMemberWrittenLastWins) */
   {
@@ -293,7 +321,7 @@ int main(void) {
   v[0].struct_size = 40; /* a plugin whose named values are smaller than the fields read */
   CHECK(xidentity_attributes(v, 5) == NULL, "too-small named values are refused");
 
-  /* the whole text (v2): NULs escaped, not cut off (identityTextKeepsBytesAfterANul); device kinds
+  /* the whole text (v3): NULs escaped, not cut off (identityTextKeepsBytesAfterANul); device kinds
    * counted, distinct, sorted; XLA_FLAGS and LIBTPU_INIT_ARGS lines (identityCoversXlaFlags) */
   {
     xstr kinds[3] = {{"b", 1}, {"a\0z", 3}, {"b", 1}};
@@ -305,15 +333,16 @@ int main(void) {
         .plugin_sha256_hex = "ab",
         .device_count = 3,
         .device_kinds = kinds,
+        .host_cpu_lines = "host_cpu=x\ncpu_features=y\n",
         .xla_flags = {"--xla_cpu_enable_fast_math=true", 31},
         .libtpu_init_args = {"", 0},
         .attribute_lines = "attribute=x=b:true\n",
     };
     size_t size = 0;
     char *text = xidentity_text(&p, &size);
-    const char *want = "xlac-pjrt-plugin/2\nplatform_name=c\\0pu\nplatform_version=v\\\\1\\n\n"
+    const char *want = "xlac-pjrt-plugin/3\nplatform_name=c\\0pu\nplatform_version=v\\\\1\\n\n"
                        "api_version=0.115\nplugin_sha256=ab\ndevice_kind=a\\0z\n"
-                       "device_kind=b\nxla_flags=--xla_cpu_enable_fast_math=true\nlibtpu_init_args=\n"
+                       "device_kind=b\nhost_cpu=x\ncpu_features=y\nxla_flags=--xla_cpu_enable_fast_math=true\nlibtpu_init_args=\n"
                        "attribute=x=b:true\n";
     CHECK(text && size == strlen(want) && !strcmp(text, want), "identity text:\n%s", text);
     free(text);
@@ -321,6 +350,69 @@ int main(void) {
     char *other = xidentity_text(&p, &size);
     CHECK(other && !strstr(other, "fast_math"), "another XLA_FLAGS, another text");
     free(other);
+  }
+
+  /* the host CPU lines: this machine's for a "cpu" platform, none for another */
+  {
+    char *cpu = xhost_cpu_lines((xstr){"cpu", 3}), *gpu = xhost_cpu_lines((xstr){"cuda", 4});
+    CHECK(cpu && !strncmp(cpu, "host_cpu=", 9) && strstr(cpu, "\ncpu_features=") && cpu[strlen(cpu) - 1] == '\n' &&
+              count_newlines(cpu) == 2, "cpu lines: %s", cpu);
+    CHECK(gpu && !*gpu, "no lines for another platform: %s", gpu);
+    free(cpu);
+    free(gpu);
+  }
+
+  /* XLA_FLAGS split as XLA splits them (quotedXlaFlagsValues_keepTheirSpaces,
+   * droppedDumpWord_isNeverFoundInsideAQuotedValue), and read from the file it names
+   * (xlaFlagsNamingAFile_keyTheFlagsInTheFile) */
+  {
+    struct {
+      const char *value, *want;
+    } cases[] = {
+        {"--f=\"a  b\"", "--f=a\\s\\sb"},
+        {"--f=\"a b\"", "--f=a\\sb"},
+        {"--f='ab' --g=\"c\"", "--f=ab --g=c"},
+        {"--f=\"x --xla_dump_to=y\" --xla_dump_to=/d", "--f=x\\s--xla_dump_to=y"},
+        {" --a=1\t--b=\"p\\\"q\\\\r\" -c='s\\ t' word --d=2", "--a=1 --b=p\"q\\\\r -c=s\\\\\\st"},
+        {"--f=\"unterminated  ", "--f=unterminated\\s\\s"},
+        {"--xla_dump_to=/x --xla_force_host_platform_device_count=8", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      char *k = xkeyed_xla_flags(cases[i].value);
+      CHECK(k && !strcmp(k, cases[i].want), "XLA_FLAGS %s: %s, not %s", cases[i].value, k, cases[i].want);
+      free(k);
+    }
+    CHECK(xkeyed_xla_flags(NULL) == NULL && xkeyed_xla_flags("") == NULL, "unset and empty");
+    const char *tmp_dir = getenv("XLAC_TEST_TMP");
+    char file[600];
+    snprintf(file, sizeof file, "%s/xla-flags-file", tmp_dir ? tmp_dir : "/tmp");
+    mkdir(tmp_dir ? tmp_dir : "/tmp", 0700);
+    FILE *f = fopen(file, "w");
+    REQUIRE(f, "cannot write %s", file);
+    fputs("--xla_backend_optimization_level=2\n--xla_dump_to=/d\n", f);
+    fclose(f);
+    char *from_file = xkeyed_xla_flags(file);
+    CHECK(from_file && !strcmp(from_file, "--xla_backend_optimization_level=2"), "from the file: %s", from_file);
+    f = fopen(file, "w");
+    fputs("--xla_backend_optimization_level=1\n", f);
+    fclose(f);
+    char *edited = xkeyed_xla_flags(file);
+    CHECK(edited && !strcmp(edited, "--xla_backend_optimization_level=1"), "an edited file: %s", edited);
+    free(from_file);
+    free(edited);
+    unlink(file);
+    char *missing = xkeyed_xla_flags(file);
+    CHECK(missing && !strncmp(missing, "?unreadable flags file ", 23), "a missing file: %s", missing);
+    free(missing);
+    /* a pipe is not read (xlaFlagsNamingAPipe_isNotRead_andKeysForThisProcessOnly): it would hang
+     * without a writer, and with one take the flags from XLA; its key is this call's own */
+    REQUIRE(mkfifo(file, 0600) == 0, "mkfifo %s", file);
+    char *pipe1 = xkeyed_xla_flags(file), *pipe2 = xkeyed_xla_flags(file);
+    CHECK(pipe1 && pipe2 && !strncmp(pipe1, "?flags file that is not a regular file ", 39) && strcmp(pipe1, pipe2),
+          "a pipe: %s, %s", pipe1, pipe2);
+    free(pipe1);
+    free(pipe2);
+    unlink(file);
   }
 
   /* XLAC_PJRT_PLUGIN_SHA256: trusted only with the file's stat, and only when well formed */

@@ -879,8 +879,15 @@ int main(void) {
         "options as received");
   CHECK(rec.executable.size > 0 && rec.compile_ns > 0, "executable and compile time");
   char *identity = strndup((const char *)rec.identity.data, rec.identity.size);
-  CHECK(!strncmp(identity, "xlac-pjrt-plugin/2\nplatform_name=cpu\nplatform_version=", 53), "%s", identity);
+  CHECK(!strncmp(identity, "xlac-pjrt-plugin/3\nplatform_name=cpu\nplatform_version=", 53), "%s", identity);
   CHECK(!strstr(identity, "device_count=") && strstr(identity, "\ndevice_kind=cpu\n") != NULL, "%s", identity);
+  {
+    /* a CPU plugin's identity names this machine's CPU, right after the device kinds */
+    char *host = xhost_cpu_lines((xstr){"cpu", 3}), want_host[1200];
+    snprintf(want_host, sizeof want_host, "\ndevice_kind=cpu\n%sxla_flags=", host ? host : "?");
+    CHECK(host && !strncmp(host, "host_cpu=", 9) && strstr(identity, want_host), "%s", identity);
+    free(host);
+  }
   CHECK(strstr(identity, "\nxla_flags=\nlibtpu_init_args=\n") != NULL, "%s", identity);
   CHECK(strstr(identity, "\napi_version=0.") != NULL, "%s", identity);
   char sha_line[100];
@@ -925,6 +932,35 @@ int main(void) {
     CHECK(id && strncmp(name, key_hex, 64) != 0, "another key with XLA_FLAGS: %s", name);
     CHECK(id && strstr(id, "\nxla_flags=--xla_backend_optimization_level=2\n"), "%s", id);
     free(id);
+  }
+
+  /* XLA_FLAGS naming a file: the key covers the flags in it, so the same flags written in a file give
+   * the key they give in the variable, and an edited file another one
+   * (xlaFlagsNamingAFile_keyTheFlagsInTheFile) */
+  {
+    char *flags_file = strdup(path_of("xla-flags-file"));
+    char keys[2][65];
+    const char *contents[2] = {"--xla_backend_optimization_level=2\n", "--xla_backend_optimization_level=1\n"};
+    for (int i = 0; i < 2; i++) {
+      REQUIRE(write_file(flags_file, contents[i], strlen(contents[i])) == 0, "write %s", flags_file);
+      char *dir = strdup(path_of("spool-flags-file-%d", i));
+      mkdirs(dir);
+      compile_plan plan = {{1}, 0, 1, 0, 0};
+      const char *e[] = {real, plugin_env, env("XLAC_PJRT_RECORD=%s", dir), env("XLA_FLAGS=%s", flags_file), NULL};
+      CHECK(run_child(scenario_compile, &plan, path_of("flags-file-%d.err", i), e) == 0, "XLA_FLAGS file run %d", i);
+      char name[300];
+      char *id = record_identity(dir, name);
+      snprintf(keys[i], sizeof keys[i], "%.64s", name);
+      snprintf(want, sizeof want, "\nxla_flags=--xla_backend_optimization_level=%d\n", 2 - i);
+      CHECK(id && strstr(id, want), "the file's flags: %s", id);
+      free(id);
+      free(dir);
+    }
+    char name[300];
+    free(record_identity(path_of("spool-flags"), name));
+    CHECK(!strncmp(keys[0], name, 64), "the file's flags give the variable's key: %s, %s", keys[0], name);
+    CHECK(strcmp(keys[0], keys[1]) != 0, "an edited flags file gives another key");
+    free(flags_file);
   }
 
   /* XLAC_PJRT_PLUGIN_SHA256 is trusted for the stat it names only (staleOrMalformedPluginShaIsRehashed) */
@@ -1034,6 +1070,31 @@ int main(void) {
     CHECK(strstr(stats, "\t123456789\n") != NULL, "saved ns from the entry: %s", stats);
     free(stats);
     CHECK(count_files(path_of("spool-hit"), "", "") == 2, "a hit is not recorded"); /* . and .. */
+  }
+
+  /* an entry recorded on a machine with a CPU feature this one lacks (its identity's cpu_features
+   * line has one more bit) is a miss: XLA:CPU's code for it could die of SIGILL here
+   * (recordedOnAnotherCpu_isAMiss) */
+  {
+    char *other = strndup((const char *)rec.identity.data, rec.identity.size);
+    char *word = other ? strstr(other, "\ncpu_features=") : NULL;
+    REQUIRE(word && (word = strstr(word, "7.ebx:")), "a cpu_features line with 7.ebx: %s", other);
+    word += 6; /* leaf 7 EBX (AVX2, AVX-512...): one more bit, a feature this machine lacks */
+    unsigned bits = (unsigned)strtoul(word, NULL, 16), more = bits | (~bits & (~bits + 1));
+    REQUIRE(more != bits, "a feature bit to add");
+    char hex8[9];
+    snprintf(hex8, sizeof hex8, "%08x", more);
+    memcpy(word, hex8, 8);
+    uint8_t other_key[32];
+    key_of(1, (xspan){(const uint8_t *)other, strlen(other)}, other_key);
+    CHECK(memcmp(other_key, rec.key, 32) != 0, "another CPU, another key");
+    char *dir = strdup(path_of("layout-other-cpu"));
+    write_entry(dir, other_key, rec.executable.data, rec.executable.size, 1);
+    compile_plan plan = {{1}, 0, 1, 0, 0};
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_LAYOUT=%s", dir), NULL};
+    CHECK(run_child(scenario_compile, &plan, path_of("other-cpu.err"), e) == 0, "another CPU's entry: a miss");
+    free(dir);
+    free(other);
   }
 
   /* 5. broken entries: each falls back, computes the right result, says so once */

@@ -7,9 +7,13 @@
  *   xlac-pjrt-key program PROGRAM_FILE...               hex of the canonical HloModuleProto, one line each
  *       ("raw" when it does not parse: the key then hashes the exact bytes)
  *   xlac-pjrt-key identity NAME VERSION MAJOR MINOR SHA XLA_FLAGS LIBTPU_INIT_ARGS COUNT KIND... \
- *       [TYPE NAME VALUE]...                          the identity text (COUNT device kinds)
+ *       [TYPE NAME VALUE]...                          the identity text (COUNT device kinds; for the
+ *       platform "cpu", this machine's host CPU lines)
  *       TYPE: s (string), i (int64), l (comma-separated int64s), f (float), b (true/false);
  *       a string argument written hex:<hex digits> stands for those bytes (to pass a NUL)
+ *   xlac-pjrt-key host-cpu                               this machine's host CPU lines of the identity
+ *   xlac-pjrt-key xla-flags VALUE                        the keyed XLA_FLAGS for that value (a file it
+ *       names is read), then a newline
  *   xlac-pjrt-key stat FILE [ENV]                        SIZE:MTIME_NS:DEV:INO as the proxy stats FILE;
  *       with ENV (an XLAC_PJRT_PLUGIN_SHA256 value) a second line: match or mismatch
  */
@@ -66,6 +70,18 @@ int main(int argc, char **argv) {
            (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
     uint8_t digest[32];
     if (argc == 4) printf("%s\n", xplugin_sha_env_matches(argv[3], &st, digest) ? "match" : "mismatch");
+    return 0;
+  }
+  if (argc == 2 && !strcmp(argv[1], "host-cpu")) { /* this machine's lines, as a "cpu" platform's */
+    char *lines = xhost_cpu_lines((xstr){"cpu", 3});
+    printf("%s", lines ? lines : "");
+    free(lines);
+    return 0;
+  }
+  if (argc == 3 && !strcmp(argv[1], "xla-flags")) {
+    char *keyed = xkeyed_xla_flags(argv[2]);
+    printf("%s\n", keyed ? keyed : "");
+    free(keyed);
     return 0;
   }
   if (argc >= 3 && !strcmp(argv[1], "canonical")) {
@@ -164,6 +180,7 @@ int main(int argc, char **argv) {
         .libtpu_init_args = arg(argv[8]),
         .device_count = (size_t)devices,
         .device_kinds = kinds,
+        .host_cpu_lines = xhost_cpu_lines(arg(argv[2])), /* this machine's, as the proxy's */
         .attribute_lines = attrs,
     };
     size_t size;

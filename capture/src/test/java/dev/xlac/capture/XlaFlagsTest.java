@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.xlac.core.JsonStringList;
+import dev.xlac.core.XlaFlagsText;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class XlaFlagsTest {
   private static final Path DIR = Path.of("/stage/main");
@@ -42,6 +45,30 @@ class XlaFlagsTest {
     XlaFlags.Merged off = XlaFlags.merge("--xla_dump_hlo_as_proto=false", DIR);
     assertThat(off.flags()).isEqualTo("--xla_dump_to=/stage/main --xla_dump_hlo_as_proto");
     assertThat(off.notes()).hasSize(1);
+  }
+
+  @Test
+  void merge_keepsQuotedValuesWhole_andFindsNoDumpFlagInsideThem() throws Exception {
+    XlaFlags.Merged m = XlaFlags.merge("--xla_foo=\"a  b\" --xla_bar='x --xla_dump_to=/y' --xla_baz=\"'q'\"", DIR);
+    assertThat(m.flags()).isEqualTo("--xla_foo=\"a  b\" --xla_bar=\"x --xla_dump_to=/y\" --xla_baz=\"'q'\""
+        + " --xla_dump_to=/stage/main --xla_dump_hlo_as_proto");
+    assertThat(m.replacedDumpTo()).isEmpty();
+    // XLA reads the user's words back unchanged
+    assertThat(XlaFlagsText.words(m.flags())).containsExactly("--xla_foo=a  b", "--xla_bar=x --xla_dump_to=/y",
+        "--xla_baz='q'", "--xla_dump_to=/stage/main", "--xla_dump_hlo_as_proto");
+    assertThat(XlaFlagsText.words(XlaFlags.merge(null, Path.of("/a b")).flags()).getFirst())
+        .isEqualTo("--xla_dump_to=/a b");
+  }
+
+  @Test
+  void merge_takesTheFlagsOfTheFileXlaFlagsNames(@TempDir Path dir) throws Exception {
+    Path file = Files.writeString(dir.resolve("flags"), "--xla_cpu_x=1\n--xla_dump_to=/mine\n");
+    XlaFlags.Merged m = XlaFlags.merge(file.toString(), DIR);
+    assertThat(m.flags()).isEqualTo("--xla_cpu_x=1 --xla_dump_to=/stage/main --xla_dump_hlo_as_proto");
+    assertThat(m.replacedDumpTo()).contains("/mine");
+    XlaFlags.Merged missing = XlaFlags.merge(dir.resolve("missing").toString(), DIR);
+    assertThat(missing.flags()).isEqualTo("--xla_dump_to=/stage/main --xla_dump_hlo_as_proto");
+    assertThat(missing.notes()).singleElement().asString().startsWith("XLA_FLAGS names the file " + dir);
   }
 
   @Test

@@ -110,7 +110,7 @@ public final class CompileRuns {
           List<CompileWork> work = new ArrayList<>();
           graphs.forEach((fp, module) -> work.add(new CompileWork.Graph(fp, module)));
           if (prepared.identityText() != null) {
-            work.addAll(RecordedRequests.plan(store, recorded, prepared.identityText()));
+            work.addAll(RecordedRequests.plan(store, recorded, prepared.identityText(), listener::notice));
           }
           List<GraphResult> foreign = new ArrayList<>();
           for (CompileWork.Request r : carried) {
@@ -119,8 +119,8 @@ public final class CompileRuns {
             } else {
               foreign.add(new GraphResult(r.key(), r.name(), GraphResult.Status.NOT_RUN, java.time.Duration.ZERO, 0,
                   null, "not compiled: " + (prepared.identityText() == null ? "this compiler is not a PJRT plugin"
-                  : "it is keyed for a plugin identity other than this node's (another plugin file, or other"
-                  + " XLA_FLAGS or LIBTPU_INIT_ARGS, than the submitter's)")));
+                  : "it is keyed for a plugin identity other than this node's (another plugin file, another CPU,"
+                  + " or other XLA_FLAGS or LIBTPU_INIT_ARGS, than the submitter's)")));
             }
           }
           List<GraphResult> results;
@@ -164,7 +164,14 @@ public final class CompileRuns {
       drivers.close();
       throw e;
     }
-    String text = first.pluginFacts().map(f -> RecordedRequests.identityText(f, System.getenv())).orElse(null);
+    String text;
+    try { // for a CPU plugin this loads the runtime library (the host CPU lines), which can fail
+      text = first.pluginFacts().map(f -> RecordedRequests.identityText(f, System.getenv())).orElse(null);
+    } catch (RuntimeException | Error e) {
+      try (drivers; first) {
+        throw e;
+      }
+    }
     return new RunDrivers(RecordedRequests.withFirst(drivers, first, store.directory()), text);
   }
 

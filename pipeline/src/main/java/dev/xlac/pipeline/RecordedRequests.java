@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 
 /**
  * The runtime's recorded requests as work for {@code parallel-compile} with a PJRT plugin: each recorded request
@@ -39,21 +40,59 @@ final class RecordedRequests {
    * out.
    */
   static List<CompileWork> plan(CacheStore store, List<RequestInfo> recorded, String identityText) {
+    return plan(store, recorded, identityText, line -> {});
+  }
+
+  /**
+   * {@link #plan(CacheStore, List, String)}, and one line to {@code notice} when requests were recorded on a machine
+   * whose CPU (the identity's {@code host_cpu} or {@code cpu_features} line) is not this one's: XLA:CPU compiles for
+   * the host's instruction set, so their entries, keyed with this machine's identity, serve only machines with this
+   * machine's CPU, never the one they were recorded on.
+   */
+  static List<CompileWork> plan(CacheStore store, List<RequestInfo> recorded, String identityText,
+      Consumer<String> notice) {
     byte[] identity = identityText.getBytes(StandardCharsets.UTF_8);
     Map<RequestKey, CompileWork> work = new TreeMap<>();
+    Map<String, Integer> otherCpu = new TreeMap<>();
+    int read = 0;
     for (RequestInfo info : recorded) {
       Optional<RecordedRequest> r = store.readRequestWithoutExecutable(info.key());
       if (r.isEmpty()) {
         continue;
       }
       RecordedRequest q = r.get();
+      read++;
+      otherCpuLine(q.identityText(), identityText).ifPresent(line -> otherCpu.merge(line, 1, Integer::sum));
       String format = q.formatName();
       byte[] program = StablehloTarget.forPlugin(format, q.program(), q.identityText(), identityText);
       RequestKey key = RequestKey.of(q.format(), program, q.options(), identity);
       work.putIfAbsent(key, new CompileWork.Request(key, q.key(), format + " request", format, q.options(),
           identityText, null));
     }
+    if (!otherCpu.isEmpty()) {
+      int n = otherCpu.values().stream().mapToInt(Integer::intValue).sum();
+      notice.accept(n + " of " + read + " recorded requests were recorded on another CPU (their identity's "
+          + String.join(" and ", otherCpu.keySet()) + " line differs from this machine's): their entries are keyed"
+          + " for this machine's CPU and serve only machines with the same CPU; compile on a machine like the ones"
+          + " that will run them");
+    }
     return new ArrayList<>(work.values());
+  }
+
+  /**
+   * The first of the identity's host CPU lines ({@code host_cpu}, {@code cpu_features}) in which {@code recorded}
+   * differs from {@code here}; empty when they agree, or when either has none (another platform than CPU, or a
+   * recording from before the lines existed).
+   */
+  static Optional<String> otherCpuLine(String recorded, String here) {
+    for (String line : List.of("host_cpu", "cpu_features")) {
+      Optional<String> a = PluginIdentityText.field(recorded, line);
+      Optional<String> b = PluginIdentityText.field(here, line);
+      if (a.isPresent() && b.isPresent() && !a.equals(b)) {
+        return Optional.of(line);
+      }
+    }
+    return Optional.empty();
   }
 
   /**
@@ -86,7 +125,8 @@ final class RecordedRequests {
       case null, default -> new PluginIdentityText.Attribute(a.name(), "?" + a.type() + ":");
     }).toList();
     return PluginIdentityText.of(f.platformName(), f.platformVersion(), f.apiMajor(), f.apiMinor(), f.fileSha256(),
-        f.deviceKinds(), PluginIdentityText.keyedXlaFlags(env.get("XLA_FLAGS")),
+        f.deviceKinds(), PluginIdentityText.hostCpuLines(f.platformName()),
+        PluginIdentityText.keyedXlaFlags(env.get("XLA_FLAGS")),
         Objects.requireNonNullElse(env.get("LIBTPU_INIT_ARGS"), ""), attributes);
   }
 

@@ -5,17 +5,22 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.xlac.compiler.pjrt.IsolatedPjrtDriver;
 import dev.xlac.compiler.pjrt.PjrtCompileOptions;
+import dev.xlac.cache.CacheStore;
 import dev.xlac.runtime.PluginIdentityText;
+import dev.xlac.runtime.RecordedRequest;
+import dev.xlac.runtime.RequestKey;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The plugin identity text made of what a worker reports is the C proxy's, line for line, on both real CPU
@@ -40,7 +45,10 @@ class RecordedRequestsTest {
       recorded = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
     String sha = PluginIdentityText.field(recorded, "plugin_sha256").orElseThrow();
-    return recorded.replace("plugin_sha256=" + sha + "\n", "plugin_sha256=" + sha256(plugin.toRealPath()) + "\n");
+    // recorded as version 2: version 3 adds this machine's CPU lines after the device kinds
+    return recorded.replace("plugin_sha256=" + sha + "\n", "plugin_sha256=" + sha256(plugin.toRealPath()) + "\n")
+        .replace("xlac-pjrt-plugin/2\n", "xlac-pjrt-plugin/3\n")
+        .replace("\nxla_flags=", "\n" + PluginIdentityText.hostCpuLines("cpu") + "xla_flags=");
   }
 
   @Test
@@ -63,5 +71,44 @@ class RecordedRequestsTest {
         "LIBTPU_INIT_ARGS", "--a=b"));
     assertThat(text).contains("\nxla_flags=--xla_cpu_foo=1\n", "\nlibtpu_init_args=--a=b\n",
         "\ndevice_kind=fake device\n", "\nattribute=fake_version=i:3\n");
+  }
+
+  private static RecordedRequest recorded(String program, String identity) {
+    byte[] format = "mlir".getBytes(StandardCharsets.UTF_8);
+    byte[] code = program.getBytes(StandardCharsets.UTF_8);
+    byte[] options = {};
+    return new RecordedRequest(RequestKey.of(format, code, options, identity.getBytes(StandardCharsets.UTF_8)), format,
+        code, options, identity, new byte[] {7}, 1000);
+  }
+
+  /**
+   * A request recorded on a machine with a CPU feature the build box lacks (or the reverse) gets the box's key, never
+   * its recorded one: the entry cannot reach the recording machine, whose proxy keys with its own CPU line; and the
+   * run says so in one line.
+   */
+  @Test
+  void recordedOnAnotherCpu_isKeyedForThisMachineOnly_andSaysSo(@TempDir Path dir) throws Exception {
+    String here = "xlac-pjrt-plugin/3\nplatform_name=cpu\nhost_cpu=x86 GenuineIntel family 6 model 143\n"
+        + "cpu_features=7.ebx:000000ff\nxla_flags=\n";
+    String withAvx512 = here.replace("7.ebx:000000ff", "7.ebx:000100ff");
+    RecordedRequest elsewhere = recorded("module a", withAvx512);
+    RecordedRequest sameCpu = recorded("module b", here);
+    List<String> notices = new ArrayList<>();
+    List<CompileWork> work;
+    try (CacheStore store = CacheStore.open(dir.resolve("cache"), CacheStore.Mode.READ_WRITE, Duration.ZERO,
+        n -> {})) {
+      store.putRequests(List.of(elsewhere, sameCpu));
+      work = RecordedRequests.plan(store, store.requests(), here, notices::add);
+    }
+    RequestKey forHere = RequestKey.of(elsewhere.format(), elsewhere.program(), elsewhere.options(),
+        here.getBytes(StandardCharsets.UTF_8));
+    assertThat(work).map(w -> ((CompileWork.Request) w).key()).contains(forHere).doesNotContain(elsewhere.key())
+        .contains(sameCpu.key());
+    assertThat(notices).containsExactly("1 of 2 recorded requests were recorded on another CPU (their identity's"
+        + " cpu_features line differs from this machine's): their entries are keyed for this machine's CPU and serve"
+        + " only machines with the same CPU; compile on a machine like the ones that will run them");
+    assertThat(RecordedRequests.otherCpuLine(here.replace("model 143", "model 85"), here)).contains("host_cpu");
+    assertThat(RecordedRequests.otherCpuLine("xlac-pjrt-plugin/2\nplatform_name=cpu\n", here))
+        .as("a recording without the lines").isEmpty();
   }
 }

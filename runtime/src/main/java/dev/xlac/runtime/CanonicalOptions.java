@@ -204,7 +204,7 @@ public final class CanonicalOptions {
       ByteArrayOutputStream e = new ByteArrayOutputStream(f.size());
       for (Field inner : parse(f.buf(), f.from(), f.from() + f.size())) {
         if (inner.number() == 1) {
-          if (inner.wire() != 2 && inner.wire() != 0) {
+          if (inner.wire() != 2) { // every map of the table has string keys; see options.c
             throw new NotProtobuf();
           }
           key = inner.payload();

@@ -1,5 +1,6 @@
 package dev.xlac.runtime;
 
+import dev.xlac.core.XlaFlagsText;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.MathContext;
@@ -19,16 +20,16 @@ import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 
 /**
- * The plugin identity text that the request key covers (runtime/README.md, {@code xlac-pjrt-plugin/2}):
+ * The plugin identity text that the request key covers (runtime/README.md, {@code xlac-pjrt-plugin/3}):
  * the real plugin's platform name and version, its PJRT C API version, the SHA-256 of its file, the
- * compile's client's addressable devices (count and kinds), the {@code XLA_FLAGS} and
+ * kinds of the compile's client's addressable devices, for a CPU plugin the host CPU, the {@code XLA_FLAGS} and
  * {@code LIBTPU_INIT_ARGS} the plugin sees, and its attributes, one per line. Built exactly as the
  * proxy builds it ({@code src/main/c/key.c}).
  */
 public final class PluginIdentityText {
   private PluginIdentityText() {}
 
-  public static final String HEADER = "xlac-pjrt-plugin/2";
+  public static final String HEADER = "xlac-pjrt-plugin/3";
 
   /** One {@code PJRT_Plugin_Attributes} entry; {@link #typedValue()} is its {@code <type>:<value>}. */
   public record Attribute(String name, String typedValue) {
@@ -55,29 +56,33 @@ public final class PluginIdentityText {
   }
 
   /**
-   * The identity text. {@code deviceKinds} has one entry per addressable device of the client (its
-   * {@code PJRT_DeviceDescription_Kind}), in any order; the text has their count and one line per
-   * distinct kind, sorted by UTF-8 bytes. {@code xlaFlags} and {@code libtpuInitArgs} are the
-   * environment variables as the plugin's process had them ("" when unset). Attributes are sorted by
-   * name (bytewise, UTF-8; equal names keep their order).
-   */
-  /**
-   * {@code XLA_FLAGS} as the key sees it: the whitespace-separated flags in their order, joined by one
-   * space, without the flags that only steer dumping ({@code --xla_dump_*}) or name a local path
+   * {@code XLA_FLAGS} as the key sees it (runtime/README.md): the flags XLA reads, from the value or, when its first
+   * non-blank character is not {@code -}, from the file it names (read now, relative to the working directory),
+   * split into words exactly as XLA's {@code ParseArgvFromString} splits them (quoted values are one word, without
+   * their quotes), without the words that only steer dumping ({@code --xla_dump_*}) or name a local path
    * ({@code --xla_force_host_platform_device_count}, {@code --xla_gpu_cuda_data_dir}), the same ones
-   * {@link CanonicalOptions#DEBUG_OPTIONS_DROPPED_FIELDS} drops: {@code xlac dump} sets
-   * {@code --xla_dump_to}, and the run it records for does not. The proxy does the same in C.
+   * {@link CanonicalOptions#DEBUG_OPTIONS_DROPPED_FIELDS} drops; each word with {@code \} as {@code \\} and a space
+   * as {@code \s}, joined by one space. The proxy does the same in C ({@code xkeyed_xla_flags}).
    */
   public static String keyedXlaFlags(String xlaFlags) {
-    if (xlaFlags == null) {
-      return "";
+    if (XlaFlagsText.namesFile(xlaFlags) && !xlaFlags.contains("\0")) {
+      Path file = Path.of(xlaFlags);
+      if (Files.exists(file) && !Files.isRegularFile(file)) {
+        // a pipe or a device: the proxy does not read it (that would take the flags from XLA), and keys for
+        // its own process only; so no key made here can match a run's
+        return "?flags file that is not a regular file " + xlaFlags + " not read, keyed for process "
+            + ProcessHandle.current().pid() + " at " + System.nanoTime();
+      }
+    }
+    List<String> words;
+    try {
+      words = XlaFlagsText.words(xlaFlags);
+    } catch (IOException e) {
+      return "?unreadable flags file " + xlaFlags; // XLA stops the process; no word XLA reads starts with '?'
     }
     StringBuilder b = new StringBuilder();
-    for (String token : xlaFlags.split("[ \\t\\n\\r\\f\\u000b]+")) {
-      if (token.isEmpty()) {
-        continue;
-      }
-      String name = token.replaceFirst("^-+", "");
+    for (String word : words) {
+      String name = word.replaceFirst("^-+", "");
       int eq = name.indexOf('=');
       name = eq < 0 ? name : name.substring(0, eq);
       if (name.startsWith("xla_dump_") || name.equals("xla_force_host_platform_device_count")
@@ -87,13 +92,30 @@ public final class PluginIdentityText {
       if (!b.isEmpty()) {
         b.append(' ');
       }
-      b.append(token);
+      b.append(word.replace("\\", "\\\\").replace(" ", "\\s"));
     }
     return b.toString();
   }
 
+  /**
+   * The host CPU lines of the identity for a plugin of {@code platformName}: this machine's ({@link HostCpu}) for
+   * {@code cpu}, whose compiler emits code for the host's instruction set, else none ("").
+   *
+   * @throws dev.xlac.core.XlacException (ENVIRONMENT) for {@code cpu} when the runtime library cannot be loaded
+   */
+  public static String hostCpuLines(String platformName) {
+    return platformName.equals("cpu") ? HostCpu.lines() : "";
+  }
+
+  /**
+   * The identity text. {@code deviceKinds} has one entry per addressable device of the client (its
+   * {@code PJRT_DeviceDescription_Kind}), in any order; the text has one line per distinct kind, sorted by UTF-8
+   * bytes. {@code hostCpuLines} are {@link #hostCpuLines}'s. {@code xlaFlags} is {@link #keyedXlaFlags}'s, and
+   * {@code libtpuInitArgs} the variable as the plugin's process had it ("" when unset). Attributes are sorted by
+   * name (bytewise, UTF-8; equal names keep their order).
+   */
   public static String of(String platformName, String platformVersion, int apiMajor, int apiMinor,
-      String pluginSha256, List<String> deviceKinds, String xlaFlags, String libtpuInitArgs,
+      String pluginSha256, List<String> deviceKinds, String hostCpuLines, String xlaFlags, String libtpuInitArgs,
       List<Attribute> attributes) {
     StringBuilder b = new StringBuilder(HEADER).append('\n');
     b.append("platform_name=").append(escape(platformName)).append('\n');
@@ -103,6 +125,7 @@ public final class PluginIdentityText {
     deviceKinds.stream().map(k -> k.getBytes(StandardCharsets.UTF_8)).sorted(Arrays::compareUnsigned)
         .map(k -> new String(k, StandardCharsets.UTF_8)).distinct()
         .forEach(k -> b.append("device_kind=").append(escape(k)).append('\n'));
+    b.append(hostCpuLines);
     b.append("xla_flags=").append(escape(xlaFlags)).append('\n');
     b.append("libtpu_init_args=").append(escape(libtpuInitArgs)).append('\n');
     List<Attribute> sorted = new ArrayList<>(attributes);

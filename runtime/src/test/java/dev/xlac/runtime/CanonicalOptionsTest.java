@@ -110,6 +110,16 @@ class CanonicalOptionsTest {
   }
 
   @Test
+  void mapKeyOfAnotherWireType_doesNotStandForAStringKey() {
+    // [key varint 1 -> x, key "\x01" -> y] and [key "\x01" -> y] are different messages
+    Proto stringKey = new Proto().bytes(1, new byte[] {1}).m(2, new Proto().s(1, "y"));
+    byte[] both = new Proto().m(7, new Proto().v(1, 1).m(2, new Proto().s(1, "x"))).m(7, stringKey).toBytes();
+    byte[] onlyString = new Proto().m(7, stringKey).toBytes();
+    assertThat(CanonicalOptions.canonical(both)).isNotEqualTo(CanonicalOptions.canonical(onlyString));
+    assertThat(CanonicalOptions.canonical(both)[0]).as("unparseable").isEqualTo((byte) 0xff);
+  }
+
+  @Test
   void unparseableOptionsKeepTheirBytesBehindAMarker() {
     byte[] bad = {0x1a, 0x7f, 0x08};
     assertThat(HEX.formatHex(CanonicalOptions.canonical(bad))).isEqualTo("ff1a7f08");

@@ -20,7 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The runtime proof on real JAX, through the real launcher: {@code samples/jax/decoder.py} runs under
  * {@code xlac run --record}, then under {@code xlac run}, where every compile is served from the cache
  * and the losses are the same, bit for bit ({@code --loss-bits}), as those of the same command with
- * the real plugin loaded by JAX directly, without xlac. A bundle carries the executables to an empty
+ * the real plugin loaded by JAX directly, without xlac. {@code XLA_FLAGS} naming a file is keyed by the flags in
+ * it: a file of dump-only flags is served, the file edited misses. A bundle carries the executables to an empty
  * cache; damaged, truncated and foreign layout entries fall back to compiling with the same losses;
  * a missing or foreign plugin stops {@code xlac run} with exit 3 before the command starts.
  */
@@ -72,12 +73,19 @@ class RuntimeRunE2ETest {
   }
 
   private Launcher.Result xlacRun(String cache, List<String> options, Path report) throws Exception {
+    return xlacRun(cache, options, report, Map.of());
+  }
+
+  private Launcher.Result xlacRun(String cache, List<String> options, Path report, Map<String, String> extraEnv)
+      throws Exception {
     List<String> cmd = new ArrayList<>(List.of(Launcher.root().resolve("xlac").toString(), "run", "--cache", cache,
         "--plugin", Launcher.cpuPlugin(), "--report", report.toString()));
     cmd.addAll(options);
     cmd.add("--");
     cmd.addAll(decoderCommand());
-    Launcher.Result r = Launcher.run(cmd, env(), 300);
+    Map<String, String> env = env();
+    env.putAll(extraEnv);
+    Launcher.Result r = Launcher.run(cmd, env, 300);
     assertThat(r.exitCode()).as(r.err()).isZero();
     assertThat(losses(r.out())).as("the losses, bit for bit, of the run without xlac").isEqualTo(reference);
     assertThat(r.out().lines().toList().getLast()).as(r.out()).startsWith("xlac run: ");
@@ -120,6 +128,21 @@ class RuntimeRunE2ETest {
         + r2.get("hits").intValue() + " compiles served (xlac run)");
     Launcher.Result ls = Launcher.xlac("cache", "ls", "--runtime", "--cache", cache());
     assertThat(ls.out().lines().skip(1).filter(l -> l.startsWith("pjrt1:"))).hasSize(r1.get("compiles").intValue());
+
+    // XLA_FLAGS naming a file: the key covers the flags XLA reads from it, not the file's name. A file with a
+    // dump-only flag keys as no flags (served); edited to a flag that leaves the losses as they are (the
+    // optimization level XLA defaults to), every compile misses.
+    Path flags = Files.writeString(work.resolve("xla-flags"), "--xla_dump_max_hlo_modules=1\n");
+    Map<String, String> flagsFile = Map.of("XLA_FLAGS", flags.toString());
+    Path sameFlags = work.resolve("flags-file.json");
+    xlacRun(cache(), List.of(), sameFlags, flagsFile);
+    assertAllHits(report(sameFlags));
+    Files.writeString(flags, "--xla_backend_optimization_level=3\n");
+    Path editedFile = work.resolve("edited-flags-file.json");
+    xlacRun(cache(), List.of(), editedFile, flagsFile);
+    Map<String, Double> edited = report(editedFile);
+    assertThat(edited.get("misses")).as("an edited flags file misses").isEqualTo(edited.get("compiles"));
+    assertThat(edited.get("hits")).isZero();
 
     // The bundle carries the executables: an empty cache that imports it serves the same run.
     Path bundle = work.resolve("warm.tar.zst");
