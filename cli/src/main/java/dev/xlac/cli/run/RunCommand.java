@@ -206,6 +206,10 @@ public final class RunCommand implements Callable<Integer> {
     PrintWriter out = cache.out();
     out.println(r.line());
     out.flush();
+    if (!r.missLines().isEmpty()) { // why the misses were not served, after the line
+      r.missLines().forEach(err::println);
+      err.flush();
+    }
     if (report != null) {
       try {
         AtomicFiles.writeString(report, Json.write(r.toJson()) + "\n");
