@@ -70,19 +70,21 @@ public final class WhyMissed {
    * @param kind the kind of reason
    * @param identityLines the identity lines that differ from the nearest recorded request's (for identity kinds)
    * @param optionFields the compile option fields that differ (for option kinds)
-   * @param programChange how the program differs from the nearest recorded one of its module (for
-   *     {@link Kind#PROGRAM}), or why the reason is unknown; else null
+   * @param programChange how the program differs from the nearest recorded one of its module, in a few words
+   *     (for {@link Kind#PROGRAM} of HLO programs: {@code batch size (32 -> 64)}), or why the reason is unknown;
+   *     else null (a StableHLO program is not compared in detail)
+   * @param verdict {@code xlac diff}'s verdict against the nearest recorded request (HLO programs), or null
    * @param nearest the recorded request compared with, or null
    */
   public record Reason(RequestKey key, long count, String module, Kind kind, List<String> identityLines,
-      List<String> optionFields, String programChange, RequestKey nearest) {
+      List<String> optionFields, String programChange, String verdict, RequestKey nearest) {
     public Reason {
       identityLines = List.copyOf(identityLines);
       optionFields = List.copyOf(optionFields);
     }
 
     static Reason of(RequestKey key, long count, String module, Kind kind, String detail) {
-      return new Reason(key, count, module, kind, List.of(), List.of(), detail, null);
+      return new Reason(key, count, module, kind, List.of(), List.of(), detail, null, null);
     }
 
     /** The module's name, or the key's first digits when it has none. */
@@ -98,7 +100,7 @@ public final class WhyMissed {
         case OPTIONS -> "recorded with other compile options (" + shown(optionFields) + ")";
         case IDENTITY_AND_OPTIONS -> "recorded for another plugin or machine (" + lines(identityLines)
             + ") and with other compile options (" + shown(optionFields) + ")";
-        case PROGRAM -> "program changed (" + programChange + ")";
+        case PROGRAM -> programChange == null ? "program changed" : "program changed (" + programChange + ")";
         case NOT_IN_LAYOUT -> "recorded, but not in the runtime layout served from";
         case UNKNOWN -> "unknown (" + programChange + ")";
       };
@@ -118,7 +120,7 @@ public final class WhyMissed {
 
     /**
      * The JSON form: {@code key}, {@code module}, {@code count}, {@code reason} (the kind's word), {@code text},
-     * {@code identity_lines}, {@code option_fields}, {@code program_change} and {@code nearest}.
+     * {@code identity_lines}, {@code option_fields}, {@code program_change}, {@code verdict} and {@code nearest}.
      */
     public Map<String, Object> toJson() {
       Map<String, Object> j = new LinkedHashMap<>();
@@ -130,6 +132,7 @@ public final class WhyMissed {
       j.put("identity_lines", identityLines);
       j.put("option_fields", optionFields);
       j.put("program_change", programChange);
+      j.put("verdict", verdict);
       j.put("nearest", nearest == null ? null : nearest.text());
       return j;
     }
@@ -277,7 +280,7 @@ public final class WhyMissed {
       if (score < bestScore) {
         Kind kind = lines.isEmpty() && fields.isEmpty() ? Kind.NOT_IN_LAYOUT
             : fields.isEmpty() ? Kind.IDENTITY : lines.isEmpty() ? Kind.OPTIONS : Kind.IDENTITY_AND_OPTIONS;
-        best = new Reason(r.key(), count, module, kind, lines, fields, null, info.key());
+        best = new Reason(r.key(), count, module, kind, lines, fields, null, null, info.key());
         bestScore = score;
       }
     }
@@ -296,9 +299,8 @@ public final class WhyMissed {
       }
       RequestInfo nearest = sameModule.stream()
           .min(Comparator.comparingLong(i -> Math.abs(i.programBytes() - r.program().length))).orElseThrow();
-      return new Reason(r.key(), count, module, Kind.PROGRAM, List.of(), List.of(), format + " program of "
-          + nearest.programBytes() + " -> " + r.program().length + " bytes; xlac diff compares HLO only",
-          nearest.key());
+      // xlac diff reads HLO only: a StableHLO program is said to have changed, against its nearest in size
+      return new Reason(r.key(), count, module, Kind.PROGRAM, List.of(), List.of(), null, null, nearest.key());
     }
     return Reason.of(r.key(), count, module, Kind.NOT_RECORDED, null);
   }
@@ -340,8 +342,10 @@ public final class WhyMissed {
     String otherModule = moduleName("hlo", catalog.read(bestInfo.key()).map(RecordedRequest::program)
         .orElse(new byte[0]));
     WhyNew.Reason w = WhyNew.describe(self.fingerprint(), module, best.a().fingerprint(), otherModule, best, compared);
-    String change = best.same() ? "only in what the fingerprint leaves out" : w.text();
-    return new Reason(r.key(), count, module, Kind.PROGRAM, List.of(), List.of(), change, bestInfo.key());
+    // the diff's own words are too long for a grouped line: they stay in the verdict (as WhyNew's line does)
+    String change = best.same() ? "only in what the fingerprint leaves out" : w.inVerdictsWords() ? null : w.text();
+    return new Reason(r.key(), count, module, Kind.PROGRAM, List.of(), List.of(), change, best.verdict(),
+        bestInfo.key());
   }
 
   private static LoadedModule parse(String name, byte[] program) {

@@ -28,8 +28,10 @@ import picocli.CommandLine.Parameters;
     footer = {"%nText: the graph, the reason, the relative and the diff's verdict (xlac diff RELATIVE GRAPH shows"
         + " the details). With --json, one object with the keys graph, module, reason, only, relative,"
         + " relative_module, verdict and compared.",
-        "%nFor a request key: the request, the reason and the nearest recorded request; with --json, one object with"
-            + " the keys key, module, count, reason, text, identity_lines, option_fields, program_change and nearest.",
+        "%nFor a request key: the request, the reason, the nearest recorded request and (HLO programs) the diff's"
+            + " verdict against it; StableHLO programs are not compared in detail. With --json, one object with"
+            + " the keys key, module, count, reason, text, identity_lines, option_fields, program_change, verdict and"
+            + " nearest.",
         "%nExit codes: 0 (with or without a relative), 2 not a fingerprint or request key, no such graph or request,"
             + " an ambiguous prefix or a damaged entry, 3 cache unusable."})
 final class CacheWhyCommand implements Callable<Integer> {
@@ -85,6 +87,9 @@ final class CacheWhyCommand implements Callable<Integer> {
           ? "no other recorded request has its program or its module" : r.text());
       if (r.nearest() != null) {
         out.printf("nearest:   %s%n", r.nearest().text());
+      }
+      if (r.verdict() != null) {
+        out.printf("verdict:   %s%n", r.verdict());
       }
     }
     out.flush();

@@ -138,11 +138,14 @@ class CacheWhyCommandTest {
     CliRunner added = CliRunner.run("cache", "add", "--cache", cache(), spool.toString());
     assertThat(added.exitCode()).as(added.err()).isZero();
 
+    String verdict = CliRunner.run("diff", trainStep("mlp_run1").toString(), trainStep("mlp_batch64").toString())
+        .out().lines().findFirst().orElseThrow();
     CliRunner r = CliRunner.run("cache", "why", "--cache", cache(), batch64.key().text());
     assertThat(r.exitCode()).as(r.err()).isZero();
     assertThat(r.out()).isEqualTo("request:   " + batch64.key().text() + " (jit_train_step)" + NL
         + "why:       program changed (batch size (32 -> 64))" + NL
-        + "nearest:   " + batch32.key().text() + NL);
+        + "nearest:   " + batch32.key().text() + NL
+        + "verdict:   " + verdict + NL);
     CliRunner json = CliRunner.run("cache", "why", "--cache", cache(), "--json", batch64.key().text());
     assertThat(json.out()).contains("\"reason\": \"program\"", "\"program_change\": \"batch size (32 -> 64)\"");
 
