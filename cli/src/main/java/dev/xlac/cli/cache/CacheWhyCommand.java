@@ -13,11 +13,12 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "why", mixinStandardHelpOptions = true,
-    description = {"Say why one graph of the cache is not a cache hit for the others: its nearest relative and"
-        + " what differs. Given a request key (pjrt1:HEX, as xlac run --report names its misses), say the same of"
-        + " that recorded request against the cache's others, as xlac run says it of each miss: recorded for another"
-        + " plugin or machine (the identity lines that differ), with other compile options (the fields that differ),"
-        + " a program that changed (against the nearest recorded request of its module), or not recorded.",
+    description = {"Say why one graph, or one recorded request, of the cache is not a cache hit for the others: its"
+        + " nearest relative and what differs.",
+        "Given a request key (pjrt1:HEX, as xlac run --report names its misses), it says of that recorded request"
+            + " what xlac run says of each miss: recorded for another plugin or machine (the identity lines that"
+            + " differ), with other compile options (the fields that differ), a program that changed (against the"
+            + " nearest recorded request of its module), or not recorded.",
         "The relatives are the other graphs of the same module name (those first seen before it first, then the most"
             + " recently seen; at most 8 are compared, by the structural diff of 'xlac diff'), or, when none of those"
             + " matches, graphs of like structure under other names. The nearest is the one"
