@@ -165,6 +165,23 @@ class WhyMissedTest {
     }
   }
 
+  /** torch_xla names its graphs SyncTensorsGraph.N, N moving with the graph: the same name but for N is its module. */
+  @Test
+  void missWithoutReason_torchXlaGraphRenumbered_isComparedWithItsFamily() throws Exception {
+    byte[] g12 = dev.xlac.hlo.proto.HloProtos.HloModuleProto.parseFrom(trainStep("mlp_run1")).toBuilder()
+        .setName("SyncTensorsGraph.12").build().toByteArray();
+    byte[] g14 = dev.xlac.hlo.proto.HloProtos.HloModuleProto.parseFrom(trainStep("mlp_batch64")).toBuilder()
+        .setName("SyncTensorsGraph.14").build().toByteArray();
+    RecordedRequest recorded = request("hlo", g12, options(1), identity81);
+    try (CacheStore store = cache(recorded)) {
+      WhyMissed.Reason r = explain(store, request("hlo", g14, options(1), identity81));
+      assertThat(r.kind()).isEqualTo(WhyMissed.Kind.PROGRAM);
+      assertThat(r.module()).isEqualTo("SyncTensorsGraph.14");
+      assertThat(r.programChange()).isEqualTo("batch size (32 -> 64)");
+      assertThat(r.nearest()).isEqualTo(recorded.key());
+    }
+  }
+
   @Test
   void missWithoutReason_changedMlirProgram_isNamedWithItsNearestOfTheModule() throws Exception {
     RecordedRequest recorded = request("mlir", stage115, options(1), identity115);
