@@ -28,6 +28,18 @@ int xrecord_write(const char *spool, const uint8_t key[32], xspan format, xspan 
                   xspan options, xspan identity, xspan executable, uint64_t compile_ns,
                   uint64_t *bytes, char *reason, size_t reason_size);
 
+/* As xrecord_write into `dir`; without `durable`, neither the file nor the directory is fsynced (a
+ * statistics directory, read by this machine when the run ends). */
+int xrecord_write_to(const char *dir, const uint8_t key[32], xspan format, xspan program,
+                     xspan options, xspan identity, xspan executable, uint64_t compile_ns, int durable,
+                     uint64_t *bytes, char *reason, size_t reason_size);
+
+/* A miss's request, kept for xlac to say why it was not served: STATS/<hex>.xpr, a record file with an
+ * empty executable section (runtime/README.md, "Run statistics"), written once per key (an existing
+ * file is kept), never fsynced. Best effort: a failure is only counted (XlacPjrt_MissRequestsUnwritten, for tests). */
+void xstats_request(const char *stats_dir, const uint8_t key[32], xspan format, xspan program,
+                    xspan options, xspan identity, uint64_t compile_ns);
+
 /* Appends one line to STATS/stats-<pid>.tsv with a single write(); failures are ignored (statistics
  * must never disturb the run). */
 void xstats_line(const char *stats_dir, const char *line);

@@ -709,6 +709,14 @@ static xpjrt_error *proxy_compile(xp_client_compile_args *args) {
   if (served == 0) {
     atomic_fetch_add(&counters[C_MISSES], 1);
     stat_line("miss\t%s\t%" PRIu64 "\t%" PRIu64, key_text, t1 - t0, compile_ns);
+    if (cfg.stats) { /* the request, for xlac to say why it was not served */
+      const xp_program *p = args->program;
+      xstats_request(cfg.stats, key, (xspan){(const uint8_t *)p->format, p->format ? p->format_size : 0},
+                     (xspan){(const uint8_t *)p->code, p->code ? p->code_size : 0},
+                     (xspan){(const uint8_t *)args->compile_options,
+                             args->compile_options ? args->compile_options_size : 0},
+                     (xspan){(const uint8_t *)id->text, id->text_size}, compile_ns);
+    }
   } else {
     stat_line("fallback\t%s\t%" PRIu64 "\t%" PRIu64 "\t%s", key_text, t1 - t0, compile_ns, reason);
   }

@@ -64,6 +64,13 @@ static void out_section(out_file *o, xspan s) {
 int xrecord_write(const char *spool, const uint8_t key[32], xspan format, xspan program,
                   xspan options, xspan identity, xspan executable, uint64_t compile_ns,
                   uint64_t *bytes, char *reason, size_t reason_size) {
+  return xrecord_write_to(spool, key, format, program, options, identity, executable, compile_ns, 1, bytes,
+                          reason, reason_size);
+}
+
+int xrecord_write_to(const char *spool, const uint8_t key[32], xspan format, xspan program,
+                     xspan options, xspan identity, xspan executable, uint64_t compile_ns, int durable,
+                     uint64_t *bytes, char *reason, size_t reason_size) {
   char hex[65];
   xhex(key, 32, hex);
   size_t size = strlen(spool) + 128;
@@ -106,7 +113,7 @@ int xrecord_write(const char *spool, const uint8_t key[32], xspan format, xspan 
   out_raw(&o, digest, 32);
   if (o.error) {
     xreason(reason, reason_size, "cannot write %s: %s", temp, strerror(o.error));
-  } else if (fsync(o.fd) != 0) {
+  } else if (durable && fsync(o.fd) != 0) {
     xreason(reason, reason_size, "cannot flush %s: %s", temp, strerror(errno));
   } else if (close(o.fd) != 0) {
     o.fd = -1;
@@ -117,7 +124,7 @@ int xrecord_write(const char *spool, const uint8_t key[32], xspan format, xspan 
       xreason(reason, reason_size, "cannot rename %s to %s: %s", temp, final, strerror(errno));
     } else {
       /* the rename is durable only once the directory is flushed */
-      int dir = open(spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      int dir = durable ? open(spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
       if (dir >= 0) {
         fsync(dir);
         close(dir);

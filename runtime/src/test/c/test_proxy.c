@@ -568,6 +568,30 @@ static int scenario_file_size_limit(void *arg) {
   return scenario_compile(arg);
 }
 
+/* Programs 1, 1 and 2 missed with only a statistics directory; with `file_limit`, files may not grow
+ * past that many bytes (the statistics lines fit, a request does not). */
+typedef struct {
+  rlim_t file_limit;
+  int expect_unwritten;
+} miss_plan;
+
+static int scenario_miss_requests(void *arg) {
+  const miss_plan *m = arg;
+  if (m->file_limit) {
+    struct rlimit r = {m->file_limit, m->file_limit};
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &r) == 0, "setrlimit");
+    signal(SIGXFSZ, SIG_IGN);
+  }
+  int rc = scenario_compile(&(compile_plan){{1, 1, 2}, 0, 3, 0, 0});
+  void *h = dlopen(proxy, RTLD_NOW | RTLD_NOLOAD);
+  uint64_t (*unwritten)(void);
+  void *sym = h ? dlsym(h, "XlacPjrt_MissRequestsUnwritten") : NULL;
+  memcpy(&unwritten, &sym, sizeof unwritten);
+  REQUIRE(unwritten, "the proxy exports no XlacPjrt_MissRequestsUnwritten");
+  CHECK((int)unwritten() == m->expect_unwritten, "unwritten requests %d", (int)unwritten());
+  return test_failures ? 1 : rc;
+}
+
 /* Runs program 1 from a directory holding another file of the plugin's name (see main). */
 static int scenario_in_dir(void *arg) {
   REQUIRE(chdir((const char *)arg) == 0, "chdir");
@@ -1049,6 +1073,47 @@ int main(void) {
     const char *e[] = {NULL};
     CHECK(run_child(scenario_taken_temp_names, path_of("spool-taken"), path_of("taken.err"), e) == 0,
           "tempNamesDoNotCollideAcrossPidNamespaces");
+  }
+
+  /* 3c. a miss's request is kept in the statistics directory, whole, once per key, for xlac to say why it
+   * was not served (missWithoutReason_requestKeptInStatistics); a write that fails is counted, never the
+   * compile's failure (missRequestWriteFails_compileSucceeds) */
+  mkdirs(path_of("stats-miss"));
+  {
+    miss_plan plan = {0, 0};
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_STATS=%s", path_of("stats-miss")), NULL};
+    CHECK(run_child(scenario_miss_requests, &plan, path_of("miss.err"), e) == 0, "miss run");
+    CHECK(stderr_lines(path_of("miss.err"), "xlac runtime") == 0, "silent");
+    CHECK(count_files(path_of("stats-miss"), "", ".xpr") == 2, "one request per missed key");
+    CHECK(count_files(path_of("stats-miss"), key_hex, ".xpr") == 1, "named by its key");
+    CHECK(count_files(path_of("stats-miss"), ".tmp", "") == 0, "no temporaries");
+    record r;
+    CHECK(read_record(path_of("stats-miss/%s.xpr", key_hex), &r) == 0, "the request is a whole record");
+    CHECK(r.format.size == 4 && !memcmp(r.format.data, "mlir", 4), "format");
+    CHECK(r.options.size == sizeof TC_OPTIONS && !memcmp(r.options.data, TC_OPTIONS, sizeof TC_OPTIONS),
+          "options as received");
+    CHECK(r.identity.size == rec.identity.size && !memcmp(r.identity.data, rec.identity.data, r.identity.size),
+          "the identity text");
+    CHECK(r.executable.size == 0 && r.compile_ns > 0, "no executable, the compile time");
+    struct stat st;
+    CHECK(stat(path_of("stats-miss/%s.xpr", key_hex), &st) == 0 && st.st_size > 512, "size %lld",
+          (long long)st.st_size);
+    free(r.bytes);
+    char *stats = read_stats(path_of("stats-miss"));
+    CHECK(count_lines(stats, "miss\t") == 3, "three misses: %s", stats);
+    free(stats);
+  }
+  mkdirs(path_of("stats-miss-full"));
+  {
+    miss_plan plan = {512, 3}; /* each try counted: the key was never written */
+    const char *e[] = {real, plugin_env, env("XLAC_PJRT_STATS=%s", path_of("stats-miss-full")), NULL};
+    CHECK(run_child(scenario_miss_requests, &plan, path_of("miss-full.err"), e) == 0, "miss run, full disk");
+    CHECK(stderr_lines(path_of("miss-full.err"), "xlac runtime") == 0, "silent");
+    CHECK(count_files(path_of("stats-miss-full"), "", ".xpr") == 0, "no request");
+    CHECK(count_files(path_of("stats-miss-full"), ".tmp", "") == 0, "no temporaries");
+    char *stats = read_stats(path_of("stats-miss-full"));
+    CHECK(count_lines(stats, "miss\t") == 3, "three misses counted: %s", stats);
+    free(stats);
   }
 
   /* 4. a layout entry made from the record: the next compile is a hit, and runs right */

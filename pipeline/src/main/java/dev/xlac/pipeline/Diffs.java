@@ -83,6 +83,28 @@ public final class Diffs {
     return WhyNew.explainOne(store, store.resolve(fingerprint));
   }
 
+  /** Whether {@code xlac cache why} takes an argument as a request key ({@code pjrt1:...}). */
+  public static boolean namesRequest(String text) {
+    return text.startsWith(dev.xlac.runtime.RequestKey.VERSION + ":");
+  }
+
+  /**
+   * {@code xlac cache why pjrt1:<hex>}: why this recorded request is not one of the cache's others
+   * ({@link WhyMissed#explainOne}).
+   *
+   * @throws XlacException exit code 2, one line, when it is not {@code pjrt1:} and 64 hex digits, or names no
+   *     readable request of the cache
+   */
+  public static WhyMissed.Reason whyRequest(CacheStore store, String key) {
+    dev.xlac.runtime.RequestKey k;
+    try {
+      k = dev.xlac.runtime.RequestKey.parse(key);
+    } catch (IllegalArgumentException e) {
+      throw XlacException.badInput("'" + key + "' is not a request key (pjrt1: and 64 hex digits)");
+    }
+    return WhyMissed.explainOne(store, k);
+  }
+
   /** Whether an argument is taken as a fingerprint (when no file of that name exists). */
   static boolean looksLikeFingerprint(String text) {
     return GraphFingerprint.prefixDigits(text) != null; // the rule CacheStore.resolve applies

@@ -25,10 +25,27 @@ import java.util.Map;
  * @param damagedRemoved layout entries the proxy could not serve, deleted so the next run rewrites them
  * @param wall the command's wall time
  * @param remote what the run did with the cache's remote tier ({@link RuntimeRemote}), or null when it used none
+ * @param missReasons why each miss was not served ({@link WhyMissed})
  */
 public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, RunStatistics stats,
     RealPlugin plugin, Path layout, int[] materialized, RequestIngest ingested, Path keptSpool, int damagedRemoved,
-    Duration wall, RemoteStats remote) {
+    Duration wall, RemoteStats remote, WhyMissed.Summary missReasons) {
+
+  /** A run whose misses are not explained. */
+  public RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, RunStatistics stats, RealPlugin plugin,
+      Path layout, int[] materialized, RequestIngest ingested, Path keptSpool, int damagedRemoved, Duration wall,
+      RemoteStats remote) {
+    this(notRunnable, exitStatus, stats, plugin, layout, materialized, ingested, keptSpool, damagedRemoved, wall, remote,
+        WhyMissed.Summary.NONE);
+  }
+
+  /**
+   * The lines after the summary line that say why the misses were not served, grouped (on stderr), e.g.
+   * {@code xlac run:   2 not served: program changed (batch size (8 -> 16)): jit_step}; none without misses.
+   */
+  public List<String> missLines() {
+    return missReasons.lines().stream().map(l -> "xlac run:   " + l).toList();
+  }
 
   /** A run that used no remote tier. */
   public RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, RunStatistics stats, RealPlugin plugin,
@@ -130,7 +147,8 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
    * {@code fetched_bytes} (runtime entries fetched before the command), {@code already_local}, {@code rejected},
    * {@code written} and {@code written_bytes} (recorded entries written through), {@code already_there},
    * {@code failures} (fetches and writes the remote failed, or not started within the time bound) and
-   * {@code unavailable} (the warning line, or null).
+   * {@code unavailable} (the warning line, or null), and {@code miss_reasons}: one object per missed request
+   * ({@link WhyMissed.Reason#toJson}).
    */
   public Map<String, Object> toJson() {
     Map<String, Object> m = new LinkedHashMap<>();
@@ -177,6 +195,7 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
       r.put("unavailable", remote.unavailable());
       m.put("remote", r);
     }
+    m.put("miss_reasons", missReasons.toJson());
     return m;
   }
 

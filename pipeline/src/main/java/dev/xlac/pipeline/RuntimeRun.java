@@ -259,6 +259,7 @@ public final class RuntimeRun {
       boolean managed, Path layout, Path stats, Path spool, int[] materialized, CommandRunner.Outcome outcome,
       Duration wall, FastStart.Writer plan, RuntimeRemote remote) throws InterruptedException {
     RunStatistics s = RuntimeCache.statistics(stats, notices);
+    WhyMissed.Summary missed = WhyMissed.Summary.NONE; // against the cache before this run's recording goes in
     int damaged = managed ? RuntimeCache.deleteDamaged(layout, s) : 0;
     RequestIngest ingested = null;
     Path kept = null;
@@ -270,6 +271,7 @@ public final class RuntimeRun {
         opened = true;
         remoteSetting = store.remoteSetting();
         noRemote = remoteSetting.isEmpty();
+        missed = WhyMissed.forRun(store, s, stats);
         RuntimeCache.recordHits(store, s);
         if (spool != null) {
           ingested = RuntimeCache.ingest(spool, store, notices);
@@ -292,6 +294,9 @@ public final class RuntimeRun {
         }
       }
     }
+    if (!opened && s.misses() > 0) {
+      missed = WhyMissed.forRun(spec.cacheDir(), s, stats); // read-only: the stamp's database state is kept
+    }
     var remoteStats = remote.after(spec, ingested, notices); // what the recording added, written through
     if (managed) {
       // The layout is current when it was brought up to date (or found so) and nothing was deleted from it;
@@ -311,7 +316,7 @@ public final class RuntimeRun {
       }
     }
     return new RunResult(null, outcome.exitStatus(), s, plugin, layout, materialized == CURRENT ? null : materialized,
-        ingested, kept, damaged, wall, remoteStats);
+        ingested, kept, damaged, wall, remoteStats, missed);
   }
 
   private static Path newSpool(Path cacheDir) throws IOException {

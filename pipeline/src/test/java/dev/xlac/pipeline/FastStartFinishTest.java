@@ -122,6 +122,31 @@ class FastStartFinishTest {
     assertThat(key().file()).exists();
   }
 
+  /**
+   * Regression (missWithoutReason): the finish of a fast-started run reads the proxy's requests in the statistics
+   * directory too, and explaining a miss of a run without hits opens the cache read-only: its database files stay
+   * as the stamp and the plan saw them, so the next run still starts fast.
+   */
+  @Test
+  void missWithoutReason_finishOfAFastStartedRun_saysWhy_andKeepsTheStampAndThePlan() throws Exception {
+    RealPlugin identified = planned().plugin();
+    FastStart.Adopted a = adopted(identified, db());
+    byte[] format = "hlo".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    String identity = "xlac-pjrt-plugin/2\nplatform_name=cpu\nplugin_sha256=" + identified.sha256() + "\n";
+    dev.xlac.runtime.RequestKey key = dev.xlac.runtime.RequestKey.of(format, new byte[] {1}, new byte[0],
+        identity.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    dev.xlac.runtime.RecordSpool.write(a.stats(), new dev.xlac.runtime.RecordedRequest(key, format, new byte[] {1},
+        new byte[0], identity, new byte[0], 5));
+    Files.writeString(a.stats().resolve("stats-1.tsv"), "miss\t" + key.text() + "\t1\t500\n"); // no hit
+    String database = RuntimeCache.databaseState(cacheDir());
+    RunResult r = RuntimeRun.finishAdopted(spec("true"), this::open, notices::add, a, key());
+    assertThat(RuntimeCache.databaseState(cacheDir())).as("the cache was only read").isEqualTo(database);
+    assertThat(r.stats().misses()).isEqualTo(1);
+    assertThat(r.missLines()).containsExactly("xlac run:   1 not served: not recorded: " + key.text().substring(0, 14));
+    assertThat(RuntimeCache.layoutCurrent(cacheDir(), identified.sha256())).isTrue();
+    assertThat(key().file()).exists();
+  }
+
   @Test
   void finish_ofAPlanForAnotherCache_doesNotMarkThisCacheCurrent() throws Exception {
     RealPlugin identified = planned().plugin();

@@ -333,6 +333,41 @@ class RuntimeRunTest {
     assertThat(run.exitStatus()).as("the entry was there when the command started").isZero();
   }
 
+  /**
+   * Regression: a run said "1 compiled" and nothing more, so a user who expected a warm cache could not tell a
+   * changed setting from a key bug. Each miss's reason comes after the summary line and in the report, whether the
+   * run opened the cache anyway (a hit) or not (read-only, only to explain).
+   */
+  @Test
+  void missWithoutReason_saysWhichIdentityLineDiffers_withAndWithoutHits() throws Exception {
+    dev.xlac.runtime.RecordedRequest recorded = requestForPlugin().request();
+    try (CacheStore store = open()) {
+      assertThat(store.putRequests(List.of(recorded)).added()).isEqualTo(1);
+    }
+    String identity = recorded.identityText() + "xla_flags=--xla_cpu_enable_fast_math=true\n";
+    RequestKey key = RequestKey.of(recorded.format(), recorded.program(), recorded.options(),
+        identity.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    Path missed = dev.xlac.runtime.RecordSpool.write(tmp.resolve("missed"), new dev.xlac.runtime.RecordedRequest(key,
+        recorded.format(), recorded.program(), recorded.options(), identity, new byte[0], 5));
+    String miss = "cp " + missed + " $XLAC_PJRT_STATS/; printf 'miss\\t" + key.text() + "\\t1\\t500\\n'"
+        + " >> $XLAC_PJRT_STATS/stats-1.tsv;";
+    String expected = "xlac run:   1 not served: recorded for another plugin or machine (line xla_flags differs): "
+        + key.text().substring(0, 14);
+    RunResult alone = run(plugin, null, false, miss);
+    assertThat(alone.missLines()).containsExactly(expected);
+    RunResult withHit = run(plugin, null, false, miss + " printf 'hit\\t" + recorded.key().text()
+        + "\\t1\\t2\\t3\\n' >> $XLAC_PJRT_STATS/stats-1.tsv");
+    assertThat(withHit.stats().hits()).isEqualTo(1);
+    assertThat(withHit.missLines()).containsExactly(expected);
+    assertThat(withHit.toJson().get("miss_reasons")).asList().singleElement()
+        .satisfies(j -> {
+          Map<?, ?> m = (Map<?, ?>) j;
+          assertThat(m.get("reason")).isEqualTo("identity");
+          assertThat(m.get("identity_lines")).isEqualTo(List.of("xla_flags"));
+          assertThat(m.get("nearest")).isEqualTo(recorded.key().text());
+        });
+  }
+
   private record RecordedRequestForPlugin(dev.xlac.runtime.RecordedRequest request) {}
 
   /** oneRequest(), recorded for the test plugin itself (its SHA-256), so the layout for it holds the entry. */

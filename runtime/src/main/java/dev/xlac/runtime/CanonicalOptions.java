@@ -52,6 +52,108 @@ public final class CanonicalOptions {
 
   private static final int MAX_DEPTH = 8;
 
+  /**
+   * Field names of the messages of the table (openxla/xla {@code compile_options.proto}, {@code xla.proto}), for
+   * {@link #differences}; a field not named here is said by its number.
+   */
+  private static final Map<Msg, Map<Integer, String>> NAMES = Map.of(
+      Msg.COMPILE_OPTIONS, Map.of(1, "argument_layouts", 2, "parameter_is_tupled_arguments", 3,
+          "executable_build_options", 4, "compile_portable_executable", 7, "env_option_overrides"),
+      Msg.BUILD_OPTIONS, Map.of(1, "device_ordinal", 3, "debug_options", 4, "num_replicas", 5, "num_partitions"),
+      Msg.DEBUG_OPTIONS, Map.of(357, "xla_gpu_analytical_latency_estimator_options", 500,
+          "xla_backend_extra_options"));
+
+  /**
+   * Where two serialized CompileOptionsProtos differ in their canonical forms: one entry per differing field,
+   * {@code executable_build_options.num_replicas (field 3.4)}, {@code
+   * executable_build_options.debug_options.#205 (field 3.3.205)} (a field without a name here), {@code
+   * env_option_overrides[xla_foo] (field 7)} (a map entry, by its key); {@code unparseable options} when either is
+   * not protobuf. Empty when the canonical forms are equal (the options are the same for the key).
+   */
+  public static List<String> differences(byte[] a, byte[] b) {
+    byte[] ca = canonical(a);
+    byte[] cb = canonical(b);
+    if (Arrays.equals(ca, cb)) {
+      return List.of();
+    }
+    if (ca.length > 0 && ca[0] == (byte) 0xff || cb.length > 0 && cb[0] == (byte) 0xff) {
+      return List.of("unparseable options");
+    }
+    List<String> out = new ArrayList<>();
+    try {
+      diff(Msg.COMPILE_OPTIONS, ca, cb, "", "", out);
+    } catch (NotProtobuf e) {
+      return List.of("unparseable options"); // not reached: both canonical forms parsed
+    }
+    return out;
+  }
+
+  private static void diff(Msg m, byte[] a, byte[] b, String names, String numbers, List<String> out)
+      throws NotProtobuf {
+    Map<Integer, List<Field>> fa = byNumber(parse(a, 0, a.length));
+    Map<Integer, List<Field>> fb = byNumber(parse(b, 0, b.length));
+    java.util.TreeSet<Integer> all = new java.util.TreeSet<>(fa.keySet());
+    all.addAll(fb.keySet());
+    for (int n : all) {
+      List<Field> xa = fa.getOrDefault(n, List.of());
+      List<Field> xb = fb.getOrDefault(n, List.of());
+      if (samePayloads(xa, xb)) {
+        continue;
+      }
+      String name = names + NAMES.getOrDefault(m, Map.of()).getOrDefault(n, "#" + n);
+      String number = numbers + n;
+      Special s = SPECIALS.getOrDefault(m, Map.of()).get(n);
+      if (s != null && !s.map() && xa.size() == 1 && xb.size() == 1) {
+        diff(s.value(), xa.getFirst().payload(), xb.getFirst().payload(), name + ".", number + ".", out);
+      } else if (s != null && s.map()) {
+        Map<String, byte[]> ea = entries(xa);
+        Map<String, byte[]> eb = entries(xb);
+        java.util.TreeSet<String> keys = new java.util.TreeSet<>(ea.keySet());
+        keys.addAll(eb.keySet());
+        for (String k : keys) {
+          if (!Arrays.equals(ea.get(k), eb.get(k))) {
+            out.add(name + "[" + k + "] (field " + number + ")");
+          }
+        }
+      } else {
+        out.add(name + " (field " + number + ")");
+      }
+    }
+  }
+
+  private static Map<Integer, List<Field>> byNumber(List<Field> fields) {
+    Map<Integer, List<Field>> m = new java.util.LinkedHashMap<>();
+    fields.forEach(f -> m.computeIfAbsent(f.number(), k -> new ArrayList<>()).add(f));
+    return m;
+  }
+
+  private static boolean samePayloads(List<Field> a, List<Field> b) {
+    if (a.size() != b.size()) {
+      return false;
+    }
+    for (int i = 0; i < a.size(); i++) {
+      if (a.get(i).wire() != b.get(i).wire() || !Arrays.equals(a.get(i).payload(), b.get(i).payload())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** A canonical map field's entries: key (UTF-8, as text) -> the entry's bytes. */
+  private static Map<String, byte[]> entries(List<Field> occurrences) throws NotProtobuf {
+    Map<String, byte[]> m = new java.util.LinkedHashMap<>();
+    for (Field f : occurrences) {
+      String key = "";
+      for (Field inner : parse(f.buf(), f.from(), f.from() + f.size())) {
+        if (inner.number() == 1) {
+          key = new String(inner.payload(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+      }
+      m.put(key, f.payload());
+    }
+    return m;
+  }
+
   /** Never fails: options that are not protobuf give {@code 0xff} + the bytes. */
   public static byte[] canonical(byte[] compileOptionsProto) {
     ByteArrayOutputStream out = new ByteArrayOutputStream(compileOptionsProto.length + 1);

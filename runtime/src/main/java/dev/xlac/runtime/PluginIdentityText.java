@@ -147,6 +147,43 @@ public final class PluginIdentityText {
   }
 
   /**
+   * The lines that differ between two identity texts, by name (a line is taken by its name, as {@link #field} does):
+   * {@code xla_flags}, {@code plugin_sha256}, {@code device_kind}, {@code attribute xla_version}; a line that one
+   * text has and the other lacks differs too. The header (the text's version) is {@code version}. In the order of
+   * {@code a}'s lines, then {@code b}'s own.
+   */
+  public static List<String> differingLines(String a, String b) {
+    java.util.Map<String, List<String>> la = linesByName(a);
+    java.util.Map<String, List<String>> lb = linesByName(b);
+    java.util.LinkedHashSet<String> names = new java.util.LinkedHashSet<>(la.keySet());
+    names.addAll(lb.keySet());
+    List<String> out = new ArrayList<>();
+    for (String n : names) {
+      if (!java.util.Objects.equals(la.get(n), lb.get(n))) {
+        out.add(n);
+      }
+    }
+    return out;
+  }
+
+  private static java.util.Map<String, List<String>> linesByName(String text) {
+    java.util.Map<String, List<String>> m = new java.util.LinkedHashMap<>();
+    for (String line : text.split("\n")) {
+      if (line.isEmpty()) {
+        continue;
+      }
+      int eq = line.indexOf('=');
+      String name = eq < 0 ? "version" : line.substring(0, eq);
+      if (name.equals("attribute")) { // attribute=<name>=<type>:<value>: one line per attribute name
+        int second = line.indexOf('=', eq + 1);
+        name = "attribute " + (second < 0 ? line.substring(eq + 1) : line.substring(eq + 1, second));
+      }
+      m.computeIfAbsent(name, k -> new ArrayList<>()).add(line);
+    }
+    return m;
+  }
+
+  /**
    * The value of {@code XLAC_PJRT_PLUGIN_SHA256} for a plugin file whose SHA-256 is known:
    * {@code HEX:SIZE:MTIME_NS:DEV:INO}, so the proxy can trust the hash while the file is unchanged.
    */

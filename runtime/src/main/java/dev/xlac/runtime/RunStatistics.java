@@ -35,22 +35,50 @@ import java.util.Set;
  * @param missCompileTime the real plugin's compile time on the misses, to set the overhead against
  * @param serveTime the proxy's time on the hits (key, lookup, checksum and the real plugin's
  *     DeserializeAndLoad): what a served compile still costs, against the compile it replaces
+ * @param missesByKey misses per request key, in the order first seen (their requests, for saying why each was
+ *     not served, are {@code STATS/<hex>.xpr}: {@link #missRequests})
  */
 public record RunStatistics(long compiles, long hits, long misses, long fallbacks, long recorded,
     long unrecorded, Duration compileTime, Duration savedTime, Map<RequestKey, Long> hitsByKey,
     Set<RequestKey> damagedKeys, List<String> fallbackReasons, Duration missLookupTime,
-    Duration missCompileTime, Duration serveTime) {
+    Duration missCompileTime, Duration serveTime, Map<RequestKey, Long> missesByKey) {
 
   /** The prefix of every statistics file the proxy writes. */
   public static final String FILE_PREFIX = "stats-";
 
   public static final RunStatistics NONE = new RunStatistics(0, 0, 0, 0, 0, 0, Duration.ZERO, Duration.ZERO,
-      Map.of(), Set.of(), List.of(), Duration.ZERO, Duration.ZERO, Duration.ZERO);
+      Map.of(), Set.of(), List.of(), Duration.ZERO, Duration.ZERO, Duration.ZERO, Map.of());
 
   public RunStatistics {
     hitsByKey = Collections.unmodifiableMap(new LinkedHashMap<>(hitsByKey));
     damagedKeys = Collections.unmodifiableSet(new LinkedHashSet<>(damagedKeys));
     fallbackReasons = List.copyOf(fallbackReasons);
+    missesByKey = Collections.unmodifiableMap(new LinkedHashMap<>(missesByKey));
+  }
+
+  /**
+   * The requests of the misses that the proxy kept in {@code statsDir} ({@code <hex>.xpr}: a record without its
+   * executable, once per key), by key; a file that cannot be read as a whole record is left out (the miss's
+   * reason is then unknown).
+   */
+  public static Map<RequestKey, RecordedRequest> missRequests(Path statsDir) {
+    Map<RequestKey, RecordedRequest> out = new LinkedHashMap<>();
+    if (!Files.isDirectory(statsDir)) {
+      return out;
+    }
+    try {
+      for (Path f : RecordSpool.files(statsDir)) {
+        try {
+          RecordedRequest r = RecordSpool.read(f);
+          out.put(r.key(), r);
+        } catch (IOException | RuntimeException e) {
+          // left out: its miss is explained as unknown
+        }
+      }
+    } catch (IOException e) {
+      // none
+    }
+    return out;
   }
 
   /**
@@ -105,6 +133,7 @@ public record RunStatistics(long compiles, long hits, long misses, long fallback
     private long missCompileNanos;
     private long serveNanos;
     private final Map<RequestKey, Long> hitsByKey = new LinkedHashMap<>();
+    private final Map<RequestKey, Long> missesByKey = new LinkedHashMap<>();
     private final Set<RequestKey> damaged = new LinkedHashSet<>();
     private final Set<String> reasons = new LinkedHashSet<>();
 
@@ -121,13 +150,16 @@ public record RunStatistics(long compiles, long hits, long misses, long fallback
         }
         case "miss" -> {
           fields(f, 4);
-          optionalKey(f[1]);
+          RequestKey key = optionalKey(f[1]);
           long lookup = nonNegative(f[2]);
           long compile = nonNegative(f[3]);
           compileNanos += compile;
           missLookupNanos += lookup;
           missCompileNanos += compile;
           misses++;
+          if (key != null) {
+            missesByKey.merge(key, 1L, Long::sum);
+          }
         }
         case "fallback" -> {
           fields(f, 5);
@@ -158,7 +190,8 @@ public record RunStatistics(long compiles, long hits, long misses, long fallback
     RunStatistics build() {
       return new RunStatistics(hits + misses + fallbacks, hits, misses, fallbacks, recorded, unrecorded,
           Duration.ofNanos(compileNanos), Duration.ofNanos(savedNanos), hitsByKey, damaged, List.copyOf(reasons),
-          Duration.ofNanos(missLookupNanos), Duration.ofNanos(missCompileNanos), Duration.ofNanos(serveNanos));
+          Duration.ofNanos(missLookupNanos), Duration.ofNanos(missCompileNanos), Duration.ofNanos(serveNanos),
+          missesByKey);
     }
 
     private static void fields(String[] f, int n) {

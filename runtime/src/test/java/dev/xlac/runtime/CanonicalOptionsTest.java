@@ -80,6 +80,32 @@ class CanonicalOptionsTest {
     assertThat(CanonicalOptions.DEBUG_OPTIONS_DROPPED_FIELDS).contains(109, 113).doesNotContain(252, 357, 500);
   }
 
+  @Test
+  void differences_nameEachFieldThatChanged_byNameAndNumber_andNothingForTheSameCanonicalForm() throws Exception {
+    byte[] run1;
+    byte[] run2;
+    try (var a = getClass().getResourceAsStream("/jax-options/run1.bin");
+        var b = getClass().getResourceAsStream("/jax-options/run2.bin")) {
+      run1 = a.readAllBytes();
+      run2 = b.readAllBytes();
+    }
+    assertThat(CanonicalOptions.differences(run1, run2)).isEmpty(); // map order only
+    byte[] replicas1 = new Proto().m(3, new Proto().v(4, 1).v(5, 1)).toBytes();
+    byte[] replicas2 = new Proto().m(3, new Proto().v(4, 2).v(5, 1)).toBytes();
+    assertThat(CanonicalOptions.differences(replicas1, replicas2))
+        .containsExactly("executable_build_options.num_replicas (field 3.4)");
+    assertThat(CanonicalOptions.differences(options(new Proto().v(252, 1)), options(new Proto().v(252, 0).v(31, 3))))
+        .containsExactly("executable_build_options.debug_options.#31 (field 3.3.31)",
+            "executable_build_options.debug_options.#252 (field 3.3.252)");
+    assertThat(CanonicalOptions.differences(options(new Proto().s(109, "/tmp/a")), options(new Proto())))
+        .as("a dropped field is no difference").isEmpty();
+    byte[] mapA = options(new Proto().m(500, Proto.entry("xla_a", "1", false)).m(500, Proto.entry("xla_b", "2", false)));
+    byte[] mapB = options(new Proto().m(500, Proto.entry("xla_b", "3", false)).m(500, Proto.entry("xla_a", "1", false)));
+    assertThat(CanonicalOptions.differences(mapA, mapB))
+        .containsExactly("executable_build_options.debug_options.xla_backend_extra_options[xla_b] (field 3.3.500)");
+    assertThat(CanonicalOptions.differences(new byte[] {(byte) 0x80}, replicas1)).containsExactly("unparseable options");
+  }
+
   private static byte[] options(Proto debugOptions) {
     return new Proto().m(3, new Proto().m(3, debugOptions)).toBytes();
   }

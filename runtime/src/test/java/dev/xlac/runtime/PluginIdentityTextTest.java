@@ -154,4 +154,18 @@ class PluginIdentityTextTest {
       assertThat(PluginIdentityText.keyedXlaFlags(value) + "\n").as(value).isEqualTo(KeyTool.run("xla-flags", value));
     }
   }
+
+  @Test
+  void differingLines_nameEachLineByItsName_attributesByTheirs() {
+    String a = PluginIdentityText.of("cpu", "cpu", 0, 81, "a".repeat(64), java.util.List.of("cpu"), "", "--xla_a=1", "",
+        java.util.List.of(Attribute.int64("xla_version", 2), Attribute.string("stablehlo_current_version", "1")));
+    String b = PluginIdentityText.of("cpu", "cpu", 0, 81, "b".repeat(64), java.util.List.of("cpu"), "", "--xla_a=2", "",
+        java.util.List.of(Attribute.int64("xla_version", 3), Attribute.string("stablehlo_current_version", "1")));
+    assertThat(PluginIdentityText.differingLines(a, a)).isEmpty();
+    assertThat(PluginIdentityText.differingLines(a, b)).containsExactly("plugin_sha256", "xla_flags",
+        "attribute xla_version");
+    assertThat(PluginIdentityText.differingLines(a, a + "cpu_features=avx512f\n")).containsExactly("cpu_features");
+    assertThat(PluginIdentityText.differingLines(a, a.replace("xlac-pjrt-plugin/3", "xlac-pjrt-plugin/4")))
+        .containsExactly("version");
+  }
 }

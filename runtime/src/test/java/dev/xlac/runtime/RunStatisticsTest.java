@@ -75,4 +75,25 @@ class RunStatisticsTest {
     Files.writeString(dir.resolve("stats-1.tsv"), "served\t" + B + "\n");
     assertThatThrownBy(() -> RunStatistics.read(dir)).hasMessageContaining("unknown kind 'served'");
   }
+
+  @Test
+  void missesByKey_andTheMissesRequestsKeptBesideTheStatistics() throws Exception {
+    Files.writeString(dir.resolve("stats-1.tsv"), String.join("\n", "miss\t" + A + "\t5\t10", "miss\t" + B + "\t5\t10",
+        "miss\t" + A + "\t5\t10", ""));
+    byte[] format = "hlo".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] program = {1, 2, 3};
+    String identity = "xlac-pjrt-plugin/2\nplatform_name=cpu\n";
+    RequestKey key = RequestKey.of(format, program, new byte[0], identity.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    RecordSpool.write(dir, new RecordedRequest(key, format, program, new byte[0], identity, new byte[0], 7));
+    Files.write(dir.resolve("c".repeat(64) + ".xpr"), new byte[] {1, 2, 3}); // damaged: left out
+
+    RunStatistics s = RunStatistics.read(dir);
+
+    assertThat(s.missesByKey()).containsExactly(java.util.Map.entry(RequestKey.parse(A), 2L),
+        java.util.Map.entry(RequestKey.parse(B), 1L));
+    var requests = RunStatistics.missRequests(dir);
+    assertThat(requests).containsOnlyKeys(key);
+    assertThat(requests.get(key).program()).isEqualTo(program);
+    assertThat(RunStatistics.missRequests(dir.resolve("none"))).isEmpty();
+  }
 }

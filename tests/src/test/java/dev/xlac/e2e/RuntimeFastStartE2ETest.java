@@ -189,6 +189,8 @@ class RuntimeFastStartE2ETest {
     assertThat(Files.readString(parent).strip()).isEqualTo("xlac-fast-start");
     assertThat(miss.exitCode()).as(miss.err()).isEqualTo(1);
     assertThat(miss.err()).containsPattern("xlac run: \\d+ of \\d+ compiles were not served from the cache");
+    // and why, from the requests the proxy kept in the fast start's statistics directory (missWithoutReason)
+    assertThat(miss.err()).containsPattern("xlac run:   \\d+ not served: program changed: .*jit_train_step");
   }
 
   @Test

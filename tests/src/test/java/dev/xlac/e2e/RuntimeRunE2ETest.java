@@ -123,6 +123,27 @@ class RuntimeRunE2ETest {
     assertThat(served.out().lines().toList().getLast()).matches(
         "xlac run: (\\d+) compiles: \\1 served from the cache, 0 compiled; \\d+\\.\\d\\d s of compiling saved");
 
+    // Why a compile was not served: other XLA_FLAGS (every request: the identity's xla_flags line) and a larger
+    // batch (the programs that take it: changed against the recorded request of their module).
+    Path changed = work.resolve("changed.json");
+    List<String> changedCommand = new ArrayList<>(List.of(Launcher.root().resolve("xlac").toString(), "run",
+        "--cache", cache(), "--plugin", Launcher.cpuPlugin(), "--report", changed.toString(), "--"));
+    changedCommand.addAll(decoderCommand());
+    changedCommand.addAll(List.of("--batch-size", "16"));
+    Map<String, String> flags = env();
+    flags.put("XLA_FLAGS", "--xla_cpu_enable_fast_min_max=true");
+    Launcher.Result missed = Launcher.run(changedCommand, flags, 300);
+    assertThat(missed.exitCode()).as(missed.err()).isZero();
+    Map<String, Double> r3 = report(changed);
+    assertThat(r3.get("misses")).isEqualTo(r3.get("compiles"));
+    List<String> why = missed.err().lines().filter(l -> l.startsWith("xlac run:   ")).toList();
+    assertThat(why).as(missed.err()).anySatisfy(l -> assertThat(l).matches(
+        "xlac run:   \\d+ not served: recorded for another plugin or machine \\(line xla_flags differs\\): .*"));
+    assertThat(why).anySatisfy(l -> assertThat(l).matches("xlac run:   \\d+ not served: program changed: .*jit_train_step.*"));
+    assertThat(why.stream().mapToInt(l -> Integer.parseInt(l.split(" +")[2])).sum()).isEqualTo(r3.get("misses").intValue());
+    assertThat(Files.readString(changed)).contains("\"miss_reasons\": [", "\"reason\": \"identity\"",
+        "\"reason\": \"program\"", "\"xla_flags\"");
+
     Launcher.Result stat = Launcher.xlac("cache", "stat", "--cache", cache());
     assertThat(stat.out()).contains("Runtime entries:     " + r1.get("compiles").intValue() + " recorded executables, "
         + r2.get("hits").intValue() + " compiles served (xlac run)");

@@ -41,7 +41,9 @@ import picocli.CommandLine.Parameters;
         + " without a JVM and xlac finishes the run after it (a launch plan; runtime/README.md, \"The fast start\")."
         + " The command's output passes through; Ctrl-C, SIGTERM and SIGHUP are forwarded to its whole process group."
         + " At the end xlac prints one line: compiles, served from the cache, compiled, compile seconds saved (and the"
-        + " remote's counts when one was used).",
+        + " remote's counts when one was used), then on stderr why the compiles that were not served were not, one"
+        + " line per kind of reason: not recorded, recorded for another plugin or machine, with other compile"
+        + " options, or a program that changed (of a request recorded with --record, xlac cache why KEY says the same).",
         "%nExit codes: the command's own (128+N if signal N ended it); 127 the command was not found, 126 it cannot"
             + " be run; 2 bad options; 3 before the command starts: the plugin is missing, not a PJRT plugin,"
             + " lacks PJRT_Executable_Serialize or PJRT_Executable_DeserializeAndLoad, or --layout was"
@@ -81,7 +83,8 @@ public final class RunCommand implements Callable<Integer> {
   boolean noRemote;
 
   @Option(names = "--report", paramLabel = "FILE.json",
-      description = "Write a JSON report: compiles, hits, misses, fallbacks, compile_seconds, saved_seconds, ...")
+      description = "Write a JSON report: compiles, hits, misses, fallbacks, compile_seconds, saved_seconds, ...,"
+          + " miss_reasons")
   Path report;
 
   @Parameters(arity = "0..*", paramLabel = "COMMAND", description = "The command and its arguments, after '--'.")
@@ -206,6 +209,10 @@ public final class RunCommand implements Callable<Integer> {
     PrintWriter out = cache.out();
     out.println(r.line());
     out.flush();
+    if (!r.missLines().isEmpty()) { // why the misses were not served, after the line
+      r.missLines().forEach(err::println);
+      err.flush();
+    }
     if (report != null) {
       try {
         AtomicFiles.writeString(report, Json.write(r.toJson()) + "\n");

@@ -117,4 +117,44 @@ class CacheWhyCommandTest {
         + " batch size (32 -> 64: jit_train_step, jit__argmax, jit_matmul), 1 differs from a cached graph only in result"
         + " shape (f32[32,32] -> f32[64,32]: jit__normal)");
   }
+
+  private static dev.xlac.runtime.RecordedRequest hloRequest(String run) throws Exception {
+    byte[] program = dev.xlac.hlo.proto.HloProtos.HloProto.parseFrom(java.nio.file.Files.readAllBytes(trainStep(run)))
+        .getHloModule().toByteArray(); // a bare HloModuleProto, as torch_xla sends it
+    byte[] format = "hlo".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    String identity = "xlac-pjrt-plugin/2\nplatform_name=cpu\nplugin_sha256=" + "ab".repeat(32) + "\n";
+    dev.xlac.runtime.RequestKey key = dev.xlac.runtime.RequestKey.of(format, program, new byte[0],
+        identity.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    return new dev.xlac.runtime.RecordedRequest(key, format, program, new byte[0], identity, new byte[] {7}, 5);
+  }
+
+  @Test
+  void why_aRequestKey_namesTheChangeAgainstTheNearestRecordedRequestOfItsModule() throws Exception {
+    var batch32 = hloRequest("mlp_run1");
+    var batch64 = hloRequest("mlp_batch64");
+    Path spool = tmp.resolve("spool");
+    dev.xlac.runtime.RecordSpool.write(spool, batch32);
+    dev.xlac.runtime.RecordSpool.write(spool, batch64);
+    CliRunner added = CliRunner.run("cache", "add", "--cache", cache(), spool.toString());
+    assertThat(added.exitCode()).as(added.err()).isZero();
+
+    String verdict = CliRunner.run("diff", trainStep("mlp_run1").toString(), trainStep("mlp_batch64").toString())
+        .out().lines().findFirst().orElseThrow();
+    CliRunner r = CliRunner.run("cache", "why", "--cache", cache(), batch64.key().text());
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(r.out()).isEqualTo("request:   " + batch64.key().text() + " (jit_train_step)" + NL
+        + "why:       program changed (batch size (32 -> 64))" + NL
+        + "nearest:   " + batch32.key().text() + NL
+        + "verdict:   " + verdict + NL);
+    CliRunner json = CliRunner.run("cache", "why", "--cache", cache(), "--json", batch64.key().text());
+    assertThat(json.out()).contains("\"reason\": \"program\"", "\"program_change\": \"batch size (32 -> 64)\"");
+
+    CliRunner bad = CliRunner.run("cache", "why", "--cache", cache(), "pjrt1:xyz");
+    assertThat(bad.exitCode()).isEqualTo(2);
+    assertThat(bad.err()).isEqualTo("xlac: 'pjrt1:xyz' is not a request key (pjrt1: and 64 hex digits)" + NL);
+    String unknown = "pjrt1:" + "0".repeat(64);
+    CliRunner none = CliRunner.run("cache", "why", "--cache", cache(), unknown);
+    assertThat(none.exitCode()).isEqualTo(2);
+    assertThat(none.err()).isEqualTo("xlac: no recorded request in cache " + cache() + " has key " + unknown + NL);
+  }
 }
