@@ -130,9 +130,9 @@ class RuntimeRunE2ETest {
         "--cache", cache(), "--plugin", Launcher.cpuPlugin(), "--report", changed.toString(), "--"));
     changedCommand.addAll(decoderCommand());
     changedCommand.addAll(List.of("--batch-size", "16"));
-    Map<String, String> flags = env();
-    flags.put("XLA_FLAGS", "--xla_cpu_enable_fast_min_max=true");
-    Launcher.Result missed = Launcher.run(changedCommand, flags, 300);
+    Map<String, String> otherFlags = env();
+    otherFlags.put("XLA_FLAGS", "--xla_cpu_enable_fast_min_max=true");
+    Launcher.Result missed = Launcher.run(changedCommand, otherFlags, 300);
     assertThat(missed.exitCode()).as(missed.err()).isZero();
     Map<String, Double> r3 = report(changed);
     assertThat(r3.get("misses")).isEqualTo(r3.get("compiles"));
