@@ -59,6 +59,9 @@ static int api_major, api_minor;
  * one publishes, the other frees its own. */
 static _Atomic(char *) plugin_sha_hex; /* 64 hex digits */
 static _Atomic(char *) attribute_lines;
+/* Whether the layout's directories may be trusted, checked at the first lookup (files.h): "" when
+ * they may, else why not. A missing layout is not remembered: it may still appear. */
+static _Atomic(char *) layout_distrust;
 
 /* One identity per distinct client description (platform name and version, devices): an
  * append-only list, never freed, pushed with compare-and-swap. */
@@ -627,6 +630,23 @@ static void record(const char *key_text, const uint8_t key[32], const xp_client_
 /* Tries to answer the compile from the layout: 1 served, 0 miss, -1 fallback (reason set). */
 static int serve(xp_client_compile_args *args, const uint8_t key[32], uint64_t *load_ns,
                  uint64_t *saved_ns, char *reason, size_t size) {
+  char *distrust = atomic_load(&layout_distrust);
+  if (!distrust) {
+    int chain = xlayout_check_chain(cfg.layout, reason, size);
+    if (chain == XLAYOUT_NO_DIRECTORY) return -1;
+    char *verdict = strdup(chain == 0 ? "" : reason);
+    if (!verdict) {
+      snprintf(reason, size, "out of memory");
+      return -1;
+    }
+    distrust = NULL;
+    if (!atomic_compare_exchange_strong(&layout_distrust, &distrust, verdict)) free(verdict);
+    else distrust = verdict;
+  }
+  if (*distrust) {
+    snprintf(reason, size, "%s", distrust);
+    return -1;
+  }
   uint8_t *exe = NULL;
   size_t exe_size = 0;
   int found = xlayout_read(cfg.layout, key, &exe, &exe_size, saved_ns, reason, size);
