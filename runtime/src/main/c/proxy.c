@@ -37,6 +37,7 @@
 #include "sha256.h"
 
 #define EXPORT __attribute__((visibility("default")))
+#define XLAC_PROXY_MARKER "XlacPjrt_ThisIsTheProxy" /* the exported marker below, by name */
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static const void *answer; /* what GetPjrtApi returns: the real table, our copy, or NULL */
@@ -277,6 +278,14 @@ static void init(void) {
     say("cannot load the real PJRT plugin %s: %s", path, dlerror());
     return;
   }
+  /* An xlac run inside another sees the outer run's proxy as the real plugin: ourselves (its
+   * GetPjrtApi would wait for this very initialisation for ever) or another copy of the proxy. */
+  if (dlsym(handle, XLAC_PROXY_MARKER)) {
+    say("the real PJRT plugin %s is xlac's runtime proxy, not a real plugin (an xlac run inside another?); "
+        "XLAC_PJRT_REAL_PLUGIN must name the real plugin",
+        path);
+    return;
+  }
   const void *(*get)(void);
   void *sym = dlsym(handle, "GetPjrtApi");
   memcpy(&get, &sym, sizeof get);
@@ -314,6 +323,10 @@ static void init(void) {
   }
   answer = table;
 }
+
+/* Marks this library as xlac's proxy (a data symbol, found with dlsym here and in the file's bytes
+ * by xlac run's RealPlugin): a "real plugin" that has it is refused. */
+EXPORT const char XlacPjrt_ThisIsTheProxy[] = "xlac runtime proxy";
 
 EXPORT const void *GetPjrtApi(void) {
   pthread_once(&init_once, init);

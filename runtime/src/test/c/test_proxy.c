@@ -429,6 +429,11 @@ static int scenario_no_plugin(void *arg) {
   return load_proxy() == NULL ? 0 : 1;
 }
 
+static int scenario_no_plugin_in_time(void *arg) {
+  alarm(30);
+  return scenario_no_plugin(arg);
+}
+
 /* Relative paths are taken at GetPjrtApi: the framework changing directory later does not move them. */
 static int scenario_relative(void *arg) {
   (void)arg;
@@ -812,6 +817,12 @@ int main(void) {
     CHECK(run_child(scenario_no_plugin, NULL, path_of("missing.err"), e2) == 0, "NULL, missing plugin");
     CHECK(stderr_lines(path_of("missing.err"), "xlac runtime: cannot load the real PJRT plugin") == 1,
           "one line");
+    /* the proxy named as the real plugin, as in an xlac run inside another: refused, not a deadlock
+     * (nestedRun_refusesTheProxyAsItsRealPlugin) */
+    const char *e3[] = {env("XLAC_PJRT_REAL_PLUGIN=%s", proxy), env("XLAC_PJRT_STATS=%s", tmp), NULL};
+    CHECK(run_child(scenario_no_plugin_in_time, NULL, path_of("nested.err"), e3) == 0, "NULL, the proxy itself");
+    CHECK(stderr_lines(path_of("nested.err"), "is xlac's runtime proxy, not a real plugin") == 1, "one line");
+    CHECK(stderr_lines(path_of("nested.err"), "xlac runtime: ") == 1, "only that line");
   }
 
   /* a real plugin the proxy cannot wrap (another major version, a short table): passed through */
