@@ -1,6 +1,7 @@
 package dev.xlac.runtime;
 
 import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.core.io.PrivateFiles;
 import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -62,12 +63,12 @@ public final class LayoutEntry {
     Path target = path(layoutDir, key);
     Path parent = target.getParent();
     if (!Files.isDirectory(parent)) {
-      Files.createDirectories(parent);
+      PrivateFiles.createDirectories(parent); // the proxy serves nothing that others can write
       AtomicFiles.syncDirectory(parent.getParent());
       AtomicFiles.syncDirectory(layoutDir);
     }
     byte[] header = header(key, sha256, size, compileNanos);
-    AtomicFiles.write(target, out -> {
+    AtomicFiles.write(target, PrivateFiles.FILE, out -> {
       out.write(header);
       Checked checked = new Checked(out);
       executable.accept(checked);
