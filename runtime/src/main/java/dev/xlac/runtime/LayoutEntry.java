@@ -93,7 +93,7 @@ public final class LayoutEntry {
         return false;
       }
       byte[] h = new byte[HEADER];
-      try (InputStream in = Files.newInputStream(file)) {
+      try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
         if (in.readNBytes(h, 0, HEADER) != HEADER) {
           return false;
         }
@@ -114,7 +114,7 @@ public final class LayoutEntry {
       return false;
     }
     MessageDigest sha = RequestKey.sha256();
-    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
         InputStream in = Channels.newInputStream(ch.position(HEADER))) {
       byte[] buf = new byte[1 << 16];
       long total = 0;
