@@ -1284,6 +1284,13 @@ int main(void) {
     CHECK(run_child(scenario_counted, &second, path_of("count-serve.err"), e2) == 0,
           "counted: hit, miss, fallback, records");
     CHECK(count_files(path_of("spool-count2"), "", ".xpr") == 2, "the miss and the fallback recorded");
+    /* a plugin built against a newer header, whose PJRT_NamedValue has grown: the same identity, so the
+     * same keys and a hit, not a crash (namedValuesOfANewerPlugin_giveTheSameKeys) */
+    compile_plan wide = {{1}, 1, 0, 0, 0};
+    const char *e3[] = {creal, counted, env("XLAC_PJRT_LAYOUT=%s", dir), "COUNTING_WIDER_NAMED_VALUES=1", NULL};
+    CHECK(run_child(scenario_counted, &wide, path_of("count-wider.err"), e3) == 0,
+          "namedValuesOfANewerPlugin_giveTheSameKeys");
+    CHECK(stderr_lines(path_of("count-wider.err"), "xlac runtime") == 0, "silent");
     free(dir);
   }
 
