@@ -78,12 +78,14 @@ int xlayout_check_chain(const char *layout_dir, char *reason, size_t reason_size
     prefix[end] = 0;
     int last = end >= n;
     struct stat st;
-    if (lstat(prefix, &st) != 0)
+    if (lstat(prefix, &st) != 0) {
       result = bad(reason, reason_size, "cannot check runtime layout %s: %s: %s", layout_dir, prefix, strerror(errno));
-    else if (!S_ISDIR(st.st_mode))
-      result = bad(reason, reason_size, "runtime layout %s is not a directory", layout_dir) * 2;
-    else if (untrusted(&st, !last, why, sizeof why))
+    } else if (!S_ISDIR(st.st_mode)) {
+      bad(reason, reason_size, "runtime layout %s is not a directory", layout_dir);
+      result = XLAYOUT_NO_DIRECTORY;
+    } else if (untrusted(&st, !last, why, sizeof why)) {
       result = bad(reason, reason_size, "runtime layout %s is not trusted: %s: %s", layout_dir, prefix, why);
+    }
     if (result || last) break;
   }
   free(prefix);

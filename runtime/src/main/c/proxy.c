@@ -280,7 +280,7 @@ static void init(void) {
   }
   /* An xlac run inside another sees the outer run's proxy as the real plugin: ourselves (its
    * GetPjrtApi would wait for this very initialisation for ever) or another copy of the proxy. */
-  if (dlsym(handle, XLAC_PROXY_MARKER)) {
+  if (dlsym(handle, XLAC_PROXY_MARKER) || dlsym(handle, "XlacPjrt_Counters") /* proxies before the marker */) {
     say("the real PJRT plugin %s is xlac's runtime proxy, not a real plugin (an xlac run inside another?); "
         "XLAC_PJRT_REAL_PLUGIN must name the real plugin",
         path);

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -29,8 +30,13 @@ public final class RuntimeLibrary {
 
   /** No proxy library is larger (the sanitized test build is about 1 MB); real plugins are tens of MB and up. */
   static final long MAX_PROXY_SIZE = 16L << 20;
-  /** The proxy's marker symbol (proxy.c), as its name stands in the library's symbol names. */
-  private static final byte[] MARKER = "\0XlacPjrt_ThisIsTheProxy\0".getBytes(StandardCharsets.US_ASCII);
+  /**
+   * The proxy's marker symbol (proxy.c), and a symbol every older proxy exports, as their names stand in the
+   * library's symbol names.
+   */
+  private static final List<byte[]> MARKERS = List.of(
+      "\0XlacPjrt_ThisIsTheProxy\0".getBytes(StandardCharsets.US_ASCII),
+      "\0XlacPjrt_Counters\0".getBytes(StandardCharsets.US_ASCII));
 
   private static Path unpacked;
 
@@ -63,19 +69,23 @@ public final class RuntimeLibrary {
         return false;
       }
       byte[] bytes = Files.readAllBytes(file);
-      outer:
-      for (int i = 0; i + MARKER.length <= bytes.length; i++) {
-        for (int j = 0; j < MARKER.length; j++) {
-          if (bytes[i + j] != MARKER[j]) {
-            continue outer;
-          }
-        }
-        return true;
-      }
-      return false;
+      return MARKERS.stream().anyMatch(marker -> contains(bytes, marker));
     } catch (IOException e) {
       return false;
     }
+  }
+
+  private static boolean contains(byte[] bytes, byte[] part) {
+    outer:
+    for (int i = 0; i + part.length <= bytes.length; i++) {
+      for (int j = 0; j < part.length; j++) {
+        if (bytes[i + j] != part[j]) {
+          continue outer;
+        }
+      }
+      return true;
+    }
+    return false;
   }
 
   /** {@link #path()} for the given environment and machine (tests). */

@@ -56,10 +56,11 @@ class RuntimeLibraryTest {
     Path proxy = Files.write(dir.resolve("libxlac_pjrt.so"), packed());
     assertThat(RuntimeLibrary.isProxy(proxy)).isTrue();
     byte[] other = packed().clone();
-    String marker = "XlacPjrt_ThisIsTheProxy";
-    for (int i = 0; i + marker.length() <= other.length; i++) { // the same bytes without the marker's name
-      if (new String(other, i, marker.length(), java.nio.charset.StandardCharsets.ISO_8859_1).equals(marker)) {
-        other[i] = 'Y';
+    for (String marker : List.of("XlacPjrt_ThisIsTheProxy", "XlacPjrt_Counters")) { // the bytes without the names
+      for (int i = 0; i + marker.length() <= other.length; i++) {
+        if (new String(other, i, marker.length(), java.nio.charset.StandardCharsets.ISO_8859_1).equals(marker)) {
+          other[i] = 'Y';
+        }
       }
     }
     assertThat(RuntimeLibrary.isProxy(Files.write(dir.resolve("plugin.so"), other))).isFalse();
