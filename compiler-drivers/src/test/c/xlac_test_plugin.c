@@ -74,6 +74,7 @@ static void error_message(ErrorMessageArgs *a) {
 static void *error_get_code(ErrorGetCodeArgs *a) { a->code = a->error->code; return NULL; }
 static void *plugin_initialize(void *a) { (void) a; return NULL; }
 
+#ifndef XLAC_TEST_WIDER_NAMED_VALUES
 static const NamedValue ATTRIBUTES[] = {
   {sizeof(NamedValue), NULL, "xlac_test_plugin", 16, 1 /* kInt64 */, 1, 1},
 };
@@ -82,6 +83,20 @@ static void *plugin_attributes(PluginAttributesArgs *a) {
   a->num_attributes = 1;
   return NULL;
 }
+#else
+/* A plugin built against a newer header whose PJRT_NamedValue has grown by a field: readers must walk
+ * the array by its elements' struct_size (PjrtNamedValuesTest). */
+typedef struct { NamedValue known; int64_t newer; } WiderNamedValue;
+static const WiderNamedValue WIDER[] = {
+  {{sizeof(WiderNamedValue), NULL, "xlac_test_plugin", 16, 1 /* kInt64 */, 1, 1}, -1},
+  {{sizeof(WiderNamedValue), NULL, "second", 6, 1 /* kInt64 */, 2, 1}, -1},
+};
+static void *plugin_attributes(PluginAttributesArgs *a) {
+  a->attributes = (const NamedValue *) WIDER;
+  a->num_attributes = 2;
+  return NULL;
+}
+#endif
 
 static void *client_create(ClientCreateArgs *a) {
   if (a->num_options > 0) return error(3, "xlac test plugin takes no options", "");

@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Closes every descriptor from 3 up: close_range(2) where the kernel has it, else each one listed
@@ -53,4 +55,19 @@ void xfast_forward(pid_t pid, int sig) {
   int saved = errno;
   if (pid > 0 && kill(-pid, sig) != 0) kill(pid, sig);
   errno = saved;
+}
+
+int xfast_wait_ended(pid_t pid) {
+  siginfo_t info;
+  for (;;) {
+    memset(&info, 0, sizeof info);
+    if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) == 0) return 0;
+    if (errno != EINTR) return -1;
+  }
+}
+
+int xfast_reap(pid_t pid, int *status) {
+  while (waitpid(pid, status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return 0;
 }

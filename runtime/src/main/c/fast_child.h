@@ -19,4 +19,12 @@ void xfast_child_setup(void);
  * Async-signal-safe. */
 void xfast_forward(pid_t pid, int sig);
 
+/* Waits until the child `pid` has ended, without reaping it: until xfast_reap, its pid stays taken
+ * (by the zombie), so a signal forwarded to it or its group meanwhile can reach no process that
+ * took the pid over. The caller stops forwarding in between. 0, or -1 with errno (EINTR retried). */
+int xfast_wait_ended(pid_t pid);
+
+/* Reaps the ended child `pid`: its wait status in *status. 0, or -1 with errno (EINTR retried). */
+int xfast_reap(pid_t pid, int *status);
+
 #endif

@@ -250,13 +250,15 @@ int main(int argc, char **argv) {
   sigemptyset(&quit_ignored.sa_mask);
   sigaction(SIGQUIT, &quit_ignored, &quit_was);
   sigprocmask(SIG_SETMASK, &old, NULL);
+  /* Forwarding stops after the command has ended and before it is reaped: until then its pid
+   * cannot be reused, so a forwarded signal never reaches another process that took it over. */
   int ws;
-  while (waitpid(pid, &ws, 0) < 0) {
-    if (errno != EINTR) { /* never read as an exit status */
-      fprintf(stderr, "xlac: cannot wait for the command: %s\n", strerror(errno));
-      remove_stats(stats);
-      return 4;
-    }
+  int waited = xfast_wait_ended(pid);
+  child_group = 0;
+  if (waited != 0 || xfast_reap(pid, &ws) != 0) { /* never read as an exit status */
+    fprintf(stderr, "xlac: cannot wait for the command: %s\n", strerror(errno));
+    remove_stats(stats);
+    return 4;
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   int exit_status = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;

@@ -10,9 +10,18 @@
 #define XLAYOUT_MAGIC "XLACPJX1"
 #define XRECORD_MAGIC "XLACPJR1"
 
-enum { XLAYOUT_ABSENT = 0, XLAYOUT_FOUND = 1, XLAYOUT_BAD = -1 };
+enum { XLAYOUT_ABSENT = 0, XLAYOUT_FOUND = 1, XLAYOUT_BAD = -1, XLAYOUT_NO_DIRECTORY = -2 };
 
-/* Reads and verifies the entry for `key`. XLAYOUT_FOUND: *executable (malloc'd, *size bytes) and
+/* Whether the runtime layout may be trusted: every directory from / down to it (links resolved)
+ * belongs to this user or root and nobody else may write it (an ancestor that others may write
+ * only with the sticky bit, as /tmp). 0, or XLAYOUT_BAD (or XLAYOUT_NO_DIRECTORY: missing, or
+ * not a directory) with `reason`.
+ * Costs a stat per ancestor: the proxy asks once per process. */
+int xlayout_check_chain(const char *layout_dir, char *reason, size_t reason_size);
+
+/* Reads and verifies the entry for `key`: entries/, entries/<hh>/ and the entry are opened without
+ * following links (the entry without blocking: it may be a FIFO) and must be trusted as above;
+ * the entry must be a regular file. XLAYOUT_FOUND: *executable (malloc'd, *size bytes) and
  * *compile_ns are set. XLAYOUT_ABSENT: no such file. XLAYOUT_BAD: `reason` says what is wrong. */
 int xlayout_read(const char *layout_dir, const uint8_t key[32], uint8_t **executable, size_t *size,
                  uint64_t *compile_ns, char *reason, size_t reason_size);

@@ -340,15 +340,25 @@ static int by_name(const void *a, const void *b) {
   return x < y ? -1 : x > y; /* same name: keep the plugin's order */
 }
 
-char *xidentity_attributes(const xp_named_value *attributes, size_t count) {
+char *xidentity_attributes(const void *attributes, size_t count) {
+  /*
+   * A C array of the plugin's PJRT_NamedValue: its elements lie sizeof(the plugin's struct) apart,
+   * which a plugin built against a newer header may have grown. That size is the elements'
+   * struct_size (the offset past its last field) rounded up to the struct's alignment; every
+   * element must say the same, and the proxy reads only the fields it knows.
+   */
+  size_t stride = count ? ((const xp_named_value *)attributes)->struct_size : 0;
+  stride = (stride + _Alignof(xp_named_value) - 1) / _Alignof(xp_named_value) * _Alignof(xp_named_value);
+  if (count && (stride < XP_SIZE(xp_named_value, value_size) || stride > XNAMED_VALUE_MAX_SIZE)) return NULL;
   const xp_named_value **sorted = calloc(count ? count : 1, sizeof *sorted);
   if (!sorted) return NULL;
   for (size_t i = 0; i < count; i++) {
-    if (attributes[i].struct_size < XP_SIZE(xp_named_value, value_size)) {
+    const xp_named_value *v = (const xp_named_value *)((const char *)attributes + i * stride);
+    if (v->struct_size != ((const xp_named_value *)attributes)->struct_size) {
       free(sorted);
       return NULL;
     }
-    sorted[i] = &attributes[i];
+    sorted[i] = v;
   }
   qsort(sorted, count, sizeof *sorted, by_name);
   str s = {0};

@@ -16,9 +16,12 @@ void xrequest_key(const uint8_t *format, size_t format_size, const uint8_t *prog
                   size_t program_size, const uint8_t *canonical_options, size_t options_size,
                   const char *identity, size_t identity_size, uint8_t key[32]);
 
-/* The attribute lines of the identity text, sorted by name, as one malloc'd string (NULL when out
- * of memory or when a named value's struct is smaller than the fields read). */
-char *xidentity_attributes(const xp_named_value *attributes, size_t count);
+/* The attribute lines of the identity text, sorted by name, as one malloc'd string, from the
+ * plugin's array of PJRT_NamedValue (walked by its elements' struct_size, which may be larger than
+ * the proxy's). NULL when out of memory, or when the elements' struct_size is smaller than the
+ * fields read, larger than XNAMED_VALUE_MAX_SIZE or not the same for all. */
+#define XNAMED_VALUE_MAX_SIZE 1024
+char *xidentity_attributes(const void *attributes, size_t count);
 
 /* XLA_FLAGS as the key sees it: the flags XLA reads (from the value, or from the file it names),
  * split into words exactly as XLA splits them, without the dump-only ones, each written with `\` as

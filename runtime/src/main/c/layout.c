@@ -1,3 +1,4 @@
+#define _XOPEN_SOURCE 700 /* realpath, S_ISVTX */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -37,6 +38,84 @@ static int read_at(int fd, uint8_t *p, size_t n, off_t offset) {
   return 0;
 }
 
+/* Why `st` may not be trusted, or NULL: it must belong to this user or root, and nobody
+ * else may write it. A directory that others may write is tolerated only as an ancestor with the
+ * sticky bit (/tmp): others cannot rename or remove what is ours in it. */
+static const char *untrusted(const struct stat *st, int sticky_ok, char *why, size_t size) {
+  if (st->st_uid != geteuid() && st->st_uid != 0) {
+    snprintf(why, size, "it belongs to user %lu, neither you nor root", (unsigned long)st->st_uid);
+    return why;
+  }
+  if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(sticky_ok && S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX))) {
+    snprintf(why, size, "its group or others may write it (mode %03o)", (unsigned)(st->st_mode & 0777));
+    return why;
+  }
+  return NULL;
+}
+
+int xlayout_check_chain(const char *layout_dir, char *reason, size_t reason_size) {
+  char *real = realpath(layout_dir, NULL);
+  if (!real) {
+    int e = errno;
+    if (e == ENOENT || e == ENOTDIR) {
+      bad(reason, reason_size, "runtime layout %s is not a directory", layout_dir);
+      return XLAYOUT_NO_DIRECTORY;
+    }
+    return bad(reason, reason_size, "cannot resolve runtime layout %s: %s", layout_dir, strerror(e));
+  }
+  size_t n = strlen(real);
+  char *prefix = malloc(n + 1);
+  if (!prefix) {
+    free(real);
+    return bad(reason, reason_size, "out of memory");
+  }
+  int result = 0;
+  char why[120];
+  /* "/", then each longer prefix of the resolved path, the layout directory last */
+  for (size_t end = 1;; end++) {
+    while (end < n && real[end] != '/') end++;
+    memcpy(prefix, real, end);
+    prefix[end] = 0;
+    int last = end >= n;
+    struct stat st;
+    if (lstat(prefix, &st) != 0) {
+      result = bad(reason, reason_size, "cannot check runtime layout %s: %s: %s", layout_dir, prefix, strerror(errno));
+    } else if (!S_ISDIR(st.st_mode)) {
+      bad(reason, reason_size, "runtime layout %s is not a directory", layout_dir);
+      result = XLAYOUT_NO_DIRECTORY;
+    } else if (untrusted(&st, !last, why, sizeof why)) {
+      result = bad(reason, reason_size, "runtime layout %s is not trusted: %s: %s", layout_dir, prefix, why);
+    }
+    if (result || last) break;
+  }
+  free(prefix);
+  free(real);
+  return result;
+}
+
+/* Opens `name` in `dir` (AT_FDCWD: a path) as a directory without following a symlink, and checks
+ * that it may be trusted. The descriptor, or -1 with *absent set (a plain miss) or `reason`. */
+static int open_trusted_dir(int dir, const char *name, const char *shown, int *absent, char *reason,
+                            size_t size) {
+  int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    if (e == ENOENT) *absent = 1;
+    else bad(reason, size, "cannot open layout directory %s: %s", shown,
+             e == ELOOP || e == ENOTDIR ? "a symbolic link or not a directory" : strerror(e));
+    return -1;
+  }
+  struct stat st;
+  char why[120];
+  const char *problem = fstat(fd, &st) != 0 ? strerror(errno) : untrusted(&st, 0, why, sizeof why);
+  if (problem) {
+    bad(reason, size, "layout directory %s is not trusted: %s", shown, problem);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 int xlayout_read(const char *layout_dir, const uint8_t key[32], uint8_t **executable, size_t *size,
                  uint64_t *compile_ns, char *reason, size_t reason_size) {
   char hex[65];
@@ -44,25 +123,38 @@ int xlayout_read(const char *layout_dir, const uint8_t key[32], uint8_t **execut
   size_t path_size = strlen(layout_dir) + 100;
   char *path = malloc(path_size);
   if (!path) return bad(reason, reason_size, "out of memory");
-  snprintf(path, path_size, "%s/entries/%.2s/%s.xpx", layout_dir, hex, hex);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  /* entries/, entries/<hh>/ and the entry, each opened without following a symlink and checked on
+   * its descriptor; the entry with O_NONBLOCK, as opening a FIFO would otherwise wait for a writer */
+  int entries = -1, sub = -1, fd = -1, absent = 0;
+  snprintf(path, path_size, "%s/entries", layout_dir);
+  entries = open_trusted_dir(AT_FDCWD, path, path, &absent, reason, reason_size);
+  if (entries >= 0) {
+    char name[3] = {hex[0], hex[1], 0};
+    snprintf(path, path_size, "%s/entries/%.2s", layout_dir, hex);
+    sub = open_trusted_dir(entries, name, path, &absent, reason, reason_size);
+  }
+  if (sub >= 0) {
+    char name[70];
+    snprintf(name, sizeof name, "%s.xpx", hex);
+    snprintf(path, path_size, "%s/entries/%.2s/%s.xpx", layout_dir, hex, hex);
+    fd = openat(sub, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
     int e = errno;
-    struct stat st;
-    int result;
-    if (e == ENOENT && stat(layout_dir, &st) == 0 && S_ISDIR(st.st_mode))
-      result = XLAYOUT_ABSENT; /* a plain miss */
-    else if (e == ENOENT)
-      result = bad(reason, reason_size, "runtime layout %s is not a directory", layout_dir);
-    else
-      result = bad(reason, reason_size, "cannot open layout entry %s: %s", path, strerror(e));
+    if (fd < 0 && e == ENOENT) absent = 1;
+    else if (fd < 0)
+      bad(reason, reason_size, "cannot open layout entry %s: %s", path,
+          e == ELOOP ? "it is a symbolic link" : strerror(e));
+  }
+  if (entries >= 0) close(entries);
+  if (sub >= 0) close(sub);
+  if (fd < 0) {
     free(path);
-    return result;
+    return absent ? XLAYOUT_ABSENT : XLAYOUT_BAD; /* a missing directory or entry is a plain miss */
   }
   uint8_t header[XLAYOUT_HEADER];
   struct stat st;
   int result = XLAYOUT_BAD;
   uint8_t *exe = NULL;
+  char why[120];
   if (fstat(fd, &st) != 0) {
     bad(reason, reason_size, "cannot stat layout entry %s: %s", path, strerror(errno));
     goto out;
@@ -71,6 +163,12 @@ int xlayout_read(const char *layout_dir, const uint8_t key[32], uint8_t **execut
     bad(reason, reason_size, "layout entry %s is not a regular file", path);
     goto out;
   }
+  if (untrusted(&st, 0, why, sizeof why)) {
+    bad(reason, reason_size, "layout entry %s is not trusted: %s", path, why);
+    goto out;
+  }
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0 && (flags & O_NONBLOCK)) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   if (st.st_size < XLAYOUT_HEADER || read_at(fd, header, XLAYOUT_HEADER, 0) != 0) {
     bad(reason, reason_size, "layout entry %s is truncated (%lld bytes)", path, (long long)st.st_size);
     goto out;

@@ -36,6 +36,7 @@
 #include "sha256.h"
 
 #define EXPORT __attribute__((visibility("default")))
+#define XLAC_PROXY_MARKER "XlacPjrt_ThisIsTheProxy" /* the exported marker below, by name */
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static const void *answer; /* what GetPjrtApi returns: the real table, our copy, or NULL */
@@ -58,6 +59,9 @@ static int api_major, api_minor;
  * one publishes, the other frees its own. */
 static _Atomic(char *) plugin_sha_hex; /* 64 hex digits */
 static _Atomic(char *) attribute_lines;
+/* Whether the layout's directories may be trusted, checked at the first lookup (files.h): "" when
+ * they may, else why not. A missing layout is not remembered: it may still appear. */
+static _Atomic(char *) layout_distrust;
 
 /* One identity per distinct client description (platform name and version, devices): an
  * append-only list, never freed, pushed with compare-and-swap. */
@@ -231,6 +235,14 @@ static void init(void) {
     say("cannot load the real PJRT plugin %s: %s", path, dlerror());
     return;
   }
+  /* An xlac run inside another sees the outer run's proxy as the real plugin: ourselves (its
+   * GetPjrtApi would wait for this very initialisation for ever) or another copy of the proxy. */
+  if (dlsym(handle, XLAC_PROXY_MARKER) || dlsym(handle, "XlacPjrt_Counters") /* proxies before the marker */) {
+    say("the real PJRT plugin %s is xlac's runtime proxy, not a real plugin (an xlac run inside another?); "
+        "XLAC_PJRT_REAL_PLUGIN must name the real plugin",
+        path);
+    return;
+  }
   const void *(*get)(void);
   void *sym = dlsym(handle, "GetPjrtApi");
   memcpy(&get, &sym, sizeof get);
@@ -268,6 +280,10 @@ static void init(void) {
   }
   answer = table;
 }
+
+/* Marks this library as xlac's proxy (a data symbol, found with dlsym here and in the file's bytes
+ * by xlac run's RealPlugin): a "real plugin" that has it is refused. */
+EXPORT const char XlacPjrt_ThisIsTheProxy[] = "xlac runtime proxy";
 
 EXPORT const void *GetPjrtApi(void) {
   pthread_once(&init_once, init);
@@ -603,6 +619,23 @@ static void record(const char *key_text, const uint8_t key[32], const xp_client_
 /* Tries to answer the compile from the layout: 1 served, 0 miss, -1 fallback (reason set). */
 static int serve(xp_client_compile_args *args, const uint8_t key[32], uint64_t *load_ns,
                  uint64_t *saved_ns, char *reason, size_t size) {
+  char *distrust = atomic_load(&layout_distrust);
+  if (!distrust) {
+    int chain = xlayout_check_chain(cfg.layout, reason, size);
+    if (chain == XLAYOUT_NO_DIRECTORY) return -1;
+    char *verdict = strdup(chain == 0 ? "" : reason);
+    if (!verdict) {
+      snprintf(reason, size, "out of memory");
+      return -1;
+    }
+    distrust = NULL;
+    if (!atomic_compare_exchange_strong(&layout_distrust, &distrust, verdict)) free(verdict);
+    else distrust = verdict;
+  }
+  if (*distrust) {
+    snprintf(reason, size, "%s", distrust);
+    return -1;
+  }
   uint8_t *exe = NULL;
   size_t exe_size = 0;
   int found = xlayout_read(cfg.layout, key, &exe, &exe_size, saved_ns, reason, size);

@@ -94,7 +94,7 @@ int xrecord_write_to(const char *spool, const uint8_t key[32], xspan format, xsp
            (unsigned long long)atomic_fetch_add(&temp_counter, 1), random_hex);
   snprintf(final, size, "%s/%s.xpr", spool, hex);
   int result = -1;
-  out_file o = {.fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
+  out_file o = {.fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)};
   if (o.fd < 0) {
     xreason(reason, reason_size, "cannot create a file in record spool %s: %s", spool, strerror(errno));
     goto done;

@@ -4,6 +4,7 @@
  * everything made was freed (LeakSanitizer cannot tell, as the real plugin's frames are suppressed). */
 #include <dlfcn.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,27 @@ static void error_destroy(xp_error_destroy_args *a) {
 
 #define PLAIN(name, slot) \
   static xpjrt_error *name(void *a) { return counted(slot, a); }
-PLAIN(plugin_attributes, XP_PLUGIN_ATTRIBUTES)
+
+/* With COUNTING_WIDER_NAMED_VALUES set, the real plugin's attributes are handed on as a plugin built
+ * against a newer header would: each PJRT_NamedValue grown by two fields (struct_size 68, 72 apart). */
+typedef struct {
+  xp_named_value known;
+  int64_t newer;
+  int32_t newest;
+} wider_named_value;
+static wider_named_value wider[256];
+
+static xpjrt_error *plugin_attributes(xp_plugin_attributes_args *a) {
+  xpjrt_error *e = counted(XP_PLUGIN_ATTRIBUTES, a);
+  if (e || !getenv("COUNTING_WIDER_NAMED_VALUES") || !a->attributes || a->num_attributes > 256) return e;
+  for (size_t i = 0; i < a->num_attributes; i++) {
+    memset(&wider[i], 0xa5, sizeof wider[i]); /* what the reader must not take for a field of its own */
+    wider[i].known = a->attributes[i];
+    wider[i].known.struct_size = offsetof(wider_named_value, newest) + sizeof(int32_t);
+  }
+  a->attributes = &wider[0].known;
+  return NULL;
+}
 PLAIN(platform_name, XP_CLIENT_PLATFORM_NAME)
 PLAIN(platform_version, XP_CLIENT_PLATFORM_VERSION)
 PLAIN(addressable_devices, XP_CLIENT_ADDRESSABLE_DEVICES)

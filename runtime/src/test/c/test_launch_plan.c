@@ -4,6 +4,7 @@
  * the java command line: which path it took, and what the command and the finish got. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -516,6 +517,29 @@ static void signal_before_setsid(void) {
   close(go[1]);
 }
 
+/* endedChild_keepsItsPidUntilReaped: the fast start stops forwarding signals between
+ * xfast_wait_ended and xfast_reap; this holds only if the ended child still holds its pid (a
+ * zombie) then, so that no other process can have taken it over, and gives it up at the reap. */
+static void ended_child_keeps_its_pid(void) {
+  pid_t pid = fork();
+  REQUIRE(pid >= 0, "fork");
+  if (pid == 0) _exit(7);
+  CHECK(xfast_wait_ended(pid) == 0, "wait: %s", strerror(errno));
+  char path[64], stat_line[256] = "";
+  snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+  FILE *f = fopen(path, "r");
+  if (f) {
+    if (!fgets(stat_line, sizeof stat_line, f)) stat_line[0] = 0;
+    fclose(f);
+  }
+  const char *state = strrchr(stat_line, ')');
+  CHECK(kill(pid, 0) == 0, "the ended child's pid is no longer taken before the reap");
+  CHECK(state && !strncmp(state, ") Z", 3), "the ended child is a zombie until the reap: %s", stat_line);
+  int ws = 0;
+  CHECK(xfast_reap(pid, &ws) == 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 7, "reaped, status %d", ws);
+  CHECK(kill(pid, 0) != 0 && errno == ESRCH, "the reap gave the pid up");
+}
+
 /* childSetup_givesTheCommand_theJvmPathsMaskAndDispositions: an empty mask, SIGPIPE/SIGQUIT/SIGCHLD
  * at their defaults, an ignored SIGINT left ignored, its own session, no descriptor from 3 up. */
 static void child_setup(void) {
@@ -586,6 +610,7 @@ int main(void) {
   setenv("TO_REMOVE", "r", 1);
   conditions();
   signal_before_setsid();
+  ended_child_keeps_its_pid();
   child_setup();
   binary();
   char cmd[8300];

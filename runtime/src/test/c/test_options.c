@@ -1,6 +1,7 @@
 /* Canonical compile options and the request key: map entries in any order give one key, any change
  * of a value gives another, unparseable options still get a key, and a JAX-like request's key is
  * pinned (RequestKeyTest pins the same). Also the identity text's attribute lines. */
+#include <stddef.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -320,6 +321,27 @@ int main(void) {
   free(lines);
   v[0].struct_size = 40; /* a plugin whose named values are smaller than the fields read */
   CHECK(xidentity_attributes(v, 5) == NULL, "too-small named values are refused");
+
+  /* a plugin built against a newer header, whose PJRT_NamedValue has grown by two fields: the
+   * array is walked by its elements' size, not the proxy's (namedValuesOfANewerPlugin_areWalkedByTheirSize) */
+  {
+    typedef struct {
+      xp_named_value known;
+      int64_t newer_field;
+      int32_t newest_field; /* struct_size ends here; the array's stride is rounded up to 8 */
+    } wider;
+    wider w[5];
+    memset(w, 0xa5, sizeof w); /* the fields the proxy does not know hold junk */
+    for (int i = 0; i < 5; i++) {
+      w[i].known = v[i];
+      w[i].known.struct_size = offsetof(wider, newest_field) + sizeof(int32_t);
+    }
+    char *wide = xidentity_attributes((const void *)w, 5);
+    CHECK(wide && !strcmp(wide, want), "the wider plugin's lines are the same:\n%s", wide);
+    free(wide);
+    w[3].known.struct_size += 8; /* elements of one array must agree on their size */
+    CHECK(xidentity_attributes((const void *)w, 5) == NULL, "mixed sizes are refused");
+  }
 
   /* the whole text (v3): NULs escaped, not cut off (identityTextKeepsBytesAfterANul); device kinds
    * counted, distinct, sorted; XLA_FLAGS and LIBTPU_INIT_ARGS lines (identityCoversXlaFlags) */

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/mount.h>
+#include <sys/sysmacros.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
@@ -340,6 +341,12 @@ static int scenario_compile(void *arg) {
   return test_failures ? 1 : 0;
 }
 
+/* scenario_compile, killed by SIGALRM when it takes more than 60 s (a compile that blocks) */
+static int scenario_compile_in_time(void *arg) {
+  alarm(60);
+  return scenario_compile(arg);
+}
+
 /* --- scenario: 8 threads compile a served program and their own missed one, concurrently */
 
 typedef struct {
@@ -420,6 +427,11 @@ static int scenario_record_forever(void *arg) {
 static int scenario_no_plugin(void *arg) {
   (void)arg;
   return load_proxy() == NULL ? 0 : 1;
+}
+
+static int scenario_no_plugin_in_time(void *arg) {
+  alarm(30);
+  return scenario_no_plugin(arg);
 }
 
 /* Relative paths are taken at GetPjrtApi: the framework changing directory later does not move them. */
@@ -796,6 +808,7 @@ int main(void) {
   }
   REQUIRE(proxy && base, "XLAC_TEST_PROXY and XLAC_TEST_TMP must be set (make test sets them)");
   snprintf(tmp, sizeof tmp, "%s/%ld", base, (long)getpid());
+  umask(022); /* the proxy serves no layout that others may write */
   mkdirs(tmp);
   hash_plugin();
   char *real = env("XLAC_PJRT_REAL_PLUGIN=%s", plugin);
@@ -828,6 +841,12 @@ int main(void) {
     CHECK(run_child(scenario_no_plugin, NULL, path_of("missing.err"), e2) == 0, "NULL, missing plugin");
     CHECK(stderr_lines(path_of("missing.err"), "xlac runtime: cannot load the real PJRT plugin") == 1,
           "one line");
+    /* the proxy named as the real plugin, as in an xlac run inside another: refused, not a deadlock
+     * (nestedRun_refusesTheProxyAsItsRealPlugin) */
+    const char *e3[] = {env("XLAC_PJRT_REAL_PLUGIN=%s", proxy), env("XLAC_PJRT_STATS=%s", tmp), NULL};
+    CHECK(run_child(scenario_no_plugin_in_time, NULL, path_of("nested.err"), e3) == 0, "NULL, the proxy itself");
+    CHECK(stderr_lines(path_of("nested.err"), "is xlac's runtime proxy, not a real plugin") == 1, "one line");
+    CHECK(stderr_lines(path_of("nested.err"), "xlac runtime: ") == 1, "only that line");
   }
 
   /* a real plugin the proxy cannot wrap (another major version, a short table): passed through */
@@ -1214,6 +1233,99 @@ int main(void) {
     free(err);
   }
 
+  /* 5b. layouts that others could have written, and entries that are not plain files: never served,
+   * never blocking; one line per process (issue 22, "a layout that only the cache can write") */
+  {
+    struct {
+      const char *name; /* also the regression test's name */
+      const char *says; /* in the one stderr line */
+      int served;       /* a trusted variant: still a hit */
+    } cases[] = {
+        {"groupWritableEntry_isNotServed", "its group or others may write it (mode 664)", 0},
+        {"otherWritableEntriesDirectory_isNotServed", "its group or others may write it (mode 757)", 0},
+        {"groupWritableLayoutDirectory_isNotServed", "its group or others may write it (mode 775)", 0},
+        {"groupWritableAncestor_isNotServed", "its group or others may write it (mode 777)", 0},
+        {"entryOfAnotherUser_isNotServed", "belongs to user 4242", 0},
+        {"symlinkedEntry_isNotServed", "it is a symbolic link", 0},
+        {"symlinkedEntriesDirectory_isNotServed", "a symbolic link or not a directory", 0},
+        {"fifoEntry_fallsBackInsteadOfHanging", "is not a regular file", 0},
+        {"symlinkToFifoEntry_fallsBackInsteadOfHanging", "it is a symbolic link", 0},
+        {"deviceEntry_fallsBack", "is not a regular file", 0},
+        {"stickyWorldWritableAncestor_isServed", NULL, 1},
+        {"symlinkedLayoutPath_isServed", NULL, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      const char *name = cases[i].name;
+      if (!strcmp(name, "entryOfAnotherUser_isNotServed") && geteuid() != 0) {
+        printf("test_proxy: %s skipped (needs root to chown)\n", name);
+        continue;
+      }
+      char *parent = strdup(path_of("trust-%zu", i));
+      char *dir = strdup(path_of("trust-%zu/layout", i));
+      write_entry(dir, rec.key, rec.executable.data, rec.executable.size, 7);
+      char *entry = strdup(entry_path(dir, rec.key));
+      char sub[1100], entries[1100], moved[1100];
+      snprintf(sub, sizeof sub, "%s", entry);
+      *strrchr(sub, '/') = 0;
+      snprintf(entries, sizeof entries, "%s/entries", dir);
+      const char *serve_from = dir, *says = cases[i].says;
+      int made = 0;
+      if (!strcmp(name, "groupWritableEntry_isNotServed")) made = chmod(entry, 0664);
+      else if (!strcmp(name, "otherWritableEntriesDirectory_isNotServed")) made = chmod(entries, 0757);
+      else if (!strcmp(name, "groupWritableLayoutDirectory_isNotServed")) made = chmod(dir, 0775);
+      else if (!strcmp(name, "groupWritableAncestor_isNotServed")) made = chmod(parent, 0777);
+      else if (!strcmp(name, "stickyWorldWritableAncestor_isServed")) made = chmod(parent, 01777);
+      else if (!strcmp(name, "entryOfAnotherUser_isNotServed")) made = chown(entry, 4242, 4242);
+      else if (!strcmp(name, "symlinkedEntry_isNotServed")) { /* a trusted file, reached by a link */
+        snprintf(moved, sizeof moved, "%s/elsewhere.xpx", parent);
+        made = rename(entry, moved) || symlink(moved, entry);
+      } else if (!strcmp(name, "symlinkedEntriesDirectory_isNotServed")) {
+        snprintf(moved, sizeof moved, "%s/elsewhere", parent);
+        made = rename(entries, moved) || symlink(moved, entries);
+      } else if (!strcmp(name, "fifoEntry_fallsBackInsteadOfHanging")) {
+        made = unlink(entry) || mkfifo(entry, 0600);
+      } else if (!strcmp(name, "symlinkToFifoEntry_fallsBackInsteadOfHanging")) {
+        snprintf(moved, sizeof moved, "%s/fifo", parent);
+        made = unlink(entry) || mkfifo(moved, 0600) || symlink(moved, entry);
+      } else if (!strcmp(name, "deviceEntry_fallsBack")) {
+        made = unlink(entry);
+        /* /dev/zero's node needs root to make; a link to it otherwise */
+        if (!made && mknod(entry, S_IFCHR | 0600, makedev(1, 5)) != 0) {
+          made = symlink("/dev/zero", entry);
+          says = "it is a symbolic link";
+        }
+      } else if (!strcmp(name, "symlinkedLayoutPath_isServed")) {
+        snprintf(moved, sizeof moved, "%s/link", parent);
+        made = symlink(dir, moved);
+        serve_from = moved;
+      }
+      REQUIRE(made == 0, "%s: set-up: %s", name, strerror(errno));
+      char *stats_dir = strdup(path_of("stats-trust-%zu", i));
+      mkdirs(stats_dir);
+      int hits = cases[i].served ? 2 : 0, fallbacks = cases[i].served ? 0 : 2;
+      compile_plan plan = {{1, 1}, hits, 0, fallbacks, 0};
+      const char *e[] = {real, plugin_env, env("XLAC_PJRT_LAYOUT=%s", serve_from),
+                         env("XLAC_PJRT_STATS=%s", stats_dir), NULL};
+      char *err = strdup(path_of("trust-%zu.err", i));
+      CHECK(run_child(scenario_compile_in_time, &plan, err, e) == 0, "%s: the compiles", name);
+      if (says) {
+        CHECK(stderr_lines(err, "xlac runtime: ") == 1, "%s: one line on stderr", name);
+        CHECK(stderr_lines(err, says) == 1, "%s: says why (%s)", name, says);
+      } else {
+        CHECK(stderr_lines(err, "xlac runtime") == 0, "%s: silent", name);
+      }
+      stats = read_stats(stats_dir);
+      CHECK(count_lines(stats, cases[i].served ? "hit\tpjrt1:" : "fallback\tpjrt1:") == 2, "%s: %s", name, stats);
+      free(stats);
+      chmod(parent, 0755); /* lets the clean-up remove it */
+      free(err);
+      free(stats_dir);
+      free(entry);
+      free(dir);
+      free(parent);
+    }
+  }
+
   /* a layout directory that does not exist: a fallback (missingLayoutDirectoryFallsBack) */
   mkdirs(path_of("stats-nolayout"));
   {
@@ -1298,6 +1410,13 @@ int main(void) {
     CHECK(run_child(scenario_counted, &second, path_of("count-serve.err"), e2) == 0,
           "counted: hit, miss, fallback, records");
     CHECK(count_files(path_of("spool-count2"), "", ".xpr") == 2, "the miss and the fallback recorded");
+    /* a plugin built against a newer header, whose PJRT_NamedValue has grown: the same identity, so the
+     * same keys and a hit, not a crash (namedValuesOfANewerPlugin_giveTheSameKeys) */
+    compile_plan wide = {{1}, 1, 0, 0, 0};
+    const char *e3[] = {creal, counted, env("XLAC_PJRT_LAYOUT=%s", dir), "COUNTING_WIDER_NAMED_VALUES=1", NULL};
+    CHECK(run_child(scenario_counted, &wide, path_of("count-wider.err"), e3) == 0,
+          "namedValuesOfANewerPlugin_giveTheSameKeys");
+    CHECK(stderr_lines(path_of("count-wider.err"), "xlac runtime") == 0, "silent");
     free(dir);
   }
 

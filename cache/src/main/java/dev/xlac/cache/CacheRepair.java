@@ -1,9 +1,11 @@
 package dev.xlac.cache;
 
+import dev.xlac.cache.store.CacheModes;
 import dev.xlac.cache.store.DatabaseRepair;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.Consumer;
 
 /**
@@ -25,7 +27,16 @@ public final class CacheRepair {
 
   static RepairReport repair(Path dir, Duration lockWait, Consumer<String> notices, Clock clock)
       throws InterruptedException {
-    return DatabaseRepair.repair(dir, lockWait, notices, clock);
+    RepairReport r = DatabaseRepair.repair(dir, lockWait, notices, clock);
+    // After the database's repair: a rebuild makes new directories (private ones).
+    List<VerifyReport.Problem> modes = CacheModes.repair(dir);
+    if (modes.isEmpty()) {
+      return r;
+    }
+    VerifyReport found = r.found() != null ? r.found() : new VerifyReport(0, 0, 0, List.of(), true);
+    List<VerifyReport.Problem> left = modes.stream().filter(p -> p.action() == null).toList();
+    return new RepairReport(found.plus(modes), r.rebuildReason(), r.salvage(), r.lost(), r.brokenDatabase(),
+        r.brokenBytes(), r.emptyReason(), r.after() == null ? null : r.after().plus(left));
   }
 
   /**

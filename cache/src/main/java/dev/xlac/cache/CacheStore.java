@@ -8,6 +8,7 @@ import dev.xlac.cache.ops.PruneByLastAccess;
 import dev.xlac.cache.ops.SizeLimit;
 import dev.xlac.cache.ops.TrustConfig;
 import dev.xlac.cache.store.ArtifactWrites;
+import dev.xlac.cache.store.CacheModes;
 import dev.xlac.cache.store.CacheVerifier;
 import dev.xlac.cache.store.Store;
 import dev.xlac.core.Sizes;
@@ -374,9 +375,13 @@ public final class CacheStore implements AutoCloseable {
     return store.clear();
   }
 
-  /** Checks every checksum and index record; with {@code repair}, drops what is damaged. */
+  /**
+   * Checks every checksum and index record, and the permissions of its directories and runtime files; with
+   * {@code repair}, drops what is damaged and takes others' write permission away.
+   */
   public VerifyReport verify(boolean repair) {
-    return CacheVerifier.run(store, repair);
+    VerifyReport r = CacheVerifier.run(store, repair);
+    return r.plus(repair ? CacheModes.repair(directory()) : CacheModes.check(directory()));
   }
 
   /**

@@ -5,7 +5,8 @@ import java.util.List;
 /**
  * What {@code cache verify} found.
  *
- * @param problems every damaged entry or file and index inconsistency found (before any repair)
+ * @param problems every damaged entry or file and index inconsistency found (before any repair), and every
+ *     directory or runtime file that its group or others can write ({@code store.CacheModes})
  * @param repaired whether the problems were repaired (damaged entries recovered or dropped, indexes rebuilt)
  * @param requestsChecked runtime entries (recorded PJRT requests with their executables) checked
  */
@@ -35,6 +36,16 @@ public record VerifyReport(long graphsChecked, long artifactsChecked, long bytes
     public Problem withAction(String a) {
       return new Problem(entry, description, damage, a);
     }
+  }
+
+  /** This report with {@code more} problems after its own. */
+  public VerifyReport plus(List<Problem> more) {
+    if (more.isEmpty()) {
+      return this;
+    }
+    List<Problem> all = new java.util.ArrayList<>(problems);
+    all.addAll(more);
+    return new VerifyReport(graphsChecked, artifactsChecked, bytesChecked, List.copyOf(all), repaired, requestsChecked);
   }
 
   public boolean clean() {

@@ -2,8 +2,9 @@ package dev.xlac.pipeline;
 
 import dev.xlac.compiler.pjrt.PjrtPluginCheck;
 import dev.xlac.core.XlacException;
-import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.core.io.PrivateFiles;
 import dev.xlac.runtime.PluginIdentityText;
+import dev.xlac.runtime.RuntimeLibrary;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -56,6 +57,11 @@ public record RealPlugin(Path path, String sha256, String apiVersion, long size,
     } catch (IOException e) {
       throw XlacException.environment("cannot use PJRT plugin " + plugin.toAbsolutePath() + ": "
           + XlacException.reason(e));
+    }
+    if (RuntimeLibrary.isProxy(real)) { // before the memo: an older xlac may have remembered it
+      throw XlacException.environment("cannot use PJRT plugin " + plugin.toAbsolutePath() + ": it is xlac's runtime"
+          + " proxy, not a real plugin (an xlac run inside another xlac run?); name the real plugin with --plugin PATH"
+          + " or $XLAC_PJRT_PLUGIN");
     }
     if (memoDir != null) {
       Optional<RealPlugin> memo = readMemo(memoFile(memoDir, real), real, stat);
@@ -127,8 +133,8 @@ public record RealPlugin(Path path, String sha256, String apiVersion, long size,
     String text = String.join("\n", MEMO_FORMAT, "path " + path, "stat " + size + " " + mtimeNanos + " " + dev + " "
         + ino, "sha256 " + sha256, "api " + apiVersion, "");
     try {
-      Files.createDirectories(memoDir);
-      AtomicFiles.writeString(memoFile(memoDir, path), text);
+      PrivateFiles.createDirectories(memoDir);
+      PrivateFiles.writeString(memoFile(memoDir, path), text);
     } catch (IOException | RuntimeException e) {
       // best effort: the memo only saves time
     }

@@ -5,6 +5,7 @@ import dev.xlac.cache.RequestIngest;
 import dev.xlac.capture.ProxyEnvironment;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.FileTrees;
+import dev.xlac.core.io.PrivateFiles;
 import dev.xlac.runtime.RecordSpool;
 import dev.xlac.runtime.RunStatistics;
 import dev.xlac.runtime.RuntimeLibrary;
@@ -51,7 +52,7 @@ final class RuntimeRecording implements AutoCloseable {
     try {
       stats = Files.createTempDirectory("xlac-record-stats-");
       Path root = RuntimeCache.spoolRoot(r.cacheDir());
-      Files.createDirectories(root);
+      PrivateFiles.createDirectories(root);
       Path spool = Files.createTempDirectory(root, OrphanedSpools.prefix("dump"));
       return new RuntimeRecording(plugin, fresh[0], r.cacheDir(), proxy, stats, spool);
     } catch (IOException e) {

@@ -9,6 +9,7 @@ import dev.xlac.compiler.select.Drivers;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.concurrent.Futures;
 import dev.xlac.core.io.FileTrees;
+import dev.xlac.core.io.PrivateFiles;
 import dev.xlac.core.os.ProcessBytes;
 import dev.xlac.runtime.LayoutManifest;
 import dev.xlac.runtime.RunStatistics;
@@ -127,7 +128,7 @@ public final class RuntimeRun {
         spool = newSpool(spec.cacheDir());
       }
       if (managed) {
-        Files.createDirectories(layout);
+        PrivateFiles.createDirectories(layout);
       }
     } catch (IOException e) {
       deleteQuietly(stats);
@@ -321,7 +322,7 @@ public final class RuntimeRun {
 
   private static Path newSpool(Path cacheDir) throws IOException {
     Path root = RuntimeCache.spoolRoot(cacheDir);
-    Files.createDirectories(root);
+    PrivateFiles.createDirectories(root);
     return Files.createTempDirectory(root, OrphanedSpools.prefix("run"));
   }
 

@@ -144,6 +144,48 @@ class RuntimeRunTest {
             e -> assertThat(e.getMessage()).startsWith("cannot use PJRT plugin "));
   }
 
+  /**
+   * An xlac run inside another: the inner one finds the outer run's proxy where the real plugin should be (here as
+   * the plugin torch_xla would load, PJRT_LIBRARY_PATH, which the outer run points at its proxy), and the proxy in
+   * front of itself waited for its own start for ever. One line and exit 3, before the command (issue 22).
+   */
+  @Test
+  void nestedRun_withTheProxyAsItsRealPlugin_isExit3_beforeTheCommandStarts() throws Exception {
+    String arch = System.getProperty("os.arch").equals("amd64") ? "x86_64" : System.getProperty("os.arch");
+    Path proxy = tmp.resolve("outer/libxlac_pjrt.so");
+    Files.createDirectories(proxy.getParent());
+    try (var in = RuntimeRun.class.getResourceAsStream("/dev/xlac/runtime/native/linux-" + arch + "/libxlac_pjrt.so")) {
+      assertThat(in).as("the runtime jar packs the proxy").isNotNull();
+      Files.write(proxy, in.readAllBytes());
+    }
+    Path ran = tmp.resolve("ran");
+    Map<String, String> env = new HashMap<>(Map.of("PATH", System.getenv("PATH"), "PJRT_DEVICE", "LIBRARY",
+        "PJRT_LIBRARY_PATH", proxy.toString()));
+    assertThatThrownBy(() -> RuntimeRun.run(new RunSpec(List.of("sh", "-c", "touch " + ran), cacheDir(), null, null,
+        false, env), this::open, notices::add, () -> Path.of("/opt/xlac/libxlac_pjrt.so")))
+        .isInstanceOfSatisfying(XlacException.class, e -> {
+          assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
+          assertThat(e.getMessage()).isEqualTo("cannot use PJRT plugin " + proxy + ": it is xlac's runtime proxy, not"
+              + " a real plugin (an xlac run inside another xlac run?); name the real plugin with --plugin PATH or"
+              + " $XLAC_PJRT_PLUGIN");
+        });
+    assertThat(ran).doesNotExist();
+  }
+
+  /** A shared group's umask 002 must not leave the layout or the spool group-writable: the proxy would not serve it. */
+  @Test
+  void run_makesItsLayoutAndSpool_theUsersOnly() throws Exception {
+    Path spools = RuntimeCache.spoolRoot(cacheDir());
+    assertThat(run(plugin, null, true, "ls -ld $XLAC_PJRT_RECORD > " + tmp.resolve("spool.txt")).exitStatus())
+        .isZero();
+    java.util.Set<java.nio.file.attribute.PosixFilePermission> owner =
+        java.nio.file.attribute.PosixFilePermissions.fromString("rwx------");
+    assertThat(Files.getPosixFilePermissions(RuntimeCache.layoutDir(cacheDir()))).isEqualTo(owner);
+    assertThat(Files.getPosixFilePermissions(RuntimeCache.layoutDir(cacheDir()).getParent())).isEqualTo(owner);
+    assertThat(Files.getPosixFilePermissions(spools)).isEqualTo(owner);
+    assertThat(Files.readString(tmp.resolve("spool.txt"))).startsWith("drwx------");
+  }
+
   @Test
   void run_noPluginAtAll_isAUsageError() {
     assertThatThrownBy(() -> run(null, null, false, "true")).isInstanceOfSatisfying(XlacException.class,

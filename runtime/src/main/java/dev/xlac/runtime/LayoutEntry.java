@@ -1,6 +1,7 @@
 package dev.xlac.runtime;
 
 import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.core.io.PrivateFiles;
 import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -62,12 +63,12 @@ public final class LayoutEntry {
     Path target = path(layoutDir, key);
     Path parent = target.getParent();
     if (!Files.isDirectory(parent)) {
-      Files.createDirectories(parent);
+      PrivateFiles.createDirectories(parent); // the proxy serves nothing that others can write
       AtomicFiles.syncDirectory(parent.getParent());
       AtomicFiles.syncDirectory(layoutDir);
     }
     byte[] header = header(key, sha256, size, compileNanos);
-    AtomicFiles.write(target, out -> {
+    AtomicFiles.write(target, PrivateFiles.FILE, out -> {
       out.write(header);
       Checked checked = new Checked(out);
       executable.accept(checked);
@@ -92,7 +93,7 @@ public final class LayoutEntry {
         return false;
       }
       byte[] h = new byte[HEADER];
-      try (InputStream in = Files.newInputStream(file)) {
+      try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
         if (in.readNBytes(h, 0, HEADER) != HEADER) {
           return false;
         }
@@ -113,7 +114,7 @@ public final class LayoutEntry {
       return false;
     }
     MessageDigest sha = RequestKey.sha256();
-    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
         InputStream in = Channels.newInputStream(ch.position(HEADER))) {
       byte[] buf = new byte[1 << 16];
       long total = 0;

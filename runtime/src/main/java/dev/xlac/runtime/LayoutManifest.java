@@ -1,7 +1,7 @@
 package dev.xlac.runtime;
 
 import dev.xlac.core.XlacException;
-import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.core.io.PrivateFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -67,8 +67,8 @@ public final class LayoutManifest {
       }
       text.append("plugin ").append(sha).append('\n');
     }
-    Files.createDirectories(layoutDir);
-    AtomicFiles.writeString(layoutDir.resolve(FILE), text.toString());
+    PrivateFiles.createDirectories(layoutDir);
+    PrivateFiles.writeString(layoutDir.resolve(FILE), text.toString());
   }
 
   private static String clip(String s) {

@@ -1,7 +1,7 @@
 package dev.xlac.runtime;
 
 import dev.xlac.core.XlacException;
-import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.core.io.PrivateFiles;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -47,7 +47,13 @@ public final class RecordSpool {
    * it is whole but its key was computed differently from {@link RequestKey#of}.
    */
   public static RecordedRequest read(Path file) throws IOException {
-    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+    // A FIFO or a device is never opened: a FIFO would wait for a writer for ever.
+    var attributes = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class,
+        LinkOption.NOFOLLOW_LINKS);
+    if (!attributes.isRegularFile()) {
+      throw bad(file, "not a regular file");
+    }
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
       long size = ch.size();
       Reader r = new Reader(file, ch, size);
       byte[] magic = r.bytes(MAGIC.length, "magic");
@@ -124,9 +130,9 @@ public final class RecordSpool {
 
   /** Writes {@code r} into {@code spool} as {@code <hex>.xpr}, atomically (a temporary, fsync, rename). */
   public static Path write(Path spool, RecordedRequest r) throws IOException {
-    Files.createDirectories(spool);
+    PrivateFiles.createDirectories(spool);
     Path target = spool.resolve(r.key().hex() + SUFFIX);
-    AtomicFiles.writeBytes(target, encode(r));
+    PrivateFiles.writeBytes(target, encode(r));
     return target;
   }
 

@@ -3,13 +3,16 @@ package dev.xlac.runtime;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.core.io.PrivateFiles;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -24,6 +27,16 @@ public final class RuntimeLibrary {
   public static final String FILE = "libxlac_pjrt.so";
   /** Overrides the packed library (tests, or a library built by hand). */
   public static final String ENV = "XLAC_RUNTIME_LIBRARY";
+
+  /** No proxy library is larger (the sanitized test build is about 1 MB); real plugins are tens of MB and up. */
+  static final long MAX_PROXY_SIZE = 16L << 20;
+  /**
+   * The proxy's marker symbol (proxy.c), and a symbol every older proxy exports, as their names stand in the
+   * library's symbol names.
+   */
+  private static final List<byte[]> MARKERS = List.of(
+      "\0XlacPjrt_ThisIsTheProxy\0".getBytes(StandardCharsets.US_ASCII),
+      "\0XlacPjrt_Counters\0".getBytes(StandardCharsets.US_ASCII));
 
   private static Path unpacked;
 
@@ -42,6 +55,37 @@ public final class RuntimeLibrary {
           System.getProperty("user.home"));
     }
     return unpacked;
+  }
+
+  /**
+   * Whether {@code file} is xlac's runtime proxy, of this build or any other: it exports the proxy's marker symbol.
+   * An {@code xlac run} inside another finds the outer run's proxy where the real plugin should be, and a proxy in
+   * front of itself would wait for its own start for ever. Files larger than any proxy are not read; one that
+   * cannot be read is not the proxy (reading the plugin fails later, with its own message).
+   */
+  public static boolean isProxy(Path file) {
+    try {
+      if (!Files.isRegularFile(file) || Files.size(file) > MAX_PROXY_SIZE) {
+        return false;
+      }
+      byte[] bytes = Files.readAllBytes(file);
+      return MARKERS.stream().anyMatch(marker -> contains(bytes, marker));
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static boolean contains(byte[] bytes, byte[] part) {
+    outer:
+    for (int i = 0; i + part.length <= bytes.length; i++) {
+      for (int j = 0; j < part.length; j++) {
+        if (bytes[i + j] != part[j]) {
+          continue outer;
+        }
+      }
+      return true;
+    }
+    return false;
   }
 
   /** {@link #path()} for the given environment and machine (tests). */
@@ -72,7 +116,7 @@ public final class RuntimeLibrary {
     Path target = root.resolve("runtime").resolve(sha).resolve(FILE);
     try {
       if (!matches(target, bytes)) {
-        Files.createDirectories(target.getParent());
+        PrivateFiles.createDirectories(target.getParent()); // code the training process loads
         AtomicFiles.write(target, PosixFilePermissions.fromString("rwxr-xr-x"), out -> {
           out.write(bytes);
           return true;

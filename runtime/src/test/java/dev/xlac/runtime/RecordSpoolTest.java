@@ -2,6 +2,7 @@ package dev.xlac.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.xlac.core.XlacException;
 import java.nio.ByteBuffer;
@@ -9,6 +10,8 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -44,6 +47,23 @@ class RecordSpoolTest {
     assertThat(back.pluginSha256()).isEqualTo("ab".repeat(32));
     assertThat(back.platformName()).isEqualTo("cpu");
     assertThat(back.formatName()).isEqualTo("mlir");
+  }
+
+  /** A FIFO where a record should be: opening it to read would wait for a writer for ever (issue 22). */
+  @Test
+  void fifoRecord_isRejectedInsteadOfHanging() throws Exception {
+    Path fifo = tmp.resolve("ab".repeat(32) + ".xpr");
+    assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
+    assertTimeoutPreemptively(Duration.ofSeconds(20), () -> assertThatThrownBy(() -> RecordSpool.read(fifo))
+        .isInstanceOfSatisfying(XlacException.class, e -> assertThat(e.getMessage()).contains("not a regular file")));
+    assertThat(RecordSpool.files(tmp)).isEmpty();
+  }
+
+  @Test
+  void writtenRecords_areTheUsersOnly_whateverTheUmask() throws Exception {
+    Path file = RecordSpool.write(tmp.resolve("new-spool"), request("p", new byte[] {1}));
+    assertThat(Files.getPosixFilePermissions(file)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
+    assertThat(Files.getPosixFilePermissions(file.getParent())).isEqualTo(PosixFilePermissions.fromString("rwx------"));
   }
 
   @Test

@@ -50,6 +50,31 @@ class RuntimeLibraryTest {
     }
   }
 
+  /** A nested xlac run finds the outer run's proxy where the real plugin should be (issue 22). */
+  @Test
+  void isProxy_knowsTheProxyLibrary_andNothingElse(@TempDir Path dir) throws Exception {
+    Path proxy = Files.write(dir.resolve("libxlac_pjrt.so"), packed());
+    assertThat(RuntimeLibrary.isProxy(proxy)).isTrue();
+    byte[] other = packed().clone();
+    for (String marker : List.of("XlacPjrt_ThisIsTheProxy", "XlacPjrt_Counters")) { // the bytes without the names
+      for (int i = 0; i + marker.length() <= other.length; i++) {
+        if (new String(other, i, marker.length(), java.nio.charset.StandardCharsets.ISO_8859_1).equals(marker)) {
+          other[i] = 'Y';
+        }
+      }
+    }
+    assertThat(RuntimeLibrary.isProxy(Files.write(dir.resolve("plugin.so"), other))).isFalse();
+    assertThat(RuntimeLibrary.isProxy(dir.resolve("absent.so"))).isFalse();
+    assertThat(RuntimeLibrary.isProxy(dir)).isFalse();
+  }
+
+  @Test
+  void unpackedDirectories_areTheUsersOnly_whateverTheUmask(@TempDir Path home) throws Exception {
+    Path p = RuntimeLibrary.path(Map.of("HOME", home.toString()), "Linux", ARCH, null);
+    assertThat(Files.getPosixFilePermissions(p.getParent())).containsExactlyInAnyOrder(PosixFilePermission.OWNER_READ,
+        PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE);
+  }
+
   @Test
   void aDamagedCopyIsReplaced(@TempDir Path home) throws Exception {
     Map<String, String> env = Map.of("XDG_CACHE_HOME", home.toString());

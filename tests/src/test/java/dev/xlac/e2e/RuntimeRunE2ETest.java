@@ -213,6 +213,42 @@ class RuntimeRunE2ETest {
     assertThat(r.err()).contains("xlac runtime: ");
     assertThat(Files.readAllBytes(entries.get(0))).as("--layout DIR is served as it is, never repaired")
         .isEqualTo(damaged);
+
+    // An entry others could have written is not served, and a FIFO in an entry's place costs one fallback, not a
+    // hang (issue 22): the layout whole again, then one entry made group-writable and another a FIFO.
+    Files.delete(entries.get(0)); // its header still matches: a materialize would keep it
+    m = Launcher.xlac("cache", "materialize", "--cache", cache(), "--layout", "pjrt", layout.toString());
+    assertThat(m.exitCode()).as(m.err()).isZero();
+    Files.setPosixFilePermissions(entries.get(0), java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-r--"));
+    Files.delete(entries.get(1));
+    assertThat(new ProcessBuilder("mkfifo", entries.get(1).toString()).start().waitFor()).isZero();
+    Path untrusted = work.resolve("untrusted.json");
+    r = xlacRun(cache(), List.of("--layout", layout.toString()), untrusted);
+    counts = report(untrusted);
+    assertThat(counts.get("fallbacks")).as("%s", counts).isEqualTo(2);
+    assertThat(counts.get("hits")).as("%s", counts).isEqualTo(counts.get("compiles") - 2);
+    assertThat(r.err().lines().filter(l -> l.startsWith("xlac runtime: ")).toList()).singleElement().asString()
+        .containsAnyOf("its group or others may write it (mode 664)", "is not a regular file");
+  }
+
+  /**
+   * An xlac run inside another: the inner one finds the outer run's proxy where the real plugin should be (the
+   * outer run points torch_xla's PJRT_LIBRARY_PATH at it), and the proxy in front of itself waited for its own start
+   * for ever. The inner run says so in one line and exits 3 before its command; the outer passes that on (issue 22).
+   */
+  @Test
+  void nestedRun_exitsWithOneLine_insteadOfHanging() throws Exception {
+    Path marker = work.resolve("ran");
+    String xlac = Launcher.root().resolve("xlac").toString();
+    Launcher.Result r = Launcher.run(List.of(xlac, "run", "--cache", cache(), "--plugin", Launcher.cpuPlugin(), "--",
+        xlac, "run", "--cache", cache(), "--", Launcher.python(), "-c",
+        "import jax, pathlib; jax.numpy.ones(2).sum().block_until_ready(); pathlib.Path('" + marker + "').touch()"),
+        env(), 120);
+    assertThat(r.exitCode()).as(r.err()).isEqualTo(3);
+    assertThat(r.err().lines().filter(l -> l.startsWith("xlac") && !l.startsWith("xlac: buil")).toList())
+        .singleElement().asString().startsWith("xlac: cannot use PJRT plugin ")
+        .contains(": it is xlac's runtime proxy, not a real plugin (an xlac run inside another xlac run?)");
+    assertThat(marker).as("the inner command must not have run").doesNotExist();
   }
 
   @Test

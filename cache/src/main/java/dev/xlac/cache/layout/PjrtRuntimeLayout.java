@@ -3,6 +3,7 @@ package dev.xlac.cache.layout;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestInfo;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.PrivateFiles;
 import dev.xlac.core.io.SiblingTemporaries;
 import dev.xlac.runtime.LayoutEntry;
 import dev.xlac.runtime.LayoutManifest;
@@ -85,7 +86,7 @@ public final class PjrtRuntimeLayout {
   public static MaterializeResult materialize(CacheStore store, Path dir, Optional<String> pluginSha256,
       boolean verify, Consumer<String> problems) {
     try {
-      Files.createDirectories(dir);
+      PrivateFiles.createDirectories(dir);
     } catch (IOException e) {
       throw XlacException.environment("cannot create runtime layout " + dir + ": " + XlacException.reason(e));
     }

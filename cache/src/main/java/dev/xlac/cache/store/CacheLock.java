@@ -3,6 +3,7 @@ package dev.xlac.cache.store;
 import dev.xlac.cache.Quantities;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
+import dev.xlac.core.io.PrivateFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -43,7 +44,7 @@ final class CacheLock implements AutoCloseable {
     Path file = dir.resolve(FILE);
     FileChannel ch;
     try {
-      Files.createDirectories(dir);
+      PrivateFiles.createDirectories(dir);
       ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
     } catch (IOException e) {
       throw RocksDbStore.ioFailure(dir, "cannot create the lock file " + file, e);

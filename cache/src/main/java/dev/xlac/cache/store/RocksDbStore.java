@@ -6,6 +6,7 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.AtomicFiles;
 import dev.xlac.core.io.FileTrees;
+import dev.xlac.core.io.PrivateFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -295,7 +296,7 @@ public final class RocksDbStore implements AutoCloseable {
       scans = own(new ReadOptions().setVerifyChecksums(true).setReadaheadSize(2L << 20).setFillCache(false));
       if (writable) {
         // (CacheStore has finished or undone, under the lock, a replacement a crash interrupted: DatabaseSwap.recover.)
-        Files.createDirectories(dbDir);
+        PrivateFiles.createDirectories(dbDir); // the cache directory too, when it is new
         requireCurrentFile(dbDir);
         view = openWriterView(dbDir);
         adjustBlobCollection(view);
@@ -1311,7 +1312,7 @@ public final class RocksDbStore implements AutoCloseable {
   }
 
   private void buildFresh(Path dir, Map<byte[], byte[]> meta) throws RocksDBException, IOException {
-    Files.createDirectories(dir);
+    PrivateFiles.createDirectories(dir);
     View v = openView(dir);
     try (WriteBatch b = new WriteBatch()) {
       for (Map.Entry<byte[], byte[]> e : meta.entrySet()) {

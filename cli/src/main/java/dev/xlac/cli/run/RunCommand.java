@@ -45,7 +45,8 @@ import picocli.CommandLine.Parameters;
         + " line per kind of reason: not recorded, recorded for another plugin or machine, with other compile"
         + " options, or a program that changed (of a request recorded with --record, xlac cache why KEY says the same).",
         "%nExit codes: the command's own (128+N if signal N ended it); 127 the command was not found, 126 it cannot"
-            + " be run; 2 bad options; 3 before the command starts: the plugin is missing, not a PJRT plugin,"
+            + " be run; 2 bad options; 3 before the command starts: the plugin is missing, not a PJRT plugin (or"
+            + " xlac's own runtime proxy: an xlac run inside another),"
             + " lacks PJRT_Executable_Serialize or PJRT_Executable_DeserializeAndLoad, or --layout was"
             + " materialized for another plugin, or --require-remote and the remote cannot be used (after the"
             + " command, when it succeeded: its recording was not written through); 1 with --require-hits: the"

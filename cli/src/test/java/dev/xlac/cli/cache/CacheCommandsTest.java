@@ -12,6 +12,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -165,6 +166,37 @@ class CacheCommandsTest {
     Run again = xlac("cache", "import", "--cache", other.toString(), bundle.toString());
     assertThat(again.out()).contains("graphs added 0 (already present 3)");
     assertThat(xlac("cache", "verify", "--cache", other.toString()).out()).contains("all good");
+  }
+
+  /**
+   * The runtime proxy serves nothing that others could have written (issue 22): verify names each directory and
+   * runtime file of the cache that its group or others can write, one line each, and --repair takes that away.
+   */
+  @Test
+  void verify_groupWritableLayout_isReported_andRepairTakesTheWritePermissionAway() throws Exception {
+    xlac("cache", "add", dumps.toString());
+    Path shard = Files.createDirectories(cache.resolve("runtime/pjrt/entries/ab"));
+    Path entry = Files.writeString(shard.resolve("ab".repeat(32) + ".xpx"), "entry");
+    Files.setPosixFilePermissions(cache.resolve("runtime/pjrt"), PosixFilePermissions.fromString("rwxrwxr-x"));
+    Files.setPosixFilePermissions(entry, PosixFilePermissions.fromString("rw-rw-rw-"));
+    Path dbFile = cache.resolve("db/CURRENT"); // RocksDB's, inside the private cache: not the runtime's business
+    Files.setPosixFilePermissions(dbFile, PosixFilePermissions.fromString("rw-rw-r--"));
+
+    Run verify = xlac("cache", "verify");
+    assertThat(verify.code()).isEqualTo(1);
+    assertThat(verify.out().lines().filter(l -> l.contains("permissions of")).toList()).containsExactly(
+        "inconsistent permissions of runtime/pjrt: its group or others can write it (rwxrwxr-x), so the runtime proxy"
+            + " serves nothing from under it",
+        "inconsistent permissions of runtime/pjrt/entries/ab/" + entry.getFileName() + ": its group or others can"
+            + " write it (rw-rw-rw-), so the runtime proxy serves nothing from under it");
+    assertThat(verify.out()).endsWith("2 problems; run 'xlac cache verify --repair'\n");
+
+    Run repair = xlac("cache", "verify", "--repair");
+    assertThat(repair.code()).isZero();
+    assertThat(repair.out()).contains("repaired permissions of runtime/pjrt: its group or others could write it"
+        + " (rwxrwxr-x, now rwxr-xr-x)\n");
+    assertThat(Files.getPosixFilePermissions(entry)).isEqualTo(PosixFilePermissions.fromString("rw-r--r--"));
+    assertThat(xlac("cache", "verify").out()).contains("all good");
   }
 
   @Test

@@ -8,6 +8,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
@@ -29,6 +30,9 @@ import java.util.regex.Pattern;
 @SuppressWarnings("restricted") // the FFM layer: dlopen, downcalls, pointers from the plugin
 final class PjrtNamedValues {
   private static final Pattern INT64 = Pattern.compile("-?[0-9]{1,18}");
+  /** As the runtime proxy (key.c): a larger element is not a PJRT_NamedValue. */
+  private static final long MAX_NAMED_VALUE_SIZE = 1024;
+  private static final long MAX_ATTRIBUTES = 1 << 16;
 
   private PjrtNamedValues() {}
 
@@ -55,10 +59,22 @@ final class PjrtNamedValues {
       if (array.address() == 0 || count <= 0) {
         return List.of();
       }
-      MemorySegment values = array.reinterpret(count * NAMED_VALUE.size());
+      // A C array of the plugin's PJRT_NamedValue: a plugin built against a newer header may have grown it, so
+      // its elements lie their struct_size (rounded up to the struct's alignment) apart, not ours.
+      long declared = array.reinterpret(8).get(JAVA_LONG, 0);
+      long stride = (declared + 7) / 8 * 8;
+      if (declared < NAMED_VALUE.size() || declared > MAX_NAMED_VALUE_SIZE || count > MAX_ATTRIBUTES) {
+        throw XlacException.environment("the PJRT plugin's attributes have an unexpected layout (" + count
+            + " of " + declared + " bytes each; xlac reads " + NAMED_VALUE.size() + ")");
+      }
+      MemorySegment values = array.reinterpret(count * stride);
       List<PjrtPluginFacts.Attribute> out = new ArrayList<>();
       for (long i = 0; i < count; i++) {
-        MemorySegment v = values.asSlice(i * NAMED_VALUE.size(), NAMED_VALUE.size());
+        MemorySegment v = values.asSlice(i * stride, NAMED_VALUE.size());
+        if (v.get(JAVA_LONG, 0) != declared) {
+          throw XlacException.environment("the PJRT plugin's attributes disagree on their size (" + declared + " and "
+              + v.get(JAVA_LONG, 0) + " bytes)");
+        }
         String name = PjrtApi.string(v.get(ADDRESS, NAMED_VALUE.offset("name")),
             v.get(JAVA_LONG, NAMED_VALUE.offset("name_size")));
         long at = NAMED_VALUE.offset("value");
