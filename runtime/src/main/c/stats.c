@@ -17,9 +17,16 @@ void xstats_line(const char *stats_dir, const char *line) {
   if (!path) return;
   /* opened per line, not kept: a forked child then writes its own stats-<pid>.tsv */
   snprintf(path, size, "%s/stats-%ld.tsv", stats_dir, (long)getpid());
-  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  /* a FIFO or a link put in its place must not block or redirect the compile: not followed, not
+   * waited on, and only a regular file is written */
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
   free(path);
   if (fd < 0) return;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return;
+  }
   /* one write per line: O_APPEND keeps lines of concurrent threads whole */
   ssize_t ignored = write(fd, line, strlen(line));
   (void)ignored;
