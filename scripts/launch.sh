@@ -35,14 +35,22 @@ fi
 # jar and was made by this Java runtime. Their log tags are off: a cache the JVM cannot use is simply
 # not used. xlac run stands in front of a training run's start: it also runs with C1 only (it does
 # under a second of work, and C2's compiler threads would compete with the training command's
-# start-up for the cores).
+# start-up for the cores). So do the commands that only print what they know or look up a few
+# entries (C1 halves their JIT's CPU time); those that hash, compile, import or verify keep C2 for
+# their long loops. Their cache is made without the option: it serves both.
 xlac_opts=(-XX:TieredStopAtLevel=1)
+xlac_train_opts=(-XX:TieredStopAtLevel=1)
 xlac_aot="$xlac_aot_dir/xlac-run.aot"
 xlac_training=dev.xlac.cli.run.RunTraining
 if [[ "${1:-}" != run ]]; then
-  xlac_opts=()
+  xlac_train_opts=()
   xlac_aot="$xlac_aot_dir/xlac.aot"
   xlac_training=dev.xlac.cli.CliTraining
+  case "${1:-} ${2:-}" in
+    " "* | -V* | --version* | -h* | --help* | "help "* | "completion "* | "cache stat" | "cache ls" | "cache config" | \
+      "cache why" | "cache log" | "cache keygen" | "cache -h" | "cache --help" | "cache " ) ;;
+    *) xlac_opts=() ;;
+  esac
 fi
 xlac_opts+=(-Xlog:aot=off -Xlog:cds=off)
 xlac_first_line() { xlac_line=; [[ -f "$1" ]] && IFS= read -r xlac_line <"$1"; [[ "$xlac_line" == "$2" ]]; }
@@ -54,7 +62,7 @@ if ! xlac_aot_fresh && ! xlac_aot_tried && [[ -d "$xlac_aot_dir" && -w "$xlac_ao
   flock 9
   if ! xlac_aot_fresh && ! xlac_aot_tried; then
     rm -f "$xlac_aot" "$xlac_aot.jdk"
-    "$xlac_java_home/bin/java" "${xlac_jvm[@]}" "${xlac_opts[@]}" -XX:AOTCacheOutput="$xlac_aot.$$.tmp" \
+    "$xlac_java_home/bin/java" "${xlac_jvm[@]}" "${xlac_train_opts[@]}" -Xlog:aot=off -Xlog:cds=off -XX:AOTCacheOutput="$xlac_aot.$$.tmp" \
       -cp "$xlac_jar" "$xlac_training" >/dev/null 2>&1 </dev/null \
       && mv -f "$xlac_aot.$$.tmp" "$xlac_aot" && echo "$xlac_java_home" >"$xlac_aot.jdk"
     rm -f "$xlac_aot.$$.tmp" "$xlac_aot.$$.tmp.config"
