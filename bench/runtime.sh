@@ -10,6 +10,7 @@
 # and the proxy's own time on a miss (key + layout lookup) against the compile, from `xlac run`'s
 # --report on an empty cache.
 #   bench/runtime.sh [ROUNDS] [DECODER ARGS...]     (default: 5 rounds, --steps 1)
+#   XLAC_BENCH_XLAC=/path/to/venv/bin/xlac bench/runtime.sh ...   the same with an installed xlac (issue #26)
 #
 # torch_xla mode (issue #13): the same method on samples/torch_xla/lazy_mark_step.py (torch_xla 2.9 on the
 # xla-cpu-pjrt plugin, $XLAC_PJRT_PLUGIN_2), set-ups:
@@ -31,7 +32,8 @@ rounds="${1:-5}"; shift || true
 args=("$@")
 [[ ${#args[@]} -gt 0 ]] || { if [[ $mode == torch_xla ]]; then args=(--steps 3); else args=(--steps 1); fi; }
 PY="${XLAC_PYTHON:?set XLAC_PYTHON to the python of the pinned environment (scripts/pyenv)}"
-"$ROOT/xlac" --version >/dev/null   # build the CLI first, outside the timings
+XLAC="${XLAC_BENCH_XLAC:-$ROOT/xlac}"
+"$XLAC" --version >/dev/null   # build the CLI first, outside the timings
 
 # Runs an `xlac run` with the fast start's trace on (it is not among the variables a plan watches) and says
 # which path it took.
@@ -72,17 +74,17 @@ if [[ $mode == torch_xla ]]; then
   tcold() { rm -rf "$WORK/cold-stats"; behind_proxy "" "$WORK/cold-stats" "$PY" "$ROOT/bench/first_step.py" \
     "step 1 " "$WORK/last.log" -- "${sample[@]}"; }
   builtin() { PJRT_DEVICE=CPU first_step "${sample[@]}"; }
-  tserved() { PJRT_DEVICE= first_step "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${sample[@]}"; }
+  tserved() { PJRT_DEVICE= first_step "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${sample[@]}"; }
   tproxy() { behind_proxy "$WORK/cache/runtime/pjrt" "$WORK/stats" "$PY" "$ROOT/bench/first_step.py" "step 1 " \
     "$WORK/last.log" -- "${sample[@]}"; }
   # Record once, then check that xlac run serves everything.
-  PJRT_DEVICE= "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" --record -- "${sample[@]}" >/dev/null 2>&1
-  PJRT_DEVICE= "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" --report "$WORK/served.json" -- "${sample[@]}" \
+  PJRT_DEVICE= "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" --record -- "${sample[@]}" >/dev/null 2>&1
+  PJRT_DEVICE= "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" --report "$WORK/served.json" -- "${sample[@]}" \
     >/dev/null 2>&1
   grep -q '"misses": 0,' "$WORK/served.json" && grep -q '"fallbacks": 0,' "$WORK/served.json" \
     || { echo "xlac run did not serve every compile:" >&2; cat "$WORK/served.json" >&2; exit 1; }
   tserved >/dev/null
-  PJRT_DEVICE= fast_start_check "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${sample[@]}"
+  PJRT_DEVICE= fast_start_check "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${sample[@]}"
   declare -a c_first c_total c_compile b_first b_total x_first x_total p_first p_total
   for ((i = 0; i < rounds; i++)); do
     read -r f t < <(tcold);   c_first+=("$f"); c_total+=("$t")
@@ -116,7 +118,7 @@ jaxwarm() {
   PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real JAX_COMPILATION_CACHE_DIR="$WORK/jax-cache" \
     JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=0 first_step "${decoder[@]}"
 }
-served() { first_step "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${decoder[@]}"; }
+served() { first_step "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${decoder[@]}"; }
 # The same served run without xlac's JVM: the environment xlac run gives the command, set here by hand
 # (the proxy unpacked by xlac run, the plugin's hash from its memo), to split xlac run's time into its
 # JVM and the served compiles.
@@ -131,16 +133,16 @@ proxyonly() {
 }
 
 # Warm both caches once (and check that xlac run serves everything).
-"$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" --record -- "${decoder[@]}" >/dev/null 2>&1
+"$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" --record -- "${decoder[@]}" >/dev/null 2>&1
 jaxwarm >/dev/null
-"$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" --report "$WORK/served.json" -- "${decoder[@]}" \
+"$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" --report "$WORK/served.json" -- "${decoder[@]}" \
   >/dev/null 2>&1
 grep -q '"misses": 0,' "$WORK/served.json" && grep -q '"fallbacks": 0,' "$WORK/served.json" \
   || { echo "xlac run did not serve every compile:" >&2; cat "$WORK/served.json" >&2; exit 1; }
 # The timed xlac runs repeat one invocation, as a user's job does: the first (untimed) writes its launch plan,
 # and the check run shows that the next ones start the command without a JVM (runtime/README.md, "The fast start").
 served >/dev/null
-fast_start_check "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${decoder[@]}"
+fast_start_check "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${decoder[@]}"
 
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -a c_first c_total x_first x_total j_first j_total p_first p_total
@@ -170,13 +172,13 @@ sed -n 's/.*"saved_seconds": \([0-9.]*\).*/  compile seconds saved per served ru
 spawn_us() { local s e; s=$(date +%s%N); e=$("$@" 2>/dev/null | head -n1); echo $(( (e - s) / 1000 )); }
 declare -a s_fast s_jvm
 for ((i = 0; i < 15; i++)); do
-  s_fast+=("$(spawn_us "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" -- date +%s%N)")
-  s_jvm+=("$(XLAC_BENCH_ROUND=$i spawn_us "$ROOT/xlac" run --cache "$WORK/cache" --plugin "$PLUGIN" -- date +%s%N)")
+  s_fast+=("$(spawn_us "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- date +%s%N)")
+  s_jvm+=("$(XLAC_BENCH_ROUND=$i spawn_us "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- date +%s%N)")
 done
 echo "  xlac run's start-up, spawn to command (median of 15, ms): fast start $(median "${s_fast[@]}" | awk '{printf "%.1f", $1/1000}'), JVM path $(median "${s_jvm[@]}" | awk '{printf "%.1f", $1/1000}')"
 echo "  load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-"$ROOT/xlac" run --cache "$WORK/empty-cache" --plugin "$PLUGIN" --report "$WORK/miss.json" -- "${decoder[@]}" \
+"$XLAC" run --cache "$WORK/empty-cache" --plugin "$PLUGIN" --report "$WORK/miss.json" -- "${decoder[@]}" \
   >/dev/null 2>&1
 grep -E '"(misses|compile_seconds|miss_lookup_seconds|miss_overhead_percent)"' "$WORK/miss.json" \
   | tr -d ' ,' | sed 's/^/  miss: /'

@@ -45,4 +45,13 @@ class QuantitiesTest {
     assertThat(CacheLocation.resolve(null, Map.of(CacheLocation.ENV, "/e"), home)).isEqualTo(Path.of("/e"));
     assertThat(CacheLocation.resolve(null, Map.of(), home)).isEqualTo(Path.of("/home/u/.cache/xlac"));
   }
+
+  @Test
+  void cacheLocation_followsAnAbsoluteXdgCacheHome() {
+    Path home = Path.of("/home/u");
+    assertThat(CacheLocation.resolve(null, Map.of("XDG_CACHE_HOME", "/x/cache"), home)).isEqualTo(Path.of("/x/cache/xlac"));
+    assertThat(CacheLocation.resolve(null, Map.of("XDG_CACHE_HOME", "rel"), home)).isEqualTo(Path.of("/home/u/.cache/xlac"));
+    assertThat(CacheLocation.resolve(null, Map.of(CacheLocation.ENV, "/e", "XDG_CACHE_HOME", "/x"), home))
+        .isEqualTo(Path.of("/e"));
+  }
 }

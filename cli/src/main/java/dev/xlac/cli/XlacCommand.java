@@ -38,7 +38,10 @@ public final class XlacCommand implements Runnable {
     spec.commandLine().usage(spec.commandLine().getOut());
   }
 
-  /** Reads the version Maven filtered into the jar. */
+  /**
+   * What this xlac is: the version and commit Maven filtered into the jar, the Java runtime it runs on, and the
+   * PJRT C API header its proxy was checked against.
+   */
   static final class Version implements IVersionProvider {
     @Override
     public String[] getVersion() throws IOException {
@@ -48,7 +51,13 @@ public final class XlacCommand implements Runnable {
           p.load(in);
         }
       }
-      return new String[] {"xlac " + p.getProperty("version", "unknown")};
+      String commit = p.getProperty("commit", "");
+      return new String[] {
+          "xlac " + p.getProperty("version", "unknown")
+              + " (commit " + (commit.isEmpty() || commit.startsWith("${") ? "unknown" : commit) + ")",
+          "java: " + System.getProperty("java.runtime.version") + " (" + System.getProperty("java.vendor") + ") at "
+              + System.getProperty("java.home"),
+          "pjrt proxy: PJRT C API header " + p.getProperty("pjrt.header", "unknown")};
     }
   }
 

@@ -59,7 +59,7 @@ class CommandTreeTest {
   }
 
   static Stream<List<String>> argumentsThatNameNoBranch() {
-    return Stream.of(List.of(), List.of("--help"), List.of("-h"), List.of("--version"), List.of("help"),
+    return Stream.of(List.of(), List.of("--help"), List.of("-h"), List.of("--version", "x"), List.of("help"),
         List.of("help", "parallel-compile"), List.of("nosuchcmd"), List.of("hsh", "x"), List.of("--verbose", "hash"),
         List.of("Hash"));
   }
@@ -70,6 +70,15 @@ class CommandTreeTest {
     CommandLine c = CommandTree.forArgs(new XlacCommand(), args.toArray(String[]::new));
     assertThat(subcommandNames(c)).containsExactlyElementsOf(CommandTree.SUBCOMMANDS.sequencedKeySet());
     assertThat(subcommandNames(cacheOf(c))).containsExactlyElementsOf(CacheCommand.SUBCOMMANDS.sequencedKeySet());
+  }
+
+  /** Issue #26: xlac --version built the whole tree, most of its start-up; it says the same with the root alone. */
+  @Test
+  void version_buildsTheRootOnly_andSaysWhatTheWholeTreeSays() {
+    for (String option : new String[] {"--version", "-V"}) {
+      assertThat(CommandTree.forArgs(new XlacCommand(), option).getSubcommands()).as(option).isEmpty();
+      assertThat(CliRunner.run(option)).as(option).isEqualTo(CliRunner.runWithWholeTree(option));
+    }
   }
 
   static Stream<List<String>> everyCommandPath() {

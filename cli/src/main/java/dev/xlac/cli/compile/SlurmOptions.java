@@ -92,20 +92,31 @@ final class SlurmOptions {
   }
 
   /**
-   * How to start this same xlac on a node: the launcher beside the jar ({@code ROOT/cli/target/xlac.jar} ->
-   * {@code ROOT/xlac}) when there is one, else this JVM with its class path.
+   * How to start this same xlac on a node: the launcher beside the jar (a checkout's {@code ROOT/cli/target/xlac.jar}
+   * -> {@code ROOT/xlac}; an installed release's {@code HOME/xlac.jar} -> {@code HOME/bin/xlac}) when there is one,
+   * else this JVM with its class path.
    */
   static List<String> launcher() {
     try {
       Path jar = Path.of(Main.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toAbsolutePath();
-      Path root = jar.getParent() == null || jar.getParent().getParent() == null ? null
-          : jar.getParent().getParent().getParent();
-      if (root != null && Files.isExecutable(root.resolve("xlac")) && Files.isRegularFile(root.resolve("xlac"))) {
-        return List.of(root.resolve("xlac").toString());
-      }
+      return launcherBeside(jar).map(p -> List.of(p.toString())).orElseGet(SlurmOptions::thisJvm);
     } catch (URISyntaxException | RuntimeException e) {
-      // fall through to the JVM itself
+      return thisJvm();
     }
+  }
+
+  static java.util.Optional<Path> launcherBeside(Path jar) {
+    Path dir = jar.getParent();
+    Path root = dir == null || dir.getParent() == null ? null : dir.getParent().getParent();
+    for (Path candidate : new Path[] {root == null ? null : root.resolve("xlac"), dir == null ? null : dir.resolve("bin/xlac")}) {
+      if (candidate != null && Files.isExecutable(candidate) && Files.isRegularFile(candidate)) {
+        return java.util.Optional.of(candidate);
+      }
+    }
+    return java.util.Optional.empty();
+  }
+
+  private static List<String> thisJvm() {
     String java = ProcessHandle.current().info().command().orElse("java");
     return List.of(java, "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
         Main.class.getName());

@@ -68,4 +68,19 @@ class SlurmOptionsTest {
           + " task of 'parallel-compile --executor slurm')");
     }
   }
+
+  /** Issue #26: from an installed release (pip's PREFIX/share/xlac, or the tarball's tree) a node got a bare JVM. */
+  @Test
+  void launcherBeside_findsTheInstalledLauncher_andTheCheckouts() throws Exception {
+    Path installed = java.nio.file.Files.createDirectories(tmp.resolve("share/xlac/bin"));
+    Path launcher = java.nio.file.Files.writeString(installed.resolve("xlac"), "#!/bin/sh\n");
+    assertThat(SlurmOptions.launcherBeside(tmp.resolve("share/xlac/xlac.jar"))).isEmpty();
+    assertThat(launcher.toFile().setExecutable(true)).isTrue();
+    assertThat(SlurmOptions.launcherBeside(tmp.resolve("share/xlac/xlac.jar"))).contains(launcher);
+
+    Path checkout = java.nio.file.Files.createDirectories(tmp.resolve("checkout/cli/target"));
+    Path root = java.nio.file.Files.writeString(tmp.resolve("checkout/xlac"), "#!/bin/sh\n");
+    assertThat(root.toFile().setExecutable(true)).isTrue();
+    assertThat(SlurmOptions.launcherBeside(checkout.resolve("xlac.jar"))).contains(root);
+  }
 }

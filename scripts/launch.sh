@@ -1,0 +1,89 @@
+# shellcheck shell=bash
+# The part of the launcher that a checkout (./xlac) and an installed xlac (packaging/xlac) share:
+# the locale, the JVM's ahead-of-time class caches, the java command line and xlac run's fast start.
+# Sourced last; it execs. The caller sets:
+#   xlac_java_home  the Java runtime (a checkout's JDK, or the one bundled with an install)
+#   xlac_jar        the CLI's jar (its lib/ beside it)
+#   xlac_aot_dir    where the class caches live (made on first use; skipped when not writable)
+#   xlac_plans      xlac run's launch plans
+#   xlac_fast       the native fast start of xlac run (skipped when not there)
+
+# The JVM decodes its arguments and encodes file names with the locale's character set. In the C or
+# POSIX locale, or one that is not installed, that is ASCII, and no non-ASCII path would work. Then
+# the JVM runs in C.UTF-8, and learns what LC_ALL the user had, so that the commands xlac runs for
+# the user (xlac dump -- COMMAND) get the user's own locale back. bash counts the characters of a
+# two-byte UTF-8 string in its own locale, set up from the same variables as the JVM's.
+xlac_probe=$'\xc3\xa9'
+if (( ${#xlac_probe} != 1 )); then
+  xlac_user_lc_all_set=${LC_ALL+set}
+  xlac_user_lc_all=${LC_ALL-}
+  LC_ALL=C.UTF-8
+  if (( ${#xlac_probe} == 1 )); then
+    export LC_ALL XLAC_LAUNCHER_LC_ALL=C.UTF-8
+    if [[ -n "$xlac_user_lc_all_set" ]]; then export XLAC_USER_LC_ALL="$xlac_user_lc_all"; fi
+  elif [[ -n "$xlac_user_lc_all_set" ]]; then  # no C.UTF-8 here: leave the locale as it was
+    LC_ALL=$xlac_user_lc_all
+  else
+    unset LC_ALL
+  fi
+fi
+
+# Every command starts a fresh JVM, so its start is most of a short command's time (bench/README.md,
+# "Start-up"). Each runs with an ahead-of-time class cache (JDK 25, -XX:AOTCache): one for xlac run,
+# one for every other command, each made once per build by a throwaway run of a training class
+# (dev.xlac.cli.run.RunTraining, dev.xlac.cli.CliTraining) and used only while it is newer than the
+# jar and was made by this Java runtime. Their log tags are off: a cache the JVM cannot use is simply
+# not used. xlac run stands in front of a training run's start: it also runs with C1 only (it does
+# under a second of work, and C2's compiler threads would compete with the training command's
+# start-up for the cores). So do the commands that only print what they know or look up a few
+# entries (C1 halves their JIT's CPU time); those that hash, compile, import or verify keep C2 for
+# their long loops. Their cache is made without the option: it serves both.
+xlac_opts=(-XX:TieredStopAtLevel=1)
+xlac_train_opts=(-XX:TieredStopAtLevel=1)
+xlac_aot="$xlac_aot_dir/xlac-run.aot"
+xlac_training=dev.xlac.cli.run.RunTraining
+if [[ "${1:-}" != run ]]; then
+  xlac_train_opts=()
+  xlac_aot="$xlac_aot_dir/xlac.aot"
+  xlac_training=dev.xlac.cli.CliTraining
+  case "${1:-} ${2:-}" in
+    " "* | -V* | --version* | -h* | --help* | "help "* | "completion "* | "cache stat" | "cache ls" | "cache config" | \
+      "cache why" | "cache log" | "cache keygen" | "cache -h" | "cache --help" | "cache " ) ;;
+    *) xlac_opts=() ;;
+  esac
+fi
+xlac_opts+=(-Xlog:aot=off -Xlog:cds=off)
+xlac_first_line() { xlac_line=; [[ -f "$1" ]] && IFS= read -r xlac_line <"$1"; [[ "$xlac_line" == "$2" ]]; }
+xlac_aot_fresh() { [[ -f "$xlac_aot" && ! "$xlac_jar" -nt "$xlac_aot" ]] && xlac_first_line "$xlac_aot.jdk" "$xlac_java_home"; }
+xlac_aot_tried() { [[ -f "$xlac_aot.tried" && ! "$xlac_jar" -nt "$xlac_aot.tried" ]] && xlac_first_line "$xlac_aot.tried" "$xlac_java_home"; }
+xlac_jvm=(--enable-native-access=ALL-UNNAMED -XX:+UseSerialGC -Djdk.util.jar.enableMultiRelease=false)
+if ! xlac_aot_fresh && ! xlac_aot_tried && [[ -d "$xlac_aot_dir" && -w "$xlac_aot_dir" ]]; then
+  exec 9>"$xlac_aot_dir/.aot.lock"
+  flock 9
+  if ! xlac_aot_fresh && ! xlac_aot_tried; then
+    rm -f "$xlac_aot" "$xlac_aot.jdk"
+    "$xlac_java_home/bin/java" "${xlac_jvm[@]}" "${xlac_train_opts[@]}" -Xlog:aot=off -Xlog:cds=off -XX:AOTCacheOutput="$xlac_aot.$$.tmp" \
+      -cp "$xlac_jar" "$xlac_training" >/dev/null 2>&1 </dev/null \
+      && mv -f "$xlac_aot.$$.tmp" "$xlac_aot" && echo "$xlac_java_home" >"$xlac_aot.jdk"
+    rm -f "$xlac_aot.$$.tmp" "$xlac_aot.$$.tmp.config"
+    echo "$xlac_java_home" >"$xlac_aot.tried"  # once per build and runtime, whether it worked or not
+  fi
+  exec 9>&-
+fi
+if xlac_aot_fresh; then xlac_opts+=(-XX:AOTCache="$xlac_aot"); fi
+if [[ "${1:-}" == run ]]; then
+  xlac_opts+=(-Dxlac.run.plans="$xlac_plans")  # where xlac run writes its launch plans
+fi
+
+# enableMultiRelease=false: zstd-jni's documented switch to its JNI binding; its FFM binding (the
+# jar's Java 22+ classes) costs about 0.15-0.3 s of downcall set-up in every fresh JVM that
+# stores or reads a graph. No other jar on the class path has versioned classes.
+# shellcheck disable=SC2086
+xlac_java=("$xlac_java_home/bin/java" "${xlac_jvm[@]}" "${xlac_opts[@]}" ${XLAC_JAVA_OPTS:-} -cp "$xlac_jar" dev.xlac.cli.Main)
+# xlac run: the native fast start (runtime/README.md, "The fast start") runs the command without a JVM
+# before it when the launch plan the last identical run wrote still holds, and this java command line,
+# unchanged, when not.
+if [[ "${1:-}" == run && -x "$xlac_fast" ]]; then
+  exec "$xlac_fast" "$xlac_plans" "${#xlac_java[@]}" "${xlac_java[@]}" "$@"
+fi
+exec "${xlac_java[@]}" "$@"
