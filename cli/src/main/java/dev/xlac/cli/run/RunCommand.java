@@ -193,10 +193,10 @@ public final class RunCommand implements Callable<Integer> {
     };
     RunResult r;
     if (adopted.isPresent()) { // the command ran already, started by xlac-fast-start: its run is finished here
-      r = RuntimeRun.finishAdopted(spec, cache::openWritable, notices, adopted.get(), plan);
+      r = RuntimeRun.finishAdopted(spec, cache::lockWritable, notices, adopted.get(), plan);
     } else {
       requireWritableParent(report);
-      r = RuntimeRun.run(spec, cache::openWritable, notices, plan);
+      r = RuntimeRun.run(spec, cache::lockWritable, notices, plan);
     }
     if (r.notRunnable() != null) {
       err.println("xlac: " + r.notRunnable().message());
