@@ -557,6 +557,33 @@ static void child_setup(void) {
         WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
 }
 
+/* killedRunsStatsDir_isNamedAfterItsProcess: host, pid and start time, as pipeline StatsDirectories parses them */
+static void stats_template(void) {
+  xplan p;
+  memset(&p, 0, sizeof p);
+  p.stats_parent = "/t";
+  p.stats_prefix = "xlac-run-stats-";
+  char out[600];
+  REQUIRE(xplan_stats_template(&p, out, sizeof out) == 0, "stats template");
+  char host[256] = "";
+  gethostname(host, sizeof host);
+  host[255] = 0;
+  for (char *c = host; *c; c++)
+    if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.", *c)) *c = '_';
+  char stat[1024] = "";
+  FILE *f = fopen("/proc/self/stat", "r");
+  REQUIRE(f && fgets(stat, sizeof stat, f), "/proc/self/stat");
+  fclose(f);
+  unsigned long long start = 0;
+  REQUIRE(sscanf(strrchr(stat, ')') + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                 &start) == 1, "start time");
+  char want[600];
+  snprintf(want, sizeof want, "/t/xlac-run-stats-%s-%ld-%llu-XXXXXX", host[0] ? host : "localhost", (long)getpid(),
+           start);
+  CHECK(!strcmp(out, want), "stats template '%s', want '%s'", out, want);
+  CHECK(xplan_stats_template(&p, out, 20) == -1, "a template that does not fit");
+}
+
 int main(void) {
   umask(022);
   const char *base = getenv("XLAC_TEST_TMP");
@@ -585,6 +612,7 @@ int main(void) {
   setenv("TWATCH", "w", 1);
   setenv("TO_REMOVE", "r", 1);
   conditions();
+  stats_template();
   signal_before_setsid();
   child_setup();
   binary();

@@ -122,7 +122,7 @@ public final class RuntimeRun {
     Path stats = null;
     Path spool = null;
     try {
-      stats = Files.createTempDirectory("xlac-run-stats-");
+      stats = StatsDirectories.create();
       if (spec.record()) {
         spool = newSpool(spec.cacheDir());
       }
@@ -269,6 +269,7 @@ public final class RuntimeRun {
       boolean managed, Path layout, Path stats, Path spool, int[] materialized, CommandRunner.Outcome outcome,
       Duration wall, FastStart.Writer plan, RuntimeRemote remote) throws InterruptedException {
     RunStatistics s = RuntimeCache.statistics(stats, notices);
+    StatsDirectories.removeStale(stats); // those of runs killed before they could remove their own
     int damaged = managed ? RuntimeCache.deleteDamaged(layout, s) : 0;
     RequestIngest ingested = null;
     Path kept = null;
