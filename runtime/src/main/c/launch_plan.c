@@ -283,6 +283,9 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
       struct stat st;
       if (stat(a, &st) != 0 || !S_ISDIR(st.st_mode) || access(a, W_OK) != 0)
         r = xreason(reason, rs, "%s is not a writable directory", a);
+    } else if (!strcmp(k, "notdir") && n == 2) {
+      struct stat st; /* the --report file: a directory there is found after the command, too late */
+      if (lstat(a, &st) == 0 && S_ISDIR(st.st_mode)) r = xreason(reason, rs, "%s is a directory", a);
     } else if (!strcmp(k, "db") && n == 3 && p->db_dir.n == 0) {
       unsigned long long c;
       if (parse_ull(w[2], &c) || c > 1000000) {

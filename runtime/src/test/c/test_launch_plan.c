@@ -102,6 +102,10 @@ static char *plan_now(const char *extra) {
   path_of(p, "db");
   hexword(h, p);
   appendf(&b, &n, "dir %s\nwritable %s\ndb %s 2\n", h, h, h);
+  path_of(p, "report.json");
+  hexword(h2, p);
+  appendf(&b, &n, "notdir %s\n", h2);
+  path_of(p, "db");
   const char *dbfiles[] = {"CURRENT", "000001.sst"};
   for (int i = 0; i < 2; i++) {
     char f[8192];
@@ -196,6 +200,16 @@ static void db_remove(void) {
   unlink(p);
 }
 static void db_remove_undo(void) { write_file("db/000001.sst", "sst"); }
+static void report_mkdir(void) {
+  char p[4096];
+  path_of(p, "report.json");
+  REQUIRE(mkdir(p, 0755) == 0, "mkdir");
+}
+static void report_rmdir(void) {
+  char p[4096];
+  path_of(p, "report.json");
+  rmdir(p);
+}
 static void log_add(void) { write_file("db/LOG.old.1", "log"); }
 
 static void conditions(void) {
@@ -279,6 +293,8 @@ static void conditions(void) {
   expect_mismatch("db file added", db_add, db_add_undo, "000002.sst is new");
   expect_mismatch("db file changed", db_change, nothing, "CURRENT changed");
   expect_mismatch("db file removed", db_remove, db_remove_undo, "gone");
+  /* reportIntoADirectory_takesTheJvmPath, which refuses it before the command starts */
+  expect_mismatch("report path made a directory", report_mkdir, report_rmdir, "report.json is a directory");
   /* an info log in db/ does not count, as for the stamp */
   plan = plan_now(NULL);
   log_add();

@@ -225,6 +225,7 @@ public final class FastStart {
       b.append("dir ").append(hex(layout.toAbsolutePath().toString())).append('\n');
       if (key.report() != null) {
         b.append("writable ").append(hex(key.report().toAbsolutePath().getParent().toString())).append('\n');
+        b.append("notdir ").append(hex(key.report().toAbsolutePath().toString())).append('\n');
       }
       // The database files, then the stamp checked against them, then the files again: a writer in between
       // gives no plan.

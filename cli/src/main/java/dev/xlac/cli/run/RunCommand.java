@@ -239,5 +239,9 @@ public final class RunCommand implements Callable<Integer> {
       throw XlacException.badInput("--report " + file + ": the directory " + parent
           + " does not exist or is not writable");
     }
+    if (Files.isDirectory(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      throw XlacException.badInput("--report " + file + ": is a directory; name the report's file, e.g. "
+          + file.resolve("report.json"));
+    }
   }
 }
