@@ -42,10 +42,6 @@ class FastStartFinishTest {
     return tmp.resolve("cache");
   }
 
-  private CacheStore open() throws InterruptedException {
-    return CacheStore.open(cacheDir(), CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {});
-  }
-
   private CacheStore.WriterLock lock() throws InterruptedException {
     return CacheStore.lock(cacheDir(), Duration.ZERO, m -> {});
   }
