@@ -49,7 +49,7 @@ final class RuntimeRecording implements AutoCloseable {
     Path proxy = RuntimeLibrary.path();
     Path stats = null;
     try {
-      stats = Files.createTempDirectory("xlac-record-stats-");
+      stats = StatsDirectories.create(StatsDirectories.RECORD_PREFIX);
       Path root = RuntimeCache.spoolRoot(r.cacheDir());
       Files.createDirectories(root);
       Path spool = Files.createTempDirectory(root, OrphanedSpools.prefix("dump"));

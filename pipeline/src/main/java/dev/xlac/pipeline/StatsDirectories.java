@@ -16,18 +16,26 @@ import java.nio.file.attribute.UserPrincipal;
  * {@code xlac-run-stats-<host>-<pid>-<start>-<random>} after the process that made it (the run's JVM, or the fast
  * start, which execs the JVM and keeps its pid): {@code <start>} is the process's start time in clock ticks since
  * boot ({@code /proc/<pid>/stat}), so a pid used again by another process is told apart. A run removes its own
- * directory when it ends; one killed with kill -9 cannot, and a later run removes it ({@link #removeStale}).
+ * directory when it ends; one killed with kill -9 cannot, and a later run removes it ({@link #removeStale}), as it
+ * does those of killed recording captures ({@link #RECORD_PREFIX}).
  */
 final class StatsDirectories {
   private StatsDirectories() {}
 
   static final String PREFIX = "xlac-run-stats-";
+  /** The statistics directory of a recording capture ({@code dump --plugin}, a one-shot {@code parallel-compile}). */
+  static final String RECORD_PREFIX = "xlac-record-stats-";
   static final String HOST = host();
 
-  /** A new statistics directory of this process (mode 0700) in the temporary directory. */
+  /** A new statistics directory of this process's run (mode 0700) in the temporary directory. */
   static Path create() throws IOException {
+    return create(PREFIX);
+  }
+
+  /** As {@link #create()}, named with {@code prefix} ({@link #PREFIX} or {@link #RECORD_PREFIX}). */
+  static Path create(String prefix) throws IOException {
     long pid = ProcessHandle.current().pid();
-    return Files.createTempDirectory(PREFIX + HOST + "-" + pid + "-" + startTicks(pid) + "-");
+    return Files.createTempDirectory(prefix + HOST + "-" + pid + "-" + startTicks(pid) + "-");
   }
 
   /**
@@ -41,7 +49,7 @@ final class StatsDirectories {
     try {
       Path parent = own.toAbsolutePath().getParent();
       UserPrincipal me = Files.getOwner(own, LinkOption.NOFOLLOW_LINKS);
-      try (DirectoryStream<Path> list = Files.newDirectoryStream(parent, PREFIX + "*")) {
+      try (DirectoryStream<Path> list = Files.newDirectoryStream(parent, "xlac-{run,record}-stats-*")) {
         if (!(list instanceof SecureDirectoryStream<Path> dir)) {
           return 0; // no way to work inside the directory without following a link swapped in meanwhile
         }
@@ -60,11 +68,12 @@ final class StatsDirectories {
 
   /** Whether {@code name} is a statistics directory of this host whose process is gone (or is another now). */
   static boolean staleName(String name) {
-    if (!name.startsWith(PREFIX)) {
+    String prefix = name.startsWith(PREFIX) ? PREFIX : name.startsWith(RECORD_PREFIX) ? RECORD_PREFIX : null;
+    if (prefix == null) {
       return false;
     }
-    // <host>-<pid>-<start>-<random>: the host may hold '-', the other three do not
-    String rest = name.substring(PREFIX.length());
+    // <host>-<pid>-<start>-<random>: none of them holds '-'
+    String rest = name.substring(prefix.length());
     int random = rest.lastIndexOf('-');
     int start = random < 0 ? -1 : rest.lastIndexOf('-', random - 1);
     int pid = start < 0 ? -1 : rest.lastIndexOf('-', start - 1);

@@ -41,6 +41,7 @@ class StatsDirectoriesTest {
     long dead = deadPid();
     Path own = dir(PREFIX + me + "-" + myStart + "-1");
     Path killed = dir(PREFIX + dead + "-" + myStart + "-2");
+    Path killedRecording = dir(StatsDirectories.RECORD_PREFIX + StatsDirectories.HOST + "-" + dead + "-5-8");
     Path reused = dir(PREFIX + me + "-" + (myStart - 1) + "-3"); // this pid, but another process had it before
     Path otherHost = dir(StatsDirectories.PREFIX + "another_host-" + dead + "-5-4");
     Path oldName = dir(StatsDirectories.PREFIX + "123456789");
@@ -54,9 +55,10 @@ class StatsDirectoriesTest {
       Files.setAttribute(others, "unix:uid", 12345);
     }
 
-    assertThat(StatsDirectories.removeStale(own)).isEqualTo(2);
+    assertThat(StatsDirectories.removeStale(own)).isEqualTo(3);
 
     assertThat(killed).doesNotExist();
+    assertThat(killedRecording).as("a killed recording capture's").doesNotExist();
     assertThat(reused).doesNotExist();
     assertThat(own.resolve("stats-1.tsv")).as("a live run's").exists();
     assertThat(otherHost.resolve("stats-1.tsv")).as("another host's (a shared temporary directory)").exists();
