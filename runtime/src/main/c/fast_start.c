@@ -184,10 +184,10 @@ int main(int argc, char **argv) {
   if (xplan_load(argv[1], cwd, user + 1, (size_t)(dash - 1), environ, &plan, reason, sizeof reason) != 0)
     to_java(java, (int)n_java, user, n_user, reason);
 
-  size_t sl = strlen(plan.stats_parent) + strlen(plan.stats_prefix) + 8;
+  size_t sl = strlen(plan.stats_parent) + strlen(plan.stats_prefix) + 400;
   char *stats = malloc(sl);
   if (!stats) to_java(java, (int)n_java, user, n_user, "out of memory");
-  snprintf(stats, sl, "%s/%sXXXXXX", plan.stats_parent, plan.stats_prefix);
+  if (xplan_stats_template(&plan, stats, sl) != 0) to_java(java, (int)n_java, user, n_user, "stats name too long");
   char **env = NULL;
   if (!mkdtemp(stats)) {
     snprintf(reason, sizeof reason, "cannot make the stats directory: %s", strerror(errno));

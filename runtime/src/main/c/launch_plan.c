@@ -283,6 +283,9 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
       struct stat st;
       if (stat(a, &st) != 0 || !S_ISDIR(st.st_mode) || access(a, W_OK) != 0)
         r = xreason(reason, rs, "%s is not a writable directory", a);
+    } else if (!strcmp(k, "notdir") && n == 2) {
+      struct stat st; /* the --report file: a directory there is found after the command, too late */
+      if (lstat(a, &st) == 0 && S_ISDIR(st.st_mode)) r = xreason(reason, rs, "%s is a directory", a);
     } else if (!strcmp(k, "db") && n == 3 && p->db_dir.n == 0) {
       unsigned long long c;
       if (parse_ull(w[2], &c) || c > 1000000) {
@@ -445,6 +448,39 @@ const char *xplan_set_value(const xplan *plan, const char *name) {
   for (size_t i = 0; i < plan->n_changes; i++)
     if (!strcmp(plan->changes[i].name, name) && !plan->changes[i].to_stats) return plan->changes[i].value;
   return NULL;
+}
+
+/* Field 22 of /proc/self/stat (after the command in parentheses, which may hold spaces); -1 if unknown. */
+static long long start_ticks(void) {
+  char buf[1024];
+  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  char *p = strrchr(buf, ')');
+  if (!p) return -1;
+  p++;
+  for (int field = 3; field < 22 && p; field++) p = strchr(p + 1, ' '); /* to the space before field 22 */
+  if (!p) return -1;
+  char *end;
+  errno = 0;
+  long long v = strtoll(p + 1, &end, 10);
+  return errno || end == p + 1 ? -1 : v;
+}
+
+int xplan_stats_template(const xplan *plan, char *out, size_t size) {
+  char host[256];
+  if (gethostname(host, sizeof host) != 0) host[0] = 0;
+  host[sizeof host - 1] = 0;
+  for (char *c = host; *c; c++) {
+    int keep = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.';
+    if (!keep) *c = '_';
+  }
+  int n = snprintf(out, size, "%s/%s%s-%ld-%lld-XXXXXX", plan->stats_parent, plan->stats_prefix,
+                   host[0] ? host : "localhost", (long)getpid(), start_ticks());
+  return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
 void xplan_free(xplan *plan) {

@@ -19,7 +19,7 @@ typedef struct {
 } xplan_change;
 
 typedef struct {
-  char *stats_parent; /* the run's statistics directory is made as stats_parent/stats_prefixXXXXXX */
+  char *stats_parent; /* the run's statistics directory is made from xplan_stats_template */
   char *stats_prefix;
   char *db_dir;       /* the cache's database directory the plan's conditions name */
   xplan_change *changes;
@@ -46,6 +46,12 @@ char **xplan_environment(const xplan *plan, char *const *envp, const char *stats
 
 /* The value the plan sets `name` to (NULL when it sets none). */
 const char *xplan_set_value(const xplan *plan, const char *name);
+
+/* The mkdtemp template of the run's statistics directory, stats_parent/stats_prefix<host>-<pid>-<start>-XXXXXX:
+ * this host's name (each byte outside [A-Za-z0-9.] made '_'), this process's pid and its start time in clock
+ * ticks since boot (/proc/self/stat), so that a later run can tell a killed run's directory (pipeline
+ * StatsDirectories). 0, or -1 when it does not fit in size bytes. */
+int xplan_stats_template(const xplan *plan, char *out, size_t size);
 
 void xplan_free(xplan *plan);
 

@@ -103,6 +103,10 @@ static char *plan_now(const char *extra) {
   path_of(p, "db");
   hexword(h, p);
   appendf(&b, &n, "dir %s\nwritable %s\ndb %s 2\n", h, h, h);
+  path_of(p, "report.json");
+  hexword(h2, p);
+  appendf(&b, &n, "notdir %s\n", h2);
+  path_of(p, "db");
   const char *dbfiles[] = {"CURRENT", "000001.sst"};
   for (int i = 0; i < 2; i++) {
     char f[8192];
@@ -197,6 +201,16 @@ static void db_remove(void) {
   unlink(p);
 }
 static void db_remove_undo(void) { write_file("db/000001.sst", "sst"); }
+static void report_mkdir(void) {
+  char p[4096];
+  path_of(p, "report.json");
+  REQUIRE(mkdir(p, 0755) == 0, "mkdir");
+}
+static void report_rmdir(void) {
+  char p[4096];
+  path_of(p, "report.json");
+  rmdir(p);
+}
 static void log_add(void) { write_file("db/LOG.old.1", "log"); }
 
 static void conditions(void) {
@@ -280,6 +294,8 @@ static void conditions(void) {
   expect_mismatch("db file added", db_add, db_add_undo, "000002.sst is new");
   expect_mismatch("db file changed", db_change, nothing, "CURRENT changed");
   expect_mismatch("db file removed", db_remove, db_remove_undo, "gone");
+  /* reportIntoADirectory_takesTheJvmPath, which refuses it before the command starts */
+  expect_mismatch("report path made a directory", report_mkdir, report_rmdir, "report.json is a directory");
   /* an info log in db/ does not count, as for the stamp */
   plan = plan_now(NULL);
   log_add();
@@ -581,6 +597,33 @@ static void child_setup(void) {
         WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
 }
 
+/* killedRunsStatsDir_isNamedAfterItsProcess: host, pid and start time, as pipeline StatsDirectories parses them */
+static void stats_template(void) {
+  xplan p;
+  memset(&p, 0, sizeof p);
+  p.stats_parent = "/t";
+  p.stats_prefix = "xlac-run-stats-";
+  char out[600];
+  REQUIRE(xplan_stats_template(&p, out, sizeof out) == 0, "stats template");
+  char host[256] = "";
+  gethostname(host, sizeof host);
+  host[255] = 0;
+  for (char *c = host; *c; c++)
+    if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.", *c)) *c = '_';
+  char stat[1024] = "";
+  FILE *f = fopen("/proc/self/stat", "r");
+  REQUIRE(f && fgets(stat, sizeof stat, f), "/proc/self/stat");
+  fclose(f);
+  unsigned long long start = 0;
+  REQUIRE(sscanf(strrchr(stat, ')') + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                 &start) == 1, "start time");
+  char want[600];
+  snprintf(want, sizeof want, "/t/xlac-run-stats-%s-%ld-%llu-XXXXXX", host[0] ? host : "localhost", (long)getpid(),
+           start);
+  CHECK(!strcmp(out, want), "stats template '%s', want '%s'", out, want);
+  CHECK(xplan_stats_template(&p, out, 20) == -1, "a template that does not fit");
+}
+
 int main(void) {
   umask(022);
   const char *base = getenv("XLAC_TEST_TMP");
@@ -609,6 +652,7 @@ int main(void) {
   setenv("TWATCH", "w", 1);
   setenv("TO_REMOVE", "r", 1);
   conditions();
+  stats_template();
   signal_before_setsid();
   ended_child_keeps_its_pid();
   child_setup();

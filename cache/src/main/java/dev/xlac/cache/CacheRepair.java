@@ -1,7 +1,9 @@
 package dev.xlac.cache;
 
+import dev.xlac.cache.layout.PjrtRuntimeLayout;
 import dev.xlac.cache.store.CacheModes;
 import dev.xlac.cache.store.DatabaseRepair;
+import dev.xlac.core.XlacException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -28,6 +30,7 @@ public final class CacheRepair {
   static RepairReport repair(Path dir, Duration lockWait, Consumer<String> notices, Clock clock)
       throws InterruptedException {
     RepairReport r = DatabaseRepair.repair(dir, lockWait, notices, clock);
+    removeFromLayout(dir, lockWait, notices);
     // After the database's repair: a rebuild makes new directories (private ones).
     List<VerifyReport.Problem> modes = CacheModes.repair(dir);
     if (modes.isEmpty()) {
@@ -46,7 +49,18 @@ public final class CacheRepair {
    */
   public static Cleared clearDamaged(Path dir, Duration lockWait, Consumer<String> notices) throws InterruptedException {
     DatabaseRepair.Cleared c = DatabaseRepair.clearDamaged(dir, lockWait, notices);
+    removeFromLayout(dir, lockWait, notices);
     return new Cleared(c.bytesFreed(), c.settingsKept());
+  }
+
+  /** What the repair dropped, removed from the cache's own runtime layout too (as {@link CacheStore#close} does). */
+  private static void removeFromLayout(Path dir, Duration lockWait, Consumer<String> notices)
+      throws InterruptedException {
+    try (CacheStore.WriterLock lock = CacheStore.lock(dir, lockWait, notices); CacheStore store = lock.open()) {
+      PjrtRuntimeLayout.removeUnheld(store, PjrtRuntimeLayout.managedDir(store.directory()), notices);
+    } catch (RuntimeException e) {
+      notices.accept("cannot remove the dropped entries from the runtime layout: " + XlacException.reason(e));
+    }
   }
 
   /** What {@link #clearDamaged} did: the bytes freed, and whether the settings could be kept. */

@@ -2,6 +2,7 @@ package dev.xlac.cache;
 
 import dev.xlac.cache.bundle.BundleExporter;
 import dev.xlac.cache.bundle.BundleImporter;
+import dev.xlac.cache.layout.PjrtRuntimeLayout;
 import dev.xlac.cache.ops.CacheListing;
 import dev.xlac.cache.ops.GraphResolver;
 import dev.xlac.cache.ops.PruneByLastAccess;
@@ -70,6 +71,7 @@ public final class CacheStore implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(CacheStore.class.getName());
 
   private final Store store;
+  private boolean closed;
 
   private CacheStore(Store store) {
     this.store = store;
@@ -98,6 +100,34 @@ public final class CacheStore implements AutoCloseable {
   static CacheStore open(Path dir, Mode mode, Duration lockWait, Consumer<String> notices,
       Clock clock) throws InterruptedException {
     return new CacheStore(Store.open(dir, mode == Mode.READ_WRITE, lockWait, notices, clock));
+  }
+
+  /**
+   * Takes the cache's writer lock without opening the database: the caller looks at the database's files with no
+   * other writer in between, before it opens the database ({@link WriterLock#open}) and after it has closed it.
+   * Waits and fails as {@link #open(Path, Mode, Duration, Consumer)} for writing does.
+   */
+  public static WriterLock lock(Path dir, Duration lockWait, Consumer<String> notices) throws InterruptedException {
+    return new WriterLock(Store.lock(dir, lockWait, notices));
+  }
+
+  /** The writer lock of {@link #lock}, released by {@link #close}. */
+  public static final class WriterLock implements AutoCloseable {
+    private final Store.Held held;
+
+    private WriterLock(Store.Held held) {
+      this.held = held;
+    }
+
+    /** Opens the cache for writing under this lock; closing the store leaves the lock held. */
+    public CacheStore open() {
+      return new CacheStore(held.open(Clock.systemUTC()));
+    }
+
+    @Override
+    public void close() {
+      held.close();
+    }
   }
 
   /** The engine under this facade, for {@link CacheRepair} and tests. */
@@ -467,9 +497,23 @@ public final class CacheStore implements AutoCloseable {
     return GraphResolver.resolve(store, text);
   }
 
-  /** Saves the usage counters, then closes the database and releases the lock; a second close does nothing. */
+  /**
+   * Saves the usage counters, then closes the database and releases the lock; a second close does nothing. A
+   * store that removed runtime requests first removes their entries from the cache's own runtime layout
+   * ({@link PjrtRuntimeLayout#managedDir}), so that no run, not even one running now, is served what the cache
+   * no longer holds, and their space is freed.
+   */
   @Override
   public void close() {
-    store.close();
+    try {
+      if (!closed && store.requestsRemoved()) {
+        PjrtRuntimeLayout.removeUnheld(this, PjrtRuntimeLayout.managedDir(store.dir), store.notices());
+      }
+    } catch (RuntimeException e) {
+      store.notices().accept("cannot remove the removed entries from the runtime layout: " + XlacException.reason(e));
+    } finally {
+      closed = true;
+      store.close();
+    }
   }
 }

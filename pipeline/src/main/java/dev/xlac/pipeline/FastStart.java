@@ -43,7 +43,7 @@ public final class FastStart {
   /** The system property the launcher sets to the plans' directory (none: no plans). */
   public static final String PLANS_PROPERTY = "xlac.run.plans";
   static final String FORMAT = "xlac-run-plan 1";
-  static final String STATS_PREFIX = "xlac-run-stats-";
+  static final String STATS_PREFIX = StatsDirectories.PREFIX;
 
   /**
    * The environment variables a plan watches: every name the run's set-up reads or changes is among them (the
@@ -225,6 +225,7 @@ public final class FastStart {
       b.append("dir ").append(hex(layout.toAbsolutePath().toString())).append('\n');
       if (key.report() != null) {
         b.append("writable ").append(hex(key.report().toAbsolutePath().getParent().toString())).append('\n');
+        b.append("notdir ").append(hex(key.report().toAbsolutePath().toString())).append('\n');
       }
       // The database files, then the stamp checked against them, then the files again: a writer in between
       // gives no plan.

@@ -25,7 +25,7 @@ final class RuntimeCache {
   private RuntimeCache() {}
 
   static Path layoutDir(Path cacheDir) {
-    return cacheDir.resolve("runtime").resolve("pjrt");
+    return PjrtRuntimeLayout.managedDir(cacheDir);
   }
 
   static Path memoDir(Path cacheDir) {
@@ -41,6 +41,10 @@ final class RuntimeCache {
    * cache's database files as they were then (after the cache was closed). While both still hold, the
    * layout is current, and {@code xlac run} does not open the cache before the command starts: its
    * start-up then costs no database work beside the training command's own.
+   *
+   * <p>The stamp is written only under the cache's writer lock, with the database closed, for the state the layout
+   * was brought up to date from (or, at a run's end, carried over from a stamp that held when the lock was taken):
+   * so it never names a state that another process's write made after the layout was written.
    */
   static Path stampFile(Path cacheDir) {
     return cacheDir.resolve("runtime").resolve("pjrt.stamp");
@@ -88,7 +92,10 @@ final class RuntimeCache {
     }
   }
 
-  /** Writes the stamp for the cache as it is now (closed); removes it when that cannot be told. */
+  /**
+   * Writes the stamp for the cache as it is now; removes it when that cannot be told. Only under the writer lock,
+   * the database closed, and only when the layout holds what the database holds.
+   */
   static void markCurrent(Path cacheDir, String pluginSha256) {
     String state = databaseState(cacheDir);
     if (state == null) {

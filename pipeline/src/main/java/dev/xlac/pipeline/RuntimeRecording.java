@@ -50,7 +50,7 @@ final class RuntimeRecording implements AutoCloseable {
     Path proxy = RuntimeLibrary.path();
     Path stats = null;
     try {
-      stats = Files.createTempDirectory("xlac-record-stats-");
+      stats = StatsDirectories.create(StatsDirectories.RECORD_PREFIX);
       Path root = RuntimeCache.spoolRoot(r.cacheDir());
       PrivateFiles.createDirectories(root);
       Path spool = Files.createTempDirectory(root, OrphanedSpools.prefix("dump"));

@@ -71,7 +71,7 @@ final class RuntimeRemote {
    * (none with {@code --no-remote}, without a remote, or with {@code --layout}, which is served as it is). Exit
    * code 2 for {@code --require-remote} without a remote, 3 when it cannot be used.
    */
-  static RuntimeRemote before(RunSpec spec, CacheOpener cache, RealPlugin plugin, Path layout, boolean managed,
+  static RuntimeRemote before(RunSpec spec, CacheLocker cache, RealPlugin plugin, Path layout, boolean managed,
       Consumer<String> notices) throws InterruptedException {
     if (spec.remote() == RemoteSession.Policy.OFF) {
       return NONE;
@@ -110,7 +110,7 @@ final class RuntimeRemote {
     return new RuntimeRemote(setting.get(), stats, Instant.now().plusMillis(1), true);
   }
 
-  private static void fetch(RunSpec spec, CacheOpener cache, RealPlugin plugin, Path layout, RemoteTier tier,
+  private static void fetch(RunSpec spec, CacheLocker cache, RealPlugin plugin, Path layout, RemoteTier tier,
       long deadline, RemoteStats stats, Consumer<String> notices)
       throws RemoteTier.UnavailableException, InterruptedException {
     // An entry in the layout is one the cache holds (materialize removes the others): only the rest can be new.
@@ -119,7 +119,7 @@ final class RuntimeRemote {
     if (missing.isEmpty()) {
       return;
     }
-    try (CacheStore store = cache.open()) {
+    try (CacheStore.WriterLock lock = cache.lock(); CacheStore store = lock.open()) {
       RemoteRuntime.fetch(store, tier, missing, deadline, stats, notices);
     } catch (XlacException e) { // the cache is locked, or its disk full: the command runs on what the cache holds
       if (spec.remote() == RemoteSession.Policy.REQUIRE && !(e instanceof dev.xlac.cache.DiskFullException)) {

@@ -49,16 +49,16 @@ import java.util.function.Supplier;
 public final class RuntimeRun {
   private RuntimeRun() {}
 
-  public static RunResult run(RunSpec spec, CacheOpener cache, Consumer<String> notices)
+  public static RunResult run(RunSpec spec, CacheLocker cache, Consumer<String> notices)
       throws InterruptedException {
     return run(spec, cache, notices, RuntimeLibrary::path, null);
   }
 
   /**
-   * As {@link #run(RunSpec, CacheOpener, Consumer)}, writing the launch plan of {@code plan} at the end
+   * As {@link #run(RunSpec, CacheLocker, Consumer)}, writing the launch plan of {@code plan} at the end
    * ({@link FastStart}).
    */
-  public static RunResult run(RunSpec spec, CacheOpener cache, Consumer<String> notices, FastStart.Key plan)
+  public static RunResult run(RunSpec spec, CacheLocker cache, Consumer<String> notices, FastStart.Key plan)
       throws InterruptedException {
     return run(spec, cache, notices, RuntimeLibrary::path, plan);
   }
@@ -67,7 +67,7 @@ public final class RuntimeRun {
    * Finishes the run of a command that {@code xlac-fast-start} started from a launch plan ({@link FastStart}): as
    * the end of {@link #run}, with the plugin, layout and statistics the plan named.
    */
-  public static RunResult finishAdopted(RunSpec spec, CacheOpener cache, Consumer<String> notices,
+  public static RunResult finishAdopted(RunSpec spec, CacheLocker cache, Consumer<String> notices,
       FastStart.Adopted adopted, FastStart.Key plan) throws InterruptedException {
     try {
       // The plugin the plan named, never identified again: moved away or replaced during the run, it costs the
@@ -88,13 +88,13 @@ public final class RuntimeRun {
     }
   }
 
-  /** As {@link #run(RunSpec, CacheOpener, Consumer)}, with the proxy library from {@code proxyLibrary} (tests). */
-  static RunResult run(RunSpec spec, CacheOpener cache, Consumer<String> notices, Supplier<Path> proxyLibrary)
+  /** As {@link #run(RunSpec, CacheLocker, Consumer)}, with the proxy library from {@code proxyLibrary} (tests). */
+  static RunResult run(RunSpec spec, CacheLocker cache, Consumer<String> notices, Supplier<Path> proxyLibrary)
       throws InterruptedException {
     return run(spec, cache, notices, proxyLibrary, null);
   }
 
-  static RunResult run(RunSpec spec, CacheOpener cache, Consumer<String> notices, Supplier<Path> proxyLibrary,
+  static RunResult run(RunSpec spec, CacheLocker cache, Consumer<String> notices, Supplier<Path> proxyLibrary,
       FastStart.Key planKey) throws InterruptedException {
     FastStart.Writer plan = null;
     if (spec.command().isEmpty()) {
@@ -123,7 +123,7 @@ public final class RuntimeRun {
     Path stats = null;
     Path spool = null;
     try {
-      stats = Files.createTempDirectory("xlac-run-stats-");
+      stats = StatsDirectories.create();
       if (spec.record()) {
         spool = newSpool(spec.cacheDir());
       }
@@ -231,61 +231,93 @@ public final class RuntimeRun {
    * ({@link RuntimeCache#layoutCurrent}). Null when the layout may not be current (the cache could
    * not be opened, or materializing had problems).
    */
-  private static int[] prepareCache(CacheOpener cache, boolean managed, Path layout, RealPlugin plugin,
+  private static int[] prepareCache(CacheLocker cache, boolean managed, Path layout, RealPlugin plugin,
       boolean fresh, Path cacheDir, Consumer<String> notices) throws InterruptedException {
     if (!managed && !fresh || managed && !fresh && RuntimeCache.layoutCurrent(cacheDir, plugin.sha256())) {
       return CURRENT;
     }
-    RuntimeCache.forget(cacheDir);
-    try (CacheStore store = cache.open()) {
-      if (fresh) {
-        plugin.remember(RuntimeCache.memoDir(cacheDir));
-      }
-      if (!managed) {
-        return null;
+    try (CacheStore.WriterLock lock = cache.lock()) {
+      if (managed) {
+        RuntimeCache.forget(cacheDir);
       }
       int[] problems = {0};
-      int[] r = RuntimeCache.materialize(store, layout, Optional.of(plugin.sha256()), m -> {
-        problems[0]++;
-        notices.accept(m);
-      });
-      return problems[0] == 0 ? r : null;
+      int[] r = null;
+      try (CacheStore store = lock.open()) {
+        if (fresh) {
+          plugin.remember(RuntimeCache.memoDir(cacheDir));
+        }
+        if (!managed) {
+          return null;
+        }
+        r = RuntimeCache.materialize(store, layout, Optional.of(plugin.sha256()), m -> {
+          problems[0]++;
+          notices.accept(m);
+        });
+      }
+      if (problems[0] != 0) {
+        return null;
+      }
+      // Still under the lock, the database closed: the stamp names the state the layout was just written from.
+      RuntimeCache.markCurrent(cacheDir, plugin.sha256());
+      return r;
     } catch (XlacException e) {
       notices.accept(e.getMessage() + "; serving the runtime layout as it is");
       return null;
     }
   }
 
-  private static RunResult finish(RunSpec spec, CacheOpener cache, Consumer<String> notices, RealPlugin plugin,
+  private static RunResult finish(RunSpec spec, CacheLocker cache, Consumer<String> notices, RealPlugin plugin,
       boolean managed, Path layout, Path stats, Path spool, int[] materialized, CommandRunner.Outcome outcome,
       Duration wall, FastStart.Writer plan, RuntimeRemote remote) throws InterruptedException {
     RunStatistics s = RuntimeCache.statistics(stats, notices);
     WhyMissed.Summary missed = WhyMissed.Summary.NONE; // against the cache before this run's recording goes in
+    StatsDirectories.removeStale(stats); // those of runs killed before they could remove their own
     int damaged = managed ? RuntimeCache.deleteDamaged(layout, s) : 0;
     RequestIngest ingested = null;
     Path kept = null;
     boolean opened = false;
     boolean noRemote = false;
     Optional<dev.xlac.cache.RemoteSetting> remoteSetting = Optional.empty();
+    // Whether the layout may stay current: it was current when the command started, and the run removed nothing from
+    // it and adds nothing to the cache that it lacks.
+    boolean keepsCurrent = materialized != null && damaged == 0 && s.damagedKeys().isEmpty();
+    boolean current = keepsCurrent; // the stamp is left as it is when the cache is not opened
     if (s.hits() > 0 || spool != null) {
-      try (CacheStore store = cache.open()) {
-        opened = true;
-        remoteSetting = store.remoteSetting();
-        noRemote = remoteSetting.isEmpty();
-        missed = WhyMissed.forRun(store, s, stats);
-        RuntimeCache.recordHits(store, s);
-        if (spool != null) {
-          ingested = RuntimeCache.ingest(spool, store, notices);
-          if (ingested.leftInSpool() == 0) {
-            deleteQuietly(spool);
-          } else { // records the cache could not take (each named above): kept, never deleted
-            kept = spool;
-            notices.accept(ingested.leftInSpool() + " recorded compile" + (ingested.leftInSpool() == 1 ? "" : "s")
-                + " stay in " + spool + " (see the lines above; add them later with xlac cache add " + spool + ")");
+      try (CacheStore.WriterLock lock = cache.lock()) {
+        // Under the lock, before the database opens: whether the stamp still holds, whatever ran meanwhile.
+        boolean stampHeld = managed && keepsCurrent && RuntimeCache.layoutCurrent(spec.cacheDir(), plugin.sha256());
+        try (CacheStore store = lock.open()) {
+          opened = true;
+          remoteSetting = store.remoteSetting();
+          noRemote = remoteSetting.isEmpty();
+          missed = WhyMissed.forRun(store, s, stats);
+          RuntimeCache.recordHits(store, s);
+          if (spool != null) {
+            ingested = RuntimeCache.ingest(spool, store, notices);
+            if (ingested.leftInSpool() == 0) {
+              deleteQuietly(spool);
+            } else { // records the cache could not take (each named above): kept, never deleted
+              kept = spool;
+              notices.accept(ingested.leftInSpool() + " recorded compile" + (ingested.leftInSpool() == 1 ? "" : "s")
+                  + " stay in " + spool + " (see the lines above; add them later with xlac cache add " + spool + ")");
+            }
+            ingested = ingested.plus(OrphanedSpools.adopt(spec.cacheDir(), store, notices));
           }
-          ingested = ingested.plus(OrphanedSpools.adopt(spec.cacheDir(), store, notices));
+        }
+        if (managed) {
+          // The database closed, the lock still held: the stamp carried over to the state this run's writes made,
+          // when it held before them and they added nothing the layout lacks.
+          boolean added = ingested != null && ingested.added() > 0;
+          current = stampHeld && kept == null && !added;
+          if (current) {
+            RuntimeCache.markCurrent(spec.cacheDir(), plugin.sha256());
+          } else {
+            RuntimeCache.forget(spec.cacheDir());
+          }
+          RuntimeRemote.remember(spec.cacheDir(), remoteSetting); // the remote memo, for the new state too
         }
       } catch (XlacException e) {
+        current = false;
         if (spool != null) {
           kept = spool;
           notices.accept(e.getMessage() + "; the recording stays in " + spool + " (add it with xlac cache add "
@@ -300,17 +332,8 @@ public final class RuntimeRun {
     }
     var remoteStats = remote.after(spec, ingested, notices); // what the recording added, written through
     if (managed) {
-      // The layout is current when it was brought up to date (or found so) and nothing was deleted from it;
-      // the cache is closed by now, so the stamp sees its files as the next run will.
-      boolean added = ingested != null && ingested.added() > 0; // new requests: not in the layout yet
-      boolean current = materialized != null && damaged == 0 && s.damagedKeys().isEmpty() && kept == null && !added;
-      if (current) {
-        RuntimeCache.markCurrent(spec.cacheDir(), plugin.sha256());
-      } else {
+      if (!current) { // (under the lock already when the cache was opened; forgetting is safe at any time)
         RuntimeCache.forget(spec.cacheDir());
-      }
-      if (opened) { // the hits changed the database: the remote memo is kept for its new state, as the stamp is
-        RuntimeRemote.remember(spec.cacheDir(), remoteSetting);
       }
       if (plan != null && (opened || !current)) { // unopened and current: an earlier plan that holds stays
         plan.afterRun(spec, plugin, current && noRemote && spool == null && outcome.notes().isEmpty());

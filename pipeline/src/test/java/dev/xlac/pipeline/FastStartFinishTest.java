@@ -42,8 +42,8 @@ class FastStartFinishTest {
     return tmp.resolve("cache");
   }
 
-  private CacheStore open() throws InterruptedException {
-    return CacheStore.open(cacheDir(), CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {});
+  private CacheStore.WriterLock lock() throws InterruptedException {
+    return CacheStore.lock(cacheDir(), Duration.ZERO, m -> {});
   }
 
   private RunSpec spec(String script) {
@@ -56,7 +56,7 @@ class FastStartFinishTest {
   }
 
   private RunResult jvmRun(String script) throws Exception {
-    return RuntimeRun.run(spec(script), this::open, notices::add, () -> proxy, key());
+    return RuntimeRun.run(spec(script), this::lock, notices::add, () -> proxy, key());
   }
 
   /** A first run (materializes), then one with a hit: the stamp is current and a plan is written. */
@@ -91,7 +91,7 @@ class FastStartFinishTest {
     RealPlugin identified = planned().plugin();
     FastStart.Adopted a = adopted(identified, db());
     Files.move(plugin, plugin.resolveSibling("moved.so"));
-    RunResult r = RuntimeRun.finishAdopted(spec("true"), this::open, notices::add, a, key());
+    RunResult r = RuntimeRun.finishAdopted(spec("true"), this::lock, notices::add, a, key());
     assertThat(r.exitStatus()).isEqualTo(5);
     assertThat(r.stats().hits()).isEqualTo(1);
     assertThat(RuntimeCache.layoutCurrent(cacheDir(), identified.sha256())).as("the stamp is forgotten").isFalse();
@@ -106,7 +106,7 @@ class FastStartFinishTest {
     replacePlugin();
     String newSha = RealPlugin.identify(plugin, null, null).sha256();
     assertThat(newSha).isNotEqualTo(identified.sha256());
-    RunResult r = RuntimeRun.finishAdopted(spec("true"), this::open, notices::add, a, key());
+    RunResult r = RuntimeRun.finishAdopted(spec("true"), this::lock, notices::add, a, key());
     assertThat(r.exitStatus()).isEqualTo(5);
     assertThat(RuntimeCache.layoutCurrent(cacheDir(), newSha)).as("never built for the new file").isFalse();
     assertThat(RuntimeCache.layoutCurrent(cacheDir(), identified.sha256())).isFalse();
@@ -116,7 +116,7 @@ class FastStartFinishTest {
   @Test
   void finish_unchangedPlugin_keepsTheStampCurrent_andWritesThePlan() throws Exception {
     RealPlugin identified = planned().plugin();
-    RunResult r = RuntimeRun.finishAdopted(spec("true"), this::open, notices::add, adopted(identified, db()), key());
+    RunResult r = RuntimeRun.finishAdopted(spec("true"), this::lock, notices::add, adopted(identified, db()), key());
     assertThat(r.exitStatus()).isEqualTo(5);
     assertThat(RuntimeCache.layoutCurrent(cacheDir(), identified.sha256())).isTrue();
     assertThat(key().file()).exists();
@@ -151,7 +151,7 @@ class FastStartFinishTest {
   void finish_ofAPlanForAnotherCache_doesNotMarkThisCacheCurrent() throws Exception {
     RealPlugin identified = planned().plugin();
     FastStart.Adopted a = adopted(identified, tmp.resolve("home-of-another-user/.cache/xlac/db").toAbsolutePath());
-    RuntimeRun.finishAdopted(spec("true"), this::open, notices::add, a, key());
+    RuntimeRun.finishAdopted(spec("true"), this::lock, notices::add, a, key());
     assertThat(RuntimeCache.layoutCurrent(cacheDir(), identified.sha256())).isFalse();
     assertThat(key().file()).doesNotExist();
   }

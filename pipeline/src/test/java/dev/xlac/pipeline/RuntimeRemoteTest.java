@@ -95,7 +95,7 @@ class RuntimeRemoteTest {
   private RunResult run(Path cache, RemoteSession.Policy policy, boolean record, String script) throws Exception {
     Map<String, String> env = new HashMap<>(Map.of("PATH", System.getenv("PATH")));
     return RuntimeRun.run(new RunSpec(List.of("sh", "-c", script), cache, plugin, null, record, env, policy),
-        () -> CacheStore.open(cache, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {}), notices::add,
+        () -> CacheStore.lock(cache, Duration.ZERO, m -> {}), notices::add,
         () -> Path.of("/opt/xlac/libxlac_pjrt.so"));
   }
 

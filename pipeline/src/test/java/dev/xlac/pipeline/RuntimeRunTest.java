@@ -50,10 +50,14 @@ class RuntimeRunTest {
     return CacheStore.open(cacheDir(), CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {});
   }
 
+  private CacheStore.WriterLock lock() throws InterruptedException {
+    return CacheStore.lock(cacheDir(), Duration.ZERO, m -> {});
+  }
+
   private RunResult run(Path plugin, Path layout, boolean record, String script) throws Exception {
     Map<String, String> env = new HashMap<>(Map.of("PATH", System.getenv("PATH")));
     return RuntimeRun.run(new RunSpec(List.of("sh", "-c", script), cacheDir(), plugin, layout, record, env),
-        this::open, notices::add, () -> Path.of("/opt/xlac/libxlac_pjrt.so"));
+        this::lock, notices::add, () -> Path.of("/opt/xlac/libxlac_pjrt.so"));
   }
 
   @Test
@@ -84,7 +88,7 @@ class RuntimeRunTest {
     }
     Map<String, String> env = new HashMap<>(Map.of("PATH", System.getenv("PATH")));
     RunResult r = RuntimeRun.run(new RunSpec(List.of("true"), cacheDir(), plugin, null, false, env,
-        dev.xlac.cache.remote.RemoteSession.Policy.OFF), this::open, notices::add,
+        dev.xlac.cache.remote.RemoteSession.Policy.OFF), this::lock, notices::add,
         () -> Path.of("/opt/xlac/libxlac_pjrt.so"));
     assertThat(r.exitStatus()).isZero();
     assertThat(r.remote()).isNull();
@@ -132,13 +136,13 @@ class RuntimeRunTest {
     XlacException noLibrary = XlacException.environment("this xlac build has no PJRT runtime library for test");
     Map<String, String> env = new HashMap<>(Map.of("PATH", System.getenv("PATH")));
     assertThatThrownBy(() -> RuntimeRun.run(new RunSpec(List.of("sh", "-c", "touch " + ran), cacheDir(), plugin,
-        null, false, env), this::open, notices::add, () -> {
+        null, false, env), this::lock, notices::add, () -> {
           throw noLibrary;
         })).isSameAs(noLibrary);
     assertThat(ran).doesNotExist();
     // A plugin problem is still the one reported when both fail, as before.
     assertThatThrownBy(() -> RuntimeRun.run(new RunSpec(List.of("true"), cacheDir(), tmp.resolve("absent.so"), null,
-        false, env), this::open, notices::add, () -> {
+        false, env), this::lock, notices::add, () -> {
           throw noLibrary;
         })).isInstanceOfSatisfying(XlacException.class,
             e -> assertThat(e.getMessage()).startsWith("cannot use PJRT plugin "));
@@ -223,7 +227,7 @@ class RuntimeRunTest {
   void run_commandNotFound_is127() throws Exception {
     Map<String, String> env = new HashMap<>(Map.of("PATH", System.getenv("PATH")));
     RunResult r = RuntimeRun.run(new RunSpec(List.of("no-such-command-xlac"), cacheDir(), plugin, null, false, env),
-        this::open, notices::add, () -> Path.of("/opt/xlac/libxlac_pjrt.so"));
+        this::lock, notices::add, () -> Path.of("/opt/xlac/libxlac_pjrt.so"));
     assertThat(r.notRunnable()).isNotNull();
     assertThat(r.exitStatus()).isEqualTo(127);
   }

@@ -177,6 +177,68 @@ class RuntimeRunE2ETest {
     assertAllHits(report(third));
   }
 
+  /**
+   * Regression (issue #22, 6): a {@code cache import}, {@code prune} or {@code clear} that landed while {@code xlac run}
+   * ran was never reflected by later runs: imported entries were never served, removed ones served forever. Here the
+   * command itself runs the cache command at a fixed point (before or after its training), so no timing decides; the
+   * run that clears is started by the fast start (its launch plan held when it started).
+   */
+  @Test
+  void clearPruneOrImportDuringARun_isReflectedByTheNextRun() throws Exception {
+    Path script = Files.writeString(work.resolve("tiny.py"), "import jax, jax.numpy as jnp\n"
+        + "print('result', jax.jit(lambda x: x * 2 + 1)(jnp.ones(4)).tolist())\n");
+    String train = Launcher.python() + " " + script;
+    String xlac = Launcher.root().resolve("xlac").toString();
+    String recorded = work.resolve("recorded").toString();
+    Path bundle = work.resolve("tiny.tar.zst");
+    Map<String, Double> r = tinyRun(recorded, List.of("--record"), train);
+    int compiles = r.get("compiles").intValue();
+    assertThat(compiles).isPositive();
+    assertThat(Launcher.xlac("cache", "export", "--cache", recorded, bundle.toString()).exitCode()).isZero();
+
+    String cache = cache();
+    String importIt = xlac + " cache import --cache " + cache + " " + bundle;
+    r = tinyRun(cache, List.of(), importIt + " && " + train);
+    assertThat(r.get("hits")).as("imported after the layout was brought up to date").isZero();
+    r = tinyRun(cache, List.of(), train + " && " + xlac + " cache prune --max-size 1 --cache " + cache);
+    assertAllHits(r); // what the import during the last run added
+    Path entries = work.resolve("cache/runtime/pjrt/entries");
+    try (Stream<Path> files = Files.walk(entries)) {
+      assertThat(files.filter(Files::isRegularFile)).as("the prune removed them from the layout").isEmpty();
+    }
+    r = tinyRun(cache, List.of(), train + " && " + importIt);
+    assertThat(r.get("hits")).as("pruned: none served").isZero();
+    assertAllHits(tinyRun(cache, List.of(), train)); // and it leaves a launch plan
+    fastStartTrace = true;
+    r = tinyRun(cache, List.of(), train + " && " + xlac + " cache clear --cache " + cache);
+    fastStartTrace = false;
+    assertAllHits(r);
+    assertThat(tinyRun(cache, List.of(), train).get("hits")).as("cleared: none served").isZero();
+  }
+
+  /** Whether {@link #tinyRun} expects the fast start to have started its command. */
+  private boolean fastStartTrace;
+
+  /** {@code xlac run} of {@code sh -c script} on {@code cache}: exit 0, and the report's numbers. */
+  private Map<String, Double> tinyRun(String cache, List<String> options, String script) throws Exception {
+    Path report = work.resolve("tiny.json");
+    List<String> cmd = new ArrayList<>(List.of(Launcher.root().resolve("xlac").toString(), "run", "--cache", cache,
+        "--plugin", Launcher.cpuPlugin(), "--report", report.toString()));
+    cmd.addAll(options);
+    cmd.addAll(List.of("--", "sh", "-c", script));
+    Map<String, String> env = env();
+    if (fastStartTrace) {
+      env.put("XLAC_FAST_START_DEBUG", "1");
+    }
+    Launcher.Result run = Launcher.run(cmd, env, 300);
+    assertThat(run.exitCode()).as(run.err()).isZero();
+    assertThat(run.out()).contains("result [3.0, 3.0, 3.0, 3.0]");
+    if (fastStartTrace) {
+      assertThat(run.err()).as("started by the fast start").contains("xlac-fast-start: served without a JVM");
+    }
+    return report(report);
+  }
+
   @Test
   void damagedTruncatedAndForeignLayoutEntries_fallBack_withTheSameLosses() throws Exception {
     xlacRun(cache(), List.of("--record"), work.resolve("record.json"));

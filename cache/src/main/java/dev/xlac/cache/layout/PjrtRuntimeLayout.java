@@ -54,6 +54,26 @@ public final class PjrtRuntimeLayout {
 
   private PjrtRuntimeLayout() {}
 
+  /** {@code CACHE/runtime/pjrt}: the cache's own layout, which {@code xlac run} serves from. */
+  public static Path managedDir(Path cacheDir) {
+    return cacheDir.resolve("runtime").resolve("pjrt");
+  }
+
+  /**
+   * Removes from {@code dir} the entry files of keys {@code store} no longer holds (after a clear, a prune or a
+   * repair), writing nothing; the number removed. A proxy serving from {@code dir} right now misses them from then on.
+   */
+  public static int removeUnheld(CacheStore store, Path dir, Consumer<String> problems) {
+    if (!Files.isDirectory(dir.resolve(LayoutEntry.DIRECTORY), LinkOption.NOFOLLOW_LINKS)) {
+      return 0;
+    }
+    Set<String> held = new HashSet<>();
+    for (RequestInfo r : store.requests()) {
+      held.add(r.key().hex());
+    }
+    return removeOthers(dir, held, problems).removed();
+  }
+
   /**
    * What a materialize did.
    *

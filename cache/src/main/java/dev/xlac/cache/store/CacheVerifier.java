@@ -487,6 +487,7 @@ public final class CacheVerifier {
         txn.removeRequest(digest.array());
       }
       for (byte[] digest : unreadableRequestRecords) {
+        store.noteRequestsRemoved();
         store.db.delete(txn.batch, Cf.REQUEST_META, digest);
         store.values.delete(txn.batch, Cf.REQUESTS, digest, -1);
         store.values.delete(txn.batch, Cf.EXECUTABLES, digest, -1);

@@ -111,6 +111,8 @@ public final class Store implements AutoCloseable {
   private final EntryReads reads = new EntryReads(this);
   private final RequestEntries requestEntries = new RequestEntries(this);
   private boolean closed;
+  /** Whether this store removed a runtime request (or may have): a layout may serve what the cache no longer holds. */
+  private volatile boolean requestsRemoved;
 
   private Store(Path dir, boolean writable, CacheLock lock, RocksDbStore db, Clock clock, Consumer<String> notices) {
     this.dir = dir;
@@ -139,16 +141,57 @@ public final class Store implements AutoCloseable {
       RocksDbStore db = RocksDbStore.open(abs, false);
       return init(new Store(abs, false, null, db, clock, notices));
     }
+    Held held = lock(abs, lockWait, notices);
+    try {
+      return held.open(clock, true);
+    } catch (RuntimeException e) {
+      held.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Takes the writer lock of the cache at {@code dir} without opening the database (a replacement a crash
+   * interrupted is finished or undone first), so that a caller can look at the database's files with no writer
+   * in between: before it opens them, and after it has closed them.
+   */
+  public static Held lock(Path dir, Duration lockWait, Consumer<String> notices) throws InterruptedException {
+    Path abs = dir.toAbsolutePath().normalize();
     CacheLock lock = CacheLock.acquire(abs, lockWait, notices);
-    RocksDbStore db;
     try {
       DatabaseSwap.recover(abs, notices); // a repair a crash interrupted: finished or undone
-      db = RocksDbStore.open(abs, true);
     } catch (RuntimeException e) {
       lock.close();
       throw e;
     }
-    return init(new Store(abs, true, lock, db, clock, notices));
+    return new Held(abs, lock, notices);
+  }
+
+  /** The writer lock, held until {@link #close}; the stores it opens leave it held when they close. */
+  public static final class Held implements AutoCloseable {
+    private final Path abs;
+    private final CacheLock lock;
+    private final Consumer<String> notices;
+
+    private Held(Path abs, CacheLock lock, Consumer<String> notices) {
+      this.abs = abs;
+      this.lock = lock;
+      this.notices = notices;
+    }
+
+    /** Opens the database for writing under this lock. */
+    public Store open(Clock clock) {
+      return open(clock, false);
+    }
+
+    private Store open(Clock clock, boolean releasesLock) {
+      return init(new Store(abs, true, releasesLock ? lock : null, RocksDbStore.open(abs, true), clock, notices));
+    }
+
+    @Override
+    public void close() {
+      lock.close();
+    }
   }
 
   /** For {@code CacheRepair}: opens {@code abs} for writing under the writer lock the caller holds (and keeps). */
@@ -349,6 +392,7 @@ public final class Store implements AutoCloseable {
     requireWritable();
     writeLock.lock();
     try {
+      requestsRemoved = true;
       java.util.Map<byte[], byte[]> keep = new java.util.LinkedHashMap<>();
       keep.put(SCHEMA_KEY, Integer.toString(SCHEMA_VERSION).getBytes(StandardCharsets.US_ASCII));
       try (Cursor c = db.cursor(Cf.META, CONFIG_PREFIX)) {
@@ -676,6 +720,20 @@ public final class Store implements AutoCloseable {
     } finally {
       writeLock.unlock();
     }
+  }
+
+  /** Whether a runtime request was removed while this store was open ({@link #clear}, a prune, a repair). */
+  public boolean requestsRemoved() {
+    return requestsRemoved;
+  }
+
+  /** Where this store's one-line notes for the user go. */
+  public Consumer<String> notices() {
+    return notices;
+  }
+
+  void noteRequestsRemoved() {
+    requestsRemoved = true;
   }
 
   @Override

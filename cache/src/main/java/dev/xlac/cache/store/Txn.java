@@ -223,6 +223,7 @@ public final class Txn {
     if (old == null) {
       return 0;
     }
+    store.noteRequestsRemoved();
     store.db.delete(batch, Cf.REQUEST_META, digest);
     store.values.delete(batch, Cf.REQUESTS, digest, old.requestStoredBytes());
     store.values.delete(batch, Cf.EXECUTABLES, digest, old.executableBytes());

@@ -573,4 +573,70 @@ class PjrtRuntimeLayoutTest {
           .isInstanceOf(XlacException.class).hasMessageContaining("record spool " + tmp.resolve("none"));
     }
   }
+
+  /**
+   * Regression (issue #22, 6): {@code cache clear} and {@code cache prune} left the cache's own layout serving what
+   * they removed (to a run in progress too) and holding its space. A store that removed runtime entries removes their
+   * files from {@code CACHE/runtime/pjrt} when it closes, and only theirs.
+   */
+  @Test
+  void clearOrPrune_removesTheirEntriesFromTheCachesLayout_whenTheStoreCloses() throws Exception {
+    RecordedRequest a = request(1, 4000);
+    RecordedRequest b = request(2, 4000);
+    Path layout = PjrtRuntimeLayout.managedDir(cacheDir());
+    Path other = tmp.resolve("user-layout"); // one written by cache materialize --layout: served as it is
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      s.putRequests(List.of(a, b));
+      PjrtRuntimeLayout.materialize(s, layout, Optional.empty(), problems::add);
+      PjrtRuntimeLayout.materialize(s, other, Optional.empty(), problems::add);
+    }
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      s.recordRequestHits(java.util.Map.of(b.key(), 1L), Duration.ofSeconds(1)); // b used later: a goes first
+    }
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      long keep = s.requestInfo(b.key()).orElseThrow().storedBytes();
+      assertThat(s.prune(new dev.xlac.cache.PruneRequest(java.util.OptionalLong.of(keep), null, false, null, null,
+          false, false)).requestsRemoved()).hasSize(1);
+      assertThat(LayoutEntry.path(layout, a.key())).as("not before the store closes").exists();
+    }
+    assertThat(LayoutEntry.path(layout, a.key())).doesNotExist();
+    assertThat(LayoutEntry.path(layout, b.key())).exists();
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      s.clear();
+    }
+    assertThat(LayoutEntry.path(layout, b.key())).doesNotExist();
+    assertThat(LayoutEntry.path(other, a.key())).exists();
+    assertThat(problems).isEmpty();
+  }
+
+  /** The same for the clear of a database that cannot be opened ({@code CacheRepair.clearDamaged}). */
+  @Test
+  void clearOfADamagedDatabase_removesTheEntriesFromTheCachesLayout() throws Exception {
+    RecordedRequest a = request(1, 4000);
+    Path layout = PjrtRuntimeLayout.managedDir(cacheDir());
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      s.putRequests(List.of(a));
+      PjrtRuntimeLayout.materialize(s, layout, Optional.empty(), problems::add);
+    }
+    Path current = cacheDir().resolve("db/CURRENT");
+    Path manifest = cacheDir().resolve("db").resolve(Files.readString(current).strip());
+    Files.write(manifest, java.util.Arrays.copyOf(Files.readAllBytes(manifest), 20));
+    dev.xlac.cache.CacheRepair.clearDamaged(cacheDir(), Duration.ZERO, problems::add);
+    assertThat(LayoutEntry.path(layout, a.key())).doesNotExist();
+  }
+
+  /** {@code CacheStore.lock}: other writers wait while it is held, also after a store opened under it closed. */
+  @Test
+  void writerLock_keepsOtherWritersOut_untilReleased() throws Exception {
+    try (CacheStore.WriterLock lock = CacheStore.lock(cacheDir(), Duration.ZERO, m -> { })) {
+      try (CacheStore s = lock.open()) {
+        s.putRequests(List.of(request(1, 100)));
+      }
+      assertThatThrownBy(() -> CacheStore.open(cacheDir(), CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> { }))
+          .isInstanceOf(XlacException.class).hasMessageContaining("locked by another xlac process");
+    }
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      assertThat(s.requests()).hasSize(1);
+    }
+  }
 }

@@ -105,6 +105,11 @@ public final class CacheOptions {
     public CacheStore openWritable() throws InterruptedException {
       return cache.openWritable(wait.duration());
     }
+
+    /** Takes the cache's writer lock without opening it, waiting for another writer as {@code --wait} says. */
+    public CacheStore.WriterLock lockWritable() throws InterruptedException {
+      return CacheStore.lock(cache.directory(), wait.duration(), cache.notices());
+    }
   }
 
   /** One {@code xlac: ...} line on stderr per message, flushed at once. */

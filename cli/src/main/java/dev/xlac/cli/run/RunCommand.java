@@ -197,10 +197,10 @@ public final class RunCommand implements Callable<Integer> {
     };
     RunResult r;
     if (adopted.isPresent()) { // the command ran already, started by xlac-fast-start: its run is finished here
-      r = RuntimeRun.finishAdopted(spec, cache::openWritable, notices, adopted.get(), plan);
+      r = RuntimeRun.finishAdopted(spec, cache::lockWritable, notices, adopted.get(), plan);
     } else {
       requireWritableParent(report);
-      r = RuntimeRun.run(spec, cache::openWritable, notices, plan);
+      r = RuntimeRun.run(spec, cache::lockWritable, notices, plan);
     }
     if (r.notRunnable() != null) {
       err.println("xlac: " + r.notRunnable().message());
@@ -246,6 +246,10 @@ public final class RunCommand implements Callable<Integer> {
     if (!Files.isDirectory(parent) || !Files.isWritable(parent)) {
       throw XlacException.badInput("--report " + file + ": the directory " + parent
           + " does not exist or is not writable");
+    }
+    if (Files.isDirectory(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      throw XlacException.badInput("--report " + file + ": is a directory; name the report's file, e.g. "
+          + file.resolve("report.json"));
     }
   }
 }

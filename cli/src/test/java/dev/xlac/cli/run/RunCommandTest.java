@@ -78,6 +78,30 @@ class RunCommandTest {
         "\"fallbacks\": 0", "\"compile_seconds\": 0.0", "\"saved_seconds\": 0.0", "\"exit_status\": 4");
   }
 
+  /**
+   * Regression (issue #22, 6): a {@code --report} naming an existing directory was found only after the training had
+   * run (exit 3, no report); it and a report directory that does not exist are exit 2 before the command starts.
+   */
+  @Test
+  void reportIntoADirectory_orAMissingOne_isExit2_beforeTheCommandStarts() throws Exception {
+    Path plugin = TestPlugin.build(Files.createDirectories(tmp.resolve("plugin")));
+    Path marker = tmp.resolve("ran");
+    Path dir = Files.createDirectories(tmp.resolve("reports"));
+    CliRunner r = CliRunner.run("run", "--cache", cache(), "--plugin", plugin.toString(), "--report", dir.toString(),
+        "--", "touch", marker.toString());
+    assertThat(r.exitCode()).isEqualTo(2);
+    assertThat(r.err()).isEqualTo("xlac: --report " + dir + ": is a directory; name the report's file, e.g. "
+        + dir.resolve("report.json") + "\n");
+    assertThat(marker).as("the command never ran").doesNotExist();
+
+    Path missing = tmp.resolve("no/such/dir/r.json");
+    r = CliRunner.run("run", "--cache", cache(), "--plugin", plugin.toString(), "--report", missing.toString(), "--",
+        "touch", marker.toString());
+    assertThat(r.exitCode()).isEqualTo(2);
+    assertThat(r.err()).startsWith("xlac: --report " + missing + ": the directory ").hasLineCount(1);
+    assertThat(marker).doesNotExist();
+  }
+
   @Test
   void cacheAddSpool_thenMaterializePjrt_writesTheEntry() throws Exception {
     Path spool = Files.createDirectories(tmp.resolve("spool"));

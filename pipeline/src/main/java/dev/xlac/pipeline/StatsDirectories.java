@@ -1,0 +1,149 @@
+package dev.xlac.pipeline;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.UserPrincipal;
+
+/**
+ * A run's statistics directory ({@code XLAC_PJRT_STATS}) in the temporary directory, named
+ * {@code xlac-run-stats-<host>-<pid>-<start>-<random>} after the process that made it (the run's JVM, or the fast
+ * start, which execs the JVM and keeps its pid): {@code <start>} is the process's start time in clock ticks since
+ * boot ({@code /proc/<pid>/stat}), so a pid used again by another process is told apart. A run removes its own
+ * directory when it ends; one killed with kill -9 cannot, and a later run removes it ({@link #removeStale}), as it
+ * does those of killed recording captures ({@link #RECORD_PREFIX}).
+ */
+final class StatsDirectories {
+  private StatsDirectories() {}
+
+  static final String PREFIX = "xlac-run-stats-";
+  /** The statistics directory of a recording capture ({@code dump --plugin}, a one-shot {@code parallel-compile}). */
+  static final String RECORD_PREFIX = "xlac-record-stats-";
+  static final String HOST = host();
+
+  /** A new statistics directory of this process's run (mode 0700) in the temporary directory. */
+  static Path create() throws IOException {
+    return create(PREFIX);
+  }
+
+  /** As {@link #create()}, named with {@code prefix} ({@link #PREFIX} or {@link #RECORD_PREFIX}). */
+  static Path create(String prefix) throws IOException {
+    long pid = ProcessHandle.current().pid();
+    return Files.createTempDirectory(prefix + HOST + "-" + pid + "-" + startTicks(pid) + "-");
+  }
+
+  /**
+   * Removes, from the directory {@code own} is in, the statistics directories of runs of this host whose process is
+   * gone: only directories of the owner of {@code own} (this user), never through a symbolic link, each emptied of
+   * the files directly in it and then removed; anything else in one (a directory) keeps it. The number removed;
+   * nothing fails.
+   */
+  static int removeStale(Path own) {
+    int removed = 0;
+    try {
+      Path parent = own.toAbsolutePath().getParent();
+      UserPrincipal me = Files.getOwner(own, LinkOption.NOFOLLOW_LINKS);
+      try (DirectoryStream<Path> list = Files.newDirectoryStream(parent, "xlac-{run,record}-stats-*")) {
+        if (!(list instanceof SecureDirectoryStream<Path> dir)) {
+          return 0; // no way to work inside the directory without following a link swapped in meanwhile
+        }
+        for (Path p : list) {
+          Path name = p.getFileName();
+          if (staleName(name.toString()) && removeIfOurs(dir, name, me)) {
+            removed++;
+          }
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // the next run looks again
+    }
+    return removed;
+  }
+
+  /** Whether {@code name} is a statistics directory of this host whose process is gone (or is another now). */
+  static boolean staleName(String name) {
+    String prefix = name.startsWith(PREFIX) ? PREFIX : name.startsWith(RECORD_PREFIX) ? RECORD_PREFIX : null;
+    if (prefix == null) {
+      return false;
+    }
+    // <host>-<pid>-<start>-<random>: none of them holds '-'
+    String rest = name.substring(prefix.length());
+    int random = rest.lastIndexOf('-');
+    int start = random < 0 ? -1 : rest.lastIndexOf('-', random - 1);
+    int pid = start < 0 ? -1 : rest.lastIndexOf('-', start - 1);
+    if (pid <= 0 || !rest.substring(0, pid).equals(HOST)) {
+      return false;
+    }
+    try {
+      long p = Long.parseLong(rest.substring(pid + 1, start));
+      long ticks = Long.parseLong(rest.substring(start + 1, random));
+      return p > 0 && !running(p, ticks);
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+
+  private static boolean running(long pid, long startTicks) {
+    if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+      long now = startTicks(pid);
+      return now < 0 || startTicks < 0 || now == startTicks; // unknown: taken as the same process
+    }
+    return false;
+  }
+
+  private static boolean removeIfOurs(SecureDirectoryStream<Path> parent, Path name, UserPrincipal me)
+      throws IOException {
+    PosixFileAttributes a = parent.getFileAttributeView(name, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+        .readAttributes();
+    if (!a.isDirectory() || a.isSymbolicLink() || !a.owner().equals(me)) {
+      return false;
+    }
+    try (SecureDirectoryStream<Path> dir = parent.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
+      for (Path f : dir) {
+        try {
+          dir.deleteFile(f.getFileName()); // a file or a link itself; a directory stays, and keeps this one
+        } catch (IOException e) {
+          // left; the directory stays too
+        }
+      }
+    }
+    try {
+      parent.deleteDirectory(name);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** Field 22 of {@code /proc/<pid>/stat}: when the process started, in clock ticks since boot; -1 if unknown. */
+  static long startTicks(long pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.US_ASCII);
+      String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      return Long.parseLong(fields[22 - 3]);
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+  }
+
+  /** This host's name as the kernel has it, each byte outside {@code [A-Za-z0-9.]} made '_' (as the fast start does). */
+  private static String host() {
+    String name;
+    try {
+      name = Files.readString(Path.of("/proc/sys/kernel/hostname"), StandardCharsets.UTF_8).strip();
+    } catch (IOException | RuntimeException e) {
+      name = "";
+    }
+    StringBuilder b = new StringBuilder();
+    for (byte c : name.getBytes(StandardCharsets.UTF_8)) {
+      b.append(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' ? (char) c : '_');
+    }
+    return b.isEmpty() ? "localhost" : b.toString();
+  }
+}
