@@ -139,7 +139,7 @@ class FastStartFinishTest {
         new byte[0], identity, new byte[0], 5));
     Files.writeString(a.stats().resolve("stats-1.tsv"), "miss\t" + key.text() + "\t1\t500\n"); // no hit
     String database = RuntimeCache.databaseState(cacheDir());
-    RunResult r = RuntimeRun.finishAdopted(spec("true"), this::open, notices::add, a, key());
+    RunResult r = RuntimeRun.finishAdopted(spec("true"), this::lock, notices::add, a, key());
     assertThat(RuntimeCache.databaseState(cacheDir())).as("the cache was only read").isEqualTo(database);
     assertThat(r.stats().misses()).isEqualTo(1);
     assertThat(r.missLines()).containsExactly("xlac run:   1 not served: not recorded: " + key.text().substring(0, 14));

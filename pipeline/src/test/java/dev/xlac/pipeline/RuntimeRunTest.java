@@ -166,7 +166,7 @@ class RuntimeRunTest {
     Map<String, String> env = new HashMap<>(Map.of("PATH", System.getenv("PATH"), "PJRT_DEVICE", "LIBRARY",
         "PJRT_LIBRARY_PATH", proxy.toString()));
     assertThatThrownBy(() -> RuntimeRun.run(new RunSpec(List.of("sh", "-c", "touch " + ran), cacheDir(), null, null,
-        false, env), this::open, notices::add, () -> Path.of("/opt/xlac/libxlac_pjrt.so")))
+        false, env), this::lock, notices::add, () -> Path.of("/opt/xlac/libxlac_pjrt.so")))
         .isInstanceOfSatisfying(XlacException.class, e -> {
           assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
           assertThat(e.getMessage()).isEqualTo("cannot use PJRT plugin " + proxy + ": it is xlac's runtime proxy, not"
