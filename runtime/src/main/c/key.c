@@ -472,3 +472,12 @@ int xplugin_sha_env_matches(const char *e, const struct stat *st, uint8_t digest
   return fields[0] == (unsigned long long)st->st_size && fields[1] == mtime &&
          fields[2] == (unsigned long long)st->st_dev && fields[3] == (unsigned long long)st->st_ino;
 }
+
+char *xkeyed_or_unread(char *keyed, const char *value, char *buffer, size_t size, const char *name) {
+  if (keyed || !value || !*value) return keyed;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  snprintf(buffer, size, "?%s not read (out of memory), keyed for process %ld at %lld.%09ld", name,
+           (long)getpid(), (long long)now.tv_sec, now.tv_nsec);
+  return buffer;
+}

@@ -29,6 +29,11 @@ char *xidentity_attributes(const void *attributes, size_t count);
  * NULL or empty, or out of memory. Reads the file, when it names one, now. */
 char *xkeyed_xla_flags(const char *value);
 
+/* `keyed` (a variable's keyed text), or, when it is NULL although the variable's `value` is set (it
+ * could not be read: out of memory), a text in `buffer` unique to this process and moment, so that
+ * nothing recorded elsewhere is served to it; NULL when the variable is unset or empty. */
+char *xkeyed_or_unread(char *keyed, const char *value, char *buffer, size_t size, const char *name);
+
 typedef struct {
   const char *data;
   size_t size;

@@ -72,11 +72,12 @@ int xlayout_check_chain(const char *layout_dir, char *reason, size_t reason_size
   int result = 0;
   char why[120];
   /* "/", then each longer prefix of the resolved path, the layout directory last */
-  for (size_t end = 1;; end++) {
-    while (end < n && real[end] != '/') end++;
-    memcpy(prefix, real, end);
-    prefix[end] = 0;
-    int last = end >= n;
+  for (size_t end = 0;; end++) {
+    if (end) while (end < n && real[end] != '/') end++;
+    size_t len = end ? end : 1; /* end 0: "/" itself */
+    memcpy(prefix, real, len);
+    prefix[len] = 0;
+    int last = len >= n;
     struct stat st;
     if (lstat(prefix, &st) != 0) {
       result = bad(reason, reason_size, "cannot check runtime layout %s: %s: %s", layout_dir, prefix, strerror(errno));

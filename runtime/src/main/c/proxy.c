@@ -266,6 +266,12 @@ static void init(void) {
   const char *flags = getenv("XLA_FLAGS"), *tpu = getenv("LIBTPU_INIT_ARGS");
   cfg.xla_flags = xkeyed_xla_flags(flags); /* a file it names is read now, as XLA reads it once */
   cfg.libtpu_init_args = tpu ? strdup(tpu) : NULL;
+  /* out of memory while reading them: never keyed as unset (that would serve what was compiled
+   * without them), but for this process alone, so every compile misses */
+  static char xla_flags_unread[160], libtpu_unread[160];
+  cfg.xla_flags = xkeyed_or_unread(cfg.xla_flags, flags, xla_flags_unread, sizeof xla_flags_unread, "XLA_FLAGS");
+  cfg.libtpu_init_args =
+      xkeyed_or_unread(cfg.libtpu_init_args, tpu, libtpu_unread, sizeof libtpu_unread, "LIBTPU_INIT_ARGS");
   open_plugin_file(handle, path);
   if (!cfg.real_path) return;
   const xpjrt_api_header *h = api;

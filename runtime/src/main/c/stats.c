@@ -9,7 +9,10 @@
 #include "files.h"
 #include "sha256.h"
 
-static atomic_uint_fast64_t requests_unwritten;
+static atomic_uint_fast64_t requests_unwritten, request_bytes;
+
+#define XSTATS_REQUEST_MAX (64ull << 20)
+#define XSTATS_REQUESTS_MAX (256ull << 20)
 
 void xstats_line(const char *stats_dir, const char *line) {
   size_t size = strlen(stats_dir) + 64;
@@ -35,6 +38,14 @@ void xstats_line(const char *stats_dir, const char *line) {
 
 void xstats_request(const char *stats_dir, const uint8_t key[32], xspan format, xspan program,
                     xspan options, xspan identity, uint64_t compile_ns) {
+  /* Bounded: the statistics directory is in TMPDIR, often a tmpfs (memory). A program larger than
+   * 64 MiB, or one past 256 MiB of this process's, is not kept (its miss is explained as unknown). */
+  uint64_t bytes_now = (uint64_t)program.size + options.size + identity.size + format.size;
+  if (bytes_now > XSTATS_REQUEST_MAX ||
+      atomic_fetch_add(&request_bytes, bytes_now) + bytes_now > XSTATS_REQUESTS_MAX) {
+    atomic_fetch_add(&requests_unwritten, 1);
+    return;
+  }
   char hex[65];
   xhex(key, 32, hex);
   size_t size = strlen(stats_dir) + 80;

@@ -3,6 +3,7 @@
  * pinned (RequestKeyTest pins the same). Also the identity text's attribute lines. */
 #include <stddef.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "key.h"
@@ -469,5 +470,22 @@ int main(void) {
     CHECK(xplugin_sha_env_matches(env, &st, d) == 0, "not hex");
     CHECK(xplugin_sha_env_matches(NULL, &st, d) == 0 && xplugin_sha_env_matches("", &st, d) == 0, "unset");
   }
+  /* unreadVariable_isNeverKeyedAsUnset: XLA_FLAGS set but not read (out of memory) keys for this
+   * process alone, never as no flags (which would serve what was compiled without them) */
+  {
+    char a[160], b[160];
+    char *keyed = strdup("--x=1");
+    CHECK(xkeyed_or_unread(keyed, "--x=1", a, sizeof a, "XLA_FLAGS") == keyed, "a keyed text is kept");
+    free(keyed);
+    CHECK(xkeyed_or_unread(NULL, NULL, a, sizeof a, "XLA_FLAGS") == NULL, "unset stays unset");
+    CHECK(xkeyed_or_unread(NULL, "", a, sizeof a, "XLA_FLAGS") == NULL, "empty is unset");
+    char *one = xkeyed_or_unread(NULL, "--x=1", a, sizeof a, "XLA_FLAGS");
+    struct timespec pause = {0, 1000};
+    nanosleep(&pause, NULL);
+    char *two = xkeyed_or_unread(NULL, "--x=1", b, sizeof b, "XLA_FLAGS");
+    CHECK(one && !strncmp(one, "?XLA_FLAGS not read (out of memory), keyed for process ", 55), "%s", one);
+    CHECK(one && two && strcmp(one, two), "two processes' or moments' texts differ: %s / %s", one, two);
+  }
+
   return test_summary("test_options");
 }

@@ -1,10 +1,13 @@
 /* Run statistics: a statistics file that is not a regular file never blocks or redirects a compile. */
 #include <fcntl.h>
+#include <stdint.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "files.h"
+
+uint64_t XlacPjrt_MissRequestsUnwritten(void);
 #include "testlib.h"
 
 static char dir[] = "/tmp/xlac-test-stats-XXXXXX";
@@ -41,6 +44,27 @@ int main(void) {
   struct stat st;
   CHECK(stat(target, &st) == 0 && st.st_size == 0, "the link's target got %lld bytes", (long long)st.st_size);
   unlink(path);
+
+  /* missRequestOfAHugeProgram_isNotKept: the statistics directory is often on a tmpfs (memory) */
+  {
+    size_t huge = (64u << 20) + 1;
+    uint8_t *program = calloc(1, huge);
+    REQUIRE(program, "calloc");
+    uint8_t key[32] = {7};
+    xspan fmt = {(const uint8_t *)"hlo", 3}, prog = {program, huge}, none = {(const uint8_t *)"", 0};
+    uint64_t before = XlacPjrt_MissRequestsUnwritten();
+    xstats_request(dir, key, fmt, prog, none, none, 1);
+    free(program);
+    char kept[320];
+    snprintf(kept, sizeof kept, "%s/0700000000000000000000000000000000000000000000000000000000000000.xpr", dir);
+    struct stat big;
+    CHECK(stat(kept, &big) != 0, "a %zu-byte program was kept", huge);
+    CHECK(XlacPjrt_MissRequestsUnwritten() == before + 1, "counted as not kept");
+    xspan small = {(const uint8_t *)"abc", 3};
+    xstats_request(dir, key, fmt, small, none, none, 1);
+    CHECK(stat(kept, &big) == 0, "a small program is kept");
+    unlink(kept);
+  }
 
   /* a regular file gets the line, private to the user */
   xstats_line(dir, line);

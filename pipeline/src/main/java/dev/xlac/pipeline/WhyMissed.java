@@ -8,6 +8,7 @@ import dev.xlac.hlo.HloFileKind;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
 import dev.xlac.runtime.CanonicalOptions;
+import dev.xlac.runtime.CanonicalProgram;
 import dev.xlac.runtime.PluginIdentityText;
 import dev.xlac.runtime.RecordedRequest;
 import dev.xlac.runtime.RequestKey;
@@ -214,8 +215,9 @@ public final class WhyMissed {
     }
     try {
       return explain(store, s.missesByKey(), RunStatistics.missRequests(stats));
-    } catch (RuntimeException e) { // never fail the run's end for an explanation
-      return unknown(s.missesByKey(), "cannot compare with the cache: " + XlacException.reason(e));
+    } catch (RuntimeException | OutOfMemoryError | StackOverflowError e) {
+      // never fail the end of a run that has trained for an explanation (a huge program, a deep graph)
+      return unknown(s.missesByKey(), "cannot compare with the cache: " + reason(e));
     }
   }
 
@@ -226,9 +228,14 @@ public final class WhyMissed {
     }
     try (CacheStore store = CacheStore.open(cacheDir, CacheStore.Mode.READ_ONLY, java.time.Duration.ZERO, m -> { })) {
       return forRun(store, s, stats);
-    } catch (XlacException e) {
-      return unknown(s.missesByKey(), "cannot read the cache: " + e.getMessage());
+    } catch (RuntimeException | OutOfMemoryError | StackOverflowError e) {
+      return unknown(s.missesByKey(), "cannot read the cache: " + reason(e));
     }
+  }
+
+  private static String reason(Throwable e) {
+    return e instanceof OutOfMemoryError ? "out of memory" : e instanceof StackOverflowError ? "a program nested too deeply"
+        : e instanceof XlacException x ? x.getMessage() : XlacException.reason(e);
   }
 
   /** Every miss {@link Kind#UNKNOWN}, for {@code why} (the cache could not be read). */
@@ -264,14 +271,16 @@ public final class WhyMissed {
     // 1. the same program, recorded for another identity or with other options: the nearest by differences
     Reason best = null;
     int bestScore = Integer.MAX_VALUE;
+    // compared as the key sees programs: torch_xla writes the same HLO with its attribute maps in another order
+    byte[] keyedProgram = CanonicalProgram.keyed(r.format(), r.program());
     for (RequestInfo info : catalog.infos) {
       if (info.key().equals(self) || !info.format().equals(format)
           || Math.abs(info.programBytes() - r.program().length) > 16) {
         continue; // a StableHLO version rewritten in the header changes the size by a few bytes at most
       }
       Optional<RecordedRequest> q = catalog.read(info.key());
-      if (q.isEmpty() || !Arrays.equals(StablehloTarget.forPlugin(format, q.get().program(), q.get().identityText(),
-          r.identityText()), r.program())) {
+      if (q.isEmpty() || !Arrays.equals(CanonicalProgram.keyed(q.get().format(), StablehloTarget.forPlugin(format,
+          q.get().program(), q.get().identityText(), r.identityText())), keyedProgram)) {
         continue;
       }
       List<String> lines = PluginIdentityText.differingLines(q.get().identityText(), r.identityText());

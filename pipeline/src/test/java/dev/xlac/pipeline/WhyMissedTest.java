@@ -113,6 +113,25 @@ class WhyMissedTest {
   }
 
   @Test
+  void missWithoutReason_otherXlaFlags_ofATorchXlaProgramWhoseAttributesCameInAnotherOrder_namesTheFlags()
+      throws Exception {
+    // the same training step from two torch_xla processes: bytes differ (frontend attribute order), key does not
+    Path recordings = Path.of("../runtime/src/test/resources/torch-xla-program");
+    byte[] run1 = Files.readAllBytes(recordings.resolve("run1.hlo.pb"));
+    byte[] run2 = Files.readAllBytes(recordings.resolve("run2.hlo.pb"));
+    assertThat(run1).isNotEqualTo(run2);
+    RecordedRequest recorded = request("hlo", run1, options(1), identity81);
+    try (CacheStore store = cache(recorded)) {
+      String flagged = identity81.replace("\nxla_flags=\n", "\nxla_flags=--xla_cpu_enable_fast_math=true\n");
+      assertThat(flagged).isNotEqualTo(identity81);
+      WhyMissed.Reason r = explain(store, request("hlo", run2, options(1), flagged));
+      assertThat(r.kind()).as(r.text()).isEqualTo(WhyMissed.Kind.IDENTITY);
+      assertThat(r.identityLines()).containsExactly("xla_flags");
+      assertThat(r.nearest()).isEqualTo(recorded.key());
+    }
+  }
+
+  @Test
   void missWithoutReason_anotherPlugin_isTheSameProgramAtItsStablehloVersion() throws Exception {
     // Recorded on the 0.115 plugin; the 0.81 plugin gets the same function at StableHLO 1.13.3: other bytes, same
     // program as that plugin gets it.
