@@ -30,9 +30,10 @@ public final class CacheRepair {
   static RepairReport repair(Path dir, Duration lockWait, Consumer<String> notices, Clock clock)
       throws InterruptedException {
     RepairReport r = DatabaseRepair.repair(dir, lockWait, notices, clock);
-    removeFromLayout(dir, lockWait, notices);
-    // After the database's repair: a rebuild makes new directories (private ones).
+    // After the database's repair: a rebuild makes new directories (private ones). Before the layout loses what
+    // the cache does not hold, so that every mode found is reported.
     List<VerifyReport.Problem> modes = CacheModes.repair(dir);
+    removeFromLayout(dir, lockWait, notices);
     if (modes.isEmpty()) {
       return r;
     }
