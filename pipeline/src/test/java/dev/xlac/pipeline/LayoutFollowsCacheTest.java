@@ -212,8 +212,8 @@ class LayoutFollowsCacheTest {
           .requestsRemoved()).hasSize(1);
     }
     assertThat(plainRun("true").exitStatus()).isZero();
-    assertThat(notices).anyMatch(n -> n.startsWith("cannot remove 1 entry the cache no longer holds"));
     assertThat(RuntimeCache.layoutCurrent(cacheDir(), pluginSha)).as("notices %s", notices).isFalse();
+    assertThat(notices).anyMatch(n -> n.startsWith("cannot remove 1 entry the cache no longer holds"));
     Files.delete(entry.resolve("kept"));
     assertThat(plainRun("true").exitStatus()).isZero();
     assertThat(entry).doesNotExist();
