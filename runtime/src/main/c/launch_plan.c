@@ -470,7 +470,24 @@ static long long start_ticks(void) {
   return errno || end == p + 1 ? -1 : v;
 }
 
+/* "ns" and the inode of this process's PID namespace ("pid:[4026531836]"), as pipeline StatsDirectories names it;
+ * "nsunknown" if it cannot be read, which no run takes as its own: containers on one node share the host name and
+ * /tmp but not the pids they see, so a directory is only judged by a run of its own namespace. */
+static void pid_namespace(char *out, size_t size) {
+  char link[64];
+  ssize_t n = readlink("/proc/self/ns/pid", link, sizeof link - 1);
+  unsigned long long inode;
+  char tail;
+  if (n > 0) link[n] = 0;
+  if (n <= 0 || sscanf(link, "pid:[%llu%c", &inode, &tail) != 2 || tail != ']' || strchr(link, ']')[1] != 0)
+    snprintf(out, size, "nsunknown");
+  else
+    snprintf(out, size, "ns%llu", inode);
+}
+
 int xplan_stats_template(const xplan *plan, char *out, size_t size) {
+  char ns[32];
+  pid_namespace(ns, sizeof ns);
   char host[256];
   if (gethostname(host, sizeof host) != 0) host[0] = 0;
   host[sizeof host - 1] = 0;
@@ -478,8 +495,8 @@ int xplan_stats_template(const xplan *plan, char *out, size_t size) {
     int keep = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.';
     if (!keep) *c = '_';
   }
-  int n = snprintf(out, size, "%s/%s%s-%ld-%lld-XXXXXX", plan->stats_parent, plan->stats_prefix,
-                   host[0] ? host : "localhost", (long)getpid(), start_ticks());
+  int n = snprintf(out, size, "%s/%s%s-%s-%ld-%lld-XXXXXX", plan->stats_parent, plan->stats_prefix,
+                   host[0] ? host : "localhost", ns, (long)getpid(), start_ticks());
   return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 

@@ -597,7 +597,8 @@ static void child_setup(void) {
         WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
 }
 
-/* killedRunsStatsDir_isNamedAfterItsProcess: host, pid and start time, as pipeline StatsDirectories parses them */
+/* killedRunsStatsDir_isNamedAfterItsProcess: host, PID namespace, pid and start time, as pipeline StatsDirectories
+ * parses them (otherContainersStatsDir_isLeftAlone: the namespace tells containers sharing a host name apart) */
 static void stats_template(void) {
   xplan p;
   memset(&p, 0, sizeof p);
@@ -617,9 +618,13 @@ static void stats_template(void) {
   unsigned long long start = 0;
   REQUIRE(sscanf(strrchr(stat, ')') + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
                  &start) == 1, "start time");
+  char link[64] = "";
+  ssize_t ln = readlink("/proc/self/ns/pid", link, sizeof link - 1);
+  REQUIRE(ln > 5 && !strncmp(link, "pid:[", 5) && link[ln - 1] == ']', "/proc/self/ns/pid");
+  link[ln - 1] = 0;
   char want[600];
-  snprintf(want, sizeof want, "/t/xlac-run-stats-%s-%ld-%llu-XXXXXX", host[0] ? host : "localhost", (long)getpid(),
-           start);
+  snprintf(want, sizeof want, "/t/xlac-run-stats-%s-ns%s-%ld-%llu-XXXXXX", host[0] ? host : "localhost", link + 5,
+           (long)getpid(), start);
   CHECK(!strcmp(out, want), "stats template '%s', want '%s'", out, want);
   CHECK(xplan_stats_template(&p, out, 20) == -1, "a template that does not fit");
 }

@@ -72,6 +72,7 @@ public final class CacheStore implements AutoCloseable {
 
   private final Store store;
   private boolean closed;
+  private boolean runtimeLayoutHoldsRemoved;
 
   private CacheStore(Store store) {
     this.store = store;
@@ -498,6 +499,15 @@ public final class CacheStore implements AutoCloseable {
   }
 
   /**
+   * Whether {@link #close} could not remove every entry of a removed request from the cache's own runtime layout
+   * (each failure reported as a notice): the layout then serves what the cache no longer holds, and whoever closed
+   * the store must not mark it current. False before the close.
+   */
+  public boolean runtimeLayoutHoldsRemoved() {
+    return runtimeLayoutHoldsRemoved;
+  }
+
+  /**
    * Saves the usage counters, then closes the database and releases the lock; a second close does nothing. A
    * store that removed runtime requests first removes their entries from the cache's own runtime layout
    * ({@link PjrtRuntimeLayout#managedDir}), so that no run, not even one running now, is served what the cache
@@ -507,9 +517,13 @@ public final class CacheStore implements AutoCloseable {
   public void close() {
     try {
       if (!closed && store.requestsRemoved()) {
-        PjrtRuntimeLayout.removeUnheld(this, PjrtRuntimeLayout.managedDir(store.dir), store.notices());
+        PjrtRuntimeLayout.removeUnheld(this, PjrtRuntimeLayout.managedDir(store.dir), m -> {
+          runtimeLayoutHoldsRemoved = true;
+          store.notices().accept(m);
+        });
       }
     } catch (RuntimeException e) {
+      runtimeLayoutHoldsRemoved = true;
       store.notices().accept("cannot remove the removed entries from the runtime layout: " + XlacException.reason(e));
     } finally {
       closed = true;

@@ -286,7 +286,9 @@ public final class RuntimeRun {
       try (CacheStore.WriterLock lock = cache.lock()) {
         // Under the lock, before the database opens: whether the stamp still holds, whatever ran meanwhile.
         boolean stampHeld = managed && keepsCurrent && RuntimeCache.layoutCurrent(spec.cacheDir(), plugin.sha256());
+        CacheStore closedStore;
         try (CacheStore store = lock.open()) {
+          closedStore = store;
           opened = true;
           remoteSetting = store.remoteSetting();
           noRemote = remoteSetting.isEmpty();
@@ -308,7 +310,8 @@ public final class RuntimeRun {
           // The database closed, the lock still held: the stamp carried over to the state this run's writes made,
           // when it held before them and they added nothing the layout lacks.
           boolean added = ingested != null && ingested.added() > 0;
-          current = stampHeld && kept == null && !added;
+          // a prune while ingesting whose entries could not all leave the layout: it serves what the cache lacks
+          current = stampHeld && kept == null && !added && !closedStore.runtimeLayoutHoldsRemoved();
           if (current) {
             RuntimeCache.markCurrent(spec.cacheDir(), plugin.sha256());
           } else {

@@ -13,11 +13,13 @@ import java.nio.file.attribute.UserPrincipal;
 
 /**
  * A run's statistics directory ({@code XLAC_PJRT_STATS}) in the temporary directory, named
- * {@code xlac-run-stats-<host>-<pid>-<start>-<random>} after the process that made it (the run's JVM, or the fast
- * start, which execs the JVM and keeps its pid): {@code <start>} is the process's start time in clock ticks since
- * boot ({@code /proc/<pid>/stat}), so a pid used again by another process is told apart. A run removes its own
- * directory when it ends; one killed with kill -9 cannot, and a later run removes it ({@link #removeStale}), as it
- * does those of killed recording captures ({@link #RECORD_PREFIX}).
+ * {@code xlac-run-stats-<host>-<pidns>-<pid>-<start>-<random>} after the process that made it (the run's JVM, or the
+ * fast start, which execs the JVM and keeps its pid): {@code <pidns>} is its PID namespace ({@code ns} and the inode of
+ * {@code /proc/self/ns/pid}), because containers on one node share the host name and the temporary directory but not
+ * the pids they can see; {@code <start>} is the process's start time in clock ticks since boot
+ * ({@code /proc/<pid>/stat}), so a pid used again by another process is told apart. A run removes its own directory
+ * when it ends; one killed with kill -9 cannot, and a later run of the same host and namespace removes it
+ * ({@link #removeStale}), as it does those of killed recording captures ({@link #RECORD_PREFIX}).
  */
 final class StatsDirectories {
   private StatsDirectories() {}
@@ -26,6 +28,10 @@ final class StatsDirectories {
   /** The statistics directory of a recording capture ({@code dump --plugin}, a one-shot {@code parallel-compile}). */
   static final String RECORD_PREFIX = "xlac-record-stats-";
   static final String HOST = host();
+  /** Stands for a PID namespace that cannot be read: a directory named with it is never taken as stale. */
+  static final String UNKNOWN_NAMESPACE = "nsunknown";
+  /** This process's PID namespace as names carry it, e.g. {@code ns4026531836}. */
+  static final String NAMESPACE = pidNamespace();
 
   /** A new statistics directory of this process's run (mode 0700) in the temporary directory. */
   static Path create() throws IOException {
@@ -35,7 +41,7 @@ final class StatsDirectories {
   /** As {@link #create()}, named with {@code prefix} ({@link #PREFIX} or {@link #RECORD_PREFIX}). */
   static Path create(String prefix) throws IOException {
     long pid = ProcessHandle.current().pid();
-    return Files.createTempDirectory(prefix + HOST + "-" + pid + "-" + startTicks(pid) + "-");
+    return Files.createTempDirectory(prefix + HOST + "-" + NAMESPACE + "-" + pid + "-" + startTicks(pid) + "-");
   }
 
   /**
@@ -66,23 +72,24 @@ final class StatsDirectories {
     return removed;
   }
 
-  /** Whether {@code name} is a statistics directory of this host whose process is gone (or is another now). */
+  /**
+   * Whether {@code name} is a statistics directory of this host and PID namespace whose process is gone (or is another
+   * now). One of another namespace (another container on this node), of an unknown one, or named without one (an older
+   * build) is not: its pid cannot be looked up here.
+   */
   static boolean staleName(String name) {
     String prefix = name.startsWith(PREFIX) ? PREFIX : name.startsWith(RECORD_PREFIX) ? RECORD_PREFIX : null;
     if (prefix == null) {
       return false;
     }
-    // <host>-<pid>-<start>-<random>: none of them holds '-'
-    String rest = name.substring(prefix.length());
-    int random = rest.lastIndexOf('-');
-    int start = random < 0 ? -1 : rest.lastIndexOf('-', random - 1);
-    int pid = start < 0 ? -1 : rest.lastIndexOf('-', start - 1);
-    if (pid <= 0 || !rest.substring(0, pid).equals(HOST)) {
+    // <host>-<pidns>-<pid>-<start>-<random>: none of them holds '-'
+    String[] part = name.substring(prefix.length()).split("-", -1);
+    if (part.length != 5 || !part[0].equals(HOST) || !part[1].equals(NAMESPACE) || NAMESPACE.equals(UNKNOWN_NAMESPACE)) {
       return false;
     }
     try {
-      long p = Long.parseLong(rest.substring(pid + 1, start));
-      long ticks = Long.parseLong(rest.substring(start + 1, random));
+      long p = Long.parseLong(part[2]);
+      long ticks = Long.parseLong(part[3]);
       return p > 0 && !running(p, ticks);
     } catch (NumberFormatException e) {
       return false;
@@ -130,6 +137,19 @@ final class StatsDirectories {
     } catch (IOException | RuntimeException e) {
       return -1;
     }
+  }
+
+  /** {@code ns} and the inode of this process's PID namespace, from {@code /proc/self/ns/pid} ("pid:[4026531836]"). */
+  private static String pidNamespace() {
+    try {
+      String link = Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
+      if (link.matches("pid:\\[[0-9]+\\]")) {
+        return "ns" + link.substring(5, link.length() - 1);
+      }
+    } catch (IOException | RuntimeException e) {
+      // below
+    }
+    return UNKNOWN_NAMESPACE;
   }
 
   /** This host's name as the kernel has it, each byte outside {@code [A-Za-z0-9.]} made '_' (as the fast start does). */

@@ -195,6 +195,31 @@ class LayoutFollowsCacheTest {
     assertThat(RuntimeCache.layoutCurrent(cacheDir(), pluginSha)).as("and the layout is current again").isTrue();
   }
 
+  /**
+   * Regression: a pruned entry whose file could not leave the layout (only a notice said so) was taken as gone: the
+   * next run stamped the layout current, and every later run served what the cache no longer held without trying
+   * again. The stamp stays stale until the removal succeeds.
+   */
+  @org.junit.jupiter.api.Test
+  void prunedEntryThatCannotLeaveTheLayout_keepsTheStampStale_untilItIsRemoved() throws Exception {
+    RecordedRequest r = request(5);
+    servedAlready(r);
+    Path entry = entry(r);
+    Files.delete(entry);
+    Files.createDirectories(entry.resolve("kept")); // its removal fails, as a file on a read-only mount's would
+    try (CacheStore store = open()) {
+      assertThat(store.prune(new PruneRequest(OptionalLong.of(0), null, false, null, null, false, false))
+          .requestsRemoved()).hasSize(1);
+    }
+    assertThat(plainRun("true").exitStatus()).isZero();
+    assertThat(RuntimeCache.layoutCurrent(cacheDir(), pluginSha)).as("notices %s", notices).isFalse();
+    assertThat(notices).anyMatch(n -> n.startsWith("cannot remove 1 entry the cache no longer holds"));
+    Files.delete(entry.resolve("kept"));
+    assertThat(plainRun("true").exitStatus()).isZero();
+    assertThat(entry).doesNotExist();
+    assertThat(RuntimeCache.layoutCurrent(cacheDir(), pluginSha)).as("removed at last: current again").isTrue();
+  }
+
   /** A request recorded for the test plugin itself (its SHA-256), so the layout for it holds the entry. */
   private RecordedRequest request(int program) {
     byte[] format = "hlo".getBytes(StandardCharsets.UTF_8);

@@ -19,7 +19,8 @@ class StatsDirectoriesTest {
   @TempDir
   Path tmp;
 
-  private static final String PREFIX = StatsDirectories.PREFIX + StatsDirectories.HOST + "-";
+  private static final String PREFIX =
+      StatsDirectories.PREFIX + StatsDirectories.HOST + "-" + StatsDirectories.NAMESPACE + "-";
 
   private static long deadPid() throws Exception {
     Process p = new ProcessBuilder("true").start();
@@ -41,9 +42,10 @@ class StatsDirectoriesTest {
     long dead = deadPid();
     Path own = dir(PREFIX + me + "-" + myStart + "-1");
     Path killed = dir(PREFIX + dead + "-" + myStart + "-2");
-    Path killedRecording = dir(StatsDirectories.RECORD_PREFIX + StatsDirectories.HOST + "-" + dead + "-5-8");
+    Path killedRecording = dir(StatsDirectories.RECORD_PREFIX + StatsDirectories.HOST + "-"
+        + StatsDirectories.NAMESPACE + "-" + dead + "-5-8");
     Path reused = dir(PREFIX + me + "-" + (myStart - 1) + "-3"); // this pid, but another process had it before
-    Path otherHost = dir(StatsDirectories.PREFIX + "another_host-" + dead + "-5-4");
+    Path otherHost = dir(StatsDirectories.PREFIX + "another_host-" + StatsDirectories.NAMESPACE + "-" + dead + "-5-4");
     Path oldName = dir(StatsDirectories.PREFIX + "123456789");
     Path target = dir("not-a-stats-dir");
     Path link = Files.createSymbolicLink(tmp.resolve(PREFIX + dead + "-5-5"), target);
@@ -70,6 +72,34 @@ class StatsDirectoriesTest {
     if (root) {
       assertThat(others.resolve("stats-1.tsv")).as("another user's").exists();
     }
+  }
+
+  /**
+   * Regression: two containers on one node share the host name and /tmp, not their PID namespaces; a run in one removed
+   * the live statistics directory of a run in the other, whose pid it cannot see. Only this namespace's are removed.
+   */
+  @Test
+  void otherContainersStatsDir_withAPidNotVisibleHere_isLeftAlone() throws Exception {
+    assertThat(StatsDirectories.NAMESPACE).as("this test needs /proc/self/ns/pid").matches("ns[0-9]+");
+    long dead = deadPid();
+    String host = StatsDirectories.HOST + "-";
+    long me = ProcessHandle.current().pid();
+    Path own = dir(PREFIX + me + "-" + StatsDirectories.startTicks(me) + "-1");
+    Path otherContainer = dir(StatsDirectories.PREFIX + host + "ns1" + StatsDirectories.NAMESPACE.substring(2) + "-"
+        + dead + "-5-2");
+    Path otherRecording = dir(StatsDirectories.RECORD_PREFIX + host + "ns1-" + dead + "-5-3");
+    Path unknownNamespace = dir(StatsDirectories.PREFIX + host + StatsDirectories.UNKNOWN_NAMESPACE + "-" + dead + "-5-4");
+    Path olderBuild = dir(StatsDirectories.PREFIX + host + dead + "-5-5"); // named without a namespace
+    Path killedHere = dir(PREFIX + dead + "-5-6");
+
+    assertThat(StatsDirectories.removeStale(own)).isEqualTo(1);
+
+    assertThat(killedHere).doesNotExist();
+    assertThat(own.resolve("stats-1.tsv")).exists();
+    assertThat(otherContainer.resolve("stats-1.tsv")).as("another namespace's").exists();
+    assertThat(otherRecording.resolve("stats-1.tsv")).as("another namespace's recording").exists();
+    assertThat(unknownNamespace.resolve("stats-1.tsv")).as("an unknown namespace's").exists();
+    assertThat(olderBuild.resolve("stats-1.tsv")).as("an older build's, without a namespace").exists();
   }
 
   @Test

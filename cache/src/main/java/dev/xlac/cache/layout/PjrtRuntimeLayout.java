@@ -62,6 +62,8 @@ public final class PjrtRuntimeLayout {
   /**
    * Removes from {@code dir} the entry files of keys {@code store} no longer holds (after a clear, a prune or a
    * repair), writing nothing; the number removed. A proxy serving from {@code dir} right now misses them from then on.
+   * Entry files that could not be removed (or a directory that could not be read) are reported to {@code problems}:
+   * then the layout still serves what the cache no longer holds, and must not be taken as current.
    */
   public static int removeUnheld(CacheStore store, Path dir, Consumer<String> problems) {
     if (!Files.isDirectory(dir.resolve(LayoutEntry.DIRECTORY), LinkOption.NOFOLLOW_LINKS)) {
@@ -205,6 +207,8 @@ public final class PjrtRuntimeLayout {
       return new Removal(0, present);
     }
     int removed = 0;
+    int failed = 0;
+    IOException firstFailure = null;
     try (DirectoryStream<Path> shards = Files.newDirectoryStream(entries)) {
       for (Path shard : shards) {
         if (!Files.isDirectory(shard, LinkOption.NOFOLLOW_LINKS)) {
@@ -216,8 +220,13 @@ public final class PjrtRuntimeLayout {
             Matcher m = ENTRY.matcher(name);
             if (m.matches()) {
               if (!cached.contains(m.group(1)) || !shard.getFileName().toString().equals(m.group(1).substring(0, 2))) {
-                if (removeQuietly(f)) {
-                  removed++;
+                try {
+                  if (Files.deleteIfExists(f)) {
+                    removed++;
+                  }
+                } catch (IOException e) {
+                  failed++;
+                  firstFailure = firstFailure == null ? e : firstFailure;
                 }
               } else {
                 present.add(m.group(1));
@@ -233,6 +242,10 @@ public final class PjrtRuntimeLayout {
       }
     } catch (IOException e) {
       problems.accept("cannot clean up runtime layout " + dir + ": " + XlacException.reason(e));
+    }
+    if (failed > 0) {
+      problems.accept("cannot remove " + failed + " entr" + (failed == 1 ? "y" : "ies") + " the cache no longer holds"
+          + " from runtime layout " + dir + " (" + XlacException.reason(firstFailure) + ")");
     }
     return new Removal(removed, present);
   }

@@ -609,6 +609,44 @@ class PjrtRuntimeLayoutTest {
     assertThat(problems).isEmpty();
   }
 
+  /**
+   * Regression: when the entry of a cleared request could not leave the layout, the store's close only printed a
+   * notice, and {@code xlac run}'s finish stamped the layout current: later runs kept serving what the cache no longer
+   * held. The store now says so ({@link CacheStore#runtimeLayoutHoldsRemoved}), and a materialize reports it.
+   */
+  @Test
+  void removedEntryThatCannotLeaveTheLayout_isReported_soTheLayoutIsNotTakenAsCurrent() throws Exception {
+    RecordedRequest a = request(1, 4000);
+    Path layout = PjrtRuntimeLayout.managedDir(cacheDir());
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      s.putRequests(List.of(a));
+      PjrtRuntimeLayout.materialize(s, layout, Optional.empty(), problems::add);
+    }
+    Path entry = LayoutEntry.path(layout, a.key());
+    Files.delete(entry);
+    Files.createDirectories(entry.resolve("kept")); // its removal fails, as a file on a read-only mount's would
+    CacheStore cleared = Fixtures.open(cacheDir());
+    try (cleared) {
+      cleared.clear();
+      assertThat(cleared.runtimeLayoutHoldsRemoved()).as("not before the close").isFalse();
+    }
+    assertThat(cleared.runtimeLayoutHoldsRemoved()).isTrue();
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      problems.clear();
+      PjrtRuntimeLayout.materialize(s, layout, Optional.empty(), problems::add);
+      assertThat(problems).singleElement().asString().startsWith("cannot remove 1 entry the cache no longer holds");
+    }
+    try (CacheStore s = Fixtures.open(cacheDir())) {
+      s.clear();
+    }
+    Files.delete(entry.resolve("kept"));
+    CacheStore clean = Fixtures.open(cacheDir());
+    try (clean) {
+      clean.clear();
+    }
+    assertThat(clean.runtimeLayoutHoldsRemoved()).as("nothing left to remove").isFalse();
+  }
+
   /** The same for the clear of a database that cannot be opened ({@code CacheRepair.clearDamaged}). */
   @Test
   void clearOfADamagedDatabase_removesTheEntriesFromTheCachesLayout() throws Exception {
