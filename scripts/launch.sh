@@ -52,7 +52,9 @@ if [[ "${1:-}" != run ]]; then
     *) xlac_opts=() ;;
   esac
 fi
-xlac_opts+=(-Xlog:aot=off -Xlog:cds=off)
+# The JVM's own log lines go to stderr, not to its default stdout: results (--json) are on stdout, and
+# under xlac run stdout is the training command's.
+xlac_opts+=(-Xlog:disable -Xlog:all=warning:stderr -Xlog:aot=off:stderr -Xlog:cds=off:stderr)
 xlac_first_line() { xlac_line=; [[ -f "$1" ]] && IFS= read -r xlac_line <"$1"; [[ "$xlac_line" == "$2" ]]; }
 xlac_aot_fresh() { [[ -f "$xlac_aot" && ! "$xlac_jar" -nt "$xlac_aot" ]] && xlac_first_line "$xlac_aot.jdk" "$xlac_java_home"; }
 xlac_aot_tried() { [[ -f "$xlac_aot.tried" && ! "$xlac_jar" -nt "$xlac_aot.tried" ]] && xlac_first_line "$xlac_aot.tried" "$xlac_java_home"; }

@@ -7,7 +7,8 @@
  * plan for this working directory and these options holds (launch_plan.c), it starts the command
  * itself, as xlac run's JVM would (own session, the same environment, signals forwarded to its
  * group), waits for it, and then execs the java command line with the command's outcome
- * (-Dxlac.run.adopted.*) to finish the run: statistics, cache, stamp, summary line, report. In
+ * (-Dxlac.run.adopted.*) to finish the run: statistics, cache, stamp, summary line, report (its
+ * stdout is our stderr: the command's stdout stays the command's). In
  * every other case it execs the java command line unchanged. */
 #include <dirent.h>
 #include <errno.h>
@@ -285,6 +286,9 @@ int main(int argc, char **argv) {
   snprintf(p_signal, sizeof p_signal, "-Dxlac.run.adopted.signal=%s", signal_name(last_signal));
   char *extra[] = {p_stats, p_exit, p_wall, p_signal, p_plugin, p_db};
   if (debug()) fprintf(stderr, "xlac-fast-start: served without a JVM; finishing in java\n");
+  /* The command's stdout is the command's: nothing of the finish (its lines, or a JVM's own warning) goes there. */
+  fflush(stdout);
+  dup2(STDERR_FILENO, STDOUT_FILENO);
   exec_java_or_exit(java, (int)n_java, extra, 6, user, n_user, stats, exit_status);
   return 4;
 }

@@ -54,7 +54,9 @@ class RunCommandFastPathTest {
         List.of("run", "--cache", "a=b", "--plugin", "x=y=z", "--", "x"),
         List.of("run", "--cache", "c", "--", "x", "-h", "--help", "-V", "--version", "--verbose"),
         List.of("run", "--plugin", "é/ü.so", "--", "echo", "é"),
-        List.of("run", "--require-hits", "--record", "--", "x", "--require-hits"));
+        List.of("run", "--require-hits", "--record", "--", "x", "--require-hits"),
+        List.of("run", "-q", "--cache", "c", "--", "x", "-q"),
+        List.of("run", "--record", "--quiet", "--", "x"));
   }
 
   @ParameterizedTest
@@ -81,6 +83,8 @@ class RunCommandFastPathTest {
         List.of("run", "--record", "--record", "--", "x"),
         List.of("run", "--record=true", "--", "x"),
         List.of("run", "--require-hits", "--require-hits", "--", "x"),
+        List.of("run", "-q", "--quiet", "--", "x"),
+        List.of("run", "-qh", "--", "x"),
         List.of("run", "--cache", "--", "x"),
         List.of("run", "--cache", "--record", "--", "x"),
         List.of("run", "--cache"),

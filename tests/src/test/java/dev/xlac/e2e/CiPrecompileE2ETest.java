@@ -58,7 +58,7 @@ class CiPrecompileE2ETest {
 
     Launcher.Result run = xlac(List.of("run", "--cache", training, "--plugin", plugin, "--require-hits"), mlp());
     assertThat(run.exitCode()).as(run.err()).isZero();
-    assertThat(run.out()).containsPattern("xlac run: (\\d+) compiles: \\1 served from the cache, 0 compiled");
+    assertThat(run.runSummary()).containsPattern("xlac run: (\\d+) compiles: \\1 served from the cache, 0 compiled");
     assertThat(run.err()).doesNotContain("not served");
 
     Launcher.Result missing = xlac(List.of("run", "--cache", training, "--plugin", plugin, "--require-hits"),

@@ -15,7 +15,18 @@ import java.util.concurrent.TimeUnit;
 final class Launcher {
   private Launcher() {}
 
-  record Result(int exitCode, String out, String err) {}
+  record Result(int exitCode, String out, String err) {
+    /** xlac run's summary line ({@code xlac run: N compiles: ...}), on stderr: stdout is the command's. */
+    String runSummary() {
+      return Launcher.runSummary(err);
+    }
+  }
+
+  /** The summary line of xlac run in {@code err}, or a line saying there is none. */
+  static String runSummary(String err) {
+    return err.lines().filter(l -> l.matches("xlac run: \\d+ compiles?: .*")).findFirst()
+        .orElse("(no summary line in: " + err + ")");
+  }
 
   static Path root() {
     String root = System.getenv("XLAC_ROOT");

@@ -75,9 +75,9 @@ class PrecompileNewPluginE2ETest {
 
     Launcher.Result record = xlac(List.of("run", "--cache", cache, "--plugin", Launcher.cpuPlugin(), "--record"), mlp());
     assertThat(record.exitCode()).as(record.err()).isZero();
-    assertThat(record.out()).containsPattern("xlac run: (\\d+) compiles: 0 served from the cache, \\1 compiled;.*"
+    assertThat(record.runSummary()).containsPattern("xlac run: (\\d+) compiles: 0 served from the cache, \\1 compiled;.*"
         + "recorded \\1 new");
-    int compiles = Integer.parseInt(record.out().replaceAll("(?s).*xlac run: (\\d+) compiles.*", "$1"));
+    int compiles = Integer.parseInt(record.runSummary().replaceAll("(?s).*xlac run: (\\d+) compiles.*", "$1"));
 
     // Before: the new plugin serves nothing (--require-hits says how many were not served).
     Launcher.Result before = xlac(List.of("run", "--cache", cache, "--plugin", newPlugin, "--require-hits"), mlp());
@@ -97,7 +97,7 @@ class PrecompileNewPluginE2ETest {
     Launcher.Result run = xlac(List.of("run", "--cache", cache, "--plugin", newPlugin, "--require-hits", "--report",
         served.toString()), mlp());
     assertThat(run.exitCode()).as(run.err()).isZero();
-    assertThat(run.out()).contains("xlac run: " + compiles + " compiles: " + compiles + " served from the cache, 0"
+    assertThat(run.runSummary()).contains("xlac run: " + compiles + " compiles: " + compiles + " served from the cache, 0"
         + " compiled");
     assertThat(losses(run.out())).isEqualTo(losses(reference.out()));
 
@@ -139,7 +139,7 @@ class PrecompileNewPluginE2ETest {
     String cache = work.resolve("cache").toString();
     Launcher.Result record = xlac(List.of("run", "--cache", cache, "--plugin", Launcher.cpuPlugin(), "--record"), mlp());
     assertThat(record.exitCode()).as(record.err()).isZero();
-    int compiles = Integer.parseInt(record.out().replaceAll("(?s).*xlac run: (\\d+) compiles.*", "$1"));
+    int compiles = Integer.parseInt(record.runSummary().replaceAll("(?s).*xlac run: (\\d+) compiles.*", "$1"));
 
     Path err = work.resolve("precompile.err");
     ProcessBuilder pb = new ProcessBuilder(Launcher.root().resolve("xlac").toString(), "parallel-compile", "--cache",

@@ -111,7 +111,7 @@ class RuntimeRemoteE2ETest {
     assertThat(compiles).isPositive();
     assertThat(ra.get("added")).isEqualTo(compiles);
     assertThat(ra.get("written")).as("%s", ra).isEqualTo(compiles);
-    assertThat(recording.out().lines().toList().getLast()).endsWith("; recorded " + compiles + " new; remote: 0"
+    assertThat(recording.runSummary()).endsWith("; recorded " + compiles + " new; remote: 0"
         + " fetched, " + compiles + " written");
     List<String> objects;
     try (S3Client s3 = server.client()) {
@@ -129,7 +129,7 @@ class RuntimeRemoteE2ETest {
     assertThat(rb.get("hits")).as("%s", rb).isEqualTo(compiles);
     assertThat(rb.get("misses") + rb.get("fallbacks")).isZero();
     assertThat(rb.get("fetched")).isEqualTo(compiles);
-    assertThat(served.out().lines().toList().getLast()).endsWith("; remote: " + compiles + " fetched, 0 written");
+    assertThat(served.runSummary()).endsWith("; remote: " + compiles + " fetched, 0 written");
     assertThat(warnings(served)).isEmpty();
 
     // A runtime object damaged in the bucket: rejected by name, that compile compiled, the same losses.
@@ -161,7 +161,7 @@ class RuntimeRemoteE2ETest {
     assertThat(rc.get("misses")).as("%s", rc).isEqualTo(compiles);
     assertThat(warnings(down)).singleElement().asString().contains("remote s3://" + BUCKET + "/fleet")
         .contains("cannot connect").contains("going on without it");
-    assertThat(down.out().lines().toList().getLast()).endsWith("; remote: 0 fetched, 0 written (unavailable)");
+    assertThat(down.runSummary()).endsWith("; remote: 0 fetched, 0 written (unavailable)");
 
     Path marker = work.resolve("ran");
     Launcher.Result required = xlac(List.of("run", "--require-remote", "--cache", c.toString(), "--plugin",

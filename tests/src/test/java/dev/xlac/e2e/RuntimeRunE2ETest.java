@@ -32,6 +32,8 @@ class RuntimeRunE2ETest {
 
   /** The losses of the plain run, the reference every run under xlac must print. */
   private static List<String> reference;
+  /** The whole stdout of the plain run: under xlac the command's stdout is the same, byte for byte. */
+  private static String referenceOut;
 
   private String cache() {
     return work.resolve("cache").toString();
@@ -67,6 +69,7 @@ class RuntimeRunE2ETest {
         Launcher.Result r = Launcher.run(decoderCommand(), env, 300);
         assertThat(r.exitCode()).as(r.err()).isZero();
         reference = losses(r.out());
+        referenceOut = r.out();
         assertThat(reference).hasSize(3).first().asString().contains(" bits 0x");
       }
     }
@@ -88,7 +91,8 @@ class RuntimeRunE2ETest {
     Launcher.Result r = Launcher.run(cmd, env, 300);
     assertThat(r.exitCode()).as(r.err()).isZero();
     assertThat(losses(r.out())).as("the losses, bit for bit, of the run without xlac").isEqualTo(reference);
-    assertThat(r.out().lines().toList().getLast()).as(r.out()).startsWith("xlac run: ");
+    assertThat(r.out()).as("the command's stdout, byte for byte, as without xlac").isEqualTo(referenceOut);
+    assertThat(r.runSummary()).startsWith("xlac run: ");
     return r;
   }
 
@@ -113,15 +117,21 @@ class RuntimeRunE2ETest {
     assertThat(r1.get("misses")).isEqualTo(r1.get("compiles"));
     assertThat(r1.get("recorded")).isEqualTo(r1.get("compiles"));
     assertThat(r1.get("added")).isEqualTo(r1.get("compiles"));
-    assertThat(recording.out().lines().toList().getLast()).contains(" served from the cache, ");
+    assertThat(recording.runSummary()).contains(" served from the cache, ");
 
     Path second = work.resolve("second.json");
     Launcher.Result served = xlacRun(cache(), List.of(), second);
     Map<String, Double> r2 = report(second);
     assertAllHits(r2);
     assertThat(r2.get("compiles")).isEqualTo(r1.get("compiles"));
-    assertThat(served.out().lines().toList().getLast()).matches(
+    assertThat(served.runSummary()).matches(
         "xlac run: (\\d+) compiles: \\1 served from the cache, 0 compiled; \\d+\\.\\d\\d s of compiling saved");
+    // The same run again starts its command without a JVM (the fast start; its trace is not watched by the plan)
+    // and finishes in one: the command's stdout is as byte for byte as on the JVM path (xlacRun).
+    Launcher.Result fast = xlacRun(cache(), List.of(), second, Map.of("XLAC_FAST_START_DEBUG", "1"));
+    assertThat(fast.err()).contains("xlac-fast-start: served without a JVM");
+    assertThat(fast.runSummary()).isEqualTo(served.runSummary());
+    assertAllHits(report(second));
 
     // Why a compile was not served: other XLA_FLAGS (every request: the identity's xla_flags line) and a larger
     // batch (the programs that take it: changed against the recorded request of their module).
@@ -146,7 +156,7 @@ class RuntimeRunE2ETest {
 
     Launcher.Result stat = Launcher.xlac("cache", "stat", "--cache", cache());
     assertThat(stat.out()).contains("Runtime entries:     " + r1.get("compiles").intValue() + " recorded executables, "
-        + r2.get("hits").intValue() + " compiles served (xlac run)");
+        + 2 * r2.get("hits").intValue() + " compiles served (xlac run)"); // the served run, twice
     Launcher.Result ls = Launcher.xlac("cache", "ls", "--runtime", "--cache", cache());
     assertThat(ls.out().lines().skip(1).filter(l -> l.startsWith("pjrt1:"))).hasSize(r1.get("compiles").intValue());
 
@@ -271,7 +281,7 @@ class RuntimeRunE2ETest {
     Map<String, Double> counts = report(report);
     assertThat(counts.get("fallbacks")).as("%s", counts).isGreaterThanOrEqualTo(3);
     assertThat(counts.get("hits") + counts.get("misses") + counts.get("fallbacks")).isEqualTo(counts.get("compiles"));
-    assertThat(r.out().lines().toList().getLast()).contains("fallbacks");
+    assertThat(r.runSummary()).contains("fallbacks");
     assertThat(r.err()).contains("xlac runtime: ");
     assertThat(Files.readAllBytes(entries.get(0))).as("--layout DIR is served as it is, never repaired")
         .isEqualTo(damaged);

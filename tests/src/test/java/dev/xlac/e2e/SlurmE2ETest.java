@@ -237,7 +237,7 @@ class SlurmE2ETest {
     run.addAll(mlp());
     Launcher.Result served = Launcher.run(run, env, 300);
     assertThat(served.exitCode()).as(served.err()).isZero();
-    assertThat(served.out().lines().toList().getLast()).matches(
+    assertThat(served.runSummary()).matches(
         "xlac run: (\\d+) compiles: \\1 served from the cache, 0 compiled; .*");
   }
 
@@ -260,7 +260,7 @@ class SlurmE2ETest {
     record.addAll(mlp());
     Launcher.Result recorded = Launcher.run(record, env, 300);
     assertThat(recorded.exitCode()).as(recorded.err()).isZero();
-    int compiles = Integer.parseInt(recorded.out().replaceAll("(?s).*xlac run: (\\d+) compiles.*", "$1"));
+    int compiles = Integer.parseInt(recorded.runSummary().replaceAll("(?s).*xlac run: (\\d+) compiles.*", "$1"));
 
     Path shared = work.resolve("shared");
     Launcher.Result r = Launcher.run(List.of(xlac(), "parallel-compile", "--cache", cache.toString(), "--plugin",
@@ -277,7 +277,7 @@ class SlurmE2ETest {
     run.addAll(mlp());
     Launcher.Result served = Launcher.run(run, env, 300);
     assertThat(served.exitCode()).as(served.err()).isZero();
-    assertThat(served.out()).contains("xlac run: " + compiles + " compiles: " + compiles + " served from the cache, 0"
+    assertThat(served.runSummary()).contains("xlac run: " + compiles + " compiles: " + compiles + " served from the cache, 0"
         + " compiled");
   }
 

@@ -39,11 +39,13 @@ import picocli.CommandLine.Parameters;
         + " recording is written through at the end; a remote that fails is one warning. When the last identical run"
         + " (same directory, same options) had nothing to do before its command, the launcher starts the command"
         + " without a JVM and xlac finishes the run after it (a launch plan; runtime/README.md, \"The fast start\")."
-        + " The command's output passes through; Ctrl-C, SIGTERM and SIGHUP are forwarded to its whole process group."
-        + " At the end xlac prints one line: compiles, served from the cache, compiled, compile seconds saved (and the"
-        + " remote's counts when one was used), then on stderr why the compiles that were not served were not, one"
-        + " line per kind of reason: not recorded, recorded for another plugin or machine, with other compile"
-        + " options, or a program that changed (of a request recorded with --record, xlac cache why KEY says the same).",
+        + " Ctrl-C, SIGTERM and SIGHUP are forwarded to the command's whole process group. Its standard output is"
+        + " its own, byte for byte: every line of xlac's goes to stderr (as time or strace do), and --report is"
+        + " the machine-readable channel. At the end xlac prints one line: compiles, served from the cache,"
+        + " compiled, compile seconds saved (and the remote's counts when one was used), then why the compiles that"
+        + " were not served were not, one line per kind of reason: not recorded, recorded for another plugin or"
+        + " machine, with other compile options, or a program that changed (of a request recorded with --record,"
+        + " xlac cache why KEY says the same).",
         "%nExit codes: the command's own (128+N if signal N ended it); 127 the command was not found, 126 it cannot"
             + " be run; 2 bad options; 3 before the command starts: the plugin is missing, not a PJRT plugin (or"
             + " xlac's own runtime proxy: an xlac run inside another),"
@@ -83,6 +85,11 @@ public final class RunCommand implements Callable<Integer> {
       + " a recording through to it.")
   boolean noRemote;
 
+  @Option(names = {"-q", "--quiet"}, description = "Print none of xlac's own lines (the summary, why compiles were"
+      + " not served, notices and warnings); errors, and --require-hits' and --require-remote's one-line failures,"
+      + " are still printed.")
+  boolean quiet;
+
   @Option(names = "--report", paramLabel = "FILE.json",
       description = "Write a JSON report: compiles, hits, misses, fallbacks, compile_seconds, saved_seconds, ...,"
           + " miss_reasons")
@@ -100,7 +107,8 @@ public final class RunCommand implements Callable<Integer> {
   /**
    * The arguments after {@code run}, parsed without picocli when they are simple: only {@code --cache},
    * {@code --plugin}, {@code --layout}, {@code --report} (each at most once, {@code --opt VALUE} or
-   * {@code --opt=VALUE}) and {@code --record} and {@code --require-hits} before {@code --} and a command after it, no value empty or
+   * {@code --opt=VALUE}) and {@code --record}, {@code --require-hits} and {@code --quiet} (or {@code -q}) before
+   * {@code --} and a command after it, no value empty or
    * starting with {@code -} or {@code @}, no command word starting with {@code @}. Empty for anything else
    * (help, --wait, --verbose, a command without {@code --}, a repeated option, an error): picocli parses
    * those. Building picocli's model of the command costs a cold JVM about 0.1 s, all of it before the training
@@ -127,6 +135,13 @@ public final class RunCommand implements Callable<Integer> {
           return Optional.empty();
         }
         r.requireHits = true;
+        continue;
+      }
+      if (a.equals("--quiet") || a.equals("-q")) {
+        if (r.quiet) {
+          return Optional.empty();
+        }
+        r.quiet = true;
         continue;
       }
       int eq = a.indexOf('=');
@@ -174,7 +189,8 @@ public final class RunCommand implements Callable<Integer> {
   @Override
   public String toString() {
     return "run cache=" + cache.directory() + " wait=" + cache.waitDuration() + " plugin=" + plugin + " layout="
-        + layout + " record=" + record + " requireHits=" + requireHits + " report=" + report + " command=" + command;
+        + layout + " record=" + record + " requireHits=" + requireHits + " quiet=" + quiet + " report=" + report
+        + " command=" + command;
   }
 
   @Override
@@ -191,7 +207,8 @@ public final class RunCommand implements Callable<Integer> {
     Optional<FastStart.Adopted> adopted = FastStart.Adopted.fromProperties();
     RunSpec spec = new RunSpec(command, cache.directory(), plugin, layout, record, System.getenv(),
         requireRemote ? RemoteSession.Policy.REQUIRE : noRemote ? RemoteSession.Policy.OFF : RemoteSession.Policy.USE);
-    Consumer<String> notices = m -> {
+    // Every line of xlac's own goes to stderr: the command's stdout is the command's (`> metrics.json`).
+    Consumer<String> notices = quiet ? m -> {} : m -> {
       err.println("xlac: " + m);
       err.flush();
     };
@@ -207,11 +224,9 @@ public final class RunCommand implements Callable<Integer> {
       err.flush();
       return r.notRunnable().status();
     }
-    PrintWriter out = cache.out();
-    out.println(r.line());
-    out.flush();
-    if (!r.missLines().isEmpty()) { // why the misses were not served, after the line
-      r.missLines().forEach(err::println);
+    if (!quiet) {
+      err.println(r.line());
+      r.missLines().forEach(err::println); // why the misses were not served, after the line
       err.flush();
     }
     if (report != null) {

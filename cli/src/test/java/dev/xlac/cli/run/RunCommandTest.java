@@ -29,7 +29,8 @@ class RunCommandTest {
   void help_namesTheExitCodes() {
     CliRunner r = CliRunner.run("run", "--help");
     assertThat(r.exitCode()).isZero();
-    assertThat(r.out()).contains("--plugin=PATH", "--layout=DIR", "--record", "--report=FILE.json", "Exit codes:");
+    assertThat(r.out()).contains("--plugin=PATH", "--layout=DIR", "--record", "-q, --quiet", "--report=FILE.json",
+        "Exit codes:");
   }
 
   @Test
@@ -72,7 +73,7 @@ class RunCommandTest {
     CliRunner r = CliRunner.run("run", "--cache", cache(), "--plugin", plugin.toString(), "--report",
         report.toString(), "sh", "-c", "exit 4");
     assertThat(r.exitCode()).as(r.err()).isEqualTo(4);
-    assertThat(r.out()).isEqualTo("xlac run: 0 compiles: 0 served from the cache, 0 compiled; 0.00 s of compiling"
+    assertThat(r.err()).isEqualTo("xlac run: 0 compiles: 0 served from the cache, 0 compiled; 0.00 s of compiling"
         + " saved\n");
     assertThat(Files.readString(report)).contains("\"compiles\": 0", "\"hits\": 0", "\"misses\": 0",
         "\"fallbacks\": 0", "\"compile_seconds\": 0.0", "\"saved_seconds\": 0.0", "\"exit_status\": 4");
@@ -100,6 +101,41 @@ class RunCommandTest {
     assertThat(r.exitCode()).isEqualTo(2);
     assertThat(r.err()).startsWith("xlac: --report " + missing + ": the directory ").hasLineCount(1);
     assertThat(marker).doesNotExist();
+  }
+
+  /** {@code xlac run -- python eval.py > metrics.json} must leave metrics.json the script's own. */
+  @Test
+  void summaryLine_goesToStderr_stdoutIsTheCommands() throws Exception {
+    CliRunner r = requireHits("(" + HIT + "; " + MISS + ") > $XLAC_PJRT_STATS/stats-1.tsv");
+    assertThat(r.exitCode()).isEqualTo(1);
+    assertThat(r.out()).as("xlac's stdout, which is the command's").isEmpty();
+    assertThat(r.err()).isEqualTo("xlac run: 2 compiles: 1 served from the cache, 1 compiled; 3.00 s of compiling"
+        + " saved, 0.50 s spent compiling\n"
+        + "xlac run:   1 not served: unknown (the proxy could not keep its request): pjrt1:bbbbbbbb\n"
+        + "xlac run: 1 of 2 compiles were not served from the cache (1 not in the cache)\n");
+  }
+
+  @Test
+  void quiet_dropsTheSummaryAndWhyNotServed_butNotTheRequireHitsFailure() throws Exception {
+    Path plugin = TestPlugin.build(Files.createDirectories(tmp.resolve("plugin")));
+    for (String quiet : new String[] {"-q", "--quiet"}) {
+      CliRunner served = CliRunner.run("run", "--cache", cache(), "--plugin", plugin.toString(), quiet,
+          "--require-hits", "--", "sh", "-c", HIT + " > $XLAC_PJRT_STATS/stats-1.tsv");
+      assertThat(served.exitCode()).as(served.err()).isZero();
+      assertThat(served.out()).isEmpty();
+      assertThat(served.err()).as(quiet).isEmpty();
+      // through picocli too (--wait is not a simple option)
+      CliRunner missed = CliRunner.run("run", "--cache", cache(), "--plugin", plugin.toString(), "--wait=1s", quiet,
+          "--require-hits", "--", "sh", "-c", "(" + HIT + "; " + MISS + ") > $XLAC_PJRT_STATS/stats-1.tsv");
+      assertThat(missed.exitCode()).isEqualTo(1);
+      assertThat(missed.out()).isEmpty();
+      assertThat(missed.err()).as(quiet)
+          .isEqualTo("xlac run: 1 of 2 compiles were not served from the cache (1 not in the cache)\n");
+    }
+    CliRunner missing = CliRunner.run("run", "--cache", cache(), "--plugin", plugin.toString(), "-q", "--",
+        "no-such-command-xlac");
+    assertThat(missing.exitCode()).isEqualTo(127);
+    assertThat(missing.err()).as("an error is not quieted").startsWith("xlac: ");
   }
 
   @Test
@@ -173,15 +209,17 @@ class RunCommandTest {
   void requireHits_everyCompileServed_isTheCommandsZero() throws Exception {
     CliRunner r = requireHits(HIT + " > $XLAC_PJRT_STATS/stats-1.tsv; " + HIT + " > $XLAC_PJRT_STATS/stats-2.tsv");
     assertThat(r.exitCode()).as(r.err()).isZero();
-    assertThat(r.out()).startsWith("xlac run: 2 compiles: 2 served from the cache, 0 compiled");
+    assertThat(r.err()).startsWith("xlac run: 2 compiles: 2 served from the cache, 0 compiled");
   }
 
   @Test
   void requireHits_aMissAndAFallback_isExit1_withOneLineSayingHowMany() throws Exception {
     CliRunner r = requireHits("(" + HIT + "; " + MISS + "; " + FALLBACK + ") > $XLAC_PJRT_STATS/stats-1.tsv");
     assertThat(r.exitCode()).as(r.err()).isEqualTo(1);
-    assertThat(r.out()).startsWith("xlac run: 3 compiles: 1 served from the cache, 2 compiled");
-    assertThat(r.err()).isEqualTo("xlac run:   1 not served: unknown (the proxy could not keep its request):"
+    assertThat(r.out()).isEmpty();
+    assertThat(r.err()).startsWith("xlac run: 3 compiles: 1 served from the cache, 2 compiled");
+    assertThat(r.err().lines().skip(1).map(l -> l + "\n").reduce("", String::concat))
+        .isEqualTo("xlac run:   1 not served: unknown (the proxy could not keep its request):"
         + " pjrt1:bbbbbbbb\n" // a stand-in miss: the proxy kept no request for it
         + "xlac run: 2 of 3 compiles were not served from the cache (1 not in the cache,"
         + " 1 cached executable the plugin could not use)\n");
@@ -191,7 +229,8 @@ class RunCommandTest {
   void requireHits_noCompileThroughTheProxy_isExit1() throws Exception {
     CliRunner r = requireHits("true");
     assertThat(r.exitCode()).isEqualTo(1);
-    assertThat(r.err()).startsWith("xlac run: --require-hits: no compile went through xlac's proxy");
+    assertThat(r.err().lines().toList().getLast()).startsWith("xlac run: --require-hits: no compile went through"
+        + " xlac's proxy");
   }
 
   @Test
