@@ -67,13 +67,13 @@ compgen -G "$t/xdg/xlac/installs/*/xlac.aot" >/dev/null || fail "no class cache 
 step "xlac run --record, then xlac run: all served"
 xlac run --record --cache "$t/cache" --plugin "$XLAC_PJRT_PLUGIN" -- python mlp.py --steps 3 >"$t/record.out" 2>"$t/record.err" \
   || fail "recording run: $(tail -n 5 "$t/record.err")"
-grep -q "^xlac run: .* compiled; .*recorded [1-9]" "$t/record.out" || fail "nothing recorded: $(tail -n 3 "$t/record.out")"
+grep -q "^xlac run: .* compiled; .*recorded [1-9]" "$t/record.err" || fail "nothing recorded: $(tail -n 3 "$t/record.err")"
 xlac run --require-hits --cache "$t/cache" --plugin "$XLAC_PJRT_PLUGIN" -- python mlp.py --steps 3 >"$t/served.out" 2>"$t/served.err" \
   || fail "served run: $(tail -n 5 "$t/served.err")"
-grep -Eq "^xlac run: ([0-9]+) compiles: \1 served from the cache, 0 compiled" "$t/served.out" \
-  || fail "not all served: $(tail -n 3 "$t/served.out")"
-cmp -s <(grep -v '^xlac run:' "$t/record.out") <(grep -v '^xlac run:' "$t/served.out") \
-  || fail "the served run's output (its losses) differs from the recording run's"
+grep -Eq "^xlac run: ([0-9]+) compiles: \1 served from the cache, 0 compiled" "$t/served.err" \
+  || fail "not all served: $(tail -n 3 "$t/served.err")"
+cmp -s "$t/record.out" "$t/served.out" \
+  || fail "the served run's output (its losses; xlac's lines are on stderr) differs from the recording run's"
 compgen -G "$t/xdg/xlac/installs/*/run-plans/*.plan" >/dev/null || fail "no launch plan under XDG_CACHE_HOME"
 
 step "xlac parallel-compile -- python mlp.py; xlac cache stat"
