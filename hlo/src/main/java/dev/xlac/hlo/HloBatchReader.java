@@ -65,7 +65,7 @@ public final class HloBatchReader {
   /**
    * Reads the files on one pool and hands each outcome to {@code consumer} on the calling thread,
    * in input order, as soon as it and those before it are done. {@code fn} runs on the pool's
-   * threads. An exception from the consumer stops the reading and is thrown here.
+   * threads. An exception from {@code fn} or the consumer stops the reading and is thrown here.
    */
   public <T> void readEach(List<Path> files, Function<LoadedModule, T> fn, Consumer<? super Outcome<T>> consumer)
       throws InterruptedException {
@@ -102,6 +102,9 @@ public final class HloBatchReader {
         try {
           outcome = pending.removeFirst().get();
         } catch (ExecutionException e) {
+          if (e.getCause() instanceof RuntimeException r) { // from fn: as the one-thread path throws it
+            throw r;
+          }
           throw new XlacException(ExitCode.INTERNAL, "internal error: " + e.getCause(), e.getCause());
         }
         consumer.accept(outcome);
@@ -111,9 +114,14 @@ public final class HloBatchReader {
     }
   }
 
+  /**
+   * The file's outcome: its read's error is the file's; an exception from {@code fn} is not (a cache that
+   * cannot be written, or is damaged, would fail every file alike), so it is thrown, and stops the reading.
+   */
   private <T> Outcome<T> readOne(Path f, Function<LoadedModule, T> fn) {
+    LoadedModule m;
     try {
-      return new Outcome<>(f, fn.apply(reader.read(f)), null);
+      m = reader.read(f);
     } catch (XlacException e) {
       return new Outcome<>(f, null, e);
     } catch (RuntimeException | StackOverflowError e) {
@@ -121,6 +129,7 @@ public final class HloBatchReader {
           new XlacException(ExitCode.INTERNAL, "internal error while reading " + f + ": " + XlacException.reason(e),
               e));
     }
+    return new Outcome<>(f, fn.apply(m), null);
   }
 
   private static long sizeOf(Path f) {

@@ -117,4 +117,27 @@ class HloBatchReaderTest {
     })).isInstanceOf(IllegalStateException.class).hasMessage("consumer gave up");
     assertThat(consumed.get()).isEqualTo(3);
   }
+
+  /**
+   * An exception from the function (a damaged or full cache, in the intake) is no file's error: it once came back
+   * as one error per file, and a damaged cache was reported once per dump file. It stops the reading, on one thread
+   * and on a pool alike.
+   */
+  @Test
+  void anExceptionFromTheFunction_stopsTheReading_andIsThrown_notReportedPerFile(@TempDir Path dir) throws Exception {
+    List<Path> files = files(dir);
+    for (int threads : new int[] {1, THREADS}) {
+      AtomicInteger calls = new AtomicInteger();
+      List<HloBatchReader.Outcome<Object>> seen = new ArrayList<>();
+      HloBatchReader r = new HloBatchReader(new HloModuleReader(), threads, 1L << 30);
+      assertThatThrownBy(() -> r.readEach(files, m -> {
+        calls.incrementAndGet();
+        throw new dev.xlac.core.XlacException(dev.xlac.core.ExitCode.WORK_FAILED, "the cache is damaged");
+      }, seen::add)).as("%d threads", threads).isInstanceOf(dev.xlac.core.XlacException.class)
+          .hasMessage("the cache is damaged");
+      assertThat(seen).as("%d threads: nothing was handed over as a file's outcome", threads)
+          .allSatisfy(o -> assertThat(o.ok() || !o.error().getMessage().contains("damaged")).isTrue());
+      assertThat(calls.get()).as("%d threads: the reading stopped", threads).isLessThan(files.size());
+    }
+  }
 }

@@ -1,15 +1,22 @@
 package dev.xlac.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.xlac.cache.CacheRepair;
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.DamagedCacheException;
 import dev.xlac.core.ExitCode;
 import dev.xlac.hlo.TestModules;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.rocksdb.Options;
+import org.rocksdb.SstFileReader;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code cache add}'s intake ({@link CacheIntake#addPaths}), once {@code cache.GraphIngest}. */
@@ -92,5 +99,50 @@ class PathSourceTest {
     Path empty = Files.createDirectories(tmp.resolve("empty"));
     assertThat(PathSource.read(List.of(empty), m -> m).noModules()).isTrue();
     assertThat(PathSource.read(List.of(tmp.resolve("missing")), m -> m).noModules()).as("a scan error").isFalse();
+  }
+
+  /**
+   * The fault suite's damage trial (seed 226025663066682) met this: a compile over a cache whose graph records have
+   * a damaged table block printed "cache ... is damaged" once per dump file (74 times), as if each file were
+   * unreadable, and went on compiling. The damage is the cache's, not the files': it is said once and the
+   * intake stops.
+   */
+  @Test
+  void addPaths_intoACacheWithADamagedGraphRecordBlock_failsOnce_notOncePerFile() throws Exception {
+    Path dumps = tmp.resolve("dumps");
+    for (int i = 0; i < 12; i++) {
+      TestModules.writeDump(dumps, "m" + i + ".before_optimizations.hlo.pb", TestModules.mulAdd(1.5f + i));
+    }
+    try (CacheStore store = open()) {
+      assertThat(CacheIntake.addPaths(store, List.of(dumps)).added()).isEqualTo(12);
+    }
+    CacheRepair.repair(tmp.resolve("cache"), Duration.ZERO, m -> {}); // compacts: the records are in table files
+    Path graphRecords = tableOf("graph_meta");
+    try (RandomAccessFile raf = new RandomAccessFile(graphRecords.toFile(), "rw")) { // in the first data block
+      raf.seek(20);
+      int b = raf.read();
+      raf.seek(20);
+      raf.write(b ^ 0x20);
+    }
+
+    try (CacheStore store = open()) {
+      assertThatThrownBy(() -> CacheIntake.addPaths(store, List.of(dumps))).isInstanceOf(DamagedCacheException.class)
+          .hasMessageContaining("is damaged").hasMessageContaining("verify --repair");
+    }
+  }
+
+  private Path tableOf(String family) throws Exception {
+    org.rocksdb.RocksDB.loadLibrary();
+    try (var files = Files.list(tmp.resolve("cache/db"))) {
+      for (Path f : files.filter(p -> p.toString().endsWith(".sst")).toList()) {
+        try (Options o = new Options(); SstFileReader r = new SstFileReader(o)) {
+          r.open(f.toString());
+          if (new String(r.getTableProperties().getColumnFamilyName(), StandardCharsets.UTF_8).equals(family)) {
+            return f;
+          }
+        }
+      }
+    }
+    throw new AssertionError("no table file of " + family);
   }
 }
