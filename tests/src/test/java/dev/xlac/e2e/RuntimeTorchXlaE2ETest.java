@@ -229,6 +229,7 @@ class RuntimeTorchXlaE2ETest {
     Path marker = work.resolve("ran");
     Map<String, String> env = env();
     env.put("PJRT_DEVICE", "CUDA");
+    env.put("JAX_PLATFORMS", "");
     Launcher.Result r = Launcher.run(List.of(Launcher.root().resolve("xlac").toString(), "run", "--cache",
         work.resolve("cache").toString(), "--plugin", plugin(), "--", "sh", "-c",
         "printf '%s %s' \"$PJRT_DEVICE\" \"$JAX_PLATFORMS\" > " + marker), env, 120);
