@@ -45,14 +45,18 @@ import java.util.function.Consumer;
  *       keeps every table file it can read whole and replays the write-ahead logs, but drops the
  *       blob files.
  *   <li>Records (graphs, artifacts, compiler identities, settings, usage counters) are read from the
- *       original database when it still opens (its view is the latest), then from the repaired copy.
+ *       original database when it still opens (its view is the latest), then from the repaired copy, family by
+ *       family, until one source reads the family whole: RepairDB drops a damaged table, deletions in it included,
+ *       so an older view could bring back removed entries. A record only the repaired copy has is taken when the
+ *       original's access index, read whole, still lists it.
  *   <li>Values come from those databases or, where they cannot read them, from the blob files
  *       themselves ({@link ValueSalvage}), and are taken only when their SHA-256 is their record's.
  *   <li>A value whose record is lost is restored when it proves itself: a graph's module whose
  *       recomputed fingerprint is its key (its name read from the module), an artifact whose graph and
  *       compiler identity are kept (compile time unknown; its bytes passed RocksDB's block checksum or
  *       the blob record's CRC). Only entries the cache's access index still lists are restored when it
- *       could be read whole, so entries removed before the damage do not come back.
+ *       could be read whole, and none whose family of records the original read whole (no record there: it was
+ *       removed), so entries removed before the damage do not come back.
  * </ol>
  *
  * Everything else is reported lost, entry by entry.
@@ -66,6 +70,8 @@ final class CacheSalvage {
   private final Clock clock;
   private final Consumer<String> notices;
   private final List<RocksDbStore> sources = new ArrayList<>();
+  /** The damaged database as it opened (its view is the latest), or null; then the first of {@link #sources}. */
+  private RocksDbStore original;
   private final List<String> notes = new ArrayList<>();
 
   // What the sources hold.
@@ -78,6 +84,11 @@ final class CacheSalvage {
   private final Map<ByteBuffer, Records.RequestRecord> requestRecords = new TreeMap<>();
   private final Set<ByteBuffer> accessedRequests = new HashSet<>();
   private boolean accessComplete;
+  /**
+   * The families whose records the original database read whole: a key no record there has was removed, so the
+   * access index cannot bring it back ({@link #liveByAccess}).
+   */
+  private final java.util.EnumSet<Cf> wholeInOriginal = java.util.EnumSet.noneOf(Cf.class);
   private Totals counters;
   private boolean settingsRead;
 
@@ -108,6 +119,7 @@ final class CacheSalvage {
       if (original != null) {
         sources.add(original);
       }
+      this.original = original;
       repaired = repairedCopy(salvageDir);
       if (repaired != null) {
         sources.add(repaired);
@@ -233,6 +245,9 @@ final class CacheSalvage {
           // a damaged identity record: its artifacts are lost unless another source has it
         }
       });
+    }
+    boolean accessWholeInOriginal = false;
+    for (RocksDbStore s : sources) {
       boolean complete = scan(s, Cf.ACCESS, (k, v) -> {
         if (k.length > 9 && Keys.accessKind(k) == Keys.KIND_REQUEST) {
           accessedRequests.add(ByteBuffer.wrap(Keys.accessId(k))); // as long as a graph's key: kept apart
@@ -240,37 +255,64 @@ final class CacheSalvage {
           accessed.merge(ByteBuffer.wrap(Keys.accessId(k)), Keys.accessTime(k), Math::max);
         }
       });
-      accessComplete |= complete;
+      if (complete) {
+        accessComplete = true;
+        accessWholeInOriginal = s == original;
+        break; // a whole view of the index: an older one could only bring back removed entries
+      }
     }
     identitiesFromProbes();
-    Set<ByteBuffer> graphKeys = new HashSet<>();
-    Set<ByteBuffer> artifactKeys = new HashSet<>();
-    for (RocksDbStore s : sources) {
-      scan(s, Cf.GRAPH_META, (k, v) -> graphKeys.add(ByteBuffer.wrap(k)));
-      scan(s, Cf.ARTIFACT_META, (k, v) -> artifactKeys.add(ByteBuffer.wrap(k)));
-    }
-    for (ByteBuffer k : graphKeys) {
+    for (ByteBuffer k : keysOf(Cf.GRAPH_META, accessWholeInOriginal, accessed.keySet())) {
       GraphRecord r = firstRecord(Cf.GRAPH_META, k.array(), Records::decodeGraph);
       if (r != null) {
         graphRecords.put(k, r);
       }
     }
-    for (ByteBuffer k : artifactKeys) {
+    for (ByteBuffer k : keysOf(Cf.ARTIFACT_META, accessWholeInOriginal, accessed.keySet())) {
       ArtifactRecord r = firstRecord(Cf.ARTIFACT_META, k.array(), Records::decodeArtifact);
       if (r != null) {
         artifactRecords.put(k, r);
       }
     }
-    Set<ByteBuffer> requestKeys = new HashSet<>();
-    for (RocksDbStore s : sources) {
-      scan(s, Cf.REQUEST_META, (k, v) -> requestKeys.add(ByteBuffer.wrap(k)));
-    }
-    for (ByteBuffer k : requestKeys) {
+    for (ByteBuffer k : keysOf(Cf.REQUEST_META, accessWholeInOriginal, accessedRequests)) {
       Records.RequestRecord r = firstRecord(Cf.REQUEST_META, k.array(), Records::decodeRequest);
       if (r != null) {
         requestRecords.put(k, r);
       }
     }
+  }
+
+  /**
+   * The record keys of a family: from each source in turn until one reads the family whole (the original first:
+   * its view is the latest; an older view could only bring back removed records). A key that only a later source
+   * has (RocksDB's repair of a copy drops a damaged table, and with it the deletions in it) is taken only when the
+   * original's access index, read whole, still lists it.
+   */
+  private Set<ByteBuffer> keysOf(Cf cf, boolean accessWholeInOriginal, Set<ByteBuffer> listed) {
+    Set<ByteBuffer> keys = new HashSet<>();
+    for (RocksDbStore s : sources) {
+      Set<ByteBuffer> found = new HashSet<>();
+      boolean complete = scan(s, cf, (k, v) -> found.add(ByteBuffer.wrap(k)));
+      if (s != original && accessWholeInOriginal) {
+        found.removeIf(k -> !keys.contains(k) && !listed.contains(k));
+      }
+      keys.addAll(found);
+      if (complete) {
+        if (s == original) {
+          wholeInOriginal.add(cf);
+        }
+        break;
+      }
+    }
+    return keys;
+  }
+
+  /**
+   * Whether the access index may vouch for an entry whose record is missing: not when the original database read
+   * that entry's records whole (the record was removed; the index entry is an older view's).
+   */
+  private boolean liveByAccess(Cf records) {
+    return !wholeInOriginal.contains(records);
   }
 
   /**
@@ -365,7 +407,9 @@ final class CacheSalvage {
       TreeMap<ByteBuffer, Boolean> known = new TreeMap<>(); // value: whether it was live (a record or an index entry says so)
       graphRecords.keySet().forEach(k -> known.put(k, true));
       artifactRecords.keySet().forEach(k -> known.put(ByteBuffer.wrap(Keys.graphOf(k.array())), true));
-      accessed.keySet().stream().filter(k -> k.capacity() == Keys.DIGEST).forEach(k -> known.put(k, true));
+      if (liveByAccess(Cf.GRAPH_META)) {
+        accessed.keySet().stream().filter(k -> k.capacity() == Keys.DIGEST).forEach(k -> known.put(k, true));
+      }
       if (blobs != null) {
         for (byte[] k : blobs.keys(familyIds().get(Cf.GRAPHS))) {
           if (k.length == Keys.DIGEST || k.length == Keys.DIGEST + 4) {
@@ -395,7 +439,7 @@ final class CacheSalvage {
           return;
         }
       }
-      if (!live && !restorable(id)) {
+      if (!live && !restorable(id, Cf.GRAPH_META)) {
         return; // only a blob file remembers it: removed before the damage
       }
       if (restoreGraph(fp)) {
@@ -451,7 +495,9 @@ final class CacheSalvage {
     void artifacts() {
       TreeMap<ByteBuffer, Boolean> known = new TreeMap<>();
       artifactRecords.keySet().forEach(k -> known.put(k, true));
-      accessed.keySet().stream().filter(k -> k.capacity() == Keys.ARTIFACT).forEach(k -> known.put(k, true));
+      if (liveByAccess(Cf.ARTIFACT_META)) {
+        accessed.keySet().stream().filter(k -> k.capacity() == Keys.ARTIFACT).forEach(k -> known.put(k, true));
+      }
       if (blobs != null) {
         for (byte[] k : blobs.keys(familyIds().get(Cf.ARTIFACTS))) {
           if (k.length == Keys.ARTIFACT || k.length == Keys.ARTIFACT + 4) {
@@ -465,7 +511,7 @@ final class CacheSalvage {
     private void artifact(byte[] key, boolean live) {
       ByteBuffer id = ByteBuffer.wrap(key);
       ArtifactRecord rec = artifactRecords.get(id);
-      if (rec == null && !live && !restorable(id)) {
+      if (rec == null && !live && !restorable(id, Cf.ARTIFACT_META)) {
         return; // only a value remembers it: removed before the damage
       }
       ByteBuffer graph = ByteBuffer.wrap(Keys.graphOf(key));
@@ -543,7 +589,9 @@ final class CacheSalvage {
      */
     void requests() {
       Set<ByteBuffer> known = new java.util.TreeSet<>(requestRecords.keySet());
-      known.addAll(accessedRequests);
+      if (liveByAccess(Cf.REQUEST_META)) {
+        known.addAll(accessedRequests);
+      }
       for (ByteBuffer id : known) {
         byte[] digest = id.array();
         Records.RequestRecord rec = requestRecords.get(id);
@@ -606,9 +654,12 @@ final class CacheSalvage {
     }
   }
 
-  /** Whether an entry known only from a value may come back: unless a whole access index shows it was removed. */
-  private boolean restorable(ByteBuffer id) {
-    return !accessComplete || accessed.containsKey(id);
+  /**
+   * Whether an entry known only from a value may come back: not when the original database read its family's
+   * records whole (no record there: it was removed), nor when a whole access index shows it was removed.
+   */
+  private boolean restorable(ByteBuffer id, Cf records) {
+    return liveByAccess(records) && (!accessComplete || accessed.containsKey(id));
   }
 
   private static String shortName(byte[] identity, String digest) {

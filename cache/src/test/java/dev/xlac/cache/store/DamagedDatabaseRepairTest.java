@@ -18,6 +18,7 @@ import dev.xlac.cache.CompileInfo;
 import dev.xlac.cache.DamagedCacheException;
 import dev.xlac.cache.Fixtures;
 import dev.xlac.cache.GraphInfo;
+import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.cache.PruneRequest;
 import dev.xlac.cache.RepairReport;
 import dev.xlac.cache.ops.TrustConfig;
@@ -216,6 +217,45 @@ class DamagedDatabaseRepairTest {
     Outcome o = repair();
 
     assertRepaired(o, artifacts.keySet());
+  }
+
+  /**
+   * Removed entries stay removed: {@code cache rm} leaves its deletions in newer table files than the records they
+   * delete, until a compaction. A damaged block in such a table made the rebuild take the records from RocksDB's
+   * repair of a copy, which drops that table and so shows the older records again.
+   */
+  @Test
+  void repair_afterAFlippedTableHoldingRemovals_bringsNoRemovedEntryBack() throws Exception {
+    List<GraphFingerprint> removed = List.of(fp(1), fp(2), fp(7));
+    Set<Path> before = tables();
+    try (CacheStore s = Fixtures.open(dir)) {
+      s.remove(removed);
+      Internals.store(s).flushUnlogged();
+    }
+    Set<Path> removals = tables();
+    removals.removeAll(before);
+    assertThat(removals).as("the tables the removal's flush wrote").isNotEmpty();
+    Path template = tmp.resolve("template");
+    copyTree(dir, template);
+    for (Path table : removals) {
+      dir = tmp.resolve("trial-" + table.getFileName());
+      copyTree(template, dir);
+      flip(dir.resolve("db").resolve(table.getFileName().toString()), 20); // in its first data block
+      repair();
+      try (CacheStore s = Fixtures.open(dir)) {
+        for (GraphFingerprint fp : removed) {
+          assertThat(s.entries(fp)).as("%s: the artifacts of removed graph %s", table.getFileName(), fp).isEmpty();
+          assertThat(s.graphs()).as("%s: removed graph %s", table.getFileName(), fp)
+              .noneMatch(g -> g.fingerprint().equals(fp));
+        }
+      }
+    }
+  }
+
+  Set<Path> tables() throws IOException {
+    try (var s = Files.list(dir.resolve("db"))) {
+      return new HashSet<>(s.filter(p -> p.toString().endsWith(".sst")).toList());
+    }
   }
 
   @Test
