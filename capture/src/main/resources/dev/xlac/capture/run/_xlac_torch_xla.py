@@ -27,7 +27,7 @@ _PROXY = "XLAC_TORCH_XLA_PROXY"
 
 
 def _say(reason):
-    print("xlac: torch_xla's device plugins keep the real plugin (the command runs unserved): %s" % reason,
+    print("xlac: torch_xla's device-plugin registry is left as it is (its plugin is not served): %s" % reason,
           file=sys.stderr)
 
 
@@ -64,6 +64,7 @@ def _patch_registry(plugins):
     proxy = os.environ.get(_PROXY, "")
     if not device or not proxy:
         return
+    registry = plugins._plugin_registry
     register = plugins.register_plugin
 
     def register_plugin(name, device_plugin):
@@ -77,7 +78,7 @@ def _patch_registry(plugins):
     register_plugin.__doc__ = register.__doc__
     plugins.register_plugin = register_plugin
     # A plugin registered before this module finished (none in torch_xla 2.9) is fronted too.
-    known = plugins._plugin_registry.get(device)
+    known = registry.get(device)
     if known is not None:
         register_plugin(device, known)
     elif device == "LIBRARY":
