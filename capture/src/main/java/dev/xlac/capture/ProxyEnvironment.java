@@ -18,18 +18,18 @@ import java.util.Optional;
  * "Environment") and the framework's way of loading a plugin by path.
  *
  * <ul>
- *   <li>JAX: {@code PJRT_NAMES_AND_LIBRARY_PATHS=xlac:PROXY} (jax parses {@code name:path} pairs
- *       joined by {@code ,}; a user's own pairs are kept), so the backend is named {@code xlac}
- *       while its devices report the real plugin's platform ({@code cpu}); {@code JAX_PLATFORMS=xlac}
- *       unless the user set {@code JAX_PLATFORMS} (then a note, when it does not name {@code xlac});
- *       {@code JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS=0} and
+ *   <li>JAX: xlac's Python hooks ({@link PythonHooks}) first on {@code PYTHONPATH}, and {@code XLAC_PJRT_PROXY}
+ *       naming the proxy: {@code run/_xlac_jax.py} loads the proxy wherever JAX loads the real plugin (a
+ *       {@code jax_plugins} package or entry point, {@code PJRT_NAMES_AND_LIBRARY_PATHS}, {@code TPU_LIBRARY_PATH}),
+ *       under the plugin's own name, and stands in for JAX's own CPU client when the command loads the plugin
+ *       under no name of its own. {@code JAX_PLATFORMS} and the user's plugin registrations are left as set.
+ *       Also {@code JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS=0} and
  *       {@code JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX=.*}, so that the script's path is not in
  *       the program bytes, and hence not in the request key; {@code JAX_COMPILER_DETAILED_LOGGING_MIN_OPS=0}
  *       as {@code xlac dump} sets it, because JAX writes the resulting {@code xla_detailed_logging} into
  *       the compile options.</li>
  *   <li>PyTorch/XLA 2.9: through its device-plugin registry ({@link #torchXla}): {@code XLAC_TORCH_XLA_DEVICE}
- *       and {@code XLAC_TORCH_XLA_PROXY} tell the hook {@code run/_xlac_torch_xla.py} which DevicePlugin's
- *       library is the proxy, so {@code PJRT_DEVICE} (TPU, NEURON, CUDA, ...) is kept and torch_xla's launchers
+ *       tells the hook {@code run/_xlac_torch_xla.py} which DevicePlugin's library is the proxy, so {@code PJRT_DEVICE} (TPU, NEURON, CUDA, ...) is kept and torch_xla's launchers
  *       work. The library-path variable of TPU, NEURON and XPU ({@code TPU_LIBRARY_PATH}, ...) names the proxy
  *       too, for torch_xla's path without the registry. Unset or {@code CPU} (torch_xla's built-in CPU client,
  *       which loads no plugin) becomes {@code PJRT_DEVICE=LIBRARY} with {@code PJRT_LIBRARY_PATH}, with a note
@@ -48,10 +48,8 @@ public record ProxyEnvironment(Map<String, String> variables, List<String> notes
   public static final String RECORD = "XLAC_PJRT_RECORD";
   public static final String STATS = "XLAC_PJRT_STATS";
 
-  /** The name the proxy is registered under in JAX, and so JAX's backend name. */
-  public static final String JAX_PLUGIN_NAME = "xlac";
-  static final String JAX_PLUGINS = "PJRT_NAMES_AND_LIBRARY_PATHS";
-  static final String JAX_PLATFORMS = "JAX_PLATFORMS";
+  /** The proxy library, for the Python hooks, which load it in the real plugin's place. */
+  public static final String PROXY = "XLAC_PJRT_PROXY";
   static final String JAX_FULL_TRACEBACKS = "JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS";
   static final String JAX_FILE_REGEX = "JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX";
 
@@ -81,23 +79,11 @@ public record ProxyEnvironment(Map<String, String> variables, List<String> notes
   }
 
   private static void frameworks(Map<String, String> env, Map<String, String> user, Path proxy, List<String> notes) {
-    // JAX.
-    String path = proxy.toString();
-    if (path.contains(",") || path.contains(":")) {
-      throw XlacException.environment("cannot give JAX the runtime proxy " + path + ": JAX reads "
-          + JAX_PLUGINS + " as name:path pairs joined by ',', so the path may contain neither ':' nor ','"
-          + " (set XDG_CACHE_HOME to a directory without them)");
-    }
-    String own = user.get(JAX_PLUGINS);
-    String pair = JAX_PLUGIN_NAME + ":" + path;
-    env.put(JAX_PLUGINS, own == null || own.isBlank() ? pair : own + "," + pair);
-    String platforms = user.get(JAX_PLATFORMS);
-    if (platforms == null || platforms.isBlank()) {
-      env.put(JAX_PLATFORMS, JAX_PLUGIN_NAME);
-    } else if (!List.of(platforms.split(",")).contains(JAX_PLUGIN_NAME)) {
-      notes.add(JAX_PLATFORMS + " is " + platforms + ", so JAX will not compile through xlac's runtime proxy"
-          + " (unset it, or add " + JAX_PLUGIN_NAME + " to it)");
-    }
+    // JAX (and the Python hooks of any framework).
+    env.put(PROXY, proxy.toString());
+    String pythonPath = user.get("PYTHONPATH");
+    env.put("PYTHONPATH", PythonHooks.directory(user)
+        + (pythonPath == null || pythonPath.isEmpty() ? "" : java.io.File.pathSeparator + pythonPath));
     env.put(JAX_FULL_TRACEBACKS, "0");
     env.put(JAX_FILE_REGEX, ".*");
     // JAX writes xla_detailed_logging (true for modules of at least this many ops) into the compile
@@ -111,10 +97,11 @@ public record ProxyEnvironment(Map<String, String> variables, List<String> notes
   static final Map<String, String> TORCH_XLA_LIBRARY_VARIABLES = Map.of("TPU", "TPU_LIBRARY_PATH", "NEURON",
       "NEURON_LIBRARY_PATH", "XPU", "XPU_LIBRARY_PATH", "LIBRARY", "PJRT_LIBRARY_PATH");
   static final String TORCH_XLA_DEVICE = "PJRT_DEVICE";
-  /** The device type whose registered DevicePlugin the hook {@code run/_xlac_torch_xla.py} fronts. */
+  /**
+   * The device type whose registered DevicePlugin the hook {@code run/_xlac_torch_xla.py} fronts: its
+   * {@code library_path()} answers {@link #PROXY}.
+   */
   static final String TORCH_XLA_HOOK_DEVICE = "XLAC_TORCH_XLA_DEVICE";
-  /** The library that DevicePlugin's {@code library_path()} answers: the proxy. */
-  static final String TORCH_XLA_HOOK_PROXY = "XLAC_TORCH_XLA_PROXY";
 
   /**
    * The plugin variable of the torch_xla device in {@code user}'s {@code PJRT_DEVICE} (e.g.
@@ -155,7 +142,6 @@ public record ProxyEnvironment(Map<String, String> variables, List<String> notes
       device = "LIBRARY";
     }
     env.put(TORCH_XLA_HOOK_DEVICE, device);
-    env.put(TORCH_XLA_HOOK_PROXY, proxy.toString());
     String variable = TORCH_XLA_LIBRARY_VARIABLES.get(device);
     if (variable == null) {
       return; // CUDA, a third-party plugin: only its registered DevicePlugin names a library

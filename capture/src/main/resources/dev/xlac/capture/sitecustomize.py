@@ -23,8 +23,13 @@ def _xlac_chain():
     import importlib.machinery
     import importlib.util
 
+    # Only the entries after this one's directory: a sitecustomize found there that chains the same way
+    # (xlac run's, under a recording) never finds this one again.
     here = os.path.dirname(os.path.abspath(__file__))
-    rest = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    entries = [os.path.abspath(p or os.curdir) for p in sys.path]
+    if here not in entries:
+        return
+    rest = sys.path[entries.index(here) + 1:]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
         return

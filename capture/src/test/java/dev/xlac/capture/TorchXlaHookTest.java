@@ -87,7 +87,7 @@ class TorchXlaHookTest {
             + "import _xlac_torch_xla\n_xlac_torch_xla.install()\n" + script));
     ProcessBuilder pb = new ProcessBuilder(cmd);
     Map<String, String> e = pb.environment();
-    e.keySet().removeIf(k -> k.startsWith("XLAC_TORCH_XLA_") || k.equals("CPU_NUM_DEVICES"));
+    e.keySet().removeIf(k -> k.startsWith("XLAC_") || k.equals("CPU_NUM_DEVICES"));
     e.putAll(env);
     Path out = tmp.resolve("out");
     Path err = tmp.resolve("err");
@@ -113,7 +113,7 @@ class TorchXlaHookTest {
 
   @Test
   void theDevicesRegisteredPlugin_answersTheProxy_andKeepsItsClassAndAnswers_othersUntouched() throws Exception {
-    Run r = python(fakeTorchXla(true), Map.of("XLAC_TORCH_XLA_DEVICE", "CHIP", "XLAC_TORCH_XLA_PROXY", PROXY),
+    Run r = python(fakeTorchXla(true), Map.of("XLAC_TORCH_XLA_DEVICE", "CHIP", "XLAC_PJRT_PROXY", PROXY),
         SHOW + "plugins.register_plugin('chip', plugins.ChipPlugin())  # the user's own, later\n"
             + "print('later', plugins._plugin_registry['CHIP'].library_path())\n");
     assertThat(r.exitCode()).as(r.err()).isZero();
@@ -128,7 +128,7 @@ class TorchXlaHookTest {
   @Test
   void library_getsACpuLikeStandIn_oneProcess_cpuNumDevicesDevices() throws Exception {
     Path site = fakeTorchXla(true);
-    Map<String, String> env = new HashMap<>(Map.of("XLAC_TORCH_XLA_DEVICE", "LIBRARY", "XLAC_TORCH_XLA_PROXY", PROXY));
+    Map<String, String> env = new HashMap<>(Map.of("XLAC_TORCH_XLA_DEVICE", "LIBRARY", "XLAC_PJRT_PROXY", PROXY));
     String script = SHOW + "plugins._plugin_registry['LIBRARY'].configure_single_process()\n";
     Run r = python(site, env, script);
     assertThat(r.exitCode()).as(r.err()).isZero();
@@ -149,7 +149,7 @@ class TorchXlaHookTest {
   /** A torch_xla whose registry is not the one the hook knows: one line, and torch_xla imports as it would. */
   @Test
   void anUnknownRegistry_isOneXlacLine_andTorchXlaIsLeftAsItIs() throws Exception {
-    Run r = python(fakeTorchXla(false), Map.of("XLAC_TORCH_XLA_DEVICE", "CHIP", "XLAC_TORCH_XLA_PROXY", PROXY), """
+    Run r = python(fakeTorchXla(false), Map.of("XLAC_TORCH_XLA_DEVICE", "CHIP", "XLAC_PJRT_PROXY", PROXY), """
         import torch_xla
         from torch_xla.experimental import plugins
         print(plugins._other_registry['CHIP'].library_path())

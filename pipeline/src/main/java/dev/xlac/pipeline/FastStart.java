@@ -217,6 +217,10 @@ public final class FastStart {
           .append('\n');
       file(b, RealPlugin.memoFile(RuntimeCache.memoDir(spec.cacheDir()), plugin.path()));
       file(b, proxy.get());
+      // The Python hooks, as the command's PYTHONPATH names them (a hook changed or gone: no plan).
+      for (Path hook : dev.xlac.capture.PythonHooks.files(dev.xlac.capture.PythonHooks.directory(CommandRunner.userEnvironment(spec.env())))) {
+        file(b, hook);
+      }
       for (String jar : System.getProperty("java.class.path", "").split(java.io.File.pathSeparator)) {
         if (!jar.isEmpty()) {
           file(b, Path.of(jar));

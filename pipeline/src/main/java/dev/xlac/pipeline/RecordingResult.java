@@ -12,8 +12,8 @@ import dev.xlac.runtime.RunStatistics;
 public record RecordingResult(RequestIngest ingested, RunStatistics stats) {
   /**
    * E.g. {@code recorded 7 compiles through the runtime proxy: 5 new in the cache, 2 already there}; null when
-   * nothing was compiled through the proxy (a command that is not JAX, or one that chose its own
-   * {@code JAX_PLATFORMS}), so such a run's output is as it was without recording.
+   * nothing was compiled through the proxy (a command that compiles nothing, or on a backend the proxy does not
+   * front), so such a run's output is as it was without recording.
    */
   public String line() {
     if (stats.compiles() == 0 && stats.recorded() == 0 && ingested.added() == 0 && ingested.alreadyPresent() == 0

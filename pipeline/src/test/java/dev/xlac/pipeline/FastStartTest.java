@@ -125,7 +125,7 @@ class FastStartTest {
         // no plugin named in this environment: a usage error, after the names were looked up
       }
     }
-    assertThat(read).as("names the set-up looked up").contains("PJRT_DEVICE", "JAX_PLATFORMS", "XLAC_PJRT_PLUGIN",
+    assertThat(read).as("names the set-up looked up").contains("PJRT_DEVICE", "PYTHONPATH", "XDG_CACHE_HOME", "XLAC_PJRT_PLUGIN",
         "XLAC_LAUNCHER_LC_ALL");
     assertThat(read).allMatch(FastStart::watched);
   }

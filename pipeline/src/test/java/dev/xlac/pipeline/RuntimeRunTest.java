@@ -109,8 +109,8 @@ class RuntimeRunTest {
     }
     assertThat(env).containsEntry("XLAC_PJRT_REAL_PLUGIN", plugin.toRealPath().toString())
         .containsEntry("XLAC_PJRT_LAYOUT", cacheDir().resolve("runtime/pjrt").toAbsolutePath().toString())
-        .containsEntry("PJRT_NAMES_AND_LIBRARY_PATHS", "xlac:/opt/xlac/libxlac_pjrt.so")
-        .containsEntry("JAX_PLATFORMS", "xlac")
+        .containsEntry("XLAC_PJRT_PROXY", "/opt/xlac/libxlac_pjrt.so")
+        .doesNotContainKeys("PJRT_NAMES_AND_LIBRARY_PATHS", "JAX_PLATFORMS")
         .containsKey("XLAC_PJRT_STATS")
         .doesNotContainKey("XLAC_PJRT_RECORD");
     assertThat(env.get("XLAC_PJRT_PLUGIN_SHA256")).matches("[0-9a-f]{64}:" + Files.size(plugin) + ":\\d+:\\d+:\\d+");

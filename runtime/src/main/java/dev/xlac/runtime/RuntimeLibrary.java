@@ -142,16 +142,9 @@ public final class RuntimeLibrary {
   }
 
   static Optional<Path> cacheRoot(Map<String, String> env, String userHome) {
-    String xdg = env.get("XDG_CACHE_HOME");
-    if (xdg != null && !xdg.isBlank() && Path.of(xdg).isAbsolute()) {
-      return Optional.of(Path.of(xdg, "xlac"));
-    }
-    String home = env.getOrDefault("HOME", userHome);
-    if (home == null || home.isBlank() || !Path.of(home).isAbsolute()) {
-      return Optional.empty();
-    }
-    return Optional.of(Path.of(home, ".cache", "xlac"));
+    return dev.xlac.core.io.UserCacheRoot.of(env, userHome);
   }
+
 
   /**
    * The SHA-256 the build wrote beside the library ({@code libxlac_pjrt.so.sha256}), so that a start does not

@@ -193,6 +193,57 @@ class RuntimeRunE2ETest {
    * command itself runs the cache command at a fixed point (before or after its training), so no timing decides; the
    * run that clears is started by the fast start (its launch plan held when it started).
    */
+  /**
+   * JAX's backend names under xlac are the ones it has without: xlac registered its proxy as a platform "xlac"
+   * (JAX_PLATFORMS=xlac), so jax.devices("cpu") raised "Unknown backend cpu", JAX warned that platform 'xlac' is
+   * experimental, and a user's JAX_PLATFORMS naming their plugin ran unserved. Each way JAX loads a plugin, run
+   * without xlac, recording, then served (--require-hits): a jax_plugins package that registers the real plugin as
+   * "samplecpu", libtpu's TPU_LIBRARY_PATH, a PJRT_NAMES_AND_LIBRARY_PATHS pair naming a .json with create options
+   * (each selected with JAX_PLATFORMS: the proxy is loaded under that name), and no plugin of the user's (the proxy
+   * stands in for JAX's own CPU client, with its one device). stdout, JAX's warnings and the exit code are the same.
+   */
+  @Test
+  void jaxBackendNamesAndWarnings_areAsWithoutXlac_andServed_forAPluginPackageAndForJaxsCpu() throws Exception {
+    String script = Launcher.root().resolve("samples/jax/backends.py").toString();
+    Map<String, String> asPackage = env();
+    asPackage.put("PYTHONPATH", Launcher.root().resolve("samples/jax/plugin_package").toString());
+    asPackage.put("XLAC_SAMPLE_CPU_PLUGIN", Launcher.cpuPlugin());
+    asPackage.put("JAX_PLATFORMS", "samplecpu");
+    Map<String, String> asLibtpu = env(); // how JAX loads libtpu: any plugin at TPU_LIBRARY_PATH is the "tpu" backend
+    asLibtpu.put("TPU_LIBRARY_PATH", Launcher.cpuPlugin());
+    asLibtpu.put("JAX_PLATFORMS", "tpu");
+    Path config = Files.writeString(work.resolve("jcpu.json"), "{\"library_path\": \"" + Launcher.cpuPlugin()
+        + "\", \"create_options\": {\"cpu_device_count\": 3}}");
+    Map<String, String> asJson = env(); // a name:config.json pair, whose create options the plugin gets
+    asJson.put("PJRT_NAMES_AND_LIBRARY_PATHS", "jcpu:" + config);
+    asJson.put("JAX_PLATFORMS", "jcpu");
+    record Case(Map<String, String> env, List<String> command, String expect) {}
+    for (Case c : List.of(
+        new Case(asPackage, List.of(Launcher.python(), script, "--backend", "samplecpu"), "devices of samplecpu: "),
+        new Case(asLibtpu, List.of(Launcher.python(), script, "--backend", "tpu"), "devices of tpu: "),
+        new Case(asJson, List.of(Launcher.python(), script, "--backend", "jcpu"),
+            "devices of jcpu: [CpuDevice(id=0), CpuDevice(id=1), CpuDevice(id=2)]"),
+        new Case(env(), List.of(Launcher.python(), script, "--backend", "cpu"), "devices of cpu: [CpuDevice(id=0)]"))) {
+      Launcher.Result plain = Launcher.run(c.command(), c.env(), 120);
+      assertThat(plain.exitCode()).as(plain.err()).isZero();
+      assertThat(plain.out()).contains(c.expect());
+      for (String mode : List.of("--record", "--require-hits")) {
+        List<String> cmd = new ArrayList<>(List.of(Launcher.root().resolve("xlac").toString(), "run", "--cache",
+            cache(), "--plugin", Launcher.cpuPlugin(), mode, "--"));
+        cmd.addAll(c.command());
+        Launcher.Result r = Launcher.run(cmd, c.env(), 120);
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.out()).as("%s %s: stdout as without xlac", c.command(), mode).isEqualTo(plain.out());
+        assertThat(r.err().lines().filter(l -> !l.startsWith("xlac")).toList())
+            .as("%s %s: the framework's warnings as without xlac", c.command(), mode)
+            .isEqualTo(plain.err().lines().toList());
+        if (mode.equals("--require-hits")) {
+          assertThat(r.runSummary()).matches("xlac run: (\\d+) compiles: \\1 served from the cache, 0 compiled; .*");
+        }
+      }
+    }
+  }
+
   @Test
   void clearPruneOrImportDuringARun_isReflectedByTheNextRun() throws Exception {
     Path script = Files.writeString(work.resolve("tiny.py"), "import jax, jax.numpy as jnp\n"

@@ -7,7 +7,7 @@ device's process topology. So the proxy goes where the registry hands out the li
 device type and every other answer of the real DevicePlugin stay as they are:
 
 - XLAC_TORCH_XLA_DEVICE (TPU, NEURON, CUDA, ...): each DevicePlugin registered under that name has
-  its library_path() answered with the proxy, XLAC_TORCH_XLA_PROXY.
+  its library_path() answered with the proxy, XLAC_PJRT_PROXY.
 - XLAC_TORCH_XLA_DEVICE=LIBRARY: torch_xla's built-in CPU client loads no plugin, so xlac runs a CPU
   command as PJRT_DEVICE=LIBRARY (PJRT_LIBRARY_PATH=proxy), which torch_xla's C++ runtime knows but
   its Python registry does not; a stand-in DevicePlugin that answers as the CPU client's launch path
@@ -23,7 +23,7 @@ import sys
 
 _REGISTRY_MODULE = "torch_xla.experimental.plugins"
 _DEVICE = "XLAC_TORCH_XLA_DEVICE"
-_PROXY = "XLAC_TORCH_XLA_PROXY"
+_PROXY = "XLAC_PJRT_PROXY"
 
 
 def _say(reason):

@@ -27,8 +27,9 @@ import picocli.CommandLine.Parameters;
 @Command(name = "run", mixinStandardHelpOptions = true,
     description = {"Run a training command unchanged, with xlac's runtime proxy in front of its PJRT plugin: every"
         + " compile whose executable is in the cache is served from it instead of compiled.",
-        "JAX loads the proxy as its plugin 'xlac' (PJRT_NAMES_AND_LIBRARY_PATHS, JAX_PLATFORMS=xlac unless you set"
-            + " JAX_PLATFORMS); PyTorch/XLA through the library-path variable of its PJRT_DEVICE (TPU_LIBRARY_PATH,"
+        "JAX loads the proxy wherever it would load the plugin (a jax_plugins package, PJRT_NAMES_AND_LIBRARY_PATHS,"
+            + " TPU_LIBRARY_PATH), under the plugin's own name, and in place of its own CPU client when nothing loads the"
+            + " plugin; JAX_PLATFORMS is left as you set it. PyTorch/XLA through the library-path variable of its PJRT_DEVICE (TPU_LIBRARY_PATH,"
             + " NEURON_LIBRARY_PATH, XPU_LIBRARY_PATH, PJRT_LIBRARY_PATH; unset or CPU: PJRT_DEVICE=LIBRARY). The"
             + " executables come from 'xlac run --record', 'xlac dump --plugin' or a one-shot"
             + " 'xlac parallel-compile -- COMMAND', on this machine or imported from a bundle."},

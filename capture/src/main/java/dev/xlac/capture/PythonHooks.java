@@ -1,0 +1,114 @@
+package dev.xlac.capture;
+
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import dev.xlac.core.io.PrivateFiles;
+import dev.xlac.core.io.UserCacheRoot;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * xlac's Python hooks for a command it puts its PJRT proxy in front of ({@code run/} in this module's resources:
+ * a {@code sitecustomize.py} that installs {@code _xlac_jax} and {@code _xlac_torch_xla}, then chains to the
+ * sitecustomize it shadows). They are unpacked into {@code USER_CACHE/python/<sha256>/} ({@link UserCacheRoot};
+ * the hash of all of them), so that the directory, and the {@code PYTHONPATH} that names it, is the same for every
+ * run of one xlac build (a launch plan of the fast start holds it), and two builds never share one. Each use
+ * compares the files with the packed ones and rewrites any that differ: they run inside the user's training
+ * process. The directories are private (0700, files 0600).
+ */
+public final class PythonHooks {
+  /** The hook files, in {@code run/}; a name that is not packed is skipped. */
+  static final String[] FILES = {"sitecustomize.py", "_xlac_jax.py", "_xlac_torch_xla.py"};
+
+  private static Map<String, byte[]> packed;
+
+  private PythonHooks() {}
+
+  /**
+   * The directory to put first on the command's {@code PYTHONPATH}, its files checked (and written where they
+   * are missing or differ).
+   *
+   * @param env the user's environment (where {@code XDG_CACHE_HOME} and {@code HOME} are read)
+   * @throws XlacException (ENVIRONMENT) when there is no user cache directory or the files cannot be written
+   */
+  public static Path directory(Map<String, String> env) {
+    Map<String, byte[]> files = packed();
+    Path root = UserCacheRoot.of(env, System.getProperty("user.home")).orElseThrow(() -> XlacException.environment(
+        "cannot find a directory for xlac's Python hooks: set XDG_CACHE_HOME or HOME"));
+    Path dir = root.resolve("python").resolve(hash(files));
+    try {
+      PrivateFiles.createDirectories(dir);
+      for (Map.Entry<String, byte[]> f : files.entrySet()) {
+        Path target = dir.resolve(f.getKey());
+        if (!same(target, f.getValue())) {
+          PrivateFiles.writeBytes(target, f.getValue());
+        }
+      }
+    } catch (IOException e) {
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot write xlac's Python hooks to " + dir + ": "
+          + XlacException.reason(e), e);
+    }
+    return dir;
+  }
+
+  /** The hook files in {@code directory} (one of {@link #directory}), for a launch plan to check. */
+  public static java.util.List<Path> files(Path directory) {
+    return packed().keySet().stream().map(directory::resolve).toList();
+  }
+
+  private static synchronized Map<String, byte[]> packed() {
+    if (packed == null) {
+      Map<String, byte[]> files = new LinkedHashMap<>();
+      for (String name : FILES) {
+        try (InputStream in = PythonHooks.class.getResourceAsStream("run/" + name)) {
+          if (in != null) {
+            files.put(name, in.readAllBytes());
+          }
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      }
+      if (!files.containsKey("sitecustomize.py")) {
+        throw new IllegalStateException("run/sitecustomize.py is missing from xlac's jar");
+      }
+      packed = files;
+    }
+    return packed;
+  }
+
+  private static String hash(Map<String, byte[]> files) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      for (Map.Entry<String, byte[]> f : files.entrySet()) {
+        sha.update(f.getKey().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        sha.update((byte) 0);
+        sha.update(Long.toString(f.getValue().length).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        sha.update((byte) 0);
+        sha.update(f.getValue());
+      }
+      return HexFormat.of().formatHex(sha.digest());
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A regular file (not a link) holding exactly {@code bytes}. */
+  private static boolean same(Path file, byte[] bytes) {
+    try {
+      return Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && Files.size(file) == bytes.length
+          && Arrays.equals(Files.readAllBytes(file), bytes);
+    } catch (IOException e) {
+      return false;
+    }
+  }
+}

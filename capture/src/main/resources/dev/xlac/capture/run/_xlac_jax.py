@@ -1,0 +1,160 @@
+"""JAX under `xlac run`: xlac's PJRT proxy takes the real plugin's place, under the plugin's name.
+
+JAX loads every PJRT plugin that has a path through one function, jaxlib's
+xla_client.load_pjrt_plugin_dynamically(name, path): plugins registered by `jax_plugins` packages and
+entry points (jax[cuda], jax-neuronx), PJRT_NAMES_AND_LIBRARY_PATHS pairs and their .json form, and
+libtpu through TPU_LIBRARY_PATH. When the path is the real plugin that xlac serves
+($XLAC_PJRT_REAL_PLUGIN, compared as a file), the proxy ($XLAC_PJRT_PROXY) is loaded in its place,
+under the same name, with the same options: the backend, its platform, jax.devices(NAME),
+jit(backend=NAME), JAX_PLATFORMS and JAX's warnings are what they are without xlac.
+
+JAX's own CPU client loads no plugin. When the real plugin is not loaded under a name of its own by
+the time JAX creates its "cpu" backend, the proxy (in front of a CPU plugin) stands in for that client,
+under the name "cpu", registered as JAX registered its own (not experimental, the same priority). If
+the plugin turns out not to be a CPU plugin, JAX's own CPU client is used, with one line saying so.
+
+Nothing here imports JAX: the work is done right after JAX's own modules are imported.
+"""
+import os
+import sys
+
+_PROXY = "XLAC_PJRT_PROXY"
+_REAL = "XLAC_PJRT_REAL_PLUGIN"
+# The name the stand-in loads the proxy under in jaxlib's plugin table; JAX's backend is still "cpu".
+_STAND_IN_PLUGIN = "xlac_cpu"
+
+_after_import = {}
+_fronted = []  # the names JAX loaded the real plugin under, through the proxy
+
+
+def install():
+    proxy = os.environ.get(_PROXY)
+    real = os.environ.get(_REAL)
+    if not proxy or not real or any(isinstance(f, _AfterImport) for f in sys.meta_path):
+        return
+    try:
+        real_file = _file_of(real)
+    except OSError as e:
+        raise RuntimeError("cannot read the real plugin %s (%s)" % (real, e.strerror))
+    _after_import["jaxlib.xla_client"] = lambda m: _front_the_plugin(m, proxy, real_file)
+    _after_import["jax._src.xla_bridge"] = lambda m: _stand_in_for_cpu(m, proxy)
+    sys.meta_path.insert(0, _AfterImport())
+
+
+def _file_of(path):
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino)
+
+
+def _is_the_real_plugin(path, real_file):
+    try:
+        return path is not None and _file_of(os.fspath(path)) == real_file
+    except (OSError, TypeError, ValueError):
+        return False  # a bare library name (dlopen searches for it) or no file: not the plugin xlac serves
+
+
+def _front_the_plugin(xla_client, proxy, real_file):
+    original = xla_client.load_pjrt_plugin_dynamically
+
+    def load_pjrt_plugin_dynamically(plugin_name, library_path, *args, **kwargs):
+        if _is_the_real_plugin(library_path, real_file):
+            _fronted.append(plugin_name)
+            library_path = proxy
+        return original(plugin_name, library_path, *args, **kwargs)
+
+    load_pjrt_plugin_dynamically.__doc__ = original.__doc__
+    load_pjrt_plugin_dynamically.__wrapped__ = original
+    load_pjrt_plugin_dynamically._xlac_original = original
+    xla_client.load_pjrt_plugin_dynamically = load_pjrt_plugin_dynamically
+
+
+def _stand_in_for_cpu(xla_bridge, proxy):
+    import dataclasses
+
+    registration = xla_bridge._backend_factories.get("cpu")
+    if registration is None:
+        raise RuntimeError("this JAX registers no 'cpu' backend at import")
+    own = registration.factory
+
+    def factory(*args, **kwargs):
+        if _fronted or args or kwargs:
+            return own(*args, **kwargs)  # the plugin runs under its own name: JAX's CPU stays JAX's
+        xla_client = xla_bridge.xla_client
+        load = getattr(xla_client.load_pjrt_plugin_dynamically, "_xlac_original",
+                       xla_client.load_pjrt_plugin_dynamically)
+        if not xla_client.pjrt_plugin_loaded(_STAND_IN_PLUGIN):
+            load(_STAND_IN_PLUGIN, proxy)
+        try:
+            # As many devices as JAX's own CPU client makes (a CPU plugin's default is its own).
+            client = xla_bridge.make_pjrt_c_api_client(
+                _STAND_IN_PLUGIN, options={"cpu_device_count": _cpu_device_count(xla_bridge)})
+        except Exception as e:
+            print("xlac: the plugin %s cannot stand in for JAX's CPU client (%s); JAX's own CPU client runs"
+                  " unserved" % (os.environ.get(_REAL), e), file=sys.stderr)
+            return own()
+        if client.platform != "cpu":
+            print("xlac: the plugin %s is a %s plugin, which this command does not load; JAX's own CPU client"
+                  " runs unserved" % (os.environ.get(_REAL), client.platform), file=sys.stderr)
+            return own()
+        return client
+
+    xla_bridge._backend_factories["cpu"] = dataclasses.replace(registration, factory=factory)
+
+
+def _cpu_device_count(xla_bridge):
+    """What JAX's own CPU client is given: jax_num_cpu_devices, else XLA's host device count flag, else 1."""
+    configured = getattr(xla_bridge, "num_cpu_devices", None)
+    if configured is not None and configured.value >= 0:
+        return configured.value
+    count = 1
+    for flag in os.environ.get("XLA_FLAGS", "").split():
+        if flag.startswith("--xla_force_host_platform_device_count="):
+            try:
+                count = int(flag.split("=", 1)[1])
+            except ValueError:
+                pass
+    return count
+
+
+class _Loader:
+    """The module's own loader, and then the hook, once the module has run."""
+
+    def __init__(self, loader, hook):
+        self._loader = loader
+        self._hook = hook
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        try:
+            self._hook(module)
+        except Exception as e:  # never break the import: the framework then runs unserved
+            print("xlac: cannot put xlac's proxy into %s (%s); JAX runs unserved" % (module.__name__, e),
+                  file=sys.stderr)
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+class _AfterImport:
+    """Finds the watched modules with the other finders, and wraps their loader."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        hook = _after_import.get(fullname)
+        if hook is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        del _after_import[fullname]
+        spec.loader = _Loader(spec.loader, hook)
+        return spec

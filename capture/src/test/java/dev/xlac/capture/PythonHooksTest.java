@@ -1,0 +1,64 @@
+package dev.xlac.capture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.xlac.core.ExitCode;
+import dev.xlac.core.XlacException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The Python hooks' directory: stable, private, and holding exactly the packed files whatever was there. */
+class PythonHooksTest {
+  @TempDir
+  Path tmp;
+
+  @Test
+  void theHooks_areUnpackedOnce_private_andTheSameDirectoryEachTime() throws Exception {
+    Path dir = PythonHooks.directory(Map.of("XDG_CACHE_HOME", tmp.toString()));
+    assertThat(dir.getParent()).isEqualTo(tmp.resolve("xlac/python"));
+    assertThat(dir.getFileName().toString()).matches("[0-9a-f]{64}");
+    assertThat(Files.readString(dir.resolve("sitecustomize.py"))).contains("_xlac_jax");
+    assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).isEqualTo("rwx------");
+    assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("_xlac_jax.py"))))
+        .isEqualTo("rw-------");
+    long modified = Files.getLastModifiedTime(dir.resolve("_xlac_jax.py")).toMillis();
+    Thread.sleep(20);
+    assertThat(PythonHooks.directory(Map.of("XDG_CACHE_HOME", tmp.toString()))).isEqualTo(dir);
+    assertThat(Files.getLastModifiedTime(dir.resolve("_xlac_jax.py")).toMillis()).as("not rewritten")
+        .isEqualTo(modified);
+  }
+
+  @Test
+  void aChangedFile_orALinkInItsPlace_isReplacedByThePackedOne() throws Exception {
+    Path dir = PythonHooks.directory(Map.of("XDG_CACHE_HOME", tmp.toString()));
+    String jax = Files.readString(dir.resolve("_xlac_jax.py"));
+    Files.writeString(dir.resolve("_xlac_jax.py"), "import os; os.system('echo owned')\n");
+    Path elsewhere = Files.writeString(tmp.resolve("elsewhere.py"), "print('not xlac')\n");
+    Files.delete(dir.resolve("sitecustomize.py"));
+    Files.createSymbolicLink(dir.resolve("sitecustomize.py"), elsewhere);
+
+    PythonHooks.directory(Map.of("XDG_CACHE_HOME", tmp.toString()));
+
+    assertThat(Files.readString(dir.resolve("_xlac_jax.py"))).isEqualTo(jax);
+    assertThat(dir.resolve("sitecustomize.py")).isRegularFile().isNotEqualTo(elsewhere);
+    assertThat(Files.isSymbolicLink(dir.resolve("sitecustomize.py"))).isFalse();
+    assertThat(Files.readString(elsewhere)).as("the link's target is left alone").isEqualTo("print('not xlac')\n");
+  }
+
+  @Test
+  void noUserCacheDirectory_isAnEnvironmentError_inWords() {
+    String home = System.getProperty("user.home");
+    try {
+      System.setProperty("user.home", "");
+      assertThatThrownBy(() -> PythonHooks.directory(Map.of())).isInstanceOfSatisfying(XlacException.class,
+          x -> assertThat(x.exitCode()).isEqualTo(ExitCode.ENVIRONMENT)).hasMessageContaining("XDG_CACHE_HOME or HOME");
+    } finally {
+      System.setProperty("user.home", home);
+    }
+  }
+}
