@@ -92,18 +92,23 @@ class _AfterRegistryImport:
     def find_spec(self, name, path=None, target=None):
         if name != _REGISTRY_MODULE:
             return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+        try:
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                _say("%s has no loader to follow" % name)
+                return None
+            spec.loader = _PatchingLoader(spec.loader)
             return spec
-        spec.loader = _PatchingLoader(spec.loader)
-        return spec
+        except Exception as e:  # Python's own import then goes on without us
+            _say("%s: %s" % (type(e).__name__, e))
+            return None
 
 
 class _PatchingLoader:
