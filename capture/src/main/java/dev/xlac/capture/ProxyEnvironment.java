@@ -28,14 +28,12 @@ import java.util.Optional;
  *       the program bytes, and hence not in the request key; {@code JAX_COMPILER_DETAILED_LOGGING_MIN_OPS=0}
  *       as {@code xlac dump} sets it, because JAX writes the resulting {@code xla_detailed_logging} into
  *       the compile options.</li>
- *   <li>PyTorch/XLA 2.9: the library-path variable of the device {@code PJRT_DEVICE} names, the way
- *       torch_xla's own device plugins read it ({@link #torchXla}): {@code TPU_LIBRARY_PATH} for
- *       {@code TPU}, {@code NEURON_LIBRARY_PATH} for {@code NEURON}, {@code XPU_LIBRARY_PATH} for
- *       {@code XPU}, {@code PJRT_LIBRARY_PATH} for {@code LIBRARY}. Unset or {@code CPU} (torch_xla's
- *       built-in CPU client, which loads no plugin) becomes {@code PJRT_DEVICE=LIBRARY} with
- *       {@code PJRT_LIBRARY_PATH}, with a note for {@code CPU}. Any other device (torch_xla's built-in
- *       {@code CUDA} client, a third-party plugin's name) cannot be fronted: one note, and {@code PJRT_DEVICE}
- *       is left as it is (a torch_xla command is not served; a JAX command still is).</li>
+ *   <li>PyTorch/XLA 2.9: through its device-plugin registry ({@link #torchXla}): {@code XLAC_TORCH_XLA_DEVICE}
+ *       tells the hook {@code run/_xlac_torch_xla.py} which DevicePlugin's library is the proxy, so {@code PJRT_DEVICE} (TPU, NEURON, CUDA, ...) is kept and torch_xla's launchers
+ *       work. The library-path variable of TPU, NEURON and XPU ({@code TPU_LIBRARY_PATH}, ...) names the proxy
+ *       too, for torch_xla's path without the registry. Unset or {@code CPU} (torch_xla's built-in CPU client,
+ *       which loads no plugin) becomes {@code PJRT_DEVICE=LIBRARY} with {@code PJRT_LIBRARY_PATH}, with a note
+ *       for {@code CPU}; the hook registers a CPU-like DevicePlugin for {@code LIBRARY}.</li>
  * </ul>
  *
  * Both frameworks get their variables at once: the command may be either (or both).
@@ -99,6 +97,11 @@ public record ProxyEnvironment(Map<String, String> variables, List<String> notes
   static final Map<String, String> TORCH_XLA_LIBRARY_VARIABLES = Map.of("TPU", "TPU_LIBRARY_PATH", "NEURON",
       "NEURON_LIBRARY_PATH", "XPU", "XPU_LIBRARY_PATH", "LIBRARY", "PJRT_LIBRARY_PATH");
   static final String TORCH_XLA_DEVICE = "PJRT_DEVICE";
+  /**
+   * The device type whose registered DevicePlugin the hook {@code run/_xlac_torch_xla.py} fronts: its
+   * {@code library_path()} answers {@link #PROXY}.
+   */
+  static final String TORCH_XLA_HOOK_DEVICE = "XLAC_TORCH_XLA_DEVICE";
 
   /**
    * The plugin variable of the torch_xla device in {@code user}'s {@code PJRT_DEVICE} (e.g.
@@ -118,10 +121,13 @@ public record ProxyEnvironment(Map<String, String> variables, List<String> notes
   }
 
   /**
-   * torch_xla 2.9 loads a plugin through a device plugin whose {@code library_path()} reads one variable
-   * (torch_xla/_internal/tpu.py, neuron.py, xpu.py, and the {@code LIBRARY} placeholder in its C++ runtime);
-   * the proxy takes that variable's place. Its CPU device is built in, so a command that would use it is
-   * moved to {@code LIBRARY}.
+   * torch_xla 2.9 loads a device's plugin through the DevicePlugin registered for {@code PJRT_DEVICE}, and its
+   * launchers (torch_xla.launch, xmp.spawn, torchrun) ask that registry for the device's topology: the hook
+   * answers that plugin's {@code library_path()} with the proxy and leaves the rest of it, and the device type,
+   * as they are. TPU, NEURON and XPU also read one variable each when the registry is off
+   * (torch_xla/_internal/tpu.py, neuron.py, xpu.py): it names the proxy too. The built-in CPU client loads no
+   * plugin, so a command that would use it runs as {@code LIBRARY} (a placeholder of torch_xla's C++ runtime that
+   * loads {@code PJRT_LIBRARY_PATH}), for which the hook registers a CPU-like DevicePlugin.
    */
   private static void torchXla(Map<String, String> env, Map<String, String> user, Path proxy, List<String> notes) {
     String device = torchXlaDevice(user);
@@ -129,19 +135,16 @@ public record ProxyEnvironment(Map<String, String> variables, List<String> notes
     if (device.isEmpty() || device.equals("CPU")) {
       if (device.equals("CPU")) {
         notes.add(TORCH_XLA_DEVICE + " is " + given + ", torch_xla's built-in CPU client, which loads no PJRT plugin;"
-            + " xlac runs the command with " + TORCH_XLA_DEVICE + "=LIBRARY so that torch_xla compiles through the"
+            + " xlac runs the command with " + TORCH_XLA_DEVICE + "=LIBRARY, a CPU stand-in that compiles through the"
             + " runtime proxy in front of " + env.get(REAL_PLUGIN));
       }
       env.put(TORCH_XLA_DEVICE, "LIBRARY");
       device = "LIBRARY";
     }
+    env.put(TORCH_XLA_HOOK_DEVICE, device);
     String variable = TORCH_XLA_LIBRARY_VARIABLES.get(device);
     if (variable == null) {
-      // The command may be JAX's, which the proxy still fronts: a note, and PJRT_DEVICE as the user left it.
-      notes.add(TORCH_XLA_DEVICE + "=" + given + ": torch_xla's device cannot be put behind xlac's proxy; a torch_xla"
-          + " command will not be served (xlac fronts TPU, NEURON, XPU, LIBRARY and CPU; run a plugin of your own with "
-          + TORCH_XLA_DEVICE + "=LIBRARY and --plugin PATH)");
-      return;
+      return; // CUDA, a third-party plugin: only its registered DevicePlugin names a library
     }
     String own = user.get(variable);
     if (own != null && !own.isBlank() && !sameFile(Path.of(own), Path.of(env.get(REAL_PLUGIN)))) {

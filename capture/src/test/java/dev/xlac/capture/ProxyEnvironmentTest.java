@@ -78,6 +78,8 @@ class ProxyEnvironmentTest {
     ProxyEnvironment e = ProxyEnvironment.of(Map.of("PATH", "/bin"), SETTINGS);
     assertThat(e.variables()).containsEntry("PJRT_DEVICE", "LIBRARY")
         .containsEntry("PJRT_LIBRARY_PATH", "/c/runtime/abc/libxlac_pjrt.so")
+        .containsEntry("XLAC_TORCH_XLA_DEVICE", "LIBRARY")
+        .containsEntry("XLAC_PJRT_PROXY", "/c/runtime/abc/libxlac_pjrt.so")
         .doesNotContainKeys("TPU_LIBRARY_PATH", "NEURON_LIBRARY_PATH", "XPU_LIBRARY_PATH");
     assertThat(e.notes()).isEmpty();
   }
@@ -86,7 +88,8 @@ class ProxyEnvironmentTest {
   void torchXla_cpuDevice_isBuiltIn_soItBecomesLibrary_withANote() {
     ProxyEnvironment e = ProxyEnvironment.of(Map.of("PJRT_DEVICE", "CPU"), SETTINGS);
     assertThat(e.variables()).containsEntry("PJRT_DEVICE", "LIBRARY")
-        .containsEntry("PJRT_LIBRARY_PATH", "/c/runtime/abc/libxlac_pjrt.so");
+        .containsEntry("PJRT_LIBRARY_PATH", "/c/runtime/abc/libxlac_pjrt.so")
+        .containsEntry("XLAC_TORCH_XLA_DEVICE", "LIBRARY");
     assertThat(e.notes()).singleElement().asString().startsWith("PJRT_DEVICE is CPU, torch_xla's built-in CPU client")
         .contains("/p/plugin.so");
   }
@@ -98,7 +101,8 @@ class ProxyEnvironmentTest {
     variables.forEach((device, variable) -> {
       ProxyEnvironment e = ProxyEnvironment.of(Map.of("PJRT_DEVICE", device, variable, "/p/plugin.so"), SETTINGS);
       assertThat(e.variables()).as(device).containsEntry("PJRT_DEVICE", device)
-          .containsEntry(variable, "/c/runtime/abc/libxlac_pjrt.so");
+          .containsEntry(variable, "/c/runtime/abc/libxlac_pjrt.so").containsEntry("XLAC_TORCH_XLA_DEVICE", device)
+          .containsEntry("XLAC_PJRT_PROXY", "/c/runtime/abc/libxlac_pjrt.so");
       variables.values().stream().filter(v -> !v.equals(variable))
           .forEach(other -> assertThat(e.variables()).as(device).doesNotContainKey(other));
       assertThat(e.notes()).as(device).isEmpty();
@@ -120,16 +124,18 @@ class ProxyEnvironmentTest {
             + " $XLAC_PJRT_PLUGIN) in its place");
   }
 
-  /** An unknown PJRT_DEVICE (CUDA left in a shell) made every command exit 3, JAX's included. */
+  /**
+   * CUDA (torch_xla 2.9 has no built-in CUDA client) and third-party devices load their plugin only through the
+   * DevicePlugin registered for them: the device type is kept, and the hook is told to front that plugin.
+   */
   @Test
-  void torchXla_aDeviceWithoutPluginVariable_isANote_leavesPjrtDeviceAlone_andStillFrontsJax() {
+  void torchXla_aDeviceWithoutPluginVariable_keepsItsDeviceType_andIsFrontedThroughItsRegisteredPlugin() {
     for (String device : new String[] {"CUDA", "MYCHIP"}) {
       ProxyEnvironment e = ProxyEnvironment.of(Map.of("PJRT_DEVICE", device), SETTINGS);
       assertThat(e.variables()).containsEntry("PJRT_DEVICE", device).doesNotContainKey("PJRT_LIBRARY_PATH")
+          .containsEntry("XLAC_TORCH_XLA_DEVICE", device)
           .containsEntry("XLAC_PJRT_PROXY", "/c/runtime/abc/libxlac_pjrt.so");
-      assertThat(e.notes()).singleElement().asString().startsWith("PJRT_DEVICE=" + device
-          + ": torch_xla's device cannot be put behind xlac's proxy; a torch_xla command will not be served")
-          .doesNotContain("\n");
+      assertThat(e.notes()).as(device).isEmpty();
     }
   }
 }

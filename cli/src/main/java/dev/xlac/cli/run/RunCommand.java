@@ -29,8 +29,9 @@ import picocli.CommandLine.Parameters;
         + " compile whose executable is in the cache is served from it instead of compiled.",
         "JAX loads the proxy wherever it would load the plugin (a jax_plugins package, PJRT_NAMES_AND_LIBRARY_PATHS,"
             + " TPU_LIBRARY_PATH), under the plugin's own name, and in place of its own CPU client when nothing loads the"
-            + " plugin; JAX_PLATFORMS is left as you set it. PyTorch/XLA through the library-path variable of its PJRT_DEVICE (TPU_LIBRARY_PATH,"
-            + " NEURON_LIBRARY_PATH, XPU_LIBRARY_PATH, PJRT_LIBRARY_PATH; unset or CPU: PJRT_DEVICE=LIBRARY). The"
+            + " plugin; JAX_PLATFORMS is left as you set it. PyTorch/XLA through the device plugin registered for its"
+            + " PJRT_DEVICE, which keeps its device type (unset or CPU, the built-in client: PJRT_DEVICE=LIBRARY, with"
+            + " a CPU-like device plugin). The"
             + " executables come from 'xlac run --record', 'xlac dump --plugin' or a one-shot"
             + " 'xlac parallel-compile -- COMMAND', on this machine or imported from a bundle."},
     footer = {"%nBefore the command starts, the plugin is checked (a memo makes this free for an unchanged plugin)"
@@ -53,8 +54,7 @@ import picocli.CommandLine.Parameters;
             + " lacks PJRT_Executable_Serialize or PJRT_Executable_DeserializeAndLoad, or --layout was"
             + " materialized for another plugin, or --require-remote and the remote cannot be used (after the"
             + " command, when it succeeded: its recording was not written through); 1 with --require-hits: the"
-            + " command succeeded but not every compile was served from the cache. A PJRT_DEVICE naming a torch_xla device xlac cannot front (CUDA) is a"
-            + " note: a torch_xla command is not served, a JAX command is."})
+            + " command succeeded but not every compile was served from the cache."})
 public final class RunCommand implements Callable<Integer> {
   @Option(names = "--plugin", paramLabel = "PATH",
       description = "The real PJRT plugin the command would load (default: $XLAC_PJRT_PLUGIN, else the library"
