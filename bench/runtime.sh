@@ -54,6 +54,10 @@ proxy_library() {
   [[ -f "$proxy" ]] || { echo "no proxy library at $proxy" >&2; return 1; }
   echo "$proxy"
 }
+# The directory of xlac's Python hooks that xlac run puts first on the command's PYTHONPATH.
+python_hooks() {
+  "$XLAC" run -q --cache "$WORK/cache" --plugin "$PLUGIN" -- sh -c 'printf %s "${PYTHONPATH%%:*}"'
+}
 # XLAC_PJRT_PLUGIN_SHA256 from the plugin memo xlac run wrote into the cache.
 plugin_sha_env() {
   local memo
@@ -118,7 +122,11 @@ jaxwarm() {
   PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real JAX_COMPILATION_CACHE_DIR="$WORK/jax-cache" \
     JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=0 first_step "${decoder[@]}"
 }
-served() { first_step "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${decoder[@]}"; }
+# Under xlac the plugin is registered as without it ("real"): xlac run loads the proxy under that name.
+served() {
+  PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real first_step "$XLAC" run --cache "$WORK/cache" \
+    --plugin "$PLUGIN" -- "${decoder[@]}"
+}
 # The same served run without xlac's JVM: the environment xlac run gives the command, set here by hand
 # (the proxy unpacked by xlac run, the plugin's hash from its memo), to split xlac run's time into its
 # JVM and the served compiles.
@@ -126,23 +134,27 @@ proxyonly() {
   local proxy
   proxy=$(proxy_library)
   mkdir -p "$WORK/stats"
-  PJRT_NAMES_AND_LIBRARY_PATHS="xlac:$proxy" JAX_PLATFORMS=xlac XLAC_PJRT_REAL_PLUGIN="$PLUGIN" \
+  PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real PYTHONPATH="$(python_hooks)" \
+    XLAC_PJRT_PROXY="$proxy" XLAC_PJRT_REAL_PLUGIN="$PLUGIN" \
     XLAC_PJRT_PLUGIN_SHA256="$(plugin_sha_env)" \
     XLAC_PJRT_LAYOUT="$WORK/cache/runtime/pjrt" XLAC_PJRT_STATS="$WORK/stats" JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS=0 \
     JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX='.*' JAX_COMPILER_DETAILED_LOGGING_MIN_OPS=0 first_step "${decoder[@]}"
 }
 
 # Warm both caches once (and check that xlac run serves everything).
-"$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" --record -- "${decoder[@]}" >/dev/null 2>&1
+PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real \
+  "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" --record -- "${decoder[@]}" >/dev/null 2>&1
 jaxwarm >/dev/null
-"$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" --report "$WORK/served.json" -- "${decoder[@]}" \
+PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real \
+  "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" --report "$WORK/served.json" -- "${decoder[@]}" \
   >/dev/null 2>&1
 grep -q '"misses": 0,' "$WORK/served.json" && grep -q '"fallbacks": 0,' "$WORK/served.json" \
   || { echo "xlac run did not serve every compile:" >&2; cat "$WORK/served.json" >&2; exit 1; }
 # The timed xlac runs repeat one invocation, as a user's job does: the first (untimed) writes its launch plan,
 # and the check run shows that the next ones start the command without a JVM (runtime/README.md, "The fast start").
 served >/dev/null
-fast_start_check "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${decoder[@]}"
+PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real \
+  fast_start_check "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${decoder[@]}"
 
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -a c_first c_total x_first x_total j_first j_total p_first p_total
