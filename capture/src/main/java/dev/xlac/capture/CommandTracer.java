@@ -40,11 +40,10 @@ public final class CommandTracer {
    * @param command the command and its arguments
    * @param frontend which environment to give it ({@link Frontend#AUTO} is resolved here)
    * @param staging an existing, empty directory for the dumps
-   * @param support an existing directory xlac owns for the run's helper files
    * @param moduleFilter null for all modules; else a module is kept when the pattern is found in its name
    * @param userEnvironment the environment to start from (normally {@code System.getenv()})
    */
-  public record Request(List<String> command, Frontend frontend, Path staging, Path support, Pattern moduleFilter,
+  public record Request(List<String> command, Frontend frontend, Path staging, Pattern moduleFilter,
       Map<String, String> userEnvironment, Duration pollInterval) {
     public Request {
       command = List.copyOf(command);
@@ -65,7 +64,7 @@ public final class CommandTracer {
 
   public static Outcome run(Request r, CaptureListener listener) throws InterruptedException {
     Frontend frontend = r.frontend().resolve(r.userEnvironment());
-    TraceEnvironment env = TraceEnvironment.of(frontend, r.userEnvironment(), r.staging(), r.support());
+    TraceEnvironment env = TraceEnvironment.of(frontend, r.userEnvironment(), r.staging());
     GroupChild.Started started = GroupChild.start(r.command(), env.variables());
     Process child = started.process();
     DumpWatcher watcher = new DumpWatcher(r.staging(), frontend, r.moduleFilter(), listener,

@@ -81,9 +81,7 @@ public record ProxyEnvironment(Map<String, String> variables, List<String> notes
   private static void frameworks(Map<String, String> env, Map<String, String> user, Path proxy, List<String> notes) {
     // JAX (and the Python hooks of any framework).
     env.put(PROXY, proxy.toString());
-    String pythonPath = user.get("PYTHONPATH");
-    env.put("PYTHONPATH", PythonHooks.directory(user)
-        + (pythonPath == null || pythonPath.isEmpty() ? "" : java.io.File.pathSeparator + pythonPath));
+    env.put("PYTHONPATH", PythonHooks.firstOn(user.get("PYTHONPATH"), user));
     env.put(JAX_FULL_TRACEBACKS, "0");
     env.put(JAX_FILE_REGEX, ".*");
     // JAX writes xla_detailed_logging (true for modules of at least this many ops) into the compile

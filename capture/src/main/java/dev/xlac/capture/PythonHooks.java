@@ -18,9 +18,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * xlac's Python hooks for a command it puts its PJRT proxy in front of ({@code run/} in this module's resources:
- * a {@code sitecustomize.py} that installs {@code _xlac_jax} and {@code _xlac_torch_xla}, then chains to the
- * sitecustomize it shadows). They are unpacked into {@code USER_CACHE/python/<sha256>/} ({@link UserCacheRoot};
+ * xlac's Python hooks for a command it traces or puts its PJRT proxy in front of ({@code run/} in this module's
+ * resources: a {@code sitecustomize.py} that installs {@code _xlac_dump}, {@code _xlac_jax} and
+ * {@code _xlac_torch_xla}, each acting only when its variables are set, then chains to the sitecustomize it
+ * shadows). They are unpacked into {@code USER_CACHE/python/<sha256>/} ({@link UserCacheRoot};
  * the hash of all of them), so that the directory, and the {@code PYTHONPATH} that names it, is the same for every
  * run of one xlac build (a launch plan of the fast start holds it), and two builds never share one. Each use
  * compares the files with the packed ones and rewrites any that differ: they run inside the user's training
@@ -28,7 +29,8 @@ import java.util.Map;
  */
 public final class PythonHooks {
   /** The hook files, in {@code run/}; a name that is not packed is skipped. */
-  static final String[] FILES = {"sitecustomize.py", "_xlac_jax.py", "_xlac_torch_xla.py"};
+  static final String[] FILES = {"sitecustomize.py", "_xlac_after_import.py", "_xlac_dump.py", "_xlac_jax.py",
+      "_xlac_torch_xla.py"};
 
   private static Map<String, byte[]> packed;
 
@@ -41,6 +43,22 @@ public final class PythonHooks {
    * @param env the user's environment (where {@code XDG_CACHE_HOME} and {@code HOME} are read)
    * @throws XlacException (ENVIRONMENT) when there is no user cache directory or the files cannot be written
    */
+  /**
+   * {@code pythonPath} (the command's {@code PYTHONPATH}, or null) with the hooks' directory first, once.
+   *
+   * @param env the user's environment, as for {@link #directory}
+   */
+  public static String firstOn(String pythonPath, Map<String, String> env) {
+    String hooks = directory(env).toString();
+    if (pythonPath == null || pythonPath.isEmpty()) {
+      return hooks;
+    }
+    if (pythonPath.equals(hooks) || pythonPath.startsWith(hooks + java.io.File.pathSeparator)) {
+      return pythonPath; // a traced command that records: the trace put them there already
+    }
+    return hooks + java.io.File.pathSeparator + pythonPath;
+  }
+
   public static Path directory(Map<String, String> env) {
     Map<String, byte[]> files = packed();
     Path root = UserCacheRoot.of(env, System.getProperty("user.home")).orElseThrow(() -> XlacException.environment(

@@ -17,12 +17,10 @@ import java.util.stream.Stream;
 public final class StagingDirectories implements AutoCloseable {
   private final Path dumps;
   private final boolean keep;
-  private final Path support;
 
-  private StagingDirectories(Path dumps, boolean keep, Path support) {
+  private StagingDirectories(Path dumps, boolean keep) {
     this.dumps = dumps;
     this.keep = keep;
-    this.support = support;
   }
 
   /**
@@ -56,7 +54,7 @@ public final class StagingDirectories implements AutoCloseable {
     } else {
       dumps = temp("xlac-dump-");
     }
-    return new StagingDirectories(dumps, keepDumps != null, temp("xlac-dump-support-"));
+    return new StagingDirectories(dumps, keepDumps != null);
   }
 
   private static Path temp(String prefix) {
@@ -72,17 +70,12 @@ public final class StagingDirectories implements AutoCloseable {
     return dumps;
   }
 
-  public Path support() {
-    return support;
-  }
-
   public boolean keptDumps() {
     return keep;
   }
 
   @Override
   public void close() {
-    deleteTree(support);
     if (!keep) {
       deleteTree(dumps);
     }

@@ -18,9 +18,9 @@ import java.util.Map;
  * <ul>
  *   <li>XLA frontends (JAX, PyTorch/XLA, auto): {@code XLA_FLAGS} merged by {@link XlaFlags};
  *       {@code JAX_COMPILER_DETAILED_LOGGING_MIN_OPS=0}, because JAX marks modules with fewer MLIR
- *       ops (default 10) as not worth XLA's detailed logging, which includes dumping; and a
- *       {@code sitecustomize.py} first on {@code PYTHONPATH} that gives each Python process its
- *       own dump directory {@code STAGING/pid-N} ({@code STAGING/main} for anything else).</li>
+ *       ops (default 10) as not worth XLA's detailed logging, which includes dumping; and xlac's Python
+ *       hooks ({@link PythonHooks}) first on {@code PYTHONPATH}, whose {@code _xlac_dump} gives each Python
+ *       process its own dump directory {@code STAGING/pid-N} ({@code STAGING/main} for anything else).</li>
  *   <li>Neuron: {@code NEURON_EXTRACT_GRAPHS_ONLY=1} (graphs are written to the compile cache and
  *       not compiled; execution returns zeros) and {@code NEURON_COMPILE_CACHE_URL=STAGING}.</li>
  * </ul>
@@ -39,9 +39,8 @@ public record TraceEnvironment(Map<String, String> variables, List<String> notes
    * @param frontend a resolved frontend
    * @param user the user's environment
    * @param staging where graphs are to be written (it must exist)
-   * @param support a directory xlac owns for the run, where {@code sitecustomize.py} is written
    */
-  public static TraceEnvironment of(Frontend frontend, Map<String, String> user, Path staging, Path support) {
+  public static TraceEnvironment of(Frontend frontend, Map<String, String> user, Path staging) {
     Map<String, String> env = new HashMap<>(withoutLauncherLocale(user));
     List<String> notes = new ArrayList<>();
     if (frontend == Frontend.NEURON) {
@@ -61,9 +60,7 @@ public record TraceEnvironment(Map<String, String> variables, List<String> notes
     if (frontend == Frontend.JAX || frontend == Frontend.AUTO) {
       env.put(JAX_MIN_OPS, "0");
     }
-    writeSiteCustomize(support);
-    String pythonPath = user.get("PYTHONPATH");
-    env.put("PYTHONPATH", support + (pythonPath == null || pythonPath.isEmpty() ? "" : File.pathSeparator + pythonPath));
+    env.put("PYTHONPATH", PythonHooks.firstOn(user.get("PYTHONPATH"), user));
     return new TraceEnvironment(Map.copyOf(env), List.copyOf(notes));
   }
 
@@ -94,15 +91,4 @@ public record TraceEnvironment(Map<String, String> variables, List<String> notes
     return own;
   }
 
-  private static void writeSiteCustomize(Path dir) {
-    try (InputStream in = TraceEnvironment.class.getResourceAsStream("sitecustomize.py")) {
-      if (in == null) {
-        throw new IllegalStateException("sitecustomize.py is missing from xlac's jar");
-      }
-      Files.createDirectories(dir);
-      Files.write(dir.resolve("sitecustomize.py"), in.readAllBytes());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
 }

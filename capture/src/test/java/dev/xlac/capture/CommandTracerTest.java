@@ -24,8 +24,7 @@ class CommandTracerTest {
 
   private CommandTracer.Outcome trace(Frontend fe, Map<String, String> env, String... command) throws Exception {
     Path staging = Files.createDirectories(tmp.resolve("staging"));
-    Path support = Files.createDirectories(tmp.resolve("support"));
-    return CommandTracer.run(new CommandTracer.Request(List.of(command), fe, staging, support, null, env,
+    return CommandTracer.run(new CommandTracer.Request(List.of(command), fe, staging, null, env,
         Duration.ofMillis(50)), captured::add);
   }
 
@@ -61,13 +60,15 @@ class CommandTracerTest {
   @Test
   void xlaEnvironment_keepsUserFlags_andSetsJaxThreshold() throws Exception {
     Path out = tmp.resolve("env.txt");
-    trace(Frontend.JAX, env("XLA_FLAGS", "--xla_cpu_enable_fast_math=false", "PYTHONPATH", "/user/lib"), "sh", "-c",
+    trace(Frontend.JAX, env("XLA_FLAGS", "--xla_cpu_enable_fast_math=false", "PYTHONPATH", "/user/lib",
+        "XDG_CACHE_HOME", tmp.resolve("user-cache").toString()), "sh", "-c",
         "printf '%s\\n%s\\n%s\\n' \"$XLA_FLAGS\" \"$JAX_COMPILER_DETAILED_LOGGING_MIN_OPS\" \"$PYTHONPATH\" > " + out);
     List<String> lines = Files.readAllLines(out);
     assertThat(lines.get(0)).isEqualTo("--xla_cpu_enable_fast_math=false --xla_dump_to=" + tmp.resolve("staging/main")
         + " --xla_dump_hlo_as_proto");
     assertThat(lines.get(1)).isEqualTo("0");
-    assertThat(lines.get(2)).isEqualTo(tmp.resolve("support") + ":/user/lib");
+    assertThat(lines.get(2)).as("xlac's Python hooks first, then the user's path")
+        .matches(java.util.regex.Pattern.quote(tmp.resolve("user-cache/xlac/python").toString()) + "/[0-9a-f]{64}:/user/lib");
   }
 
   @Test

@@ -61,4 +61,16 @@ class PythonHooksTest {
       System.setProperty("user.home", home);
     }
   }
+
+  /** A traced command that records gets the hooks from the trace and again from the proxy: once on the path. */
+  @Test
+  void firstOn_putsTheHooksFirst_once() {
+    Map<String, String> env = Map.of("XDG_CACHE_HOME", tmp.toString());
+    String hooks = PythonHooks.directory(env).toString();
+    assertThat(PythonHooks.firstOn(null, env)).isEqualTo(hooks);
+    assertThat(PythonHooks.firstOn("", env)).isEqualTo(hooks);
+    assertThat(PythonHooks.firstOn("/src", env)).isEqualTo(hooks + ":/src");
+    assertThat(PythonHooks.firstOn(PythonHooks.firstOn("/src", env), env)).isEqualTo(hooks + ":/src");
+    assertThat(PythonHooks.firstOn(hooks + "-not:/src", env)).isEqualTo(hooks + ":" + hooks + "-not:/src");
+  }
 }

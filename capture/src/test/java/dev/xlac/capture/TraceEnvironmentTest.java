@@ -35,7 +35,7 @@ class TraceEnvironmentTest {
   @Test
   void theTracedCommandsEnvironment_hasTheUsersLocale() {
     Map<String, String> jvm = Map.of("LC_ALL", "C.UTF-8", "XLAC_LAUNCHER_LC_ALL", "C.UTF-8", "XLAC_USER_LC_ALL", "C");
-    TraceEnvironment env = TraceEnvironment.of(Frontend.JAX, jvm, tmp.resolve("staging"), tmp.resolve("support"));
+    TraceEnvironment env = TraceEnvironment.of(Frontend.JAX, jvm, tmp.resolve("staging"));
     assertThat(env.variables()).containsEntry("LC_ALL", "C").doesNotContainKeys("XLAC_LAUNCHER_LC_ALL", "XLAC_USER_LC_ALL");
   }
 }

@@ -62,7 +62,7 @@ final class CommandSource implements AutoCloseable {
     java.util.Map<String, String> env = recording == null ? spec.env() : recording.environment(spec.env(), notes);
     try {
       CommandTracer.Outcome o = CommandTracer.run(new CommandTracer.Request(spec.command(), spec.frontend(),
-          dirs.dumps(), dirs.support(), spec.moduleFilter(), env, spec.pollInterval()), gate);
+          dirs.dumps(), spec.moduleFilter(), env, spec.pollInterval()), gate);
       if (!notes.isEmpty()) {
         notes.addAll(o.notes());
         o = new CommandTracer.Outcome(o.exitStatus(), o.frontend(), o.counts(), o.signalForwarded(), notes);

@@ -23,22 +23,28 @@ _REAL = "XLAC_PJRT_REAL_PLUGIN"
 # The name the stand-in loads the proxy under in jaxlib's plugin table; JAX's backend is still "cpu".
 _STAND_IN_PLUGIN = "xlac_cpu"
 
-_after_import = {}
 _fronted = []  # the names JAX loaded the real plugin under, through the proxy
+_installed = []
 
 
 def install():
     proxy = os.environ.get(_PROXY)
     real = os.environ.get(_REAL)
-    if not proxy or not real or any(isinstance(f, _AfterImport) for f in sys.meta_path):
+    if not proxy or not real or _installed:
         return
     try:
         real_file = _file_of(real)
     except OSError as e:
         raise RuntimeError("cannot read the real plugin %s (%s)" % (real, e.strerror))
-    _after_import["jaxlib.xla_client"] = lambda m: _front_the_plugin(m, proxy, real_file)
-    _after_import["jax._src.xla_bridge"] = lambda m: _stand_in_for_cpu(m, proxy)
-    sys.meta_path.insert(0, _AfterImport())
+    from _xlac_after_import import when_imported
+
+    _installed.append(True)
+    when_imported("jaxlib.xla_client", lambda m: _front_the_plugin(m, proxy, real_file), _say)
+    when_imported("jax._src.xla_bridge", lambda m: _stand_in_for_cpu(m, proxy), _say)
+
+
+def _say(reason):
+    print("xlac: cannot put xlac's proxy into JAX (%s); JAX runs unserved" % reason, file=sys.stderr)
 
 
 def _file_of(path):
@@ -114,47 +120,3 @@ def _cpu_device_count(xla_bridge):
             except ValueError:
                 pass
     return count
-
-
-class _Loader:
-    """The module's own loader, and then the hook, once the module has run."""
-
-    def __init__(self, loader, hook):
-        self._loader = loader
-        self._hook = hook
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        self._loader.exec_module(module)
-        try:
-            self._hook(module)
-        except Exception as e:  # never break the import: the framework then runs unserved
-            print("xlac: cannot put xlac's proxy into %s (%s); JAX runs unserved" % (module.__name__, e),
-                  file=sys.stderr)
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
-
-
-class _AfterImport:
-    """Finds the watched modules with the other finders, and wraps their loader."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        hook = _after_import.get(fullname)
-        if hook is None:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        del _after_import[fullname]
-        spec.loader = _Loader(spec.loader, hook)
-        return spec

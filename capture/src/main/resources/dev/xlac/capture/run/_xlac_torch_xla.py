@@ -85,59 +85,18 @@ def _patch_registry(plugins):
         register_plugin(device, _cpu_stand_in(plugins))
 
 
-class _AfterRegistryImport:
-    """A meta-path finder that lets the real finder load torch_xla's registry module, then patches it
-    before anything else (torch_xla's own entry-point registration included) can use it."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != _REGISTRY_MODULE:
-            return None
-        try:
-            for finder in sys.meta_path:
-                if finder is self or not hasattr(finder, "find_spec"):
-                    continue
-                spec = finder.find_spec(name, path, target)
-                if spec is not None:
-                    break
-            else:
-                return None
-            if spec.loader is None or not hasattr(spec.loader, "exec_module"):
-                _say("%s has no loader to follow" % name)
-                return None
-            spec.loader = _PatchingLoader(spec.loader)
-            return spec
-        except Exception as e:  # Python's own import then goes on without us
-            _say("%s: %s" % (type(e).__name__, e))
-            return None
-
-
-class _PatchingLoader:
-    def __init__(self, loader):
-        self._loader = loader
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        self._loader.exec_module(module)
-        try:
-            _patch_registry(module)
-        except Exception as e:  # never the reason the command fails
-            _say("%s: %s" % (type(e).__name__, e))
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
+_installed = []
 
 
 def install():
     try:
-        if not os.environ.get(_DEVICE) or not os.environ.get(_PROXY):
+        if not os.environ.get(_DEVICE) or not os.environ.get(_PROXY) or _installed:
             return
-        module = sys.modules.get(_REGISTRY_MODULE)
-        if module is not None:  # imported before us (a sitecustomize earlier on the path)
-            _patch_registry(module)
-            return
-        if not any(isinstance(f, _AfterRegistryImport) for f in sys.meta_path):
-            sys.meta_path.insert(0, _AfterRegistryImport())
+        from _xlac_after_import import when_imported
+
+        _installed.append(True)
+        # Patched before anything else (torch_xla's own entry-point registration included) can use it; at once
+        # when it was imported before us (a sitecustomize earlier on the path).
+        when_imported(_REGISTRY_MODULE, _patch_registry, _say)
     except Exception as e:
         _say("%s: %s" % (type(e).__name__, e))

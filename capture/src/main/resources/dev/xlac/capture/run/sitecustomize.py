@@ -1,10 +1,11 @@
-# Put first on the command's PYTHONPATH by `xlac run` (and by recording runs), from a directory named
-# by the hash of these files. Python imports this module at interpreter start, before the command
-# imports any framework. It installs xlac's hooks, each of which acts only when its framework is
-# imported: _xlac_jax puts xlac's PJRT proxy where JAX loads the real plugin, under the plugin's own
-# name; _xlac_torch_xla does the same through torch_xla's device-plugin registry. A hook that fails
-# says so in one line and leaves its framework as it is: the command then runs unserved, never broken.
-# Then the sitecustomize module that this one shadows runs, if there is one, as Python would have.
+# Put first on the command's PYTHONPATH by `xlac run`, `xlac dump` and recording runs, from a directory
+# named by the hash of these files. Python imports this module at interpreter start, before the command
+# imports any framework. It installs xlac's hooks, each of which acts only when its variables are set:
+# _xlac_dump gives each process its own dump directory; _xlac_jax puts xlac's PJRT proxy where JAX
+# loads the real plugin, under the plugin's own name; _xlac_torch_xla does the same through torch_xla's
+# device-plugin registry. A hook that fails says so in one line and leaves its framework as it is: the
+# command then runs as without xlac, never broken. Then the sitecustomize module that this one shadows
+# runs, if there is one, as Python would have.
 import os
 import sys
 
@@ -13,18 +14,17 @@ def _xlac_install():
     import importlib
     import importlib.util
 
-    for name in ("_xlac_jax", "_xlac_torch_xla"):
+    for name in ("_xlac_dump", "_xlac_jax", "_xlac_torch_xla"):
         try:
             if importlib.util.find_spec(name) is None:
                 continue
             importlib.import_module(name).install()
         except Exception as e:  # never break the user's program
-            print("xlac: %s: %s; that framework runs unserved" % (name, e), file=sys.stderr)
+            print("xlac: %s: %s; left out" % (name, e), file=sys.stderr)
 
 
 def _xlac_chain():
-    # Only the entries after this one's directory: a sitecustomize found there that chains the same way
-    # (xlac dump's, under a recording) never finds this one again.
+    # Only the entries after this one's directory: this one is never found again.
     import importlib.machinery
     import importlib.util
 
