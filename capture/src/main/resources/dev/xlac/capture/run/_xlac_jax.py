@@ -39,12 +39,14 @@ def install():
     from _xlac_after_import import when_imported
 
     _installed.append(True)
-    when_imported("jaxlib.xla_client", lambda m: _front_the_plugin(m, proxy, real_file), _say)
-    when_imported("jax._src.xla_bridge", lambda m: _stand_in_for_cpu(m, proxy), _say)
+    when_imported("jaxlib.xla_client", lambda m: _front_the_plugin(m, proxy, real_file),
+                  lambda why: _say(why, "the plugins JAX loads run unserved"))
+    when_imported("jax._src.xla_bridge", lambda m: _stand_in_for_cpu(m, proxy),
+                  lambda why: _say(why, "JAX's own CPU client runs unserved"))
 
 
-def _say(reason):
-    print("xlac: cannot put xlac's proxy into JAX (%s); JAX runs unserved" % reason, file=sys.stderr)
+def _say(why, outcome):
+    print("xlac: cannot put xlac's proxy into JAX (%s); %s" % (why, outcome), file=sys.stderr)
 
 
 def _file_of(path):
