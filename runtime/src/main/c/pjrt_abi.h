@@ -117,6 +117,22 @@ typedef struct {
   size_t num_attributes;            /* out */
 } xp_plugin_attributes_args;
 
+/* PJRT_Client_Create_Args up to the client it makes (the fields after it are not read). */
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  const void *create_options;
+  size_t num_options;
+  void *kv_get_callback, *kv_get_user_arg, *kv_put_callback, *kv_put_user_arg;
+  xpjrt_client *client; /* out */
+} xp_client_create_args;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_client *client;
+} xp_client_destroy_args;
+
 typedef struct {
   size_t struct_size;
   void *extension_start;
@@ -236,6 +252,8 @@ typedef struct xp_extension {
 typedef xpjrt_error *(*xp_plugin_attributes_fn)(xp_plugin_attributes_args *);
 typedef xpjrt_error *(*xp_client_text_fn)(xp_client_text_args *);
 typedef xpjrt_error *(*xp_client_compile_fn)(xp_client_compile_args *);
+typedef xpjrt_error *(*xp_client_create_fn)(xp_client_create_args *);
+typedef xpjrt_error *(*xp_client_destroy_fn)(xp_client_destroy_args *);
 typedef xpjrt_error *(*xp_client_devices_fn)(xp_client_devices_args *);
 typedef xpjrt_error *(*xp_device_get_description_fn)(xp_device_get_description_args *);
 typedef xpjrt_error *(*xp_device_kind_fn)(xp_device_kind_args *);
