@@ -121,8 +121,35 @@ static xpjrt_loaded *load(const xpreload *p, const uint8_t *exe, size_t size) {
   return d->loaded_executable;
 }
 
+/* The budget, also at most half the device memory the client's first device has free, when the plugin
+ * reports its limit (a GPU's; the CPU plugin reports none): executables loaded ahead must leave the
+ * script its memory. */
+static uint64_t device_budget(const xpreload *p, uint64_t budget) {
+  xp_client_devices_fn devices = (xp_client_devices_fn)slot_fn(p, XP_CLIENT_ADDRESSABLE_DEVICES);
+  xp_device_memory_stats_fn stats = (xp_device_memory_stats_fn)slot_fn(p, XP_DEVICE_MEMORY_STATS);
+  if (!devices || !stats) return budget;
+  xp_client_devices_args d = {XP_SIZE(xp_client_devices_args, num_devices), NULL, p->setup.client, NULL, 0};
+  xpjrt_error *e = devices(&d);
+  if (e || !d.devices || d.num_devices == 0) {
+    drop_error(p, e);
+    return budget;
+  }
+  xp_device_memory_stats_args m;
+  memset(&m, 0, sizeof m);
+  m.struct_size = XP_SIZE(xp_device_memory_stats_args, peak_pool_bytes_is_set);
+  m.device = d.devices[0];
+  e = stats(&m);
+  if (e || !m.bytes_limit_is_set || m.bytes_limit <= 0) {
+    drop_error(p, e);
+    return budget;
+  }
+  uint64_t free_bytes = m.bytes_limit > m.bytes_in_use ? (uint64_t)(m.bytes_limit - m.bytes_in_use) : 0;
+  return free_bytes / 2 < budget ? free_bytes / 2 : budget;
+}
+
 static void *loader(void *arg) {
   xpreload *p = arg;
+  p->setup.budget_bytes = device_budget(p, p->setup.budget_bytes); /* here: not on the client's creation path */
   for (size_t i = 0; i < p->count && !atomic_load(&p->stopping); i++) {
     slot *s = &p->slots[i];
     int expected = PENDING;

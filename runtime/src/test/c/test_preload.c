@@ -62,6 +62,28 @@ static void fake_error_destroy(xp_error_destroy_args *a) {
   atomic_fetch_sub(&live_errors, 1);
 }
 
+/* The device's memory: a limit of 0 is a plugin that reports none (an error, as the CPU plugin's). */
+static atomic_llong memory_limit, memory_in_use;
+static xpjrt_device *const fake_devices[1] = {(xpjrt_device *)0x10};
+
+static xpjrt_error *fake_devices_fn(xp_client_devices_args *a) {
+  a->devices = fake_devices;
+  a->num_devices = 1;
+  return NULL;
+}
+
+static xpjrt_error *fake_memory_stats(xp_device_memory_stats_args *a) {
+  if (a->device != fake_devices[0] || a->struct_size < XP_SIZE(xp_device_memory_stats_args, bytes_limit_is_set)) abort();
+  if (!atomic_load(&memory_limit)) {
+    atomic_fetch_add(&live_errors, 1);
+    return calloc(1, sizeof(xpjrt_error));
+  }
+  a->bytes_limit = atomic_load(&memory_limit);
+  a->bytes_limit_is_set = true;
+  a->bytes_in_use = atomic_load(&memory_in_use);
+  return NULL;
+}
+
 static void put(unsigned slot, const void *fn) { memcpy(table + XP_SLOT_OFFSET(slot), &fn, sizeof fn); }
 
 static void make_table(void) {
@@ -70,6 +92,8 @@ static void make_table(void) {
   put(XP_ERROR_DESTROY, (const void *)fake_error_destroy);
   put(XP_LOADED_DESTROY, (const void *)fake_loaded_destroy);
   put(XP_EXECUTABLE_DESERIALIZE_AND_LOAD, (const void *)fake_deserialize);
+  put(XP_CLIENT_ADDRESSABLE_DEVICES, (const void *)fake_devices_fn);
+  put(XP_DEVICE_MEMORY_STATS, (const void *)fake_memory_stats);
 }
 
 /* ------------------------------------------------------------ a layout and its list */
@@ -291,6 +315,22 @@ int main(void) {
     CHECK(c[0] == 3, "a claim makes room: loaded %llu", (unsigned long long)c[0]);
     if (l) release(l);
     finish(p);
+  }
+
+  /* deviceMemory_boundsTheBudget: half of what the device has free (4000 - 0), not the 1 MiB asked */
+  {
+    reset();
+    atomic_store(&memory_limit, 5000);
+    atomic_store(&memory_in_use, 1000);
+    write_list((int[]){1, 2, 3, 0});
+    xpreload *p = start(1 << 20);
+    settle(p, 2);
+    sleep_ms(100);
+    uint64_t c[4];
+    xpreload_counts(p, c);
+    CHECK(c[0] == 2, "within half the free device memory: loaded %llu", (unsigned long long)c[0]);
+    finish(p);
+    atomic_store(&memory_limit, 0);
   }
 
   /* unclaimedExecutables_areDestroyedWithTheClient_andCounted */
