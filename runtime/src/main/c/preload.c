@@ -147,6 +147,12 @@ static uint64_t device_budget(const xpreload *p, uint64_t budget) {
   return free_bytes / 2 < budget ? free_bytes / 2 : budget;
 }
 
+/* Whether `size` more bytes fit the budget (the first executable outstanding always does). */
+static int within_budget(xpreload *p, uint64_t size) {
+  uint64_t out = atomic_load(&p->outstanding);
+  return out == 0 || out + size <= p->setup.budget_bytes;
+}
+
 static void *loader(void *arg) {
   xpreload *p = arg;
   p->setup.budget_bytes = device_budget(p, p->setup.budget_bytes); /* here: not on the client's creation path */
@@ -166,17 +172,20 @@ static void *loader(void *arg) {
       continue;
     }
     uint64_t read_ns = now_ns() - t0;
-    /* Within the budget: wait for claims to free room (never for the first executable outstanding). */
-    for (;;) {
-      int seen = atomic_load(&p->progress);
-      uint64_t out = atomic_load(&p->outstanding);
-      if (atomic_load(&p->stopping) || out == 0 || out + size <= p->setup.budget_bytes) break;
-      wait_while(&p->progress, seen);
-    }
-    if (atomic_load(&p->stopping)) {
-      free(exe);
-      set_state(s, PENDING); /* not begun: its request goes the usual way */
-      break;
+    if (!within_budget(p, size)) {
+      /* Wait for claims to free room with the slot given back: its own request, should it come first,
+       * must not wait for a room that only other claims can make. */
+      set_state(s, PENDING);
+      while (!atomic_load(&p->stopping) && !within_budget(p, size)) {
+        int seen = atomic_load(&p->progress);
+        if (!within_budget(p, size)) wait_while(&p->progress, seen);
+      }
+      expected = PENDING;
+      if (atomic_load(&p->stopping) || !atomic_compare_exchange_strong(&s->state, &expected, LOADING)) {
+        free(exe); /* stopped (its request goes the usual way), or its request took it */
+        if (atomic_load(&p->stopping)) break;
+        continue;
+      }
     }
     uint64_t t1 = now_ns();
     xpjrt_loaded *l = load(p, exe, size);

@@ -317,6 +317,30 @@ int main(void) {
     finish(p);
   }
 
+  /* budgetWait_leavesTheWaitingKeyToItsRequest: 3 waits for room that only claims of 1 or 2 make; its own
+   * request must not wait for it (in a child: without the fix it waits for ever) */
+  {
+    reset();
+    write_list((int[]){1, 2, 3, 0});
+    pid_t pid = fork();
+    if (pid == 0) {
+      alarm(5);
+      xpreload *p = start(2500);
+      settle(p, 2);
+      sleep_ms(100);
+      int r = claim(p, 3, NULL, NULL);
+      uint64_t c[4];
+      xpreload_counts(p, c);
+      int ok = r == XPRELOAD_NONE && c[0] == 2;
+      finish(p);
+      _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the request for the key waiting on the budget: status %d",
+          status);
+  }
+
   /* deviceMemory_boundsTheBudget: half of what the device has free (4000 - 0), not the 1 MiB asked */
   {
     reset();
