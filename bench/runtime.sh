@@ -128,7 +128,7 @@ proxyonly() {
   proxy=$(proxy_library)
   mkdir -p "$WORK/stats"
   PJRT_NAMES_AND_LIBRARY_PATHS="xlac:$proxy" JAX_PLATFORMS=xlac XLAC_PJRT_REAL_PLUGIN="$PLUGIN" \
-    XLAC_PJRT_PLUGIN_SHA256="$(plugin_sha_env)" ${PRELOAD_LIST:+XLAC_PJRT_PRELOAD="$PRELOAD_LIST"} \
+    XLAC_PJRT_PLUGIN_SHA256="$(plugin_sha_env)" \
     XLAC_PJRT_LAYOUT="$WORK/cache/runtime/pjrt" XLAC_PJRT_STATS="$WORK/stats" JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS=0 \
     JAX_HLO_SOURCE_FILE_CANONICALIZATION_REGEX='.*' JAX_COMPILER_DETAILED_LOGGING_MIN_OPS=0 first_step "${decoder[@]}"
 }
@@ -146,7 +146,7 @@ served >/dev/null
 fast_start_check "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${decoder[@]}"
 # The list of keys the served runs keep for the decoder's command (the only command run on this cache so far).
 list_file=$(ls "$WORK"/cache/runtime/pjrt/preload/*.keys)
-ahead() { rm -rf "$WORK/stats"; PRELOAD_LIST="$list_file" proxyonly; }
+ahead() { rm -rf "$WORK/stats"; XLAC_PJRT_PRELOAD="$list_file" proxyonly; }  # exported for the call
 
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -a c_first c_total x_first x_total j_first j_total p_first p_total a_first a_total

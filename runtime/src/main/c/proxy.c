@@ -3,7 +3,7 @@
  *
  * GetPjrtApi loads the real plugin and returns a copy of its function table in which only
  * PJRT_Client_Compile is replaced (and PJRT_LoadedExecutable_Execute, for struct-size bridging
- * only: bridge.h). Everything else, including the API version, the extension
+ * only: bridge.h; PJRT_Client_Create and _Destroy when loading ahead: preload.h). Everything else, including the API version, the extension
  * chain, Plugin_Initialize and Plugin_Attributes, is the real plugin's. A compile whose request key
  * has a valid entry in the runtime layout is answered with PJRT_Executable_DeserializeAndLoad; any
  * other compile, and every failure on the proxy's side, goes to the real PJRT_Client_Compile.
