@@ -3,14 +3,15 @@
  *
  * GetPjrtApi loads the real plugin and returns a copy of its function table in which only
  * PJRT_Client_Compile is replaced (and PJRT_LoadedExecutable_Execute, for struct-size bridging
- * only: bridge.h; PJRT_Client_Create and _Destroy when loading ahead: preload.h). Everything else, including the API version, the extension
- * chain, Plugin_Initialize and Plugin_Attributes, is the real plugin's. A compile whose request key
- * has a valid entry in the runtime layout is answered with PJRT_Executable_DeserializeAndLoad; any
- * other compile, and every failure on the proxy's side, goes to the real PJRT_Client_Compile.
+ * only: bridge.h; PJRT_Client_Create and _Destroy when loading ahead: preload.h). Everything
+ * else, including the API version, the extension chain, Plugin_Initialize and Plugin_Attributes,
+ * is the real plugin's. A compile whose request key has a valid entry in the runtime layout is
+ * answered with PJRT_Executable_DeserializeAndLoad (or an executable loaded ahead); any other
+ * compile, and every failure on the proxy's side, goes to the real PJRT_Client_Compile.
  *
  * State: the table, the configuration read once from the environment, the plugin identities
- * (computed once per platform name and version, under a lock) and atomic counters. Compile calls
- * may arrive on several threads at once.
+ * (computed once per platform name and version, under a lock), the preloads (kept) and atomic
+ * counters. Compile calls may arrive on several threads at once.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
