@@ -7,6 +7,7 @@
 #          untimed run first writes it); the JVM that finishes the run after the command is in "whole process"
 #   jax    the real plugin with JAX's own persistent cache, warm (min compile time and size 0)
 #   proxy  the served run without xlac's JVM (the environment xlac run sets, by hand): where xlac run's time goes
+#   ahead  the same as proxy, loading ahead the list the served runs keep (issue #24): what loading ahead gains
 # and the proxy's own time on a miss (key + layout lookup) against the compile, from `xlac run`'s
 # --report on an empty cache.
 #   bench/runtime.sh [ROUNDS] [DECODER ARGS...]     (default: 5 rounds, --steps 1)
@@ -155,26 +156,39 @@ grep -q '"misses": 0,' "$WORK/served.json" && grep -q '"fallbacks": 0,' "$WORK/s
 served >/dev/null
 PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real \
   fast_start_check "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${decoder[@]}"
+# The list of keys the served runs keep for the decoder's command (the only command run on this cache so far).
+list_file=$(ls "$WORK"/cache/runtime/pjrt/preload/*.keys)
+ahead() { rm -rf "$WORK/stats"; XLAC_PJRT_PRELOAD="$list_file" proxyonly; }  # exported for the call
 
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
-declare -a c_first c_total x_first x_total j_first j_total p_first p_total
+declare -a c_first c_total x_first x_total j_first j_total p_first p_total a_first a_total
 for ((i = 0; i < rounds; i++)); do
   read -r f t < <(cold);    c_first+=("$f"); c_total+=("$t")
   read -r f t < <(served);  x_first+=("$f"); x_total+=("$t")
   read -r f t < <(jaxwarm); j_first+=("$f"); j_total+=("$t")
+  rm -rf "$WORK/stats"
   read -r f t < <(proxyonly); p_first+=("$f"); p_total+=("$t")
+  grep -hv '^hit' "$WORK"/stats/*.tsv && { echo "the proxy alone did not serve every compile" >&2; exit 1; }
+  read -r f t < <(ahead); a_first+=("$f"); a_total+=("$t")
+  grep -hvE '^(hit|preload)' "$WORK"/stats/*.tsv && { echo "the proxy loading ahead did not serve every compile" >&2; exit 1; }
 done
-grep -hv '^hit' "$WORK"/stats/*.tsv && { echo "the proxy alone did not serve every compile" >&2; exit 1; }
+# Loading ahead in the last round: executables loaded ahead, the hits they served, the load time not waited for.
+awk -F'\t' '$1=="preloaded"{n++} $1=="preload_hit"{h++; s+=$4} END{printf "  loading ahead (last round): %d loaded, %d hits, %.3f s of loading not waited for\n", n, h, s/1e9}' \
+  "$WORK"/stats/*.tsv
 cf=$(median "${c_first[@]}"); ct=$(median "${c_total[@]}")
 xf=$(median "${x_first[@]}"); xt=$(median "${x_total[@]}")
 jf=$(median "${j_first[@]}"); jt=$(median "${j_total[@]}")
 pf=$(median "${p_first[@]}"); pt=$(median "${p_total[@]}")
+af=$(median "${a_first[@]}"); at=$(median "${a_total[@]}")
 echo "decoder ${args[*]}, median of $rounds alternating rounds (seconds to 'step 1' / whole process):"
 echo "  cold (real plugin, no cache)      $cf / $ct"
 echo "  xlac run (served, start-up incl.) $xf / $xt    cold/xlac $(ratio "$cf" "$xf"), jax/xlac $(ratio "$jf" "$xf")"
 echo "  JAX persistent cache, warm        $jf / $jt    cold/jax $(ratio "$cf" "$jf")"
 echo "  proxy alone (no JVM, same env)    $pf / $pt    jax/proxy $(ratio "$jf" "$pf")"
-echo "  per-round first-step: cold ${c_first[*]} | xlac ${x_first[*]} | jax ${j_first[*]} | proxy ${p_first[*]}"
+echo "  proxy alone, loading ahead        $af / $at    jax/ahead $(ratio "$jf" "$af"), proxy/ahead $(ratio "$pf" "$af")"
+echo "  per-round first-step: cold ${c_first[*]} | xlac ${x_first[*]} | jax ${j_first[*]} | proxy ${p_first[*]} | ahead ${a_first[*]}"
+grep -E '"(preloaded|preload_hits|preload_wasted|preload_hidden_seconds)"' "$WORK/served.json" | tr -d ' ,' \
+  | sed 's/^/  xlac run (served.json): /'
 sed -n 's/.*"saved_seconds": \([0-9.]*\).*/  compile seconds saved per served run: \1/p' "$WORK/served.json"
 
 # The proxy's overhead on a miss: an empty cache, nothing recorded, every compile a miss.

@@ -44,6 +44,7 @@ enum {
   XP_CLIENT_BUFFER_FROM_HOST = 22,
   XP_DEVICE_DESCRIPTION_KIND = 26,
   XP_DEVICE_GET_DESCRIPTION = 29,
+  XP_DEVICE_MEMORY_STATS = 34,
   XP_EXECUTABLE_DESTROY = 40,
   XP_EXECUTABLE_NUM_OUTPUTS = 44,
   XP_EXECUTABLE_SERIALIZE = 49,
@@ -117,6 +118,22 @@ typedef struct {
   size_t num_attributes;            /* out */
 } xp_plugin_attributes_args;
 
+/* PJRT_Client_Create_Args up to the client it makes (the fields after it are not read). */
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  const void *create_options;
+  size_t num_options;
+  void *kv_get_callback, *kv_get_user_arg, *kv_put_callback, *kv_put_user_arg;
+  xpjrt_client *client; /* out */
+} xp_client_create_args;
+
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_client *client;
+} xp_client_destroy_args;
+
 typedef struct {
   size_t struct_size;
   void *extension_start;
@@ -139,6 +156,35 @@ typedef struct {
   xpjrt_device *device;
   xpjrt_device_desc *description; /* out, owned by the device */
 } xp_device_get_description_args;
+
+/* PJRT_Device_MemoryStats_Args as of the 0.94 header (the proxy reads bytes_in_use and bytes_limit; a plugin
+ * takes a larger struct than its own and refuses a smaller one, so all of it is sent). */
+typedef struct {
+  size_t struct_size;
+  void *extension_start;
+  xpjrt_device *device;
+  int64_t bytes_in_use; /* out */
+  int64_t peak_bytes_in_use;
+  bool peak_bytes_in_use_is_set;
+  int64_t num_allocs;
+  bool num_allocs_is_set;
+  int64_t largest_alloc_size;
+  bool largest_alloc_size_is_set;
+  int64_t bytes_limit; /* out: the user-allocatable device memory */
+  bool bytes_limit_is_set;
+  int64_t bytes_reserved;
+  bool bytes_reserved_is_set;
+  int64_t peak_bytes_reserved;
+  bool peak_bytes_reserved_is_set;
+  int64_t bytes_reservable_limit;
+  bool bytes_reservable_limit_is_set;
+  int64_t largest_free_block_bytes;
+  bool largest_free_block_bytes_is_set;
+  int64_t pool_bytes;
+  bool pool_bytes_is_set;
+  int64_t peak_pool_bytes;
+  bool peak_pool_bytes_is_set;
+} xp_device_memory_stats_args;
 
 typedef struct {
   size_t struct_size;
@@ -236,9 +282,12 @@ typedef struct xp_extension {
 typedef xpjrt_error *(*xp_plugin_attributes_fn)(xp_plugin_attributes_args *);
 typedef xpjrt_error *(*xp_client_text_fn)(xp_client_text_args *);
 typedef xpjrt_error *(*xp_client_compile_fn)(xp_client_compile_args *);
+typedef xpjrt_error *(*xp_client_create_fn)(xp_client_create_args *);
+typedef xpjrt_error *(*xp_client_destroy_fn)(xp_client_destroy_args *);
 typedef xpjrt_error *(*xp_client_devices_fn)(xp_client_devices_args *);
 typedef xpjrt_error *(*xp_device_get_description_fn)(xp_device_get_description_args *);
 typedef xpjrt_error *(*xp_device_kind_fn)(xp_device_kind_args *);
+typedef xpjrt_error *(*xp_device_memory_stats_fn)(xp_device_memory_stats_args *);
 typedef xpjrt_error *(*xp_get_executable_fn)(xp_loaded_get_executable_args *);
 typedef xpjrt_error *(*xp_executable_destroy_fn)(xp_executable_destroy_args *);
 typedef xpjrt_error *(*xp_loaded_destroy_fn)(xp_loaded_destroy_args *);

@@ -3,14 +3,15 @@
  *
  * GetPjrtApi loads the real plugin and returns a copy of its function table in which only
  * PJRT_Client_Compile is replaced (and PJRT_LoadedExecutable_Execute, for struct-size bridging
- * only: bridge.h). Everything else, including the API version, the extension
- * chain, Plugin_Initialize and Plugin_Attributes, is the real plugin's. A compile whose request key
- * has a valid entry in the runtime layout is answered with PJRT_Executable_DeserializeAndLoad; any
- * other compile, and every failure on the proxy's side, goes to the real PJRT_Client_Compile.
+ * only: bridge.h; PJRT_Client_Create and _Destroy when loading ahead: preload.h). Everything
+ * else, including the API version, the extension chain, Plugin_Initialize and Plugin_Attributes,
+ * is the real plugin's. A compile whose request key has a valid entry in the runtime layout is
+ * answered with PJRT_Executable_DeserializeAndLoad (or an executable loaded ahead); any other
+ * compile, and every failure on the proxy's side, goes to the real PJRT_Client_Compile.
  *
  * State: the table, the configuration read once from the environment, the plugin identities
- * (computed once per platform name and version, under a lock) and atomic counters. Compile calls
- * may arrive on several threads at once.
+ * (computed once per platform name and version, under a lock), the preloads (kept) and atomic
+ * counters. Compile calls may arrive on several threads at once.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -33,6 +34,7 @@
 #include "key.h"
 #include "options.h"
 #include "pjrt_abi.h"
+#include "preload.h"
 #include "sha256.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -48,6 +50,8 @@ static struct {
   struct stat plugin_st; /* fstat of plugin_fd */
   char *plugin_open_error;
   char *layout, *record, *stats;
+  char *preload;          /* XLAC_PJRT_PRELOAD: the list of keys to load ahead, or NULL */
+  uint64_t preload_budget; /* XLAC_PJRT_PRELOAD_BUDGET bytes */
   char *xla_flags, *libtpu_init_args; /* as of GetPjrtApi; NULL: unset */
 } cfg = {.plugin_fd = -1};
 
@@ -78,6 +82,17 @@ enum { C_COMPILES, C_HITS, C_MISSES, C_FALLBACKS, C_RECORDED, C_UNRECORDED, C_CO
 static atomic_uint_fast64_t counters[C_COUNT];
 static atomic_bool fallback_said, record_failure_said;
 static atomic_uint_fast64_t bridged_executes;
+
+/* Loading ahead (preload.h): the preload of the live client, if any, and every preload ever started
+ * (kept, never freed: a compile on another thread may still read one whose client just went). */
+typedef struct preload_node {
+  struct preload_node *next;
+  xpreload *preload;
+} preload_node;
+static _Atomic(xpreload *) preload_active;
+static _Atomic(preload_node *) preloads;
+static atomic_bool preload_refusal_said;
+#define PRELOAD_DEFAULT_BUDGET (1ull << 30)
 
 /* One line on stderr, written with one write() so that it is never interleaved. */
 static void say(const char *fmt, ...) {
@@ -173,6 +188,8 @@ static const char *unwrappable(const void *api, char *why, size_t size) {
 }
 
 static xpjrt_error *proxy_compile(xp_client_compile_args *args);
+static xpjrt_error *proxy_client_create(xp_client_create_args *args);
+static xpjrt_error *proxy_client_destroy(xp_client_destroy_args *args);
 
 /* Opens the file the real plugin was loaded from (dlopen of a name without a slash searches the
  * library path, so the name as given may be another file) and trusts XLAC_PJRT_PLUGIN_SHA256 when
@@ -224,6 +241,45 @@ static xpjrt_error *proxy_execute(xp_loaded_execute_args *args) {
   return e;
 }
 
+/* PJRT_Client_Create, then loading ahead for the new client when no other client has it. A list that
+ * cannot be used is said once; loading ahead never fails the client. */
+static xpjrt_error *proxy_client_create(xp_client_create_args *args) {
+  xpjrt_error *e = SLOT(xp_client_create_fn, XP_CLIENT_CREATE)(args);
+  if (e || !args || args->struct_size < XP_SIZE(xp_client_create_args, client) || !args->client ||
+      atomic_load(&preload_active))
+    return e;
+  xpreload_setup setup = {real, api_minor, cfg.layout, cfg.stats, args->client, cfg.preload_budget};
+  char reason[700];
+  xpreload *p = xpreload_start(cfg.preload, &setup, reason, sizeof reason);
+  if (!p) {
+    if (reason[0] && !atomic_exchange(&preload_refusal_said, true))
+      say("%s; compiles are served without loading ahead", reason);
+    return NULL;
+  }
+  preload_node *node = calloc(1, sizeof *node);
+  xpreload *none = NULL;
+  if (!node || !atomic_compare_exchange_strong(&preload_active, &none, p)) {
+    xpreload_stop(p); /* another client took loading ahead meanwhile */
+    xpreload_free(p);
+    free(node);
+    return NULL;
+  }
+  node->preload = p;
+  node->next = atomic_load(&preloads);
+  while (!atomic_compare_exchange_weak(&preloads, &node->next, node)) {
+  }
+  return NULL;
+}
+
+/* PJRT_Client_Destroy: first loading ahead for it stops and what nobody claimed is destroyed. */
+static xpjrt_error *proxy_client_destroy(xp_client_destroy_args *args) {
+  xpreload *p = atomic_load(&preload_active);
+  if (args && args->struct_size >= XP_SIZE(xp_client_destroy_args, client) && p &&
+      xpreload_client(p) == args->client && atomic_compare_exchange_strong(&preload_active, &p, NULL))
+    xpreload_stop(p);
+  return SLOT(xp_client_destroy_fn, XP_CLIENT_DESTROY)(args);
+}
+
 static void init(void) {
   const char *path = getenv("XLAC_PJRT_REAL_PLUGIN");
   if (!path || !*path) {
@@ -256,6 +312,11 @@ static void init(void) {
   cfg.layout = env_path("XLAC_PJRT_LAYOUT");
   cfg.record = env_path("XLAC_PJRT_RECORD");
   cfg.stats = env_path("XLAC_PJRT_STATS");
+  cfg.preload = env_path("XLAC_PJRT_PRELOAD");
+  const char *budget = getenv("XLAC_PJRT_PRELOAD_BUDGET");
+  char *budget_end = NULL;
+  unsigned long long budget_value = budget && *budget ? strtoull(budget, &budget_end, 10) : 0;
+  cfg.preload_budget = budget_end && !*budget_end ? (uint64_t)budget_value : PRELOAD_DEFAULT_BUDGET;
   if (!cfg.layout && !cfg.record && !cfg.stats) return; /* nothing to do: the real table as it is */
   char why[256];
   if (unwrappable(api, why, sizeof why)) {
@@ -280,6 +341,12 @@ static void init(void) {
   memcpy(table, api, h->struct_size);
   xp_client_compile_fn hook = proxy_compile;
   memcpy(table + XP_SLOT_OFFSET(XP_CLIENT_COMPILE), &hook, sizeof hook);
+  if (cfg.preload && cfg.layout) { /* loading ahead starts with the client and ends with it */
+    xp_client_create_fn create = proxy_client_create;
+    xp_client_destroy_fn destroy = proxy_client_destroy;
+    memcpy(table + XP_SLOT_OFFSET(XP_CLIENT_CREATE), &create, sizeof create);
+    memcpy(table + XP_SLOT_OFFSET(XP_CLIENT_DESTROY), &destroy, sizeof destroy);
+  }
   if (xp_slot(api, XP_LOADED_EXECUTE)) { /* struct-size bridging (bridge.h) */
     xp_loaded_execute_fn execute = proxy_execute;
     memcpy(table + XP_SLOT_OFFSET(XP_LOADED_EXECUTE), &execute, sizeof execute);
@@ -310,6 +377,17 @@ EXPORT size_t XlacPjrt_HostCpuLines(char *out, size_t size) {
   if (out && size) snprintf(out, size, "%s", lines ? lines : "");
   free(lines);
   return n;
+}
+
+/* For tests: over every client's loading ahead, executables loaded ahead, claimed, destroyed unclaimed
+ * and loads that failed. */
+EXPORT void XlacPjrt_PreloadCounters(uint64_t out[4]) {
+  memset(out, 0, 4 * sizeof out[0]);
+  for (preload_node *n = atomic_load(&preloads); n; n = n->next) {
+    uint64_t c[4];
+    xpreload_counts(n->preload, c);
+    for (int i = 0; i < 4; i++) out[i] += c[i];
+  }
 }
 
 /* For tests: compiles, hits, misses, fallbacks, recorded, unrecorded. */
@@ -715,7 +793,8 @@ static xpjrt_error *proxy_compile(xp_client_compile_args *args) {
   bool have_key = false;
   char key_text[XKEY_TEXT_SIZE] = "-";
   int served = -1; /* 1 hit, 0 miss, -1 fallback */
-  uint64_t load_ns = 0, saved_ns = 0;
+  uint64_t load_ns = 0, saved_ns = 0, waited_ns = 0, hidden_ns = 0;
+  bool claimed = false; /* served by an executable loaded ahead */
   if (id) {
     const xp_program *p = args->program;
     size_t canonical_size = 0;
@@ -730,7 +809,16 @@ static xpjrt_error *proxy_compile(xp_client_compile_args *args) {
       have_key = true;
       memcpy(key_text, XKEY_PREFIX, 6);
       xhex(key, 32, key_text + 6);
-      served = cfg.layout ? serve(args, key, &load_ns, &saved_ns, reason, sizeof reason) : 0;
+      xpreload *ahead = cfg.layout ? atomic_load(&preload_active) : NULL;
+      xpjrt_loaded *loaded = NULL;
+      if (ahead && xpreload_client(ahead) == args->client &&
+          xpreload_claim(ahead, key, &loaded, &waited_ns, &hidden_ns, &saved_ns) == XPRELOAD_CLAIMED) {
+        args->executable = loaded;
+        served = 1;
+        claimed = true;
+      } else {
+        served = cfg.layout ? serve(args, key, &load_ns, &saved_ns, reason, sizeof reason) : 0;
+      }
     } else {
       snprintf(reason, sizeof reason, "out of memory computing the request key");
     }
@@ -740,6 +828,7 @@ static xpjrt_error *proxy_compile(xp_client_compile_args *args) {
     atomic_fetch_add(&counters[C_HITS], 1);
     stat_line("hit\t%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64, key_text, t1 - t0 - load_ns, load_ns,
               saved_ns);
+    if (claimed) stat_line("preload_hit\t%s\t%" PRIu64 "\t%" PRIu64, key_text, waited_ns, hidden_ns);
     return NULL;
   }
   if (served < 0) note_fallback(reason);

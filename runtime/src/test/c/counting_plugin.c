@@ -64,6 +64,7 @@ PLAIN(platform_version, XP_CLIENT_PLATFORM_VERSION)
 PLAIN(addressable_devices, XP_CLIENT_ADDRESSABLE_DEVICES)
 PLAIN(device_kind, XP_DEVICE_DESCRIPTION_KIND)
 PLAIN(get_description, XP_DEVICE_GET_DESCRIPTION)
+PLAIN(memory_stats, XP_DEVICE_MEMORY_STATS)
 
 static xpjrt_error *compile(xp_client_compile_args *a) {
   xpjrt_error *e = counted(XP_CLIENT_COMPILE, a);
@@ -137,6 +138,7 @@ __attribute__((visibility("default"))) const void *GetPjrtApi(void) {
   put(XP_CLIENT_ADDRESSABLE_DEVICES, (const void *)addressable_devices);
   put(XP_DEVICE_DESCRIPTION_KIND, (const void *)device_kind);
   put(XP_DEVICE_GET_DESCRIPTION, (const void *)get_description);
+  put(XP_DEVICE_MEMORY_STATS, (const void *)memory_stats);
   put(XP_CLIENT_COMPILE, (const void *)compile);
   put(XP_EXECUTABLE_DESERIALIZE_AND_LOAD, (const void *)deserialize);
   put(XP_LOADED_DESTROY, (const void *)loaded_destroy);

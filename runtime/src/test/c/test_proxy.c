@@ -672,6 +672,79 @@ static int scenario_counted(void *arg) {
   return test_failures ? 1 : rc;
 }
 
+/* --- scenario: loading ahead (preload.h) behind the counting plugin: the client is made, the loads
+ * settle, the programs are compiled, run and checked, the client goes; every PJRT object is freed */
+
+typedef struct {
+  compile_plan compile;
+  int settled;                /* loads (made or failed) to wait for before the first compile */
+  uint64_t expect_preload[4]; /* loaded ahead, claimed, destroyed unclaimed, failed */
+} preload_plan;
+
+static void preload_counters(uint64_t out[4]) {
+  void *h = dlopen(proxy, RTLD_NOW | RTLD_NOLOAD);
+  void (*f)(uint64_t *);
+  void *sym = h ? dlsym(h, "XlacPjrt_PreloadCounters") : NULL;
+  memcpy(&f, &sym, sizeof f);
+  memset(out, 0, 4 * sizeof out[0]);
+  if (f) f(out);
+}
+
+static int scenario_preload(void *arg) {
+  const preload_plan *plan = arg;
+  alarm(60);
+  if (!load_proxy()) return 2;
+  xpjrt_client *c = tc_client_create();
+  if (!c) return 2;
+  uint64_t p[4];
+  for (int i = 0; i < 500; i++) {
+    preload_counters(p);
+    if ((int)(p[0] + p[3]) >= plan->settled) break;
+    usleep(10000);
+  }
+  for (int i = 0; plan->compile.programs[i]; i++) {
+    xpjrt_loaded *l = tc_compile(c, plan->compile.programs[i]);
+    CHECK(l && tc_check_program(c, l, plan->compile.programs[i]) == 0, "program %d runs", plan->compile.programs[i]);
+    if (l) tc_loaded_destroy(l);
+  }
+  uint64_t n[6];
+  counters(n);
+  CHECK((int)n[1] == plan->compile.expect_hits, "hits %d", (int)n[1]);
+  CHECK((int)n[2] == plan->compile.expect_misses, "misses %d", (int)n[2]);
+  CHECK((int)n[3] == plan->compile.expect_fallbacks, "fallbacks %d", (int)n[3]);
+  tc_client_destroy(c);
+  preload_counters(p);
+  for (int i = 0; i < 4; i++)
+    CHECK(p[i] == plan->expect_preload[i], "preload counter %d: %llu, not %llu", i, (unsigned long long)p[i],
+          (unsigned long long)plan->expect_preload[i]);
+  void *h = dlopen(getenv("XLAC_TEST_COUNTING_PLUGIN"), RTLD_NOW | RTLD_NOLOAD);
+  void (*live)(long *);
+  void *sym = h ? dlsym(h, "CountingPlugin_Live") : NULL;
+  memcpy(&live, &sym, sizeof live);
+  REQUIRE(live, "the counting plugin is not loaded");
+  long m[4];
+  live(m);
+  CHECK(m[0] == 0 && m[1] == 0 && m[2] == 0 && m[3] == 0, "not freed: %ld errors, %ld loaded executables, %ld "
+        "executables, %ld serialized executables", m[0], m[1], m[2], m[3]);
+  return test_failures ? 1 : 0;
+}
+
+/* Writes DIR/preload/NAME: the keys in order. */
+static void write_preload_list(const char *dir, const char *name, const uint8_t (*keys)[32], int n) {
+  char path[1100], hex[65];
+  snprintf(path, sizeof path, "%s/preload", dir);
+  mkdirs(path);
+  snprintf(path, sizeof path, "%s/preload/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  REQUIRE(f, "cannot write %s", path);
+  fprintf(f, "xlac-preload 1\n");
+  for (int i = 0; i < n; i++) {
+    xhex(keys[i], 32, hex);
+    fprintf(f, "pjrt1:%s\n", hex);
+  }
+  fclose(f);
+}
+
 /* ---------------------------------------------------------------- records and entries */
 
 typedef struct {
@@ -1387,6 +1460,8 @@ int main(void) {
     char *dir = strdup(path_of("layout-count"));
     DIR *k = opendir(path_of("spool-count"));
     int entries = 0;
+    uint8_t key1[32], key3[32];
+    char *ident1 = NULL;
     for (struct dirent *de; k && (de = readdir(k));) {
       if (!strstr(de->d_name, ".xpr")) continue;
       record r;
@@ -1398,6 +1473,8 @@ int main(void) {
       memset(junk, 0x5a, sizeof junk);
       if (is3) write_entry(dir, r.key, junk, sizeof junk, 1);
       else write_entry(dir, r.key, r.executable.data, r.executable.size, 1);
+      memcpy(is3 ? key3 : key1, r.key, 32);
+      if (!is3) ident1 = strndup((const char *)r.identity.data, r.identity.size);
       entries++;
       free(r.bytes);
     }
@@ -1417,6 +1494,40 @@ int main(void) {
     CHECK(run_child(scenario_counted, &wide, path_of("count-wider.err"), e3) == 0,
           "namedValuesOfANewerPlugin_giveTheSameKeys");
     CHECK(stderr_lines(path_of("count-wider.err"), "xlac runtime") == 0, "silent");
+
+    /* loading ahead: program 1 loaded ahead and claimed (a hit), program 3's junk entry fails to load ahead
+     * and then falls back as before, program 2 (on the list, not in the layout) misses
+     * (loadedAhead_isClaimed_andAFailedLoadFallsBack) */
+    uint8_t list[3][32];
+    memcpy(list[0], key1, 32);
+    memcpy(list[1], key3, 32);
+    uint8_t key2[32];
+    REQUIRE(ident1, "program 1's identity");
+    key_of(2, (xspan){(const uint8_t *)ident1, strlen(ident1)}, key2);
+    free(ident1);
+    memcpy(list[2], key2, 32);
+    write_preload_list(dir, "run.keys", (const uint8_t (*)[32])list, 3);
+    mkdirs(path_of("stats-preload"));
+    preload_plan ahead = {{{1, 3, 2}, 1, 1, 1, 0}, 3, {1, 1, 0, 2}};
+    const char *e4[] = {creal, counted, env("XLAC_PJRT_LAYOUT=%s", dir), env("XLAC_PJRT_PRELOAD=%s/preload/run.keys", dir),
+                        env("XLAC_PJRT_STATS=%s", path_of("stats-preload")), NULL};
+    CHECK(run_child(scenario_preload, &ahead, path_of("preload.err"), e4) == 0, "loading ahead");
+    stats = read_stats(path_of("stats-preload"));
+    char hex1[65];
+    xhex(key1, 32, hex1);
+    snprintf(want, sizeof want, "preloaded\tpjrt1:%s\t", hex1);
+    CHECK(count_lines(stats, want) == 1, "one preloaded line: %s", stats);
+    snprintf(want, sizeof want, "preload_hit\tpjrt1:%s\t", hex1);
+    CHECK(count_lines(stats, want) == 1 && count_lines(stats, "hit\t") == 1, "one hit, loaded ahead: %s", stats);
+    free(stats);
+    /* a run whose first request is not on the list stops loading ahead; what was loaded and never claimed
+     * is destroyed with the client, and counted (outOfSequence_stops_andUnclaimedAreDestroyed) */
+    write_preload_list(dir, "changed.keys", (const uint8_t (*)[32])list, 1);
+    preload_plan changed = {{{2}, 0, 1, 0, 0}, 1, {1, 0, 1, 0}};
+    const char *e5[] = {creal, counted, env("XLAC_PJRT_LAYOUT=%s", dir),
+                        env("XLAC_PJRT_PRELOAD=%s/preload/changed.keys", dir), NULL};
+    CHECK(run_child(scenario_preload, &changed, path_of("preload-changed.err"), e5) == 0, "out of sequence");
+    CHECK(stderr_lines(path_of("preload-changed.err"), "xlac runtime") == 0, "silent");
     free(dir);
   }
 

@@ -251,7 +251,8 @@ public final class FastStart {
           .append('\n'));
       b.append("stats ").append(hex(Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath().toString()))
           .append(' ').append(hex(STATS_PREFIX)).append('\n');
-      delta(spec.env(), env.variables(), placeholder.toString()).forEach(b::append);
+      delta(spec.env(), RuntimeRun.withPreload(env.variables(), layout, spec.command()), placeholder.toString())
+          .forEach(b::append);
       return Optional.of(b.append("end\n").toString());
     }
   }

@@ -140,7 +140,9 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
    * time of the hits), {@code recorded}, {@code unrecorded}, {@code fallback_reasons},
    * {@code miss_lookup_seconds} (the proxy's own time on the misses: key and lookup) and
    * {@code miss_overhead_percent} (that against the misses' compile time), {@code serve_seconds} (the
-   * proxy's time on the hits: key, lookup, checksum and loading the executables),
+   * proxy's time on the hits: key, lookup, checksum and loading the executables), {@code preloaded} (executables
+   * loaded ahead), {@code preload_hits} (hits they served), {@code preload_wasted} (loaded ahead, never claimed) and
+   * {@code preload_hidden_seconds} (load time of those hits that the script did not wait for),
    * {@code exit_status}, {@code wall_seconds}, {@code plugin}, {@code plugin_sha256}, {@code layout},
    * {@code ingested} ({@code added}, {@code already_present}, {@code rejected}, {@code left_in_spool}: records kept in the spool; null without
    * {@code --record}), and {@code remote} (null when the run used no remote tier): {@code url}, {@code fetched} and
@@ -164,6 +166,10 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
     m.put("miss_lookup_seconds", stats.missLookupTime().toNanos() / 1e9);
     m.put("miss_overhead_percent", Math.round(stats.missOverheadPercent() * 10000) / 10000.0);
     m.put("serve_seconds", stats.serveTime().toNanos() / 1e9);
+    m.put("preloaded", stats.preloaded());
+    m.put("preload_hits", stats.preloadHits());
+    m.put("preload_wasted", stats.preloadWasted());
+    m.put("preload_hidden_seconds", stats.preloadHidden().toNanos() / 1e9);
     m.put("exit_status", exitStatus);
     m.put("wall_seconds", round(seconds(wall)));
     m.put("plugin", plugin == null ? null : plugin.path().toString());

@@ -12,12 +12,16 @@ import dev.xlac.core.io.FileTrees;
 import dev.xlac.core.io.PrivateFiles;
 import dev.xlac.core.os.ProcessBytes;
 import dev.xlac.runtime.LayoutManifest;
+import dev.xlac.runtime.PreloadList;
 import dev.xlac.runtime.RunStatistics;
 import dev.xlac.runtime.RuntimeLibrary;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.FutureTask;
@@ -157,7 +161,8 @@ public final class RuntimeRun {
       long start = System.nanoTime();
       CommandRunner.Running running;
       try {
-        running = CommandRunner.start(spec.command(), env.variables());
+        running = CommandRunner.start(spec.command(), withPreload(env.variables(), managed ? layout : null,
+            spec.command()));
       } catch (CommandNotRunnableException e) {
         return RunResult.notRunnable(new CaptureResult.NotRunnable(e.status(), e.getMessage()), plugin, layout);
       }
@@ -169,6 +174,24 @@ public final class RuntimeRun {
     } finally {
       deleteQuietly(stats);
     }
+  }
+
+  /**
+   * The command's environment with {@link PreloadList#VARIABLE} naming the list of what the previous run of this
+   * command asked for, in the cache's own layout ({@code layout} null: a {@code --layout}, which xlac does not write:
+   * none). Stable per command, as the launch plan carries it.
+   */
+  static Map<String, String> withPreload(Map<String, String> variables, Path layout, List<String> command) {
+    Map<String, String> env = new HashMap<>(variables);
+    env.remove(PreloadList.VARIABLE);
+    if (layout != null) {
+      env.put(PreloadList.VARIABLE, preloadList(layout, command).toString());
+    }
+    return Map.copyOf(env);
+  }
+
+  private static Path preloadList(Path layout, List<String> command) {
+    return PreloadList.file(layout.toAbsolutePath(), Path.of(System.getProperty("user.dir")), command);
   }
 
   /** What {@code task} returned, or what it threw. */
@@ -294,6 +317,9 @@ public final class RuntimeRun {
           noRemote = remoteSetting.isEmpty();
           missed = WhyMissed.forRun(store, s, stats);
           RuntimeCache.recordHits(store, s);
+          if (managed) {
+            writePreloadList(layout, spec.command(), s, notices);
+          }
           if (spool != null) {
             ingested = RuntimeCache.ingest(spool, store, notices);
             if (ingested.leftInSpool() == 0) {
@@ -344,6 +370,16 @@ public final class RuntimeRun {
     }
     return new RunResult(null, outcome.exitStatus(), s, plugin, layout, materialized == CURRENT ? null : materialized,
         ingested, kept, damaged, wall, remoteStats, missed);
+  }
+
+  /** Under the cache's lock, as the rest of the layout: the keys this run asked for, which the next one loads ahead. */
+  private static void writePreloadList(Path layout, List<String> command, RunStatistics s, Consumer<String> notices) {
+    try {
+      PreloadList.write(preloadList(layout, command), s.requested());
+    } catch (IOException | RuntimeException e) {
+      notices.accept("cannot write the list of executables to load ahead in " + layout + " ("
+          + XlacException.reason(e) + "); the next run loads none ahead");
+    }
   }
 
   private static Path newSpool(Path cacheDir) throws IOException {

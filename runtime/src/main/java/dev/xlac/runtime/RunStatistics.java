@@ -37,23 +37,37 @@ import java.util.Set;
  *     DeserializeAndLoad): what a served compile still costs, against the compile it replaces
  * @param missesByKey misses per request key, in the order first seen (their requests, for saying why each was
  *     not served, are {@code STATS/<hex>.xpr}: {@link #missRequests})
+ * @param preloaded executables the proxy loaded ahead, before their compile request came (runtime/README.md,
+ *     "Loading ahead")
+ * @param preloadHits hits served by an executable loaded ahead
+ * @param preloadHidden the load time of those hits that their requests did not wait for
+ * @param requested every keyed request (hits, misses, keyed fallbacks) in the order first seen, the files of the
+ *     processes taken in name order: what the next run of the command loads ahead
  */
 public record RunStatistics(long compiles, long hits, long misses, long fallbacks, long recorded,
     long unrecorded, Duration compileTime, Duration savedTime, Map<RequestKey, Long> hitsByKey,
     Set<RequestKey> damagedKeys, List<String> fallbackReasons, Duration missLookupTime,
-    Duration missCompileTime, Duration serveTime, Map<RequestKey, Long> missesByKey) {
+    Duration missCompileTime, Duration serveTime, Map<RequestKey, Long> missesByKey, long preloaded,
+    long preloadHits, Duration preloadHidden, List<RequestKey> requested) {
 
   /** The prefix of every statistics file the proxy writes. */
   public static final String FILE_PREFIX = "stats-";
 
   public static final RunStatistics NONE = new RunStatistics(0, 0, 0, 0, 0, 0, Duration.ZERO, Duration.ZERO,
-      Map.of(), Set.of(), List.of(), Duration.ZERO, Duration.ZERO, Duration.ZERO, Map.of());
+      Map.of(), Set.of(), List.of(), Duration.ZERO, Duration.ZERO, Duration.ZERO, Map.of(), 0, 0, Duration.ZERO,
+      List.of());
 
   public RunStatistics {
     hitsByKey = Collections.unmodifiableMap(new LinkedHashMap<>(hitsByKey));
     damagedKeys = Collections.unmodifiableSet(new LinkedHashSet<>(damagedKeys));
     fallbackReasons = List.copyOf(fallbackReasons);
     missesByKey = Collections.unmodifiableMap(new LinkedHashMap<>(missesByKey));
+    requested = List.copyOf(requested);
+  }
+
+  /** Executables loaded ahead that no request claimed: destroyed with their client, or with the process. */
+  public long preloadWasted() {
+    return Math.max(0, preloaded - preloadHits);
   }
 
   /**
@@ -136,6 +150,10 @@ public record RunStatistics(long compiles, long hits, long misses, long fallback
     private final Map<RequestKey, Long> missesByKey = new LinkedHashMap<>();
     private final Set<RequestKey> damaged = new LinkedHashSet<>();
     private final Set<String> reasons = new LinkedHashSet<>();
+    private final Set<RequestKey> requested = new LinkedHashSet<>();
+    private long preloaded;
+    private long preloadHits;
+    private long preloadHiddenNanos;
 
     void add(String line) {
       String[] f = line.split("\t", -1);
@@ -147,6 +165,7 @@ public record RunStatistics(long compiles, long hits, long misses, long fallback
           savedNanos += nonNegative(f[4]);
           hits++;
           hitsByKey.merge(key, 1L, Long::sum);
+          requested.add(key);
         }
         case "miss" -> {
           fields(f, 4);
@@ -159,6 +178,7 @@ public record RunStatistics(long compiles, long hits, long misses, long fallback
           misses++;
           if (key != null) {
             missesByKey.merge(key, 1L, Long::sum);
+            requested.add(key);
           }
         }
         case "fallback" -> {
@@ -169,6 +189,7 @@ public record RunStatistics(long compiles, long hits, long misses, long fallback
           fallbacks++;
           if (key != null) {
             damaged.add(key);
+            requested.add(key);
           }
           reasons.add(f[4]);
         }
@@ -183,6 +204,19 @@ public record RunStatistics(long compiles, long hits, long misses, long fallback
           optionalKey(f[1]);
           unrecorded++;
         }
+        case "preloaded" -> {
+          fields(f, 3);
+          key(f[1]);
+          nonNegative(f[2]);
+          preloaded++;
+        }
+        case "preload_hit" -> {
+          fields(f, 4);
+          key(f[1]);
+          nonNegative(f[2]);
+          preloadHiddenNanos += nonNegative(f[3]);
+          preloadHits++;
+        }
         default -> throw new IllegalArgumentException("unknown kind '" + f[0] + "'");
       }
     }
@@ -191,7 +225,7 @@ public record RunStatistics(long compiles, long hits, long misses, long fallback
       return new RunStatistics(hits + misses + fallbacks, hits, misses, fallbacks, recorded, unrecorded,
           Duration.ofNanos(compileNanos), Duration.ofNanos(savedNanos), hitsByKey, damaged, List.copyOf(reasons),
           Duration.ofNanos(missLookupNanos), Duration.ofNanos(missCompileNanos), Duration.ofNanos(serveNanos),
-          missesByKey);
+          missesByKey, preloaded, preloadHits, Duration.ofNanos(preloadHiddenNanos), List.copyOf(requested));
     }
 
     private static void fields(String[] f, int n) {

@@ -96,4 +96,29 @@ class RunStatisticsTest {
     assertThat(requests.get(key).program()).isEqualTo(program);
     assertThat(RunStatistics.missRequests(dir.resolve("none"))).isEmpty();
   }
+
+  @Test
+  void preloadLines_countLoadedAheadHitsWastedAndHiddenTime_andRequestedIsInOrder() throws Exception {
+    Files.writeString(dir.resolve("stats-1.tsv"), String.join("\n",
+        "preloaded\t" + B + "\t300",
+        "preloaded\t" + A + "\t200",
+        "preloaded\t" + C + "\t100",
+        "hit\t" + B + "\t10\t0\t5",
+        "preload_hit\t" + B + "\t40\t260",
+        "miss\t" + C + "\t5\t10",
+        "hit\t" + A + "\t10\t0\t5",
+        "preload_hit\t" + A + "\t0\t200", ""));
+    Files.writeString(dir.resolve("stats-2.tsv"), "miss\t" + C + "\t5\t10\nhit\t" + A + "\t1\t2\t3\n");
+
+    RunStatistics s = RunStatistics.read(dir);
+
+    assertThat(s.preloaded()).isEqualTo(3);
+    assertThat(s.preloadHits()).isEqualTo(2);
+    assertThat(s.preloadWasted()).isEqualTo(1);
+    assertThat(s.preloadHidden()).isEqualTo(Duration.ofNanos(460));
+    assertThat(s.hits()).as("a hit loaded ahead is a hit").isEqualTo(3);
+    assertThat(s.requested()).containsExactly(RequestKey.parse(B), RequestKey.parse(C), RequestKey.parse(A));
+    Files.writeString(dir.resolve("stats-2.tsv"), "preload_hit\t" + A + "\t1\n");
+    assertThatThrownBy(() -> RunStatistics.read(dir)).hasMessageContaining("preload_hit has 3 fields, not 4");
+  }
 }

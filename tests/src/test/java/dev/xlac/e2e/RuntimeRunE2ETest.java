@@ -124,6 +124,10 @@ class RuntimeRunE2ETest {
     Map<String, Double> r2 = report(second);
     assertAllHits(r2);
     assertThat(r2.get("compiles")).isEqualTo(r1.get("compiles"));
+    // The recording run left the list of what this command asks for: the served run loaded it ahead (issue #24).
+    assertThat(r2.get("preload_hits")).as("hits loaded ahead: %s", r2).isPositive();
+    assertThat(r2.get("preloaded")).isGreaterThanOrEqualTo(r2.get("preload_hits"));
+    assertThat(r2.get("preload_wasted")).isEqualTo(r2.get("preloaded") - r2.get("preload_hits"));
     assertThat(served.runSummary()).matches(
         "xlac run: (\\d+) compiles: \\1 served from the cache, 0 compiled; \\d+\\.\\d\\d s of compiling saved");
     // The same run again starts its command without a JVM (the fast start; its trace is not watched by the plan)
@@ -132,6 +136,7 @@ class RuntimeRunE2ETest {
     assertThat(fast.err()).contains("xlac-fast-start: served without a JVM");
     assertThat(fast.runSummary()).isEqualTo(served.runSummary());
     assertAllHits(report(second));
+    assertThat(report(second).get("preload_hits")).as("the launch plan carries the list's variable").isPositive();
 
     // Why a compile was not served: other XLA_FLAGS (every request: the identity's xla_flags line) and a larger
     // batch (the programs that take it: changed against the recorded request of their module).
