@@ -57,7 +57,7 @@ proxy_library() {
 }
 # The directory of xlac's Python hooks that xlac run puts first on the command's PYTHONPATH.
 python_hooks() {
-  "$XLAC" run -q --cache "$WORK/cache" --plugin "$PLUGIN" -- sh -c 'printf %s "${PYTHONPATH%%:*}"'
+  "$XLAC" run -q --cache "$WORK/hooks-cache" --plugin "$PLUGIN" -- sh -c 'printf %s "${PYTHONPATH%%:*}"'
 }
 # XLAC_PJRT_PLUGIN_SHA256 from the plugin memo xlac run wrote into the cache.
 plugin_sha_env() {
@@ -135,7 +135,7 @@ proxyonly() {
   local proxy
   proxy=$(proxy_library)
   mkdir -p "$WORK/stats"
-  PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real PYTHONPATH="$(python_hooks)" \
+  PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real PYTHONPATH="$HOOKS" \
     XLAC_PJRT_PROXY="$proxy" XLAC_PJRT_REAL_PLUGIN="$PLUGIN" \
     XLAC_PJRT_PLUGIN_SHA256="$(plugin_sha_env)" \
     XLAC_PJRT_LAYOUT="$WORK/cache/runtime/pjrt" XLAC_PJRT_STATS="$WORK/stats" JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS=0 \
@@ -156,6 +156,7 @@ grep -q '"misses": 0,' "$WORK/served.json" && grep -q '"fallbacks": 0,' "$WORK/s
 served >/dev/null
 PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real \
   fast_start_check "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${decoder[@]}"
+HOOKS=$(python_hooks)
 # The list of keys the served runs keep for the decoder's command (the only command run on this cache so far).
 list_file=$(ls "$WORK"/cache/runtime/pjrt/preload/*.keys)
 ahead() { rm -rf "$WORK/stats"; XLAC_PJRT_PRELOAD="$list_file" proxyonly; }  # exported for the call
