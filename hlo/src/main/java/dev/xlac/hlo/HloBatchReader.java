@@ -115,8 +115,10 @@ public final class HloBatchReader {
   }
 
   /**
-   * The file's outcome: its read's error is the file's; an exception from {@code fn} is not (a cache that
-   * cannot be written, or is damaged, would fail every file alike), so it is thrown, and stops the reading.
+   * The file's outcome: its read's error is the file's, and so is one of reading it again inside {@code fn} (a mapped
+   * module's bytes, read when they are stored: the file changed or went away meanwhile); any other exception from
+   * {@code fn} is not (a cache that cannot be written, or is damaged, would fail every file alike), so it is thrown,
+   * and stops the reading.
    */
   private <T> Outcome<T> readOne(Path f, Function<LoadedModule, T> fn) {
     LoadedModule m;
@@ -129,7 +131,11 @@ public final class HloBatchReader {
           new XlacException(ExitCode.INTERNAL, "internal error while reading " + f + ": " + XlacException.reason(e),
               e));
     }
-    return new Outcome<>(f, fn.apply(m), null);
+    try {
+      return new Outcome<>(f, fn.apply(m), null);
+    } catch (HloReadException e) {
+      return new Outcome<>(f, null, e);
+    }
   }
 
   private static long sizeOf(Path f) {

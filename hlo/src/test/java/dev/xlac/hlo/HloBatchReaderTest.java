@@ -140,4 +140,25 @@ class HloBatchReaderTest {
       assertThat(calls.get()).as("%d threads: the reading stopped", threads).isLessThan(files.size());
     }
   }
+
+  /** A module's file read again inside the function (its bytes, when stored) and found changed is that file's error. */
+  @Test
+  void aFileThatChangedBeforeTheFunctionReadItAgain_isThatFilesError_andTheReadingGoesOn(@TempDir Path dir)
+      throws Exception {
+    List<Path> files = files(dir);
+    for (int threads : new int[] {1, THREADS}) {
+      List<HloBatchReader.Outcome<String>> seen = new ArrayList<>();
+      new HloBatchReader(new HloModuleReader(), threads, 1L << 30).readEach(files, m -> {
+        if (m.file().getFileName().toString().endsWith("0.hlo_module.pb")) {
+          throw new HloReadException(m.file(), "file changed since it was read");
+        }
+        return "ok";
+      }, seen::add);
+      assertThat(seen).as("%d threads", threads).hasSize(files.size());
+      assertThat(seen).filteredOn(o -> o.file().getFileName().toString().endsWith("0.hlo_module.pb"))
+          .isNotEmpty().allSatisfy(o -> assertThat(o.ok()).isFalse())
+          .anySatisfy(o -> assertThat(o.error().getMessage()).contains("file changed"));
+      assertThat(seen).as("the others went on").filteredOn(HloBatchReader.Outcome::ok).isNotEmpty();
+    }
+  }
 }
