@@ -85,10 +85,10 @@ final class CacheSalvage {
   private final Set<ByteBuffer> accessedRequests = new HashSet<>();
   private boolean accessComplete;
   /**
-   * The families whose records the original database read whole: a key no record there has was removed, so the
-   * access index cannot bring it back ({@link #liveByAccess}).
+   * The record keys of each family the original database read whole: a key not among them was removed, so the
+   * access index cannot bring it back ({@link #liveByAccess}); one among them whose record cannot be decoded can.
    */
-  private final java.util.EnumSet<Cf> wholeInOriginal = java.util.EnumSet.noneOf(Cf.class);
+  private final Map<Cf, Set<ByteBuffer>> wholeInOriginal = new EnumMap<>(Cf.class);
   private Totals counters;
   private boolean settingsRead;
 
@@ -299,7 +299,7 @@ final class CacheSalvage {
       keys.addAll(found);
       if (complete) {
         if (s == original) {
-          wholeInOriginal.add(cf);
+          wholeInOriginal.put(cf, found);
         }
         break;
       }
@@ -309,10 +309,11 @@ final class CacheSalvage {
 
   /**
    * Whether the access index may vouch for an entry whose record is missing: not when the original database read
-   * that entry's records whole (the record was removed; the index entry is an older view's).
+   * that entry's family of records whole without it (it was removed; the index entry is an older view's).
    */
-  private boolean liveByAccess(Cf records) {
-    return !wholeInOriginal.contains(records);
+  private boolean liveByAccess(Cf records, ByteBuffer key) {
+    Set<ByteBuffer> whole = wholeInOriginal.get(records);
+    return whole == null || whole.contains(key);
   }
 
   /**
@@ -407,9 +408,8 @@ final class CacheSalvage {
       TreeMap<ByteBuffer, Boolean> known = new TreeMap<>(); // value: whether it was live (a record or an index entry says so)
       graphRecords.keySet().forEach(k -> known.put(k, true));
       artifactRecords.keySet().forEach(k -> known.put(ByteBuffer.wrap(Keys.graphOf(k.array())), true));
-      if (liveByAccess(Cf.GRAPH_META)) {
-        accessed.keySet().stream().filter(k -> k.capacity() == Keys.DIGEST).forEach(k -> known.put(k, true));
-      }
+      accessed.keySet().stream().filter(k -> k.capacity() == Keys.DIGEST && liveByAccess(Cf.GRAPH_META, k))
+          .forEach(k -> known.put(k, true));
       if (blobs != null) {
         for (byte[] k : blobs.keys(familyIds().get(Cf.GRAPHS))) {
           if (k.length == Keys.DIGEST || k.length == Keys.DIGEST + 4) {
@@ -495,9 +495,8 @@ final class CacheSalvage {
     void artifacts() {
       TreeMap<ByteBuffer, Boolean> known = new TreeMap<>();
       artifactRecords.keySet().forEach(k -> known.put(k, true));
-      if (liveByAccess(Cf.ARTIFACT_META)) {
-        accessed.keySet().stream().filter(k -> k.capacity() == Keys.ARTIFACT).forEach(k -> known.put(k, true));
-      }
+      accessed.keySet().stream().filter(k -> k.capacity() == Keys.ARTIFACT && liveByAccess(Cf.ARTIFACT_META, k))
+          .forEach(k -> known.put(k, true));
       if (blobs != null) {
         for (byte[] k : blobs.keys(familyIds().get(Cf.ARTIFACTS))) {
           if (k.length == Keys.ARTIFACT || k.length == Keys.ARTIFACT + 4) {
@@ -589,9 +588,7 @@ final class CacheSalvage {
      */
     void requests() {
       Set<ByteBuffer> known = new java.util.TreeSet<>(requestRecords.keySet());
-      if (liveByAccess(Cf.REQUEST_META)) {
-        known.addAll(accessedRequests);
-      }
+      accessedRequests.stream().filter(k -> liveByAccess(Cf.REQUEST_META, k)).forEach(known::add);
       for (ByteBuffer id : known) {
         byte[] digest = id.array();
         Records.RequestRecord rec = requestRecords.get(id);
@@ -659,7 +656,7 @@ final class CacheSalvage {
    * records whole (no record there: it was removed), nor when a whole access index shows it was removed.
    */
   private boolean restorable(ByteBuffer id, Cf records) {
-    return liveByAccess(records) && (!accessComplete || accessed.containsKey(id));
+    return liveByAccess(records, id) && (!accessComplete || accessed.containsKey(id));
   }
 
   private static String shortName(byte[] identity, String digest) {
