@@ -38,6 +38,9 @@ class JaxHookTest {
 
 
         def load_pjrt_plugin_dynamically(plugin_name, library_path):
+            import os
+            if library_path == os.environ.get("FAKE_UNLOADABLE"):
+                raise RuntimeError("cannot dlopen " + library_path)
             loaded[plugin_name] = library_path
             return "c_api of " + plugin_name
 
@@ -91,7 +94,8 @@ class JaxHookTest {
 
 
         _backend_factories = {}
-        """ + (withCpu ? "_backend_factories['cpu'] = BackendRegistration(make_cpu_client, 0)\n" : ""));
+        """ + (withCpu ? "_backend_factories['cpu'] = BackendRegistration(make_cpu_client, 0)\n"
+            + "_backend_factories['tpu'] = BackendRegistration(lambda: None, 300, fail_quietly=True)\n" : ""));
     return site;
   }
 
@@ -206,5 +210,53 @@ class JaxHookTest {
     assertThat(r.err()).isEmpty();
     assertThat(r.out()).isEqualTo("{'mine': '" + real + "'} jaxlib.xla_client\ncpu: cpu JAX's own priority 0"
         + " experimental False\n");
+  }
+
+  /** JAX creates its "cpu" backend before "tpu": with libtpu as the plugin, JAX's CPU stays JAX's (review). */
+  @Test
+  void libtpuAsThePlugin_leavesJaxsCpuClientAlone_unlessJaxPlatformsLeavesTpuOut() throws Exception {
+    Path real = Files.writeString(tmp.resolve("libtpu.so"), "plugin");
+    Path site = fakeJax(true);
+    Map<String, String> env = served(real);
+    env.put("TPU_LIBRARY_PATH", real.toString());
+    Run r = python(site, env, CPU);
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(r.err()).isEmpty();
+    assertThat(r.out()).isEqualTo("cpu: cpu JAX's own priority 0 experimental False\n");
+    env.put("JAX_PLATFORMS", "cpu");
+    assertThat(python(site, env, CPU).out()).contains("plugin xlac_cpu from " + PROXY);
+  }
+
+  @Test
+  void aProxyThatCannotBeLoaded_leavesThePluginAsWithoutXlac_oneLine() throws Exception {
+    Path real = Files.writeString(tmp.resolve("real.so"), "plugin");
+    Map<String, String> env = served(real);
+    env.put("FAKE_UNLOADABLE", PROXY);
+    Run r = python(fakeJax(true), env, """
+        from jax._src import xla_bridge as xb
+        xb.register_plugin("mine", "%s")
+        from jaxlib import xla_client
+        print(xla_client.loaded)
+        """.formatted(real));
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(r.out()).isEqualTo("{'mine': '" + real + "'}\n");
+    assertThat(r.err().lines().toList()).singleElement().asString()
+        .startsWith("xlac: cannot load xlac's proxy " + PROXY + " as JAX's plugin mine (cannot dlopen");
+  }
+
+  /** The hooks were taken when the module was found: a find_spec without an import left the import unhooked. */
+  @Test
+  void aFindSpecBeforeTheImport_doesNotUseUpTheHook() throws Exception {
+    Path real = Files.writeString(tmp.resolve("real.so"), "plugin");
+    Run r = python(fakeJax(true), served(real), """
+        import importlib.util
+        assert importlib.util.find_spec("jaxlib.xla_client") is not None
+        from jax._src import xla_bridge as xb
+        xb.register_plugin("mine", "%s")
+        from jaxlib import xla_client
+        print(xla_client.loaded)
+        """.formatted(real));
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(r.out()).isEqualTo("{'mine': '" + PROXY + "'}\n");
   }
 }

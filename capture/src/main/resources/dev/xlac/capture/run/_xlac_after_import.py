@@ -42,12 +42,14 @@ class _Finder:
                     break
             else:
                 return None
-            del _hooks[name]
             if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                del _hooks[name]
                 for _, say in hooks:
                     say("%s has no loader to follow" % name)
                 return spec
-            spec.loader = _Loader(spec.loader, hooks)
+            # The hooks are taken when the module has run (a spec found and not loaded, or a load that failed and is
+            # tried again, leaves them for the import that succeeds).
+            spec.loader = _Loader(spec.loader, name)
             return spec
         except Exception as e:  # Python's own import then goes on without the hooks
             for _, say in hooks:
@@ -58,16 +60,16 @@ class _Finder:
 class _Loader:
     """The module's own loader, then the hooks, once the module has run."""
 
-    def __init__(self, loader, hooks):
+    def __init__(self, loader, name):
         self._loader = loader
-        self._hooks = hooks
+        self._name = name
 
     def create_module(self, spec):
         return self._loader.create_module(spec)
 
     def exec_module(self, module):
         self._loader.exec_module(module)
-        for hook, say in self._hooks:
+        for hook, say in _hooks.pop(self._name, []):
             _run(hook, say, module)
 
     def __getattr__(self, name):

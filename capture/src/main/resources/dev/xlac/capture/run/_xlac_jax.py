@@ -41,7 +41,7 @@ def install():
     _installed.append(True)
     when_imported("jaxlib.xla_client", lambda m: _front_the_plugin(m, proxy, real_file),
                   lambda why: _say(why, "the plugins JAX loads run unserved"))
-    when_imported("jax._src.xla_bridge", lambda m: _stand_in_for_cpu(m, proxy),
+    when_imported("jax._src.xla_bridge", lambda m: _stand_in_for_cpu(m, proxy, real_file),
                   lambda why: _say(why, "JAX's own CPU client runs unserved"))
 
 
@@ -65,10 +65,16 @@ def _front_the_plugin(xla_client, proxy, real_file):
     original = xla_client.load_pjrt_plugin_dynamically
 
     def load_pjrt_plugin_dynamically(plugin_name, library_path, *args, **kwargs):
-        if _is_the_real_plugin(library_path, real_file):
-            _fronted.append(plugin_name)
-            library_path = proxy
-        return original(plugin_name, library_path, *args, **kwargs)
+        if not _is_the_real_plugin(library_path, real_file):
+            return original(plugin_name, library_path, *args, **kwargs)
+        try:
+            c_api = original(plugin_name, proxy, *args, **kwargs)
+        except Exception as e:  # the proxy cannot be loaded here: the plugin as without xlac
+            print("xlac: cannot load xlac's proxy %s as JAX's plugin %s (%s); it runs unserved"
+                  % (proxy, plugin_name, e), file=sys.stderr)
+            return original(plugin_name, library_path, *args, **kwargs)
+        _fronted.append(plugin_name)
+        return c_api
 
     load_pjrt_plugin_dynamically.__doc__ = original.__doc__
     load_pjrt_plugin_dynamically.__wrapped__ = original
@@ -76,7 +82,7 @@ def _front_the_plugin(xla_client, proxy, real_file):
     xla_client.load_pjrt_plugin_dynamically = load_pjrt_plugin_dynamically
 
 
-def _stand_in_for_cpu(xla_bridge, proxy):
+def _stand_in_for_cpu(xla_bridge, proxy, real_file):
     import dataclasses
 
     registration = xla_bridge._backend_factories.get("cpu")
@@ -85,7 +91,7 @@ def _stand_in_for_cpu(xla_bridge, proxy):
     own = registration.factory
 
     def factory(*args, **kwargs):
-        if _fronted or args or kwargs:
+        if _fronted or args or kwargs or _tpu_will_load(xla_bridge, real_file):
             return own(*args, **kwargs)  # the plugin runs under its own name: JAX's CPU stays JAX's
         xla_client = xla_bridge.xla_client
         load = getattr(xla_client.load_pjrt_plugin_dynamically, "_xlac_original",
@@ -107,6 +113,33 @@ def _stand_in_for_cpu(xla_bridge, proxy):
         return client
 
     xla_bridge._backend_factories["cpu"] = dataclasses.replace(registration, factory=factory)
+
+
+def _tpu_will_load(xla_bridge, real_file):
+    """Whether JAX's "tpu" backend, created after "cpu", is to load the plugin (libtpu: TPU_LIBRARY_PATH, else the
+    libtpu package's library), so that JAX's CPU client must stay JAX's."""
+    if "tpu" not in xla_bridge._backend_factories:
+        return False
+    platforms = os.environ.get("JAX_PLATFORMS", "")
+    try:
+        platforms = xla_bridge.config.jax_platforms.value or ""
+    except Exception:
+        pass
+    if platforms and "tpu" not in platforms.split(","):
+        return False
+    path = os.environ.get("TPU_LIBRARY_PATH")
+    if not (path and os.path.isfile(path)):
+        try:
+            import importlib.util
+
+            if importlib.util.find_spec("libtpu") is None:
+                return False
+            import libtpu
+
+            path = libtpu.get_library_path()
+        except Exception:
+            return False
+    return _is_the_real_plugin(path, real_file)
 
 
 def _cpu_device_count(xla_bridge):
