@@ -49,7 +49,7 @@ public final class PythonHooks {
    * @param env the user's environment, as for {@link #directory}
    */
   public static String firstOn(String pythonPath, Map<String, String> env) {
-    String hooks = directory(env).toString();
+    String hooks = entry(directory(env));
     if (pythonPath == null || pythonPath.isEmpty()) {
       return hooks;
     }
@@ -61,22 +61,66 @@ public final class PythonHooks {
 
   public static Path directory(Map<String, String> env) {
     Map<String, byte[]> files = packed();
-    Path root = UserCacheRoot.of(env, System.getProperty("user.home")).orElseThrow(() -> XlacException.environment(
-        "cannot find a directory for xlac's Python hooks: set XDG_CACHE_HOME or HOME"));
-    Path dir = root.resolve("python").resolve(hash(files));
-    try {
-      PrivateFiles.createDirectories(dir);
-      for (Map.Entry<String, byte[]> f : files.entrySet()) {
-        Path target = dir.resolve(f.getKey());
-        if (!same(target, f.getValue())) {
-          PrivateFiles.writeBytes(target, f.getValue());
-        }
+    String name = hash(files);
+    java.util.Optional<Path> root = UserCacheRoot.of(env, System.getProperty("user.home"));
+    IOException failed = null;
+    if (root.isPresent()) {
+      try {
+        return written(root.get().resolve("python").resolve(name), files);
+      } catch (IOException e) {
+        failed = e; // a read-only home (HPC nodes, containers): the temporary directory instead
       }
+    }
+    // This user's own, named by the uid: stable across runs (a launch plan holds it), never another user's.
+    Path tmp = Path.of(System.getProperty("java.io.tmpdir"), "xlac-python-" + uid()).resolve(name);
+    try {
+      return written(tmp, files);
     } catch (IOException e) {
-      throw new XlacException(ExitCode.ENVIRONMENT, "cannot write xlac's Python hooks to " + dir + ": "
-          + XlacException.reason(e), e);
+      String first = failed == null ? "" : root.get().resolve("python") + " (" + XlacException.reason(failed)
+          + ") nor to ";
+      throw new XlacException(ExitCode.ENVIRONMENT, "cannot write xlac's Python hooks to " + first + tmp + " ("
+          + XlacException.reason(e) + "); set XDG_CACHE_HOME to a directory you can write", e);
+    }
+  }
+
+  /** {@code dir} holding exactly the packed files, private; its own and its parent's owner checked. */
+  private static Path written(Path dir, Map<String, byte[]> files) throws IOException {
+    PrivateFiles.createDirectories(dir);
+    Object me = Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+    for (Path d : new Path[] {dir.getParent(), dir}) {
+      Map<String, Object> a = Files.readAttributes(d, "unix:uid,mode,isDirectory", LinkOption.NOFOLLOW_LINKS);
+      if (!Boolean.TRUE.equals(a.get("isDirectory")) || !me.equals(a.get("uid"))) {
+        throw new IOException(d + " is not a directory of this user's");
+      }
+      if ((((Integer) a.get("mode")) & 0022) != 0) {
+        throw new IOException(d + " can be written by other users");
+      }
+    }
+    for (Map.Entry<String, byte[]> f : files.entrySet()) {
+      Path target = dir.resolve(f.getKey());
+      if (!same(target, f.getValue())) {
+        PrivateFiles.writeBytes(target, f.getValue());
+      }
     }
     return dir;
+  }
+
+  private static String uid() {
+    try {
+      return String.valueOf(Files.getAttribute(Path.of("/proc/self"), "unix:uid"));
+    } catch (IOException | RuntimeException e) {
+      return System.getProperty("user.name", "user");
+    }
+  }
+
+  /** The hooks' directory as it goes on {@code PYTHONPATH}: a path holding its separator would be two entries. */
+  private static String entry(Path dir) {
+    String s = dir.toString();
+    if (s.contains(java.io.File.pathSeparator)) {
+      throw XlacException.environment("cannot put xlac's Python hooks in " + dir + " on PYTHONPATH: its path holds '"
+          + java.io.File.pathSeparator + "' (set XDG_CACHE_HOME to a directory without it)");
+    }
+    return s;
   }
 
   /** The hook files in {@code directory} (one of {@link #directory}), for a launch plan to check. */

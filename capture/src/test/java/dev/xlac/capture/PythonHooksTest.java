@@ -50,16 +50,36 @@ class PythonHooksTest {
     assertThat(Files.readString(elsewhere)).as("the link's target is left alone").isEqualTo("print('not xlac')\n");
   }
 
+  /**
+   * xlac dump wrote its sitecustomize into a temporary directory of its own, so a read-only home was no obstacle;
+   * the shared hooks then go under the temporary directory, in this user's own directory there.
+   */
   @Test
-  void noUserCacheDirectory_isAnEnvironmentError_inWords() {
-    String home = System.getProperty("user.home");
+  void noWritableUserCacheDirectory_theHooksGoUnderTheTemporaryDirectory_thisUsersOwn() throws Exception {
+    // A cache root that cannot be made (a file is in its way): unwritable even for root, as a read-only home is.
+    Path readOnly = Files.writeString(tmp.resolve("ro"), "a file");
+    String temp = System.getProperty("java.io.tmpdir");
     try {
-      System.setProperty("user.home", "");
-      assertThatThrownBy(() -> PythonHooks.directory(Map.of())).isInstanceOfSatisfying(XlacException.class,
-          x -> assertThat(x.exitCode()).isEqualTo(ExitCode.ENVIRONMENT)).hasMessageContaining("XDG_CACHE_HOME or HOME");
+      System.setProperty("java.io.tmpdir", Files.createDirectories(tmp.resolve("t")).toString());
+      Path dir = PythonHooks.directory(Map.of("XDG_CACHE_HOME", readOnly.toString()));
+      assertThat(dir.getParent().getParent()).isEqualTo(tmp.resolve("t"));
+      assertThat(dir.getParent().getFileName().toString()).startsWith("xlac-python-");
+      assertThat(dir.resolve("sitecustomize.py")).isRegularFile();
+      Path other = dir.getParent();
+      Files.setPosixFilePermissions(other, PosixFilePermissions.fromString("rwxrwxrwx"));
+      assertThatThrownBy(() -> PythonHooks.directory(Map.of("XDG_CACHE_HOME", readOnly.toString())))
+          .isInstanceOfSatisfying(XlacException.class, x -> assertThat(x.exitCode()).isEqualTo(ExitCode.ENVIRONMENT))
+          .hasMessageContaining("can be written by other users").hasMessageContaining("set XDG_CACHE_HOME");
     } finally {
-      System.setProperty("user.home", home);
+      System.setProperty("java.io.tmpdir", temp);
     }
+  }
+
+  @Test
+  void aHooksPathWithThePathSeparator_isAnEnvironmentError_inWords() {
+    assertThatThrownBy(() -> PythonHooks.firstOn("/src", Map.of("XDG_CACHE_HOME", tmp.resolve("a:b").toString())))
+        .isInstanceOfSatisfying(XlacException.class, x -> assertThat(x.exitCode()).isEqualTo(ExitCode.ENVIRONMENT))
+        .hasMessageContaining("holds ':'");
   }
 
   /** A traced command that records gets the hooks from the trace and again from the proxy: once on the path. */
