@@ -2,14 +2,13 @@ package dev.xlac.capture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
+import dev.xlac.capture.HookInterpreter.Run;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -25,8 +24,6 @@ class JaxHookTest {
 
   @TempDir
   Path tmp;
-
-  private record Run(int exitCode, String out, String err) {}
 
   private Path fakeJax(boolean withCpu) throws Exception {
     Path site = tmp.resolve("site");
@@ -100,25 +97,9 @@ class JaxHookTest {
   }
 
   private Run python(Path site, Map<String, String> env, String script) throws Exception {
-    Path run = Path.of(JaxHookTest.class.getResource("run/_xlac_jax.py").toURI()).getParent();
-    String py = System.getenv("XLAC_PYTHON");
-    List<String> cmd = new ArrayList<>(List.of(py == null || py.isBlank() ? "python3" : py, "-c",
-        "import sys\nsys.path[:0] = [" + pyString(run) + ", " + pyString(site) + "]\n"
-            + "import _xlac_jax\n_xlac_jax.install()\n" + script));
-    ProcessBuilder pb = new ProcessBuilder(cmd);
-    Map<String, String> e = pb.environment();
-    e.keySet().removeIf(k -> k.startsWith("XLAC_") || k.equals("XLA_FLAGS"));
-    e.putAll(env);
-    Path out = tmp.resolve("out");
-    Path err = tmp.resolve("err");
-    Process p = pb.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    return new Run(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err));
+    return HookInterpreter.run(tmp, "_xlac_jax", site, env, List.of("XLA_FLAGS"), script);
   }
 
-  private static String pyString(Path p) {
-    return "'" + p.toString().replace("\\", "\\\\").replace("'", "\\'") + "'";
-  }
 
   private Map<String, String> served(Path real) {
     return new HashMap<>(Map.of("XLAC_PJRT_PROXY", PROXY, "XLAC_PJRT_REAL_PLUGIN", real.toString()));
