@@ -29,7 +29,9 @@ class RuntimeFastStartE2ETest {
   private static final Pattern REPORT_VALUE = Pattern.compile("\"(\\w+)\": ([^,\\n]+)");
   /** The report's timings, which differ from run to run on either path. */
   private static final Set<String> TIMINGS = Set.of("wall_seconds", "serve_seconds", "miss_lookup_seconds",
-      "miss_overhead_percent", "compile_seconds");
+      "miss_overhead_percent", "compile_seconds",
+      // Loading ahead follows the list the previous run of the command left, not the path this run took.
+      "preloaded", "preload_hits", "preload_wasted", "preload_hidden_seconds");
   private static final String JVM_PATH = "xlac-fast-start: JVM path";
   private static final String FAST_PATH = "xlac-fast-start: served without a JVM";
 
@@ -119,6 +121,8 @@ class RuntimeFastStartE2ETest {
     assertThat(fast.runSummary()).isEqualTo(jvm.runSummary()).contains(" served from the cache, 0 compiled");
     assertThat(fast.out()).as("the command's stdout, nothing of xlac's").isEqualTo(jvm.out());
     assertThat(report(report)).isEqualTo(jvmReport);
+    assertThat(Launcher.reportNumbers(report).get("preload_hits")).as("the list the JVM run left is loaded ahead")
+        .isEqualTo(Launcher.reportNumbers(report).get("compiles"));
     assertThat(losses(fast.out())).hasSize(3).isEqualTo(losses(jvm.out()));
 
     // The cache changes (a recording run puts new executables into it): the plan no longer holds.

@@ -137,7 +137,11 @@ class WhyNewE2ETest {
 
   @Test
   void oneShot_reportCarriesTheReasonPerNewGraph() throws Exception {
-    dump(decoder());
+    // Dumped through the plugin, as the one-shot traces (the proxy stands in for JAX's CPU client under --plugin):
+    // the plugin's own XLA turns JAX's StableHLO into the graphs, and another XLA build's graphs differ otherwise.
+    Launcher.Result dumped = Launcher.run(List.of(Launcher.root().resolve("xlac").toString(), "dump", "--plugin",
+        Launcher.cpuPlugin(), "--cache", cache(), "--", Launcher.python(), decoder(), "--steps", "1"), cpu(), 300);
+    assertThat(dumped.exitCode()).as(dumped.err()).isZero();
     Path report = work.resolve("report.json");
     Launcher.Result r = Launcher.run(List.of(Launcher.root().resolve("xlac").toString(), "parallel-compile",
         "--cache", cache(), "--plugin", Launcher.cpuPlugin(), "--report", report.toString(), "--",
