@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define XLAYOUT_HEADER 96
 #define XLAYOUT_MAGIC "XLACPJX1"
@@ -18,6 +19,15 @@ enum { XLAYOUT_ABSENT = 0, XLAYOUT_FOUND = 1, XLAYOUT_BAD = -1, XLAYOUT_NO_DIREC
  * not a directory) with `reason`.
  * Costs a stat per ancestor: the proxy asks once per process. */
 int xlayout_check_chain(const char *layout_dir, char *reason, size_t reason_size);
+
+struct stat;
+/* Why `st` may not be trusted, or NULL: it must belong to this user or root, and nobody else may
+ * write it. A directory that others may write is tolerated only as an ancestor with the sticky bit
+ * (/tmp): others cannot rename or remove what is ours in it. */
+const char *xlayout_untrusted(const struct stat *st, int sticky_ok, char *why, size_t size);
+
+/* Reads exactly n bytes of `fd` at offset (pread, EINTR retried); 0 on success, -1 otherwise. */
+int xfile_read_at(int fd, uint8_t *p, size_t n, off_t offset);
 
 /* Reads and verifies the entry for `key`: entries/, entries/<hh>/ and the entry are opened without
  * following links (the entry without blocking: it may be a FIFO) and must be trusted as above;

@@ -25,8 +25,7 @@ static uint64_t le64(const uint8_t *p) {
   return v;
 }
 
-/* Reads exactly n bytes at offset; 0 on success. */
-static int read_at(int fd, uint8_t *p, size_t n, off_t offset) {
+int xfile_read_at(int fd, uint8_t *p, size_t n, off_t offset) {
   while (n > 0) {
     ssize_t r = pread(fd, p, n, offset);
     if (r < 0 && errno == EINTR) continue;
@@ -38,10 +37,7 @@ static int read_at(int fd, uint8_t *p, size_t n, off_t offset) {
   return 0;
 }
 
-/* Why `st` may not be trusted, or NULL: it must belong to this user or root, and nobody
- * else may write it. A directory that others may write is tolerated only as an ancestor with the
- * sticky bit (/tmp): others cannot rename or remove what is ours in it. */
-static const char *untrusted(const struct stat *st, int sticky_ok, char *why, size_t size) {
+const char *xlayout_untrusted(const struct stat *st, int sticky_ok, char *why, size_t size) {
   if (st->st_uid != geteuid() && st->st_uid != 0) {
     snprintf(why, size, "it belongs to user %lu, neither you nor root", (unsigned long)st->st_uid);
     return why;
@@ -84,7 +80,7 @@ int xlayout_check_chain(const char *layout_dir, char *reason, size_t reason_size
     } else if (!S_ISDIR(st.st_mode)) {
       bad(reason, reason_size, "runtime layout %s is not a directory", layout_dir);
       result = XLAYOUT_NO_DIRECTORY;
-    } else if (untrusted(&st, !last, why, sizeof why)) {
+    } else if (xlayout_untrusted(&st, !last, why, sizeof why)) {
       result = bad(reason, reason_size, "runtime layout %s is not trusted: %s: %s", layout_dir, prefix, why);
     }
     if (result || last) break;
@@ -108,7 +104,7 @@ static int open_trusted_dir(int dir, const char *name, const char *shown, int *a
   }
   struct stat st;
   char why[120];
-  const char *problem = fstat(fd, &st) != 0 ? strerror(errno) : untrusted(&st, 0, why, sizeof why);
+  const char *problem = fstat(fd, &st) != 0 ? strerror(errno) : xlayout_untrusted(&st, 0, why, sizeof why);
   if (problem) {
     bad(reason, size, "layout directory %s is not trusted: %s", shown, problem);
     close(fd);
@@ -164,13 +160,13 @@ int xlayout_read(const char *layout_dir, const uint8_t key[32], uint8_t **execut
     bad(reason, reason_size, "layout entry %s is not a regular file", path);
     goto out;
   }
-  if (untrusted(&st, 0, why, sizeof why)) {
+  if (xlayout_untrusted(&st, 0, why, sizeof why)) {
     bad(reason, reason_size, "layout entry %s is not trusted: %s", path, why);
     goto out;
   }
   int flags = fcntl(fd, F_GETFL);
   if (flags >= 0 && (flags & O_NONBLOCK)) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  if (st.st_size < XLAYOUT_HEADER || read_at(fd, header, XLAYOUT_HEADER, 0) != 0) {
+  if (st.st_size < XLAYOUT_HEADER || xfile_read_at(fd, header, XLAYOUT_HEADER, 0) != 0) {
     bad(reason, reason_size, "layout entry %s is truncated (%lld bytes)", path, (long long)st.st_size);
     goto out;
   }
@@ -193,7 +189,7 @@ int xlayout_read(const char *layout_dir, const uint8_t key[32], uint8_t **execut
     bad(reason, reason_size, "out of memory reading layout entry %s", path);
     goto out;
   }
-  if (read_at(fd, exe, (size_t)n, XLAYOUT_HEADER) != 0) {
+  if (xfile_read_at(fd, exe, (size_t)n, XLAYOUT_HEADER) != 0) {
     bad(reason, reason_size, "cannot read layout entry %s: %s", path,
         errno ? strerror(errno) : "shorter than its size");
     goto out;

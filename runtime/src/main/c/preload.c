@@ -279,26 +279,20 @@ static char *read_list(const char *path, size_t *size, char *reason, size_t rsiz
   }
   struct stat st;
   char *text = NULL;
+  char why[160];
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     snprintf(reason, rsize, "%s is not a regular file", path);
-  } else if ((st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-    snprintf(reason, rsize, "%s is not trusted: it belongs to another user or others may write it", path);
+  } else if (xlayout_untrusted(&st, 0, why, sizeof why)) {
+    snprintf(reason, rsize, "%s is not trusted: %s", path, why);
   } else if (st.st_size > XPRELOAD_MAX_FILE) {
     snprintf(reason, rsize, "%s is larger than %u bytes", path, XPRELOAD_MAX_FILE);
   } else if ((text = malloc((size_t)st.st_size + 1))) {
-    size_t got = 0;
-    while (got < (size_t)st.st_size) {
-      ssize_t r = pread(fd, text + got, (size_t)st.st_size - got, (off_t)got);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) break;
-      got += (size_t)r;
-    }
-    if (got != (size_t)st.st_size) {
+    if (xfile_read_at(fd, (uint8_t *)text, (size_t)st.st_size, 0) != 0) {
       snprintf(reason, rsize, "cannot read %s", path);
       free(text);
       text = NULL;
     } else {
-      *size = got;
+      *size = (size_t)st.st_size;
     }
   }
   close(fd);
