@@ -65,7 +65,7 @@ public final class PreloadList {
       return false;
     }
     String text = text(keys);
-    if (read(file).map(text(keys)::equals).orElse(false)) {
+    if (read(file).map(text::equals).orElse(false)) {
       return false;
     }
     PrivateFiles.createDirectories(file.getParent());
