@@ -240,4 +240,17 @@ class JaxHookTest {
     assertThat(r.exitCode()).as(r.err()).isZero();
     assertThat(r.out()).isEqualTo("{'mine': '" + PROXY + "'}\n");
   }
+
+  /** The stand-in's own load of the proxy failing made JAX's "cpu" backend fail to initialise. */
+  @Test
+  void aProxyThatCannotBeLoadedForTheCpuStandIn_leavesJaxsCpuClient_oneLine() throws Exception {
+    Path real = Files.writeString(tmp.resolve("real.so"), "plugin");
+    Map<String, String> env = served(real);
+    env.put("FAKE_UNLOADABLE", PROXY);
+    Run r = python(fakeJax(true), env, CPU);
+    assertThat(r.exitCode()).as(r.err()).isZero();
+    assertThat(r.out()).isEqualTo("cpu: cpu JAX's own priority 0 experimental False\n");
+    assertThat(r.err().lines().toList()).singleElement().asString()
+        .startsWith("xlac: the plugin " + real + " cannot stand in for JAX's CPU client (cannot dlopen");
+  }
 }

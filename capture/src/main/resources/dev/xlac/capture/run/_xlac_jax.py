@@ -15,6 +15,7 @@ the plugin turns out not to be a CPU plugin, JAX's own CPU client is used, with 
 
 Nothing here imports JAX: the work is done right after JAX's own modules are imported.
 """
+import functools
 import os
 import sys
 
@@ -64,6 +65,7 @@ def _is_the_real_plugin(path, real_file):
 def _front_the_plugin(xla_client, proxy, real_file):
     original = xla_client.load_pjrt_plugin_dynamically
 
+    @functools.wraps(original)
     def load_pjrt_plugin_dynamically(plugin_name, library_path, *args, **kwargs):
         if not _is_the_real_plugin(library_path, real_file):
             return original(plugin_name, library_path, *args, **kwargs)
@@ -76,9 +78,6 @@ def _front_the_plugin(xla_client, proxy, real_file):
         _fronted.append(plugin_name)
         return c_api
 
-    load_pjrt_plugin_dynamically.__doc__ = original.__doc__
-    load_pjrt_plugin_dynamically.__wrapped__ = original
-    load_pjrt_plugin_dynamically._xlac_original = original
     xla_client.load_pjrt_plugin_dynamically = load_pjrt_plugin_dynamically
 
 
@@ -94,11 +93,11 @@ def _stand_in_for_cpu(xla_bridge, proxy, real_file):
         if _fronted or args or kwargs or _tpu_will_load(xla_bridge, real_file):
             return own(*args, **kwargs)  # the plugin runs under its own name: JAX's CPU stays JAX's
         xla_client = xla_bridge.xla_client
-        load = getattr(xla_client.load_pjrt_plugin_dynamically, "_xlac_original",
+        load = getattr(xla_client.load_pjrt_plugin_dynamically, "__wrapped__",
                        xla_client.load_pjrt_plugin_dynamically)
-        if not xla_client.pjrt_plugin_loaded(_STAND_IN_PLUGIN):
-            load(_STAND_IN_PLUGIN, proxy)
         try:
+            if not xla_client.pjrt_plugin_loaded(_STAND_IN_PLUGIN):
+                load(_STAND_IN_PLUGIN, proxy)
             # As many devices as JAX's own CPU client makes (a CPU plugin's default is its own).
             client = xla_bridge.make_pjrt_c_api_client(
                 _STAND_IN_PLUGIN, options={"cpu_device_count": _cpu_device_count(xla_bridge)})
