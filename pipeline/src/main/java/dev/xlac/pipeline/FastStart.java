@@ -217,8 +217,10 @@ public final class FastStart {
           .append('\n');
       file(b, RealPlugin.memoFile(RuntimeCache.memoDir(spec.cacheDir()), plugin.path()));
       file(b, proxy.get());
-      // The Python hooks, as the command's PYTHONPATH names them (a hook changed or gone: no plan).
-      for (Path hook : dev.xlac.capture.PythonHooks.files(dev.xlac.capture.PythonHooks.directory(CommandRunner.userEnvironment(spec.env())))) {
+      // The Python hooks, first on the command's PYTHONPATH as ProxyEnvironment put them (a hook changed or gone:
+      // no plan); derived from it, not checked and written a second time.
+      Path hooks = Path.of(env.variables().get("PYTHONPATH").split(java.io.File.pathSeparator, 2)[0]);
+      for (Path hook : dev.xlac.capture.PythonHooks.files(hooks)) {
         file(b, hook);
       }
       for (String jar : System.getProperty("java.class.path", "").split(java.io.File.pathSeparator)) {
