@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fast_child.h"
+#include "fast_finish.h"
 #include "launch_plan.h"
 
 extern char **environ;
@@ -269,6 +270,15 @@ int main(int argc, char **argv) {
   signal(SIGHUP, SIG_DFL);
   sigaction(SIGQUIT, &quit_was, NULL);
 
+  /* Every compile served and nothing to do but count: finished here (fast_finish.h). Else the JVM. */
+  int finished_status;
+  if (xfinish_native(&plan, stats, exit_status, wall, &finished_status, reason, sizeof reason) == 0) {
+    if (debug()) fprintf(stderr, "xlac-fast-start: served without a JVM; finished without one\n");
+    remove_stats(stats);
+    return finished_status;
+  }
+  if (debug()) fprintf(stderr, "xlac-fast-start: finishing in java: %s\n", reason);
+
   /* the plugin the plan was made for, and its cache: the finish holds the run to them */
   const char *identity = xplan_set_value(&plan, "XLAC_PJRT_PLUGIN_SHA256");
   size_t pl = strlen(identity ? identity : "") + 64, dl = strlen(plan.db_dir ? plan.db_dir : "") + 64;
@@ -285,7 +295,7 @@ int main(int argc, char **argv) {
   snprintf(p_wall, sizeof p_wall, "-Dxlac.run.adopted.wall=%lld", wall);
   snprintf(p_signal, sizeof p_signal, "-Dxlac.run.adopted.signal=%s", signal_name(last_signal));
   char *extra[] = {p_stats, p_exit, p_wall, p_signal, p_plugin, p_db};
-  if (debug()) fprintf(stderr, "xlac-fast-start: served without a JVM; finishing in java\n");
+  if (debug()) fprintf(stderr, "xlac-fast-start: served without a JVM\n");
   /* The command's stdout is the command's: nothing of the finish (its lines, or a JVM's own warning) goes there. */
   fflush(stdout);
   dup2(STDERR_FILENO, STDOUT_FILENO);

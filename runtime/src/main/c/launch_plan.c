@@ -266,6 +266,10 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
       char *real = realpath(a, NULL);
       if (!real || strcmp(real, b)) r = xreason(reason, rs, "%s now resolves to another file", a);
       free(real);
+      if (!r && !plan->plugin_real) {
+        plan->plugin_real = b;
+        b = NULL;
+      }
     } else if (!strcmp(k, "uid") && n == 2) {
       unsigned long long uid;
       seen_uid = 1;
@@ -319,6 +323,16 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
       plan->stats_parent = a;
       plan->stats_prefix = b;
       a = b = NULL;
+    } else if (!strcmp(k, "finish") && n == 3 && !plan->finish_flags && (b = unhex_word(w[2]))) {
+      plan->finish_flags = a;
+      plan->pending_dir = b;
+      a = b = NULL;
+    } else if (!strcmp(k, "report") && n == 5 && !plan->report_path) {
+      plan->report_path = a;
+      a = NULL;
+      if (!(plan->report_plugin = unhex_word(w[2])) || !(plan->report_sha256 = unhex_word(w[3])) ||
+          !(plan->report_layout = unhex_word(w[4])))
+        r = xreason(reason, rs, "damaged plan: bad line '%s'", k);
     } else if ((!strcmp(k, "set") && n == 3 && (b = unhex_word(w[2]))) ||
                ((!strcmp(k, "unset") || !strcmp(k, "set-stats")) && n == 2)) {
       xplan_change *c = realloc(plan->changes, (plan->n_changes + 1) * sizeof *c);
@@ -504,6 +518,13 @@ void xplan_free(xplan *plan) {
   free(plan->stats_parent);
   free(plan->stats_prefix);
   free(plan->db_dir);
+  free(plan->plugin_real);
+  free(plan->finish_flags);
+  free(plan->pending_dir);
+  free(plan->report_path);
+  free(plan->report_plugin);
+  free(plan->report_sha256);
+  free(plan->report_layout);
   for (size_t i = 0; i < plan->n_changes; i++) {
     free(plan->changes[i].name);
     free(plan->changes[i].value);

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#define XPLAN_FORMAT "xlac-run-plan 1"
+#define XPLAN_FORMAT "xlac-run-plan 2"
 #define XPLAN_MAX_BYTES (4u << 20)
 
 /* One change to the user's environment: set (value), set to the stats directory (to_stats), or
@@ -24,6 +24,12 @@ typedef struct {
   char *db_dir;       /* the cache's database directory the plan's conditions name */
   xplan_change *changes;
   size_t n_changes;
+  char *plugin_real;  /* the realpath line's file: the plugin the plan was made for */
+  /* The finish without a JVM (fast_finish.h); finish_flags NULL: the JVM finishes every run. */
+  char *finish_flags; /* the words "quiet" and "require-hits", space-separated, as the run's options */
+  char *pending_dir;  /* where the hits of a run finished here wait to be counted */
+  /* --report: its file, and the plugin, plugin_sha256 and layout fields as the JVM writes them (else NULL) */
+  char *report_path, *report_plugin, *report_sha256, *report_layout;
 } xplan;
 
 /* The plan's file name for this invocation: lowercase hex SHA-256 of cwd and each option word

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -16,6 +17,7 @@
 #include <signal.h>
 
 #include "fast_child.h"
+#include "fast_finish.h"
 #include "launch_plan.h"
 #include "sha256.h"
 #include "testlib.h"
@@ -51,6 +53,9 @@ static void write_file(const char *name, const char *text) {
   fputs(text, f);
   fclose(f);
 }
+
+/* The plugin identity the plans give the command (XLAC_PJRT_PLUGIN_SHA256). */
+static char plugin_identity[200] = "ab:1:2:3:4";
 
 /* A plan for the files as they are now, as pipeline FastStart writes one (with `extra` lines). */
 static char *plan_now(const char *extra) {
@@ -126,7 +131,7 @@ static char *plan_now(const char *extra) {
   hexword(h, "TO_REMOVE");
   appendf(&b, &n, "unset %s\n", h);
   hexword(h, "XLAC_PJRT_PLUGIN_SHA256");
-  hexword(h2, "ab:1:2:3:4");
+  hexword(h2, plugin_identity);
   appendf(&b, &n, "set %s %s\n", h, h2);
   hexword(h, "XLACT_STATS");
   appendf(&b, &n, "set-stats %s\n", h);
@@ -266,7 +271,7 @@ static void conditions(void) {
   char *unknown = plan_now("bogus x00\n");
   CHECK(check(unknown, reason) == -1, "an unknown line");
   free(unknown);
-  CHECK(check("xlac-run-plan 2\nend\n", reason) == -1 && strstr(reason, "format"), "another format: %s", reason);
+  CHECK(check("xlac-run-plan 3\nend\n", reason) == -1 && strstr(reason, "format"), "another format: %s", reason);
   {
     /* plan_for_anotherUser_doesNotHold: the cache and user.home come from the user */
     char line[600], h[200];
@@ -308,6 +313,7 @@ static char *fast_start;
 /* How the caller of the fast start differs from a plain one. */
 typedef struct {
   const char *java;   /* the java command line's program (default /bin/echo) */
+  long fsize;         /* a file size limit (RLIMIT_FSIZE, SIGXFSZ ignored): writes past it fail, as on a full disk */
   int sigchld_ignored; /* the caller ignores SIGCHLD (inherited across exec) */
   int fd3;            /* the caller has a descriptor 3 open (without close-on-exec) */
   int quit_after;     /* SIGQUIT to the fast start once the command wrote STARTED; then root/go is made */
@@ -335,6 +341,11 @@ static int run_fast_as(const caller *c, char *const *user, int n_user, char **ou
     }
     close(ready[1]);
     if (c && c->sigchld_ignored) signal(SIGCHLD, SIG_IGN);
+    if (c && c->fsize) {
+      signal(SIGXFSZ, SIG_IGN);
+      struct rlimit lim = {(rlim_t)c->fsize, (rlim_t)c->fsize};
+      REQUIRE(setrlimit(RLIMIT_FSIZE, &lim) == 0, "setrlimit");
+    }
     REQUIRE(chdir(cwd) == 0, "chdir");
     char *argv[64] = {fast_start, plans, "2", (char *)(c && c->java ? c->java : "/bin/echo"), "JAVA"};
     for (int i = 0; i < n_user; i++) argv[5 + i] = user[i];
@@ -502,6 +513,211 @@ static void binary(void) {
   mkdir(tmp, 0700);
 }
 
+/* The names in DIR ending in `suffix`, and the text of the last one read (into text, size bytes). */
+static int files_ending(const char *dir, const char *suffix, char *text, size_t size) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *de;
+  while (d && (de = readdir(d))) {
+    size_t len = strlen(de->d_name), sl = strlen(suffix);
+    if (len < sl || strcmp(de->d_name + len - sl, suffix)) continue;
+    n++;
+    if (text) {
+      char p[8400];
+      snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+      FILE *f = fopen(p, "r");
+      size_t got = f ? fread(text, 1, size - 1, f) : 0;
+      text[got] = 0;
+      if (f) fclose(f);
+    }
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+static const char *KA = "pjrt1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+static const char *KB = "pjrt1:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+/* A plan that lets the fast start finish (`flags`, the pending directory, a report when `report`), with the list to
+ * load ahead at root/preload.keys. */
+static char *finishing_plan(const char *flags, int report) {
+  char h[9000], h2[9000], p[4096], extra[40000];
+  hexword(h, flags);
+  path_of(p, "pending");
+  hexword(h2, p);
+  int n = snprintf(extra, sizeof extra, "finish %s %s\n", h, h2);
+  path_of(p, "preload.keys");
+  hexword(h, "XLAC_PJRT_PRELOAD");
+  hexword(h2, p);
+  n += snprintf(extra + n, sizeof extra - (size_t)n, "set %s %s\n", h, h2);
+  if (report) {
+    char a[9000], b[9000], c[9000];
+    path_of(p, "report.json");
+    hexword(a, p);
+    hexword(b, "/lib/pl\"ugin.so");
+    hexword(c, "0123");
+    hexword(h, "cache/runtime/pjrt");
+    snprintf(extra + n, sizeof extra - (size_t)n, "report %s %s %s %s\n", a, b, c, h);
+  }
+  return plan_now(extra);
+}
+
+/* The fast start's finish without a JVM (fast_finish.c): every compile served, the summary, the report and
+ * --require-hits as the JVM gives them, the hits left in the pending directory; anything else the JVM's. */
+static void native_finish(void) {
+  if (!fast_start) return;
+  char p[4096], pending[4096], text[70000], *out;
+  struct stat st;
+  path_of(p, "plugin.so");
+  REQUIRE(lstat(p, &st) == 0, "stat plugin");
+  snprintf(plugin_identity, sizeof plugin_identity, "%s:%lld:%llu:%llu:%llu",
+           "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", (long long)st.st_size,
+           (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec,
+           (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+  path_of(pending, "pending");
+  snprintf(text, sizeof text, "xlac-preload 1\n%s\n%s\n", KB, KA); /* the files in name order, as the JVM reads them */
+  write_file("preload.keys", text);
+  char script[4000];
+  snprintf(script, sizeof script,
+           "echo CMD; printf 'preloaded\t%s\t5\nhit\t%s\t10\t20\t300000000\npreload_hit\t%s\t0\t7000000000\n'"
+           " > $XLACT_STATS/stats-2.tsv; printf 'hit\t%s\t1\t2\t205000000\nhit\t%s\t1\t2\t0\n' > $XLACT_STATS/stats-1.tsv;"
+           " exit 3", KA, KA, KA, KB, KA);
+  char *served[] = {"run", "--cache", "C", "--plugin", "P", "--", "sh", "-c", script};
+  char *plan = finishing_plan("", 1);
+  install_plan(plan);
+  free(plan);
+  int before = stats_dirs_left();
+  int status = run_fast(served, 9, &out);
+  /* allServed_finishesWithoutAJvm: the command's status, the JVM's summary line, no java */
+  CHECK(status == 3 && !strstr(out, "JAVA") &&
+            strstr(out, "CMD\nxlac run: 3 compiles: 3 served from the cache, 0 compiled; 0.51 s of compiling saved\n"),
+        "all served: %d '%s'", status, out);
+  CHECK(stats_dirs_left() == before, "the stats directory is removed");
+  free(out);
+  CHECK(files_ending(pending, ".hits", text, sizeof text) == 1, "one record of hits waits");
+  char want[2000];
+  snprintf(want, sizeof want, "\nsaved_ns 505000000\nhit %s 1\nhit %s 2\nend\n", KB, KA);
+  CHECK(!strncmp(text, "xlac-pending-hits 1\nat ", 23) && strstr(text, want) && text[strlen(text) - 1] == '\n',
+        "the pending record: '%s'", text);
+  CHECK(lstat(pending, &st) == 0 && (st.st_mode & 0777) == 0700, "a private pending directory");
+  CHECK(files_ending(pending, "", NULL, 0) == 3, "no temporary is left (%d entries)", files_ending(pending, "", NULL, 0));
+  path_of(p, "report.json");
+  FILE *f = fopen(p, "r");
+  size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
+  text[got] = 0;
+  if (f) fclose(f);
+  CHECK(strstr(text, "{\n  \"compiles\": 3,\n  \"hits\": 3,\n  \"misses\": 0,\n  \"fallbacks\": 0,\n"
+                     "  \"compile_seconds\": 0.0,\n  \"saved_seconds\": 0.505,\n  \"recorded\": 0,\n  \"unrecorded\": 0,\n"
+                     "  \"fallback_reasons\": [],\n  \"miss_lookup_seconds\": 0.0,\n  \"miss_overhead_percent\": 0.0,\n"
+                     "  \"serve_seconds\": 3.6E-8,\n  \"preloaded\": 1,\n  \"preload_hits\": 1,\n  \"preload_wasted\": 0,\n"
+                     "  \"preload_hidden_seconds\": 7.0,\n  \"exit_status\": 3,\n  \"wall_seconds\": ") == text &&
+            strstr(text, ",\n  \"plugin\": \"/lib/pl\\\"ugin.so\",\n  \"plugin_sha256\": \"0123\",\n"
+                         "  \"layout\": \"cache/runtime/pjrt\",\n  \"ingested\": null,\n  \"remote\": null,\n"
+                         "  \"miss_reasons\": []\n}\n"),
+        "the report: '%s'", text);
+
+  /* requireHits_withoutACompile_failsAsTheJvmDoes, and --quiet prints no summary */
+  char *none[] = {"run", "--cache", "C", "--plugin", "P", "--", "sh", "-c", "exit 0"};
+  plan = finishing_plan("quiet require-hits", 0);
+  install_plan(plan);
+  free(plan);
+  status = run_fast(none, 9, &out);
+  CHECK(status == 1 && !strcmp(out, "xlac run: --require-hits: no compile went through xlac's proxy, so none was"
+                                    " served from the cache (did the command load its PJRT plugin through xlac?)\n"),
+        "require-hits without compiles: %d '%s'", status, out);
+  free(out);
+  CHECK(files_ending(pending, ".hits", NULL, 0) == 1, "a run without hits leaves no record");
+
+  /* each of these is the JVM's to finish, with nothing left to count twice */
+  struct {
+    const char *what, *script;
+  } jvm[] = {
+      {"a miss", "printf 'miss\t%s\t1\t2\n' > $XLACT_STATS/stats-1.tsv"},
+      {"a miss's request kept", "printf 'hit\t%s\t1\t2\t3\n' > $XLACT_STATS/stats-1.tsv; : > $XLACT_STATS/aa.xpr"},
+      {"a line it does not know", "printf 'hit\t%s\t1\t2\t3\nnew_kind\t1\n' > $XLACT_STATS/stats-1.tsv"},
+      {"a partial line", "printf 'hit\t%s\t1\t2' > $XLACT_STATS/stats-1.tsv"},
+      {"a negative number", "printf 'hit\t%s\t1\t-2\t3\n' > $XLACT_STATS/stats-1.tsv"},
+      {"a FIFO for a statistics file", "mkfifo $XLACT_STATS/stats-9.tsv"},
+      {"another list to load ahead", "printf 'hit\t%s\t1\t2\t3\n' > $XLACT_STATS/stats-1.tsv"},
+  };
+  plan = finishing_plan("", 0);
+  install_plan(plan);
+  free(plan);
+  for (size_t i = 0; i < sizeof jvm / sizeof *jvm; i++) {
+    snprintf(script, sizeof script, jvm[i].script, KB);
+    char *cmd[] = {"run", "--cache", "C", "--plugin", "P", "--", "sh", "-c", script};
+    status = run_fast(cmd, 9, &out);
+    CHECK(strstr(out, "-Dxlac.run.adopted.exit=0 ") && !strstr(out, "xlac run:"), "%s: the JVM finishes: %d '%s'",
+          jvm[i].what, status, out);
+    free(out);
+    CHECK(files_ending(pending, ".hits", NULL, 0) == 1, "%s: no record left", jvm[i].what);
+  }
+  /* a run whose list to load ahead is the same ([B]) is finished here again */
+  snprintf(text, sizeof text, "xlac-preload 1\n%s\n", KB);
+  write_file("preload.keys", text);
+  snprintf(script, sizeof script, "printf 'hit\t%s\t1\t2\t3\n' > $XLACT_STATS/stats-1.tsv", KB);
+  char *one[] = {"run", "--cache", "C", "--plugin", "P", "--", "sh", "-c", script};
+  status = run_fast(one, 9, &out);
+  CHECK(status == 0 && strstr(out, "xlac run: 1 compile: 1 served") && !strstr(out, "JAVA"), "one hit: '%s'", out);
+  free(out);
+  CHECK(files_ending(pending, ".hits", NULL, 0) == 2, "its record");
+
+  /* pendingRecord_onAFullDisk_leavesTheRunToTheJvm: nothing half-written stays */
+  caller full = {.fsize = 100};
+  status = run_fast_as(&full, one, 9, &out);
+  /* (the limit cuts the log of the java command line too) */
+  CHECK(!strncmp(out, "-Dxlac.run.adopted.stats=", 25) && !strstr(out, "xlac run:"), "a full disk: %d '%s'", status, out);
+  free(out);
+  CHECK(files_ending(pending, ".hits", NULL, 0) == 2 && files_ending(pending, "", NULL, 0) == 4,
+        "a full disk: no record, no temporary left (%d entries)", files_ending(pending, "", NULL, 0));
+  /* a pending directory others can write, or a link in its place: the JVM's */
+  chmod(pending, 0777);
+  status = run_fast(one, 9, &out);
+  CHECK(strstr(out, "-Dxlac.run.adopted.exit=0 "), "a pending directory others can write: '%s'", out);
+  free(out);
+  chmod(pending, 0700);
+  char moved[4096];
+  path_of(moved, "pending-real");
+  REQUIRE(rename(pending, moved) == 0 && symlink(moved, pending) == 0, "link the pending directory");
+  status = run_fast(one, 9, &out);
+  CHECK(strstr(out, "-Dxlac.run.adopted.exit=0 "), "a linked pending directory: '%s'", out);
+  free(out);
+  REQUIRE(unlink(pending) == 0 && rename(moved, pending) == 0, "unlink");
+  /* pendingRecords_pastTheBound_areCountedByTheJvm */
+  for (int i = files_ending(pending, ".hits", NULL, 0); i < XFINISH_MAX_PENDING; i++) {
+    char name[100];
+    snprintf(name, sizeof name, "pending/filler-%d.hits", i);
+    write_file(name, "");
+  }
+  status = run_fast(one, 9, &out);
+  CHECK(strstr(out, "-Dxlac.run.adopted.exit=0 "), "too many waiting records: '%s'", out);
+  free(out);
+  /* the plugin replaced during the run (the JVM forgets the stamp) */
+  snprintf(text, sizeof text, "rm -f %s/pending/filler-*; printf 'hit\t%s\t1\t2\t3\n' > $XLACT_STATS/stats-1.tsv;"
+           " touch -d @1 %s/plugin.so", root, KB, root);
+  char *replacing[] = {"run", "--cache", "C", "--plugin", "P", "--", "sh", "-c", text};
+  status = run_fast(replacing, 9, &out);
+  CHECK(strstr(out, "-Dxlac.run.adopted.exit=0 "), "the plugin changed during the run: '%s'", out);
+  free(out);
+  snprintf(plugin_identity, sizeof plugin_identity, "ab:1:2:3:4");
+}
+
+/* javaDouble_asJavasDoubleToString: the report's numbers, as the JVM's report writes them */
+static void java_double(void) {
+  struct {
+    double v;
+    const char *want;
+  } cases[] = {{0.5, "0.5"}, {0.0, "0.0"}, {1e-4, "1.0E-4"}, {0.001, "0.001"}, {12345678.0, "1.2345678E7"},
+               {100.0, "100.0"}, {0.1 + 0.2, "0.30000000000000004"}, {1e7, "1.0E7"}, {9999999.0, "9999999.0"},
+               {123.456, "123.456"}, {0.012345678, "0.012345678"}, {2.5e-5, "2.5E-5"}, {3.6e-8, "3.6E-8"},
+               {1.0 / 3, "0.3333333333333333"}, {-2.0, "-2.0"}, {7.0, "7.0"}, {0.505, "0.505"}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char out[40];
+    xfinish_java_double(cases[i].v, out, sizeof out);
+    CHECK(!strcmp(out, cases[i].want), "java double of %.17g: '%s', want '%s'", cases[i].v, out, cases[i].want);
+  }
+}
+
 /* signal_beforeTheChildsSetsid_isNotLost: forwarded while the child has no group of its own yet, it
  * stays pending there until the child's set-up, then acts. */
 static void signal_before_setsid(void) {
@@ -662,6 +878,8 @@ int main(void) {
   ended_child_keeps_its_pid();
   child_setup();
   binary();
+  native_finish();
+  java_double();
   char cmd[8300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", root);

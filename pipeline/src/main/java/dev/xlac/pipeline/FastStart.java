@@ -42,7 +42,7 @@ public final class FastStart {
 
   /** The system property the launcher sets to the plans' directory (none: no plans). */
   public static final String PLANS_PROPERTY = "xlac.run.plans";
-  static final String FORMAT = "xlac-run-plan 1";
+  static final String FORMAT = "xlac-run-plan 2";
   static final String STATS_PREFIX = StatsDirectories.PREFIX;
 
   /**
@@ -251,6 +251,22 @@ public final class FastStart {
       b.append("db ").append(hex(cacheDir.resolve("db").toString())).append(' ').append(db.size()).append('\n');
       db.forEach((name, a) -> b.append("dbfile ").append(hex(name)).append(' ').append(a[0]).append(' ').append(a[1])
           .append('\n'));
+      // The finish without a JVM (fast_finish.c): the options it acts on, where it leaves the hits, and the report's
+      // fields as RunResult.toJson gives them.
+      List<String> flags = new java.util.ArrayList<>();
+      if (key.options().contains("-q") || key.options().contains("--quiet")) {
+        flags.add("quiet");
+      }
+      if (key.options().contains("--require-hits")) {
+        flags.add("require-hits");
+      }
+      b.append("finish ").append(hex(String.join(" ", flags))).append(' ')
+          .append(hex(RuntimeCache.pendingHitsDir(cacheDir).toString())).append('\n');
+      if (key.report() != null) {
+        b.append("report ").append(hex(key.report().toAbsolutePath().toString())).append(' ')
+            .append(hex(plugin.path().toString())).append(' ').append(hex(plugin.sha256())).append(' ')
+            .append(hex(layout.toString())).append('\n');
+      }
       b.append("stats ").append(hex(Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath().toString()))
           .append(' ').append(hex(STATS_PREFIX)).append('\n');
       delta(spec.env(), RuntimeRun.withPreload(env.variables(), layout, spec.command()), placeholder.toString())

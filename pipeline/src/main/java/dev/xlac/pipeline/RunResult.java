@@ -70,9 +70,9 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
       b.append(" (").append(stats.fallbacks()).append(stats.fallbacks() == 1 ? " fallback" : " fallbacks")
           .append(": the cached executable could not be used)");
     }
-    b.append(String.format("; %.2f s of compiling saved", seconds(stats.savedTime())));
+    b.append(String.format(java.util.Locale.ROOT, "; %.2f s of compiling saved", seconds(stats.savedTime())));
     if (stats.misses() + stats.fallbacks() > 0) {
-      b.append(String.format(", %.2f s spent compiling", seconds(stats.compileTime())));
+      b.append(String.format(java.util.Locale.ROOT, ", %.2f s spent compiling", seconds(stats.compileTime())));
     }
     if (ingested != null) {
       b.append("; recorded ").append(ingested.added()).append(" new");

@@ -37,6 +37,14 @@ final class RuntimeCache {
   }
 
   /**
+   * {@code CACHE/runtime/pending-hits}: the hits of runs the fast start finished without a JVM, which the next open
+   * of the cache for writing counts (cache/README.md).
+   */
+  static Path pendingHitsDir(Path cacheDir) {
+    return cacheDir.resolve("runtime").resolve("pending-hits");
+  }
+
+  /**
    * {@code CACHE/runtime/pjrt.stamp}: the plugin the layout was last brought up to date for, and the
    * cache's database files as they were then (after the cache was closed). While both still hold, the
    * layout is current, and {@code xlac run} does not open the cache before the command starts: its

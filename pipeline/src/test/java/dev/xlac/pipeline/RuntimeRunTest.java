@@ -76,6 +76,24 @@ class RuntimeRunTest {
   }
 
   /**
+   * The summary line's seconds in a locale with a decimal comma: the JVM wrote "3,00 s" where the fast start's finish
+   * without a JVM writes "3.00 s", so one run's line changed with the path it took.
+   */
+  @Test
+  void summaryLine_inALocaleWithADecimalComma_keepsItsPoint() throws Exception {
+    java.util.Locale was = java.util.Locale.getDefault();
+    java.util.Locale.setDefault(java.util.Locale.GERMANY);
+    try {
+      RunResult r = run(plugin, null, false, "printf 'hit\\t" + KEY_A + "\\t1\\t2\\t3005000000\\n'"
+          + " > $XLAC_PJRT_STATS/stats-1.tsv; printf 'miss\\t" + KEY_B + "\\t1\\t500000000\\n'"
+          + " > $XLAC_PJRT_STATS/stats-2.tsv");
+      assertThat(r.line()).endsWith("; 3.01 s of compiling saved, 0.50 s spent compiling");
+    } finally {
+      java.util.Locale.setDefault(was);
+    }
+  }
+
+  /**
    * {@code --no-remote} never asks whether the cache has a remote tier, so it must not remember "no remote": the
    * memo it wrote made the next plain run of a cache with a remote skip the remote altogether.
    */

@@ -34,6 +34,7 @@ class RuntimeFastStartE2ETest {
       "preloaded", "preload_hits", "preload_wasted", "preload_hidden_seconds");
   private static final String JVM_PATH = "xlac-fast-start: JVM path";
   private static final String FAST_PATH = "xlac-fast-start: served without a JVM";
+  private static final String FINISHED_HERE = "xlac-fast-start: served without a JVM; finished without one";
 
   @TempDir
   static Path shared;
@@ -118,6 +119,7 @@ class RuntimeFastStartE2ETest {
     assertThat(jvmReport.get("hits")).isEqualTo(jvmReport.get("compiles")).isNotEqualTo("0");
 
     Launcher.Result fast = decoderRun(options, parent, true);
+    assertThat(fast.err()).as("every compile served: finished without a JVM").contains(FINISHED_HERE);
     assertThat(fast.runSummary()).isEqualTo(jvm.runSummary()).contains(" served from the cache, 0 compiled");
     assertThat(fast.out()).as("the command's stdout, nothing of xlac's").isEqualTo(jvm.out());
     assertThat(report(report)).isEqualTo(jvmReport);
