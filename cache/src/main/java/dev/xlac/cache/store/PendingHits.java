@@ -52,8 +52,8 @@ public final class PendingHits {
   static final int MAX_KEYS = 65536;
   /** A commit counts at most this many records... */
   static final int BATCH_RECORDS = 1000;
-  /** ... or this many bytes of them, so that a batch's hits stay small in memory. */
-  static final long BATCH_BYTES = 64L << 20;
+  /** ... or this many bytes of them, so that a batch's hits (at most one key per 80 bytes) stay small in memory. */
+  static final long BATCH_BYTES = 16L << 20;
   /** A file that is not a record and older than this was left by a writer that died. */
   static final Duration STALE_TEMPORARY = Duration.ofHours(1);
   /** Meta record: the names of records counted whose files may still exist, one per line. */
@@ -119,6 +119,27 @@ public final class PendingHits {
     return n;
   }
 
+  /** The records one commit counts, added up as they are read. */
+  private static final class Batch {
+    final List<Path> files = new ArrayList<>();
+    final Map<RequestKey, long[]> byKey = new HashMap<>(); // count, latest end
+    long hits;
+    long savedMillis;
+    long textBytes;
+
+    void add(Path file, Run r) {
+      files.add(file);
+      textBytes += r.textBytes();
+      for (Map.Entry<RequestKey, Long> e : r.hits().entrySet()) {
+        long[] c = byKey.computeIfAbsent(e.getKey(), k -> new long[2]);
+        c[0] = saturatedSum(c[0], e.getValue());
+        c[1] = Math.max(c[1], r.at());
+        hits = saturatedSum(hits, e.getValue());
+      }
+      savedMillis = saturatedSum(savedMillis, r.savedNanos() / 1_000_000);
+    }
+  }
+
   private static final class Ingest {
     private final Store store;
     private final Path dir;
@@ -146,12 +167,18 @@ public final class PendingHits {
         return;
       }
       Set<String> counted = counted(store);
-      List<Path> batch = new ArrayList<>();
-      List<Run> runs = new ArrayList<>();
-      long batchBytes = 0;
+      Batch batch = new Batch();
       boolean deleted = false;
       for (String name : records) {
         Path f = dir.resolve(name);
+        if (!isSafeName(name)) {
+          boolean gone = delete(f);
+          store.notice("cache " + store.dir + ": dropped the runtime-hit record " + DIRECTORY + "/"
+              + printable(name) + ": its name is not one a record has (those hits are not counted"
+              + (gone ? ")" : "; it cannot be removed)"));
+          deleted = true;
+          continue;
+        }
         if (counted.contains(name)) {
           if (!delete(f)) {
             carried.add(name);
@@ -175,20 +202,16 @@ public final class PendingHits {
               + XlacException.reason(e) + "; it stays, to be counted at the next open");
           continue;
         }
-        batch.add(f);
-        runs.add(run);
-        batchBytes += run.textBytes();
-        if (batch.size() >= BATCH_RECORDS || batchBytes >= BATCH_BYTES) {
-          if (!count(batch, runs)) {
+        batch.add(f, run);
+        if (batch.files.size() >= BATCH_RECORDS || batch.textBytes >= BATCH_BYTES) {
+          if (!count(batch)) {
             return;
           }
           deleted = true;
-          batch.clear();
-          runs.clear();
-          batchBytes = 0;
+          batch = new Batch();
         }
       }
-      if (!batch.isEmpty() && count(batch, runs)) {
+      if (!batch.files.isEmpty() && count(batch)) {
         deleted = true;
       }
       if (deleted) {
@@ -225,39 +248,27 @@ public final class PendingHits {
      * Counts one batch in one fsynced commit that also names its records ({@link #COUNTED_KEY}), then deletes their
      * files. False when the commit failed: the records stay for the next open, and this ingest stops.
      */
-    private boolean count(List<Path> files, List<Run> runs) {
-      Map<RequestKey, long[]> byKey = new HashMap<>(); // count, latest end
-      long total = 0;
-      long savedMillis = 0;
-      for (Run r : runs) {
-        for (Map.Entry<RequestKey, Long> e : r.hits().entrySet()) {
-          long[] c = byKey.computeIfAbsent(e.getKey(), k -> new long[2]);
-          c[0] = saturatedSum(c[0], e.getValue());
-          c[1] = Math.max(c[1], r.at());
-          total = saturatedSum(total, e.getValue());
-        }
-        savedMillis = saturatedSum(savedMillis, r.savedNanos() / 1_000_000);
-      }
+    private boolean count(Batch batch) {
+      List<Path> files = batch.files;
       Set<String> names = new LinkedHashSet<>(carried);
       files.forEach(f -> names.add(f.getFileName().toString()));
-      long hits = total;
-      long saved = savedMillis;
       try {
         store.commit(true, txn -> {
           stepsForTests.accept("commit");
-          for (Map.Entry<RequestKey, long[]> e : byKey.entrySet()) {
+          for (Map.Entry<RequestKey, long[]> e : batch.byKey.entrySet()) {
             byte[] digest = e.getKey().digest();
             RequestRecord r = txn.request(digest);
             if (r != null) {
               txn.writeRequest(digest, r.withHits(e.getValue()[0], e.getValue()[1]), null, null);
             }
           }
-          txn.countRuntimeHits(hits, saved);
+          txn.countRuntimeHits(batch.hits, batch.savedMillis);
           txn.putMeta(COUNTED_KEY, String.join("\n", names).getBytes(StandardCharsets.UTF_8));
           return null;
         });
       } catch (RuntimeException e) {
-        store.notice("cache " + store.dir + ": cannot count the runtime hits of " + files.size() + " runs now: "
+        store.notice("cache " + store.dir + ": cannot count the runtime hits of " + files.size()
+            + (files.size() == 1 ? " run" : " runs") + " now: "
             + XlacException.reason(e) + "; their records stay in " + DIRECTORY + ", to be counted at the next open");
         return false;
       }
@@ -441,6 +452,18 @@ public final class PendingHits {
 
   private static boolean isRecordName(String name) {
     return name.endsWith(SUFFIX) && !name.startsWith(".");
+  }
+
+  /** Record names are the writer's host, pid, time and letters: nothing that could break the list of counted names. */
+  private static boolean isSafeName(String name) {
+    return name.length() <= 255 && name.chars().allMatch(c -> c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+        || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_');
+  }
+
+  private static String printable(String name) {
+    StringBuilder b = new StringBuilder();
+    name.codePoints().forEach(c -> b.append(c < 0x20 || c == 0x7f ? "?" : Character.toString(c)));
+    return b.toString();
   }
 
   /** The names the last counting commit recorded ({@link #COUNTED_KEY}); none when it holds none. */

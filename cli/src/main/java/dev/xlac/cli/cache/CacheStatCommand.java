@@ -68,8 +68,9 @@ final class CacheStatCommand implements Callable<Integer> {
       row(out, "Runtime entries", s.runtimeEntries() + " recorded executables, " + s.runtimeHits()
           + " compiles served (xlac run), " + Quantities.human(s.runtimeTimeSaved()) + " saved");
       if (s.pendingRuntimeHitRecords() > 0) {
-        row(out, "  Not yet counted", "the hits of " + s.pendingRuntimeHitRecords() + " runs (counted by the next"
-            + " command that writes to the cache)");
+        long n = s.pendingRuntimeHitRecords();
+        row(out, "  Not yet counted", "the hits of " + n + (n == 1 ? " run" : " runs") + " (the next command that"
+            + " writes to the cache counts them)");
       }
       row(out, "On disk", Sizes.human(s.diskBytes()));
       row(out, "Max size", s.maxSize().isEmpty() ? "not set" : Sizes.human(s.maxSize().getAsLong())
