@@ -205,6 +205,33 @@ class PendingHitsTest {
     assertThat(notices).isEmpty();
   }
 
+  /**
+   * A writer that died between the counting commit and the deletions (simulated in-process), then a repair that
+   * rebuilds the database (CURRENT deleted): the rebuilt database keeps the counters and which records they include.
+   */
+  @Test
+  void aRebuildAfterCountingBeforeDeleting_keepsWhichRecordsWereCounted() throws Exception {
+    PendingHitRecords.write(cache, T0 + 10, 1_000_000_000L, hits(a.key(), 2));
+    PendingHitRecords.write(cache, T0 + 20, 0, hits(notStored, 1));
+    PendingHits.stepsForTests = step -> {
+      if (step.equals("counted")) {
+        throw new IllegalStateException("died here");
+      }
+    };
+    open().close();
+    PendingHits.stepsForTests = step -> { };
+    assertThat(files()).hasSize(2);
+    assertThat(counts()).containsExactly(2L, 0L, 0L, 3L, 1000L);
+    Files.delete(cache.resolve("db/CURRENT"));
+    dev.xlac.cache.RepairReport r = dev.xlac.cache.CacheRepair.repair(cache, Duration.ZERO, notices::add);
+    assertThat(r.rebuildReason()).as("rebuilt").isNotNull();
+    try (CacheStore s = open()) {
+      assertThat(s.statistics().runtimeHits()).as("not counted again after the rebuild").isEqualTo(3);
+    }
+    assertThat(files()).isEmpty();
+    assertThat(counts()).containsExactly(2L, 0L, 0L, 3L, 1000L);
+  }
+
   @Test
   void aFailedCommit_leavesTheRecords_andTheOpenSucceeds_andTheNextOpenCountsThem() throws Exception {
     PendingHitRecords.write(cache, T0 + 10, 1_000_000_000L, hits(a.key(), 2));
