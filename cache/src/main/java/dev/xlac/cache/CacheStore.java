@@ -93,6 +93,7 @@ public final class CacheStore implements AutoCloseable {
    * @param notices receives one-line notes for the user: waiting for the lock, damaged entries met
    * @throws XlacException exit code 3 when the cache is locked, on a newer schema, or the disk is full.
    *     {@link Mode#READ_ONLY} creates nothing: a directory without a cache reads as an empty one.
+   *     {@link Mode#READ_WRITE} first counts the runtime hits that fast-started runs left ({@link PendingHits}).
    */
   public static CacheStore open(Path dir, Mode mode, Duration lockWait, Consumer<String> notices)
       throws InterruptedException {

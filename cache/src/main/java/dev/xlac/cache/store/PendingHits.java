@@ -350,7 +350,7 @@ public final class PendingHits {
     // The directory is private (checked before), so nobody else can put a FIFO in the file's place meanwhile.
     byte[] bytes;
     try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-      ByteBuffer buf = ByteBuffer.allocate((int) Math.min(size, MAX_FILE_BYTES) + 1);
+      ByteBuffer buf = ByteBuffer.allocate((int) size + 1);
       while (buf.hasRemaining() && ch.read(buf) >= 0) {
         // until the end, or one byte past the size it had
       }
