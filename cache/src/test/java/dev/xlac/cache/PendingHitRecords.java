@@ -53,7 +53,8 @@ public final class PendingHitRecords {
     }
     String unique = String.format("%06x", ThreadLocalRandom.current().nextInt(1 << 24));
     Path tmp = dir.resolve(".tmp-" + unique);
-    try (FileChannel ch = FileChannel.open(tmp, java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+    try (FileChannel ch = FileChannel.open(tmp,
+        java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
       ByteBuffer buf = ByteBuffer.wrap(bytes);
       while (buf.hasRemaining()) {

@@ -90,7 +90,7 @@ final class CacheSalvage {
    */
   private final Map<Cf, Set<ByteBuffer>> wholeInOriginal = new EnumMap<>(Cf.class);
   private Totals counters;
-  /** The runtime-hit records the counters include that may still be on disk ({@link PendingHits}), from their source. */
+  /** Which runtime-hit records the counters include ({@link PendingHits}), from the counters' source. */
   private byte[] countedHits;
   private boolean settingsRead;
 

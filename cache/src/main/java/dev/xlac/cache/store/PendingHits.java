@@ -281,7 +281,7 @@ public final class PendingHits {
       return true;
     }
 
-    /** Why the directory's records cannot be trusted (a link, not a directory, another user's or others can write it), or null. */
+    /** Why the directory cannot be trusted (a link, not a directory, another user's, others can write it), or null. */
     private String untrustedDirectory(Map<String, Object> a) {
       int mode = (Integer) a.get("mode");
       if (type(a) == S_IFLNK) {

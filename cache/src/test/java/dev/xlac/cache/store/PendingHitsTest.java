@@ -357,7 +357,8 @@ class PendingHitsTest {
     assertThat(notices).hasSize(hostile.size());
     assertThat(notices).anySatisfy(n -> assertThat(n).contains("fifo.hits: not a regular file"))
         .anySatisfy(n -> assertThat(n).contains("link.hits: a symbolic link, not a record"))
-        .anySatisfy(n -> assertThat(n).contains(shared.getFileName() + ": its group or others can write it (rw-rw-rw-)"))
+        .anySatisfy(n -> assertThat(n).contains(shared.getFileName()
+            + ": its group or others can write it (rw-rw-rw-)"))
         .anySatisfy(n -> assertThat(n).contains("sub.hits: not a regular file"));
     if (foreign != null) {
       String name = foreign.getFileName().toString();
