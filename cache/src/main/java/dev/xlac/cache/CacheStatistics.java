@@ -22,9 +22,11 @@ import java.util.OptionalLong;
  * @param runtimeHits compiles the runtime served from a layout of this cache ({@code xlac run}), since
  *     {@code countersSince}
  * @param runtimeTimeSaved the original compile time of those hits
+ * @param pendingRuntimeHitRecords runs whose runtime hits wait in the cache directory to be counted by the next
+ *     process that opens the cache for writing (they are not in {@code runtimeHits} yet)
  */
 public record CacheStatistics(Path directory, int schemaVersion, long graphs, long pendingGraphs, long compiled,
     long failed, long hloRawBytes, long hloStoredBytes, long artifactBytes, long storedBytes, long rawBytes,
     long diskBytes, OptionalLong maxSize, long hits, long misses, Duration timeSaved, long cleanups,
     long damagedReads, Instant countersSince, long diskReserveBytes, String diskReserveNote, long runtimeEntries,
-    long runtimeBytes, long runtimeHits, Duration runtimeTimeSaved) {}
+    long runtimeBytes, long runtimeHits, Duration runtimeTimeSaved, long pendingRuntimeHitRecords) {}

@@ -11,6 +11,7 @@ import dev.xlac.cache.ops.TrustConfig;
 import dev.xlac.cache.store.ArtifactWrites;
 import dev.xlac.cache.store.CacheModes;
 import dev.xlac.cache.store.CacheVerifier;
+import dev.xlac.cache.store.PendingHits;
 import dev.xlac.cache.store.Store;
 import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
@@ -92,6 +93,7 @@ public final class CacheStore implements AutoCloseable {
    * @param notices receives one-line notes for the user: waiting for the lock, damaged entries met
    * @throws XlacException exit code 3 when the cache is locked, on a newer schema, or the disk is full.
    *     {@link Mode#READ_ONLY} creates nothing: a directory without a cache reads as an empty one.
+   *     {@link Mode#READ_WRITE} first counts the runtime hits that fast-started runs left ({@link PendingHits}).
    */
   public static CacheStore open(Path dir, Mode mode, Duration lockWait, Consumer<String> notices)
       throws InterruptedException {
@@ -100,7 +102,15 @@ public final class CacheStore implements AutoCloseable {
 
   static CacheStore open(Path dir, Mode mode, Duration lockWait, Consumer<String> notices,
       Clock clock) throws InterruptedException {
-    return new CacheStore(Store.open(dir, mode == Mode.READ_WRITE, lockWait, notices, clock));
+    Store store = Store.open(dir, mode == Mode.READ_WRITE, lockWait, notices, clock);
+    return mode == Mode.READ_WRITE ? writable(store) : new CacheStore(store);
+  }
+
+  /** A store open for writing, with the runtime hits that runs left in the cache directory counted first. */
+  private static CacheStore writable(Store store) {
+    CacheStore s = new CacheStore(store);
+    PendingHits.ingest(store);
+    return s;
   }
 
   /**
@@ -122,7 +132,7 @@ public final class CacheStore implements AutoCloseable {
 
     /** Opens the cache for writing under this lock; closing the store leaves the lock held. */
     public CacheStore open() {
-      return new CacheStore(held.open(Clock.systemUTC()));
+      return writable(held.open(Clock.systemUTC()));
     }
 
     @Override

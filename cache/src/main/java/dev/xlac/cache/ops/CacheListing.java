@@ -6,6 +6,7 @@ import dev.xlac.cache.ListQuery;
 import dev.xlac.cache.ListRow;
 import dev.xlac.cache.store.DiskReserve;
 import dev.xlac.cache.store.Keys;
+import dev.xlac.cache.store.PendingHits;
 import dev.xlac.cache.store.Records;
 import dev.xlac.cache.store.Records.ArtifactRecord;
 import dev.xlac.cache.store.Records.GraphRecord;
@@ -105,6 +106,6 @@ public final class CacheListing {
         t.graphRawBytes, t.graphStoredBytes, t.artifactBytes, t.storedBytes(), t.rawBytes(), store.diskUsage(),
         store.maxSize(), t.hits, t.misses, Duration.ofMillis(t.savedMillis), t.cleanups, t.damagedReads,
         Instant.ofEpochMilli(t.countersSince), reserve.bytes(), reserve.whyNone(), t.requests, t.requestStoredBytes,
-        t.runtimeHits, Duration.ofMillis(t.runtimeSavedMillis));
+        t.runtimeHits, Duration.ofMillis(t.runtimeSavedMillis), PendingHits.waiting(store));
   }
 }

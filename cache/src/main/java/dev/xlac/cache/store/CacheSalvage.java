@@ -90,6 +90,8 @@ final class CacheSalvage {
    */
   private final Map<Cf, Set<ByteBuffer>> wholeInOriginal = new EnumMap<>(Cf.class);
   private Totals counters;
+  /** Which runtime-hit records the counters include ({@link PendingHits}), from the counters' source. */
+  private byte[] countedHits;
   private boolean settingsRead;
 
   private CacheSalvage(Path cacheDir, Clock clock, Consumer<String> notices) {
@@ -222,6 +224,7 @@ final class CacheSalvage {
         try {
           byte[] t = s.get(Cf.META, Store.TOTALS_KEY);
           counters = t == null ? null : Records.decodeTotals(t);
+          countedHits = counters == null ? null : s.get(Cf.META, PendingHits.COUNTED_KEY);
         } catch (RuntimeException e) {
           // damaged: the next source, or counters from zero
         }
@@ -398,6 +401,9 @@ final class CacheSalvage {
         config.forEach((k, v) -> fresh.db.put(txn.batch, Cf.META, k.getBytes(StandardCharsets.US_ASCII), v));
         if (counters != null) {
           txn.totals.copyCountersFrom(counters);
+          if (countedHits != null) {
+            txn.putMeta(PendingHits.COUNTED_KEY, countedHits);
+          }
         }
         return null;
       });

@@ -395,6 +395,10 @@ public final class Store implements AutoCloseable {
       requestsRemoved = true;
       java.util.Map<byte[], byte[]> keep = new java.util.LinkedHashMap<>();
       keep.put(SCHEMA_KEY, Integer.toString(SCHEMA_VERSION).getBytes(StandardCharsets.US_ASCII));
+      byte[] counted = db.get(Cf.META, PendingHits.COUNTED_KEY); // with the counters, or a record is counted twice
+      if (counted != null) {
+        keep.put(PendingHits.COUNTED_KEY, counted);
+      }
       try (Cursor c = db.cursor(Cf.META, CONFIG_PREFIX)) {
         for (; c.valid() && Keys.startsWith(c.key(), CONFIG_PREFIX); c.next()) {
           keep.put(c.key(), c.value());

@@ -43,6 +43,8 @@ import java.util.OptionalLong;
  * clear DIR               clear the cache
  * verify-repair DIR       verify --repair as the CLI runs it; "repaired N" (problems found), then "problems N"
  *                         (left after it)
+ * count-hits DIR         open for writing, which counts the runtime-hit records; "step S" at each step of it, and
+ *                         at "counted" (the counting commit durable, the files not deleted) it waits
  * repair DIR [STEP]       verify --repair ({@link CacheRepair#repair}); "step S" at each step of a rebuild, and
  *                         at STEP it waits (to be killed there)
  * </pre>
@@ -106,6 +108,23 @@ public final class CacheFaultMain {
         System.out.println("xlac: " + e.getMessage());
         System.out.flush();
         System.exit(e.exitCode().code());
+      }
+      return;
+    }
+    if (args[0].equals("count-hits")) { // count-hits CACHE: a writer's open counts the runtime-hit records, and
+      // waits (to be killed) once the commit that counted them is durable, before it deletes their files
+      PendingHits.stepsForTests = step -> {
+        System.out.println("step " + step);
+        if (step.equals("counted")) {
+          try {
+            Thread.sleep(60_000);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      };
+      try (CacheStore s = CacheStore.open(dir, CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> { })) {
+        System.out.println("done");
       }
       return;
     }

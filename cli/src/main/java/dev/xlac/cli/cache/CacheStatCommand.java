@@ -19,7 +19,8 @@ import picocli.CommandLine.Option;
     footer = {"%nHits and misses are counted by processes that write to the cache. The disk reserve is space the"
         + " cache keeps so that it can be pruned or cleared on a full disk.",
         "%nWith --json, one object with the keys directory, schema_version, graphs, pending_graphs, compiled,"
-            + " failed, stored_bytes, raw_bytes, hlo_raw_bytes, hlo_stored_bytes, artifact_bytes, disk_bytes,"
+            + " failed, stored_bytes, raw_bytes, hlo_raw_bytes, hlo_stored_bytes, artifact_bytes, runtime_entries,"
+            + " runtime_bytes, runtime_hits, runtime_seconds_saved, pending_runtime_hit_records, disk_bytes,"
             + " max_size_bytes (null if none), hits, misses, compile_seconds_saved, cleanups, damaged_reads,"
             + " counters_since (ISO-8601), disk_reserve_bytes (0 if none) and disk_reserve_note (why there is none,"
             + " else null)."})
@@ -66,6 +67,11 @@ final class CacheStatCommand implements Callable<Integer> {
       row(out, "  Runtime", Sizes.human(s.runtimeBytes()));
       row(out, "Runtime entries", s.runtimeEntries() + " recorded executables, " + s.runtimeHits()
           + " compiles served (xlac run), " + Quantities.human(s.runtimeTimeSaved()) + " saved");
+      if (s.pendingRuntimeHitRecords() > 0) {
+        long n = s.pendingRuntimeHitRecords();
+        row(out, "  Not yet counted", "the hits of " + n + (n == 1 ? " run" : " runs") + " (the next command that"
+            + " writes to the cache counts them)");
+      }
       row(out, "On disk", Sizes.human(s.diskBytes()));
       row(out, "Max size", s.maxSize().isEmpty() ? "not set" : Sizes.human(s.maxSize().getAsLong())
           + String.format(Locale.ROOT, " (%.1f %% used)", 100.0 * s.storedBytes() / Math.max(1, s.maxSize().getAsLong())));
@@ -100,6 +106,7 @@ final class CacheStatCommand implements Callable<Integer> {
     m.put("runtime_bytes", s.runtimeBytes());
     m.put("runtime_hits", s.runtimeHits());
     m.put("runtime_seconds_saved", Tables.seconds(s.runtimeTimeSaved()));
+    m.put("pending_runtime_hit_records", s.pendingRuntimeHitRecords());
     m.put("disk_bytes", s.diskBytes());
     m.put("max_size_bytes", s.maxSize().isPresent() ? s.maxSize().getAsLong() : null);
     m.put("hits", s.hits());

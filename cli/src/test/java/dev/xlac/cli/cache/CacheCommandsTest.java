@@ -153,6 +153,29 @@ class CacheCommandsTest {
         "\"disk_reserve_note\": null");
   }
 
+  /** Runtime hits a fast-started run left for the next writer (cache/README.md, "Runtime-hit records"). */
+  @Test
+  void stat_saysWhoseRuntimeHitsWait_readOnly_andTheNextWriterCountsThem() throws Exception {
+    xlac("cache", "add", dumps.toString());
+    Path dir = Files.createDirectories(cache.resolve("runtime/pending-hits"),
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    Files.writeString(dir.resolve("host-1-2-abcdef.hits"), "xlac-pending-hits 1\nat 1700000000000\n"
+        + "saved_ns 2500000000\nhit pjrt1:" + "ab".repeat(32) + " 3\nend\n");
+    Files.setPosixFilePermissions(dir.resolve("host-1-2-abcdef.hits"), PosixFilePermissions.fromString("rw-------"));
+    assertThat(xlac("cache", "stat").out()).contains("Runtime entries:     0 recorded executables, 0 compiles"
+        + " served (xlac run), 0.0s saved\n  Not yet counted:   the hits of 1 run (the next command that writes to"
+        + " the cache counts them)\n");
+    assertThat(xlac("cache", "stat", "--json").out()).contains("\"pending_runtime_hit_records\": 1",
+        "\"runtime_hits\": 0");
+    assertThat(dir.resolve("host-1-2-abcdef.hits")).as("stat reads only").exists();
+    assertThat(xlac("cache", "config", "max-size", "50G").code()).isZero();
+    assertThat(dir.resolve("host-1-2-abcdef.hits")).doesNotExist();
+    Run stat = xlac("cache", "stat");
+    assertThat(stat.out()).contains("3 compiles served (xlac run), 2.5s saved\n").doesNotContain("Not yet counted");
+    assertThat(xlac("cache", "stat", "--json").out()).contains("\"pending_runtime_hit_records\": 0",
+        "\"runtime_hits\": 3");
+  }
+
   @Test
   void exportThenImport_intoAnotherCache_andAgainChangesNothing() {
     xlac("cache", "add", dumps.toString());
