@@ -11,6 +11,18 @@
 # and the proxy's own time on a miss (key + layout lookup) against the compile, from `xlac run`'s
 # --report on an empty cache.
 #   bench/runtime.sh [ROUNDS] [DECODER ARGS...]     (default: 5 rounds, --steps 1)
+#
+# restore mode (issue #24): the same set-ups but cold on samples/jax/restore_and_train.py, a script that works
+# about a second on the host before its first compile (a 300 MB tower built and put on the device, a 64 MB data
+# shard read), and the fraction of the served runs' load time that loading ahead hid behind that work
+# (the proxy's statistics: hidden load time against the load time of every hit).
+#   bench/runtime.sh restore [ROUNDS] [SAMPLE ARGS...]   (default: 5 rounds, --steps 1)
+#
+# miss mode (issue #24): the cost of loading ahead when the program changed under the same command: the cache
+# and the list to load ahead are the decoder's; the command's copy of decoder.py is then edited (another
+# d_model), so every compile misses and everything loaded ahead is wasted. The proxy alone (no JVM), with and
+# without XLAC_PJRT_PRELOAD, alternated.
+#   bench/runtime.sh miss [ROUNDS]                      (default: 9 rounds)
 #   XLAC_BENCH_XLAC=/path/to/venv/bin/xlac bench/runtime.sh ...   the same with an installed xlac (issue #26)
 #
 # torch_xla mode (issue #13): the same method on samples/torch_xla/lazy_mark_step.py (torch_xla 2.9 on the
@@ -20,6 +32,8 @@
 #   builtin  torch_xla's own built-in CPU client (PJRT_DEVICE=CPU), no plugin, no cache: for scale
 #   xlac     `./xlac run` on a cache that holds every executable (all hits), its JVM start-up included
 #   proxy    the served run without xlac's JVM (the environment xlac run sets, by hand)
+#   xrwarm   the anchor: the plugin (behind the proxy as a bridge only, as cold) with torch_xla's own persistent
+#            cache, warm (XLA_PERSISTENT_CACHE_PATH, which xr.initialize_cache sets)
 # and the compile seconds saved: the cold runs' compile time (the proxy's statistics) against what the
 # served run spends serving (its report's serve_seconds).
 #   bench/runtime.sh torch_xla [ROUNDS] [SAMPLE ARGS...]   (default: 5 rounds, --steps 3)
@@ -28,10 +42,11 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_workdir runtime
 mode=jax
-[[ "${1:-}" == torch_xla ]] && { mode=torch_xla; shift; }
+case "${1:-}" in torch_xla | restore | miss) mode=$1; shift ;; esac
 rounds="${1:-5}"; shift || true
 args=("$@")
 [[ ${#args[@]} -gt 0 ]] || { if [[ $mode == torch_xla ]]; then args=(--steps 3); else args=(--steps 1); fi; }
+[[ $mode != miss || -n "${1:-}" ]] || rounds=9
 PY="${XLAC_PYTHON:?set XLAC_PYTHON to the python of the pinned environment (scripts/pyenv)}"
 XLAC="${XLAC_BENCH_XLAC:-$ROOT/xlac}"
 "$XLAC" --version >/dev/null   # build the CLI first, outside the timings
@@ -79,9 +94,15 @@ if [[ $mode == torch_xla ]]; then
   tcold() { rm -rf "$WORK/cold-stats"; behind_proxy "" "$WORK/cold-stats" "$PY" "$ROOT/bench/first_step.py" \
     "step 1 " "$WORK/last.log" -- "${sample[@]}"; }
   builtin() { PJRT_DEVICE=CPU first_step "${sample[@]}"; }
+  xrwarm() { behind_proxy "" "$WORK/xr-stats" env XLA_PERSISTENT_CACHE_PATH="$WORK/xr-cache" "$PY" \
+    "$ROOT/bench/first_step.py" "step 1 " "$WORK/last.log" -- "${sample[@]}"; }
   tserved() { PJRT_DEVICE= first_step "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${sample[@]}"; }
-  tproxy() { behind_proxy "$WORK/cache/runtime/pjrt" "$WORK/stats" "$PY" "$ROOT/bench/first_step.py" "step 1 " \
-    "$WORK/last.log" -- "${sample[@]}"; }
+  # The served run without xlac's JVM: the environment xlac run gives a command (captured once below: the proxy, the
+  # Python hooks that register it as torch_xla's device plugin, the layout), a statistics directory of its own, and
+  # no list to load ahead.
+  tproxy() { local vars; mapfile -d '' vars <"$WORK/run.env"; rm -rf "$WORK/stats"; mkdir -p "$WORK/stats"
+    env -i "${vars[@]}" XLAC_PJRT_STATS="$WORK/stats" XLAC_PJRT_PRELOAD= "$PY" "$ROOT/bench/first_step.py" "step 1 " \
+      "$WORK/last.log" -- "${sample[@]}"; }
   # Record once, then check that xlac run serves everything.
   PJRT_DEVICE= "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" --record -- "${sample[@]}" >/dev/null 2>&1
   PJRT_DEVICE= "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" --report "$WORK/served.json" -- "${sample[@]}" \
@@ -89,33 +110,47 @@ if [[ $mode == torch_xla ]]; then
   grep -q '"misses": 0,' "$WORK/served.json" && grep -q '"fallbacks": 0,' "$WORK/served.json" \
     || { echo "xlac run did not serve every compile:" >&2; cat "$WORK/served.json" >&2; exit 1; }
   tserved >/dev/null
+  PJRT_DEVICE= "$XLAC" run -q --cache "$WORK/cache" --plugin "$PLUGIN" -- env -0 >"$WORK/run.env"
+  xrwarm >/dev/null  # fills torch_xla's cache
   PJRT_DEVICE= fast_start_check "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- "${sample[@]}"
-  declare -a c_first c_total c_compile b_first b_total x_first x_total p_first p_total
+  declare -a c_first c_total c_compile b_first b_total x_first x_total p_first p_total r_first r_total
   for ((i = 0; i < rounds; i++)); do
     read -r f t < <(tcold);   c_first+=("$f"); c_total+=("$t")
     c_compile+=("$(awk -F'\t' '$1 == "miss" {s += $4} END {printf "%.3f", s / 1e9}' "$WORK"/cold-stats/*.tsv)")
     read -r f t < <(builtin); b_first+=("$f"); b_total+=("$t")
     read -r f t < <(tserved); x_first+=("$f"); x_total+=("$t")
     read -r f t < <(tproxy);  p_first+=("$f"); p_total+=("$t")
+    read -r f t < <(xrwarm);  r_first+=("$f"); r_total+=("$t")
   done
   grep -hv '^hit' "$WORK"/stats/*.tsv && { echo "the proxy alone did not serve every compile" >&2; exit 1; }
   cf=$(median "${c_first[@]}"); ct=$(median "${c_total[@]}"); cc=$(median "${c_compile[@]}")
   bf=$(median "${b_first[@]}"); bt=$(median "${b_total[@]}")
   xf=$(median "${x_first[@]}"); xt=$(median "${x_total[@]}")
   pf=$(median "${p_first[@]}"); pt=$(median "${p_total[@]}")
+  rf=$(median "${r_first[@]}"); rt=$(median "${r_total[@]}")
   echo "torch_xla lazy_mark_step.py ${args[*]}, median of $rounds alternating rounds (seconds to 'step 1' / whole process):"
   echo "  cold (plugin compiles, proxy as bridge only)  $cf / $ct"
   echo "  torch_xla built-in CPU client (no plugin)     $bf / $bt"
   echo "  xlac run (served, JVM included)               $xf / $xt    cold/xlac $(ratio "$cf" "$xf")"
   echo "  proxy alone (no JVM, same env)                $pf / $pt    cold/proxy $(ratio "$cf" "$pf")"
-  echo "  per-round first-step: cold ${c_first[*]} | builtin ${b_first[*]} | xlac ${x_first[*]} | proxy ${p_first[*]}"
+  echo "  torch_xla's persistent cache, warm (anchor)   $rf / $rt    xlac/anchor $(ratio "$xf" "$rf") / $(ratio "$xt" "$rt")"
+  echo "  per-round first-step: cold ${c_first[*]} | builtin ${b_first[*]} | xlac ${x_first[*]} | proxy ${p_first[*]} | anchor ${r_first[*]}"
   serve=$(sed -n 's/.*"serve_seconds": \([0-9.eE-]*\).*/\1/p' "$WORK/served.json")
   python3 -c "c=float('$cc'); s=float('$serve'); print(f'  served run: {s:.3f} s serving against {c:.3f} s of cold compiling (median per round: ${c_compile[*]}): {100*(c-s)/c:.1f} % of the compile time saved')"
   exit 0
 fi
 
 PLUGIN="${XLAC_PJRT_PLUGIN:?set XLAC_PJRT_PLUGIN to the real PJRT plugin}"
-decoder=("$PY" "$ROOT/samples/jax/decoder.py" "${args[@]}")
+case $mode in
+  restore)
+    "$PY" -c "import sys; sys.path.insert(0, '$ROOT/samples/jax'); import restore_and_train as r; r.write_shard('$WORK/shard.u16', 64, 256, 0)"
+    decoder=("$PY" "$ROOT/samples/jax/restore_and_train.py" --shard "$WORK/shard.u16" "${args[@]}") ;;
+  miss)  # a copy of the decoder that is edited after the cache is recorded: the same command, another program
+    mkdir -p "$WORK/program"
+    cp "$ROOT/samples/jax/decoder.py" "$WORK/program/decoder.py"
+    decoder=("$PY" "$WORK/program/decoder.py" --steps 1) ;;
+  *) decoder=("$PY" "$ROOT/samples/jax/decoder.py" "${args[@]}") ;;
+esac
 cold() {
   PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real first_step "${decoder[@]}"
 }
@@ -161,10 +196,46 @@ HOOKS=$(python_hooks)
 list_file=$(ls "$WORK"/cache/runtime/pjrt/preload/*.keys)
 ahead() { rm -rf "$WORK/stats"; XLAC_PJRT_PRELOAD="$list_file" proxyonly; }  # exported for the call
 
+# The fraction of the hits' load time (DeserializeAndLoad) that loading ahead hid, from one run's statistics: the
+# hidden time of the hits served by an executable loaded ahead, against the load time of every hit (those loaded
+# ahead: their `preloaded` line; the others: their `hit` line).
+hidden_fraction() {
+  awk -F'\t' '$1=="preloaded"{load[$2]=$3} $1=="hit"{hl[$2]+=$4} $1=="preload_hit"{claimed[$2]=1; hidden+=$4}
+    END{for (k in hl) total += hl[k]; for (k in claimed) total += load[k];
+        if (total > 0) printf "%.3f %.3f %.3f\n", hidden / total, hidden / 1e9, total / 1e9; else print "nan 0 0"}' \
+    "$WORK"/stats/*.tsv
+}
+
+if [[ $mode == miss ]]; then
+  sed -i 's/parser.add_argument("--d-model", type=int, default=64)/parser.add_argument("--d-model", type=int, default=32)/' \
+    "$WORK/program/decoder.py"
+  grep -q 'd-model", type=int, default=32' "$WORK/program/decoder.py" || { echo "could not edit the program" >&2; exit 1; }
+  plain() { rm -rf "$WORK/stats"; XLAC_PJRT_PRELOAD= proxyonly; }
+  echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  declare -a n_first n_total a_first a_total wasted
+  for ((i = 0; i < rounds; i++)); do
+    read -r f t < <(plain); n_first+=("$f"); n_total+=("$t")
+    grep -q '^miss' "$WORK"/stats/*.tsv || { echo "the edited program was served: not a miss run" >&2; exit 1; }
+    misses=$(cat "$WORK"/stats/*.tsv | grep -c '^miss' || true); hits=$(cat "$WORK"/stats/*.tsv | grep -c '^hit' || true)
+    read -r f t < <(ahead); a_first+=("$f"); a_total+=("$t")
+    wasted+=("$(awk -F'\t' '$1=="preloaded"{n++} $1=="preload_hit"{h++} END{print n - h}' "$WORK"/stats/*.tsv)")
+  done
+  nf=$(median "${n_first[@]}"); nt=$(median "${n_total[@]}")
+  af=$(median "${a_first[@]}"); at=$(median "${a_total[@]}")
+  echo "decoder.py edited under the same command ($misses compiles missed, $hits were still served), median of $rounds alternating rounds (seconds to 'step 1' / whole process):"
+  echo "  proxy alone, no loading ahead        $nf / $nt"
+  echo "  proxy alone, loading ahead the list  $af / $at    ahead/plain $(ratio "$af" "$nf") / $(ratio "$at" "$nt")"
+  echo "  per-round first-step: plain ${n_first[*]} | ahead ${a_first[*]}"
+  echo "  executables loaded ahead and never claimed (per round): ${wasted[*]}"
+  echo "  load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  exit 0
+fi
+
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
-declare -a c_first c_total x_first x_total j_first j_total p_first p_total a_first a_total
+declare -a c_first c_total x_first x_total j_first j_total p_first p_total a_first a_total h_frac
 for ((i = 0; i < rounds; i++)); do
-  read -r f t < <(cold);    c_first+=("$f"); c_total+=("$t")
+  if [[ $mode == restore ]]; then c_first+=(nan); c_total+=(nan); else
+    read -r f t < <(cold);  c_first+=("$f"); c_total+=("$t"); fi
   read -r f t < <(served);  x_first+=("$f"); x_total+=("$t")
   read -r f t < <(jaxwarm); j_first+=("$f"); j_total+=("$t")
   rm -rf "$WORK/stats"
@@ -172,6 +243,7 @@ for ((i = 0; i < rounds; i++)); do
   grep -hv '^hit' "$WORK"/stats/*.tsv && { echo "the proxy alone did not serve every compile" >&2; exit 1; }
   read -r f t < <(ahead); a_first+=("$f"); a_total+=("$t")
   grep -hvE '^(hit|preload)' "$WORK"/stats/*.tsv && { echo "the proxy loading ahead did not serve every compile" >&2; exit 1; }
+  read -r frac _ _ < <(hidden_fraction); h_frac+=("$frac")
 done
 # Loading ahead in the last round: executables loaded ahead, the hits they served, the load time not waited for.
 awk -F'\t' '$1=="preloaded"{n++} $1=="preload_hit"{h++; s+=$4} END{printf "  loading ahead (last round): %d loaded, %d hits, %.3f s of loading not waited for\n", n, h, s/1e9}' \
@@ -181,13 +253,23 @@ xf=$(median "${x_first[@]}"); xt=$(median "${x_total[@]}")
 jf=$(median "${j_first[@]}"); jt=$(median "${j_total[@]}")
 pf=$(median "${p_first[@]}"); pt=$(median "${p_total[@]}")
 af=$(median "${a_first[@]}"); at=$(median "${a_total[@]}")
-echo "decoder ${args[*]}, median of $rounds alternating rounds (seconds to 'step 1' / whole process):"
-echo "  cold (real plugin, no cache)      $cf / $ct"
-echo "  xlac run (served, start-up incl.) $xf / $xt    cold/xlac $(ratio "$cf" "$xf"), jax/xlac $(ratio "$jf" "$xf")"
+echo "${decoder[1]##*/} ${args[*]}, median of $rounds alternating rounds (seconds to 'step 1' / whole process):"
+[[ $mode == restore ]] || echo "  cold (real plugin, no cache)      $cf / $ct"
+echo "  xlac run (served, start-up incl.) $xf / $xt    cold/xlac $(ratio "$cf" "$xf"), xlac/jax $(ratio "$xf" "$jf") / $(ratio "$xt" "$jt")"
 echo "  JAX persistent cache, warm        $jf / $jt    cold/jax $(ratio "$cf" "$jf")"
-echo "  proxy alone (no JVM, same env)    $pf / $pt    jax/proxy $(ratio "$jf" "$pf")"
-echo "  proxy alone, loading ahead        $af / $at    jax/ahead $(ratio "$jf" "$af"), proxy/ahead $(ratio "$pf" "$af")"
+echo "  proxy alone (no JVM, same env)    $pf / $pt    proxy/jax $(ratio "$pf" "$jf")"
+echo "  proxy alone, loading ahead        $af / $at    ahead/jax $(ratio "$af" "$jf") / $(ratio "$at" "$jt"), ahead/proxy $(ratio "$af" "$pf")"
+echo "  load time hidden by loading ahead (proxy alone, per round): ${h_frac[*]}; median $(median "${h_frac[@]}")"
 echo "  per-round first-step: cold ${c_first[*]} | xlac ${x_first[*]} | jax ${j_first[*]} | proxy ${p_first[*]} | ahead ${a_first[*]}"
+# The bound: JAX's own time in its compile path (bench/compile_path.py: its backend-compile event, which times
+# the persistent cache's key, read and deserialization), one untimed run each; to 'step 1' less that is the time
+# of a run whose compiles cost nothing at all, the least any cache can reach.
+first_step() { "$1" "$ROOT/bench/compile_path.py" "${@:2}" 2>&1 >/dev/null | sed -n 's/^compile_path //p' | tail -1; }
+read -r jcp jn < <(jaxwarm)
+rm -rf "$WORK/stats"
+read -r acp an < <(ahead)
+awk -v j="$jf" -v c="$jcp" -v n="$jn" -v a="$acp" -v x="$xf" 'BEGIN{
+  printf "  compile path: JAX warm %.3f s for %d compiles, proxy loading ahead %.3f s; JAX warm less its compile path %.3f s = %.2fx of JAX warm (the bound), xlac run %.2fx\n", c, n, a, j - c, (j - c) / j, x / j}'
 grep -E '"(preloaded|preload_hits|preload_wasted|preload_hidden_seconds)"' "$WORK/served.json" | tr -d ' ,' \
   | sed 's/^/  xlac run (served.json): /'
 sed -n 's/.*"saved_seconds": \([0-9.]*\).*/  compile seconds saved per served run: \1/p' "$WORK/served.json"
@@ -199,8 +281,8 @@ sed -n 's/.*"saved_seconds": \([0-9.]*\).*/  compile seconds saved per served ru
 spawn_us() { local s e; s=$(date +%s%N); e=$("$@" 2>/dev/null | head -n1); echo $(( (e - s) / 1000 )); }
 declare -a s_fast s_jvm
 for ((i = 0; i < 15; i++)); do
-  s_fast+=("$(spawn_us "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- date +%s%N)")
-  s_jvm+=("$(XLAC_BENCH_ROUND=$i spawn_us "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- date +%s%N)")
+  s_fast+=("$(PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real spawn_us "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- date +%s%N)")
+  s_jvm+=("$(PJRT_NAMES_AND_LIBRARY_PATHS="real:$PLUGIN" JAX_PLATFORMS=real XLAC_BENCH_ROUND=$i spawn_us "$XLAC" run --cache "$WORK/cache" --plugin "$PLUGIN" -- date +%s%N)")
 done
 echo "  xlac run's start-up, spawn to command (median of 15, ms): fast start $(median "${s_fast[@]}" | awk '{printf "%.1f", $1/1000}'), JVM path $(median "${s_jvm[@]}" | awk '{printf "%.1f", $1/1000}')"
 echo "  load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

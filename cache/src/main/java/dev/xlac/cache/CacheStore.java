@@ -80,6 +80,14 @@ public final class CacheStore implements AutoCloseable {
     store.onOverLimit(() -> SizeLimit.enforce(store));
   }
 
+  /**
+   * Where the runs the fast start finished without a JVM leave their runtime hits for the next open for writing to
+   * count ({@code CACHE/runtime/pending-hits}; cache/README.md, "Runtime-hit records").
+   */
+  public static Path pendingRuntimeHits(Path dir) {
+    return dir.resolve(dev.xlac.cache.store.PendingHits.DIRECTORY);
+  }
+
   /** Opens (creating when needed) the cache at {@code dir}; see {@link #open(Path, Mode, Duration, Consumer)}. */
   public static CacheStore open(Path dir, Mode mode, Duration lockWait) throws InterruptedException {
     return open(dir, mode, lockWait, m -> LOG.log(System.Logger.Level.WARNING, m));

@@ -41,7 +41,7 @@ final class RuntimeCache {
    * of the cache for writing counts (cache/README.md).
    */
   static Path pendingHitsDir(Path cacheDir) {
-    return cacheDir.resolve("runtime").resolve("pending-hits");
+    return CacheStore.pendingRuntimeHits(cacheDir);
   }
 
   /**

@@ -126,17 +126,35 @@ class RuntimeFastStartE2ETest {
     assertThat(Launcher.reportNumbers(report).get("preload_hits")).as("the list the JVM run left is loaded ahead")
         .isEqualTo(Launcher.reportNumbers(report).get("compiles"));
     assertThat(losses(fast.out())).hasSize(3).isEqualTo(losses(jvm.out()));
+    // Its hits wait in the cache, durably, and the next open for writing (the recording run below) counts them.
+    Map<String, Double> before = statNumbers();
+    assertThat(before.get("pending_runtime_hit_records")).as("the fast run's hits wait to be counted").isEqualTo(1.0);
+    double servedHits = Launcher.reportNumbers(report).get("hits");
 
     // The cache changes (a recording run puts new executables into it): the plan no longer holds.
-    Launcher.Result other = Launcher.run(xlacRun(List.of("--record"), decoder(List.of("--seq-len", "32"))), env(),
-        300);
+    Path otherReport = work.resolve("other.json");
+    Launcher.Result other = Launcher.run(xlacRun(List.of("--record", "--report", otherReport.toString()),
+        decoder(List.of("--seq-len", "32"))), env(), 300);
     assertThat(other.exitCode()).as(other.err()).isZero();
+    Map<String, Double> after = statNumbers();
+    assertThat(after.get("pending_runtime_hit_records")).isZero();
+    assertThat(after.get("runtime_hits")).as("the fast run's hits counted once, beside the recording run's own")
+        .isEqualTo(before.get("runtime_hits") + servedHits + Launcher.reportNumbers(otherReport).get("hits"));
     Launcher.Result afterChange = decoderRun(options, parent, false);
     assertThat(afterChange.err()).contains(JVM_PATH + ": ").containsPattern("pjrt\\.stamp|/db");
     assertThat(report(report)).isEqualTo(jvmReport);
     assertThat(losses(afterChange.out())).isEqualTo(losses(jvm.out()));
     Launcher.Result again = decoderRun(options, parent, true);
     assertThat(again.runSummary()).isEqualTo(jvm.runSummary());
+  }
+
+  /** The numbers of {@code xlac cache stat --json} (read-only: it counts nothing). */
+  private static Map<String, Double> statNumbers() throws Exception {
+    Launcher.Result stat = Launcher.xlac("cache", "stat", "--json", "--cache", cache.toString());
+    assertThat(stat.exitCode()).as(stat.err()).isZero();
+    Path json = Files.createTempFile("xlac-stat", ".json");
+    Files.writeString(json, stat.out());
+    return Launcher.reportNumbers(json);
   }
 
   @Test
