@@ -59,6 +59,11 @@ public final class FastStart {
   private static final Set<PosixFilePermission> PRIVATE_DIR = PosixFilePermissions.fromString("rwx------");
   private static final Set<PosixFilePermission> PRIVATE_FILE = PosixFilePermissions.fromString("rw-------");
 
+  private static boolean debug() {
+    String d = System.getenv(DEBUG_VARIABLE);
+    return d != null && !d.isEmpty() && !d.equals("0");
+  }
+
   static boolean watched(String name) {
     if (name.equals(DEBUG_VARIABLE)) {
       return false;
@@ -157,7 +162,9 @@ public final class FastStart {
     void afterRun(RunSpec spec, RealPlugin plugin, boolean eligible) {
       Path file = key.file();
       try {
-        Optional<String> text = eligible && !noticed ? text(spec, plugin) : Optional.empty();
+        whyNot = !eligible ? "the run had work before its command, a recording, a remote tier or --layout"
+            : noticed ? "the run said something before its command" : null;
+        Optional<String> text = whyNot == null ? text(spec, plugin) : Optional.empty();
         if (text.isPresent()) {
           // A plan sets the command's environment: the fast start takes only one of this user's, which only this
           // user can write, in a directory only this user can write to.
@@ -172,13 +179,20 @@ public final class FastStart {
           Files.deleteIfExists(file);
         }
       } catch (IOException | RuntimeException e) {
+        whyNot = "cannot write it: " + dev.xlac.core.XlacException.reason(e);
         try {
           Files.deleteIfExists(file);
         } catch (IOException | RuntimeException ignored) {
           // a plan that cannot be removed cannot have been written either
         }
       }
+      if (whyNot != null && debug()) { // XLAC_FAST_START_DEBUG: why the next run takes the JVM path again
+        System.err.println("xlac run: no launch plan for the next run: " + whyNot);
+      }
     }
+
+    /** Why {@link #afterRun} wrote no plan (null when it wrote one). */
+    private String whyNot;
 
     /** Runs between the stamp's check and its read (tests: a writer in between). */
     Runnable beforeStampRead = () -> {};
@@ -190,6 +204,7 @@ public final class FastStart {
       ProxyEnvironment env = ProxyEnvironment.of(CommandRunner.userEnvironment(spec.env()),
           new ProxyEnvironment.Settings(proxy.get(), plugin.path(), plugin.proxyValue(), layout, placeholder, null));
       if (!env.notes().isEmpty()) {
+        whyNot = "the command's environment got a note";
         return Optional.empty();
       }
       StringBuilder b = new StringBuilder(FORMAT).append('\n');
@@ -237,6 +252,7 @@ public final class FastStart {
       // gives no plan.
       Map<String, long[]> db = databaseFiles(cacheDir.resolve("db"));
       if (!RuntimeCache.layoutCurrent(spec.cacheDir(), plugin.sha256())) {
+        whyNot = "the layout is not current for the cache as it is now";
         return Optional.empty();
       }
       beforeStampRead.run();
@@ -244,6 +260,7 @@ public final class FastStart {
       String stamp = Files.readString(RuntimeCache.stampFile(spec.cacheDir()), StandardCharsets.UTF_8);
       if (!stamp.equals(RuntimeCache.currentStamp(spec.cacheDir(), plugin.sha256()))
           || !sameFiles(db, databaseFiles(cacheDir.resolve("db")))) {
+        whyNot = "the cache changed while the plan was written";
         return Optional.empty();
       }
       b.append("content ").append(hex(RuntimeCache.stampFile(cacheDir).toString())).append(' ').append(hex(stamp))
