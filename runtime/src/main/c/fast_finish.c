@@ -305,15 +305,23 @@ static void json_seconds(FILE *f, const char *name, double s, int rounded) {
   fprintf(f, "  \"%s\": %s,\n", name, v);
 }
 
-/* --report, as RunResult.toJson and core Json write it, through a temporary and a rename (AtomicFiles). */
+/* --report, as RunResult.toJson and core Json write it, as core AtomicFiles does: a sibling temporary named as
+ * SiblingTemporaries names them (.NAME.tmp-PID.N, so that a JVM removes one a killed run left), created with the
+ * process's default mode, fsynced, renamed over the report, the directory fsynced. */
 static int write_report(const xplan *plan, const tally *t, int exit_status, long long wall_ns, char *reason,
                         size_t rs) {
-  size_t pl = strlen(plan->report_path) + 32;
+  const char *slash = strrchr(plan->report_path, '/');
+  int dir_len = slash ? (int)(slash - plan->report_path) : 0;
+  const char *base = slash ? slash + 1 : plan->report_path;
+  size_t pl = strlen(plan->report_path) + 64;
   char *tmp = malloc(pl);
   if (!tmp) return xreason(reason, rs, "out of memory");
-  const char *slash = strrchr(plan->report_path, '/');
-  snprintf(tmp, pl, "%.*s.tmp-report-XXXXXX", slash ? (int)(slash - plan->report_path + 1) : 0, plan->report_path);
-  int fd = mkostemp(tmp, O_CLOEXEC);
+  int fd = -1;
+  for (int n = 1; fd < 0 && n < 1000; n++) {
+    snprintf(tmp, pl, "%.*s%s.%s.tmp-%ld.%d", dir_len, plan->report_path, slash ? "/" : "", base, (long)getpid(), n);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
   if (!f) {
     if (fd >= 0) {
@@ -351,6 +359,13 @@ static int write_report(const xplan *plan, const tally *t, int exit_status, long
     return xreason(reason, rs, "cannot write the report");
   }
   free(tmp);
+  char *dir = dir_len ? strndup(plan->report_path, (size_t)dir_len) : strdup(slash ? "/" : ".");
+  int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  if (dfd >= 0) {
+    fsync(dfd); /* as AtomicFiles.syncDirectory: where a directory cannot be synced, the rename is still atomic */
+    close(dfd);
+  }
+  free(dir);
   return 0;
 }
 

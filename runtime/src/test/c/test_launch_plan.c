@@ -602,6 +602,13 @@ static void native_finish(void) {
   CHECK(lstat(pending, &st) == 0 && (st.st_mode & 0777) == 0700, "a private pending directory");
   CHECK(files_ending(pending, "", NULL, 0) == 3, "no temporary is left (%d entries)", files_ending(pending, "", NULL, 0));
   path_of(p, "report.json");
+  /* reportOfTheFinishWithoutAJvm_hasTheJvmsMode: the process's default (umask 022 here), as AtomicFiles gives it */
+  CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0644, "the report's mode: %o", (unsigned)(st.st_mode & 0777));
+  DIR *rd = opendir(root);
+  int temporaries = 0;
+  for (struct dirent *de; rd && (de = readdir(rd));) temporaries += !strncmp(de->d_name, ".report.json.tmp-", 17);
+  if (rd) closedir(rd);
+  CHECK(temporaries == 0, "no temporary of the report is left (%d)", temporaries);
   FILE *f = fopen(p, "r");
   size_t got = f ? fread(text, 1, sizeof text - 1, f) : 0;
   text[got] = 0;
