@@ -133,7 +133,7 @@ class RuntimeRunE2ETest {
     // The same run again starts its command without a JVM (the fast start; its trace is not watched by the plan)
     // and finishes in one: the command's stdout is as byte for byte as on the JVM path (xlacRun).
     Launcher.Result fast = xlacRun(cache(), List.of(), second, Map.of("XLAC_FAST_START_DEBUG", "1"));
-    assertThat(fast.err()).contains("xlac-fast-start: served without a JVM");
+    assertThat(fast.err()).contains("xlac-fast-start: served without a JVM; finished without one");
     assertThat(fast.runSummary()).isEqualTo(served.runSummary());
     assertAllHits(report(second));
     assertThat(report(second).get("preload_hits")).as("the launch plan carries the list's variable").isPositive();
@@ -160,8 +160,11 @@ class RuntimeRunE2ETest {
         "\"reason\": \"program\"", "\"xla_flags\"");
 
     Launcher.Result stat = Launcher.xlac("cache", "stat", "--cache", cache());
+    // The served run's hits are counted; the fast run's wait in the cache until a command writes to it (the run that
+    // missed everything did not open the cache for writing, and a stat counts nothing).
     assertThat(stat.out()).contains("Runtime entries:     " + r1.get("compiles").intValue() + " recorded executables, "
-        + 2 * r2.get("hits").intValue() + " compiles served (xlac run)"); // the served run, twice
+        + r2.get("hits").intValue() + " compiles served (xlac run)")
+        .contains("Not yet counted:   the hits of 1 run");
     Launcher.Result ls = Launcher.xlac("cache", "ls", "--runtime", "--cache", cache());
     assertThat(ls.out().lines().skip(1).filter(l -> l.startsWith("pjrt1:"))).hasSize(r1.get("compiles").intValue());
 
