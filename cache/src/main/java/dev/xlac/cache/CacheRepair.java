@@ -1,8 +1,8 @@
 package dev.xlac.cache;
 
 import dev.xlac.cache.layout.PjrtRuntimeLayout;
+import dev.xlac.cache.repair.DatabaseRepair;
 import dev.xlac.cache.store.CacheModes;
-import dev.xlac.cache.store.DatabaseRepair;
 import dev.xlac.core.XlacException;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -17,7 +17,7 @@ import java.util.function.Consumer;
  * fresh database that replaces it, the damaged one kept beside it as {@code db.broken-TIME}; if even
  * that fails, the cache starts empty. Everything runs under the cache's writer lock; a crash at any
  * moment leaves the old database in place or the new one swapped in. The work is the store's
- * ({@code store.DatabaseRepair}), which owns the database's files.
+ * ({@code repair.DatabaseRepair}), which uses the store's engine.
  */
 public final class CacheRepair {
   private CacheRepair() {}
