@@ -1,6 +1,5 @@
 package dev.xlac.cache;
 
-import dev.xlac.cache.layout.PjrtRuntimeLayout;
 import dev.xlac.cache.repair.DatabaseRepair;
 import dev.xlac.cache.store.CacheModes;
 import dev.xlac.core.XlacException;
@@ -58,7 +57,7 @@ public final class CacheRepair {
   private static void removeFromLayout(Path dir, Duration lockWait, Consumer<String> notices)
       throws InterruptedException {
     try (CacheStore.WriterLock lock = CacheStore.lock(dir, lockWait, notices); CacheStore store = lock.open()) {
-      PjrtRuntimeLayout.removeUnheld(store, PjrtRuntimeLayout.managedDir(store.directory()), notices);
+      store.removeUnheldFromRuntimeLayout(notices);
     } catch (RuntimeException e) {
       notices.accept("cannot remove the dropped entries from the runtime layout: " + XlacException.reason(e));
     }
