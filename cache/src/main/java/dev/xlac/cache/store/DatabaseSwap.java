@@ -91,7 +91,10 @@ public final class DatabaseSwap {
     return swap(cacheDir, rebuildDir, now, step -> { });
   }
 
-  /** As {@link #swap(Path, Path, Instant)}; {@code steps} is told {@code moved} between the two renames (tests kill there). */
+  /**
+   * As {@link #swap(Path, Path, Instant)}; {@code steps} is told {@code moved} between the two renames (tests
+   * kill there).
+   */
   public static Swapped swap(Path cacheDir, Path rebuildDir, Instant now, Consumer<String> steps) throws IOException {
     boolean keep = keepsOld(rebuildDir);
     Path db = cacheDir.resolve(RocksDbStore.DB_DIR);

@@ -200,8 +200,8 @@ public final class Store implements AutoCloseable {
   }
 
   /**
-   * For a repair's salvage ({@code repair.CacheSalvage}): a new cache in a repair's private rebuild directory, written under the
-   * real cache's lock, and without a disk reserve of its own (the rebuild needs that space).
+   * For a repair's salvage ({@code repair.CacheSalvage}): a new cache in a repair's private rebuild directory,
+   * written under the real cache's lock, and without a disk reserve of its own (the rebuild needs that space).
    */
   public static Store openRebuild(Path rebuildDir, Consumer<String> notices, Clock clock) {
     Path abs = rebuildDir.toAbsolutePath().normalize();
