@@ -5,11 +5,7 @@ import dev.xlac.cache.store.Checksums;
 import dev.xlac.cache.store.Keys;
 import dev.xlac.core.XlacException;
 import java.nio.file.Path;
-import java.security.GeneralSecurityException;
-import java.security.KeyFactory;
 import java.security.PublicKey;
-import java.security.spec.X509EncodedKeySpec;
-import java.util.Arrays;
 
 /**
  * The public half of a key that signs bundles: an Ed25519 key and its id, the SHA-256 of its
@@ -33,16 +29,7 @@ public final class BundleKey {
 
   /** An Ed25519 key from its X.509 SubjectPublicKeyInfo encoding; an {@link IllegalArgumentException} says why not. */
   public static BundleKey fromEncoded(byte[] der) {
-    PublicKey k;
-    try {
-      k = KeyFactory.getInstance(KeyFiles.ED25519).generatePublic(new X509EncodedKeySpec(der));
-    } catch (GeneralSecurityException e) {
-      throw new IllegalArgumentException("not an Ed25519 public key");
-    }
-    if (!Arrays.equals(k.getEncoded(), der)) {
-      throw new IllegalArgumentException("not an Ed25519 public key in its standard encoding");
-    }
-    return new BundleKey(der, k);
+    return new BundleKey(der, KeyFiles.ed25519Public(der));
   }
 
   /**
@@ -52,7 +39,7 @@ public final class BundleKey {
    *     that holds a private key or a key of another kind
    */
   public static BundleKey read(Path file) {
-    return KeyFiles.readPublic(file);
+    return of(KeyFiles.readPublic(file));
   }
 
   /** The key id: the SHA-256 of {@link #encoded()}, 64 hex digits. */

@@ -39,7 +39,8 @@ public final class BundleSigningKey {
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("this Java runtime has no Ed25519", e);
     }
-    return KeyFiles.writePair(prefix, pair, force);
+    KeyFiles.WrittenPair written = KeyFiles.writePair(prefix, pair, force);
+    return new GeneratedKeyPair(written.privateKeyFile(), written.publicKeyFile(), BundleKey.of(pair.getPublic()));
   }
 
   /**
@@ -49,7 +50,8 @@ public final class BundleSigningKey {
    *     encrypted or OpenSSH key, a public key, or a key that is not Ed25519
    */
   public static BundleSigningKey read(Path file) {
-    return KeyFiles.readPrivate(file);
+    KeyPair pair = KeyFiles.readPrivate(file);
+    return new BundleSigningKey(pair.getPrivate(), BundleKey.of(pair.getPublic()));
   }
 
   /** The public half: what importers trust. */

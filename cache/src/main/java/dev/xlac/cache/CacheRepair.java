@@ -1,8 +1,7 @@
 package dev.xlac.cache;
 
-import dev.xlac.cache.layout.PjrtRuntimeLayout;
+import dev.xlac.cache.repair.DatabaseRepair;
 import dev.xlac.cache.store.CacheModes;
-import dev.xlac.cache.store.DatabaseRepair;
 import dev.xlac.core.XlacException;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -17,7 +16,7 @@ import java.util.function.Consumer;
  * fresh database that replaces it, the damaged one kept beside it as {@code db.broken-TIME}; if even
  * that fails, the cache starts empty. Everything runs under the cache's writer lock; a crash at any
  * moment leaves the old database in place or the new one swapped in. The work is the store's
- * ({@code store.DatabaseRepair}), which owns the database's files.
+ * ({@code repair.DatabaseRepair}), which uses the store's engine.
  */
 public final class CacheRepair {
   private CacheRepair() {}
@@ -58,7 +57,7 @@ public final class CacheRepair {
   private static void removeFromLayout(Path dir, Duration lockWait, Consumer<String> notices)
       throws InterruptedException {
     try (CacheStore.WriterLock lock = CacheStore.lock(dir, lockWait, notices); CacheStore store = lock.open()) {
-      PjrtRuntimeLayout.removeUnheld(store, PjrtRuntimeLayout.managedDir(store.directory()), notices);
+      store.removeUnheldFromRuntimeLayout(notices);
     } catch (RuntimeException e) {
       notices.accept("cannot remove the dropped entries from the runtime layout: " + XlacException.reason(e));
     }

@@ -2,15 +2,15 @@ package dev.xlac.cache;
 
 import dev.xlac.cache.bundle.BundleExporter;
 import dev.xlac.cache.bundle.BundleImporter;
-import dev.xlac.cache.layout.PjrtRuntimeLayout;
+import dev.xlac.cache.layout.LayoutEntryFiles;
 import dev.xlac.cache.ops.CacheListing;
 import dev.xlac.cache.ops.GraphResolver;
 import dev.xlac.cache.ops.PruneByLastAccess;
 import dev.xlac.cache.ops.SizeLimit;
 import dev.xlac.cache.ops.TrustConfig;
+import dev.xlac.cache.repair.CacheVerifier;
 import dev.xlac.cache.store.ArtifactWrites;
 import dev.xlac.cache.store.CacheModes;
-import dev.xlac.cache.store.CacheVerifier;
 import dev.xlac.cache.store.PendingHits;
 import dev.xlac.cache.store.Store;
 import dev.xlac.core.Sizes;
@@ -26,10 +26,12 @@ import java.io.OutputStream;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -526,16 +528,30 @@ public final class CacheStore implements AutoCloseable {
   }
 
   /**
+   * Removes from the cache's own runtime layout the entry files of requests it no longer holds (after a clear, a
+   * prune or a repair); the number removed, each failure told to {@code problems}.
+   */
+  int removeUnheldFromRuntimeLayout(Consumer<String> problems) {
+    return LayoutEntryFiles.removeUnheld(LayoutEntryFiles.managedDir(store.dir), () -> {
+      Set<String> held = new HashSet<>();
+      for (RequestInfo r : requests()) {
+        held.add(r.key().hex());
+      }
+      return held;
+    }, problems);
+  }
+
+  /**
    * Saves the usage counters, then closes the database and releases the lock; a second close does nothing. A
    * store that removed runtime requests first removes their entries from the cache's own runtime layout
-   * ({@link PjrtRuntimeLayout#managedDir}), so that no run, not even one running now, is served what the cache
+   * ({@link LayoutEntryFiles#managedDir}), so that no run, not even one running now, is served what the cache
    * no longer holds, and their space is freed.
    */
   @Override
   public void close() {
     try {
       if (!closed && store.requestsRemoved()) {
-        PjrtRuntimeLayout.removeUnheld(this, PjrtRuntimeLayout.managedDir(store.dir), m -> {
+        removeUnheldFromRuntimeLayout(m -> {
           runtimeLayoutHoldsRemoved = true;
           store.notices().accept(m);
         });

@@ -331,7 +331,34 @@ public final class BundleImporter {
   private void readArchive(Path file, TarArchiveInputStream tar, BundleContent.TarStream archive, Validated first,
       ManifestSink onManifest, EntrySink sink, BundleContent content, UnpackCounter unpacked) throws IOException {
     InputStream in = new Counted(tar, unpacked); // the current entry's bytes, counted against the limit
-    TarArchiveEntry head = next(tar, archive);
+    TarArchiveEntry head = manifestEntry(file, next(tar, archive), first);
+    byte[] manifestBytes = readFully(in, head.getSize(), head.getName());
+    byte[] sha = Checksums.sha256(manifestBytes);
+    BundleManifest m = manifestOf(manifestBytes, sha, first);
+    Signed signed = signature(tar, archive, in, m, first);
+    onManifest.accept(m, sha, manifestBytes, signed.signature());
+    ExpectedEntries expected = new ExpectedEntries(m);
+    BundleManifest.PendingLogs pending = new BundleManifest.PendingLogs();
+    byte[] buffer = new byte[1 << 16];
+    CRC32C crc = new CRC32C();
+    int index = signed.nextIndex();
+    for (TarArchiveEntry e = signed.next(); e != null; e = next(tar, archive), index++) {
+      String name = e.getName();
+      BundleManifest.Expected x = expected.check(e, index);
+      BundleManifest.Artifact logOf = expected.logOf(name);
+      BundleManifest.Request requestOf = expected.requestOf(name);
+      crc.reset();
+      EntryBytes read = first == null
+          ? checkEntry(in, name, x, m, logOf, requestOf, content, buffer, crc)
+          : rereadEntry(in, name, x, first, sink, buffer, crc);
+      notePending(pending, name, x, logOf, requestOf);
+      sink.accept(name, read.data(), read.streamed(), (int) crc.getValue());
+    }
+    expected.checkNoneMissing();
+  }
+
+  /** The first entry, which must be the manifest, of a size the limits and (first pass) this JVM's heap allow. */
+  private TarArchiveEntry manifestEntry(Path file, TarArchiveEntry head, Validated first) {
     if (head == null) {
       throw new IllegalArgumentException("the bundle is empty");
     }
@@ -353,19 +380,31 @@ public final class BundleImporter {
           + " heap (XLAC_JAVA_OPTS=-Xmx" + Math.max(1, head.getSize() * MANIFEST_HEAP_FACTOR * 2 >> 30) + "g)"
           + "; nothing was imported");
     }
-    byte[] manifestBytes = readFully(in, head.getSize(), head.getName());
-    byte[] sha = Checksums.sha256(manifestBytes);
-    BundleManifest m;
+    return head;
+  }
+
+  /** The manifest parsed (first pass), or the first pass's, when these are the bytes it read (second pass). */
+  private BundleManifest manifestOf(byte[] manifestBytes, byte[] sha, Validated first) {
     if (first == null) {
-      m = BundleManifest.parse(manifestBytes, limits);
-    } else if (MessageDigest.isEqual(sha, first.manifestSha())) {
-      m = first.manifest();
-    } else {
-      throw new IllegalArgumentException("the manifest changed");
+      return BundleManifest.parse(manifestBytes, limits);
     }
+    if (MessageDigest.isEqual(sha, first.manifestSha())) {
+      return first.manifest();
+    }
+    throw new IllegalArgumentException("the manifest changed");
+  }
+
+  /** The signature entry's bytes (null: none), and the entry after it with its index. */
+  private record Signed(byte[] signature, TarArchiveEntry next, int nextIndex) {}
+
+  /**
+   * The signature entry, which follows the manifest exactly when the manifest's format version is a signed one; on
+   * the second pass it must be what the first pass read.
+   */
+  private static Signed signature(TarArchiveInputStream tar, BundleContent.TarStream archive, InputStream in,
+      BundleManifest m, Validated first) throws IOException {
     int index = 2;
     TarArchiveEntry e = next(tar, archive);
-    byte[] signature = null;
     if (e != null && e.getName().equals(BundleSignature.NAME)) {
       checkSafe(e, index);
       if (!m.signed) {
@@ -377,31 +416,52 @@ public final class BundleImporter {
         throw new IllegalArgumentException("the signature entry is " + e.getSize() + " bytes, over the limit of "
             + BundleSignature.MAX_BYTES);
       }
-      signature = readFully(in, e.getSize(), e.getName());
+      byte[] signature = readFully(in, e.getSize(), e.getName());
       if (first != null && !java.util.Arrays.equals(signature, first.signature())) {
         throw new IllegalArgumentException("the signature entry changed");
       }
-      e = next(tar, archive);
-      index++;
-    } else if (m.signed) {
+      return new Signed(signature, next(tar, archive), index + 1);
+    }
+    if (m.signed) {
       throw new IllegalArgumentException("its manifest is of the signed format version "
           + m.formatVersion() + ", but the signature entry " + BundleSignature.NAME + " does not follow it");
     }
-    onManifest.accept(m, sha, manifestBytes, signature);
-    Map<String, BundleManifest.Expected> expected = m.expectedEntries();
-    Map<String, BundleManifest.Artifact> byLogName = new HashMap<>();
-    for (BundleManifest.Artifact a : m.artifacts.values()) {
-      byLogName.put(a.logEntryName(), a);
+    return new Signed(null, e, index);
+  }
+
+  /** What the manifest expects of the entries after it, and which of them were seen. */
+  private static final class ExpectedEntries {
+    private final Map<String, BundleManifest.Expected> expected;
+    private final Map<String, BundleManifest.Artifact> byLogName = new HashMap<>();
+    private final Map<String, BundleManifest.Request> byRequestName = new HashMap<>();
+    private final Set<String> seen = new HashSet<>();
+
+    ExpectedEntries(BundleManifest m) {
+      expected = m.expectedEntries();
+      for (BundleManifest.Artifact a : m.artifacts.values()) {
+        byLogName.put(a.logEntryName(), a);
+      }
+      for (BundleManifest.Request q : m.requests.values()) {
+        byRequestName.put(q.entryName(), q);
+      }
     }
-    Map<String, BundleManifest.Request> byRequestName = new HashMap<>();
-    for (BundleManifest.Request q : m.requests.values()) {
-      byRequestName.put(q.entryName(), q);
+
+    /** The artifact whose log the entry {@code name} is, or null. */
+    BundleManifest.Artifact logOf(String name) {
+      return byLogName.get(name);
     }
-    BundleManifest.PendingLogs pending = new BundleManifest.PendingLogs();
-    Set<String> seen = new HashSet<>();
-    byte[] buffer = new byte[1 << 16];
-    CRC32C crc = new CRC32C();
-    for (; e != null; e = next(tar, archive), index++) {
+
+    /** The runtime entry whose request the entry {@code name} is, or null. */
+    BundleManifest.Request requestOf(String name) {
+      return byRequestName.get(name);
+    }
+
+    /**
+     * Entry {@code index}: safe, in the manifest, seen once, of the manifest's size, and in order (a compiled
+     * artifact's log before the artifact, a runtime entry's request before its executable); what the manifest says
+     * of it.
+     */
+    BundleManifest.Expected check(TarArchiveEntry e, int index) {
       checkSafe(e, index);
       String name = e.getName();
       BundleManifest.Expected x = expected.get(name);
@@ -415,7 +475,6 @@ public final class BundleImporter {
         throw new IllegalArgumentException("entry '" + name + "' is " + e.getSize() + " bytes; the manifest says "
             + x.size());
       }
-      crc.reset();
       BundleManifest.Artifact logOf = byLogName.get(name);
       if (logOf != null && logOf.status() == EntryStatus.COMPILED && seen.contains(logOf.entryName())) {
         throw new IllegalArgumentException("entry " + index + " ('" + name + "') follows its artifact; a compiled"
@@ -426,66 +485,102 @@ public final class BundleImporter {
         throw new IllegalArgumentException("entry " + index + " ('" + name + "') follows its executable; a runtime"
             + " entry's request comes before it");
       }
-      byte[] data = null;
-      StoredValues.ValueWriter streamed = null;
-      if (first == null) {
-        MessageDigest digest = Checksums.sha256();
-        if (requestOf != null) {
-          checkRequest(in, name, requestOf, x, digest, crc);
-        } else if (name.startsWith("graphs/")) {
-          content.checkGraph(in, name, m.graphs.get(name.substring(7, 7 + 64)), x, digest, crc);
-        } else if (logOf != null) {
-          content.checkLog(in, name, x, logOf.logRawBytes(), digest, crc);
-        } else {
-          if (name.startsWith("identities/")) {
-            data = readFully(in, x.size(), name);
-            digest.update(data);
-            crc.update(data);
-          } else {
-            digestStream(in, x.size(), name, buffer, digest, crc);
-          }
-          if (!HexFormat.of().formatHex(digest.digest()).equals(x.sha())) {
-            throw new IllegalArgumentException("entry '" + name + "' fails its checksum");
-          }
-        }
-      } else {
-        if (Store.chunked(x.size()) && !name.startsWith("identities/")) {
-          // Never whole in memory: a piece at a time into its value writer, chunk by chunk into the cache.
-          streamed = sink.stream(name, x.size());
-          if (streamed == null) {
-            digestStream(in, x.size(), name, buffer, null, crc);
-          } else {
-            streamInto(in, x.size(), name, crc, streamed, sink);
-          }
-        } else {
-          data = readFully(in, x.size(), name);
-          crc.update(data);
-        }
-        Integer before = first.crcs().get(name);
-        if (before == null || before != (int) crc.getValue()) {
-          // A streamed value's chunks are not committed: closing its writer (see apply) removes them.
-          throw new IllegalArgumentException("entry '" + name + "' is not what was checked");
-        }
-      }
-      if (logOf != null && logOf.status() == EntryStatus.COMPILED || requestOf != null) {
-        pending.add(logOf != null ? logOf.key() : requestOf.key(), x.size(), Math.min(limits.maxPendingLogBytes(),
-            heapShare(2L * Store.chunkBytes())));
-      } else if (name.startsWith("executables/")) {
-        pending.take(name.substring("executables/".length(), name.length() - ".bin".length()));
-      } else if (name.startsWith("artifacts/")) {
-        pending.take(name.substring("artifacts/".length(), name.length() - ".bin".length()));
-      }
-      sink.accept(name, data, streamed, (int) crc.getValue());
+      return x;
     }
-    if (seen.size() != expected.size()) {
-      List<String> missing = new ArrayList<>();
-      for (String n : expected.keySet()) {
-        if (!seen.contains(n)) {
-          missing.add(n);
+
+    /** After the last entry: every entry of the manifest was there. */
+    void checkNoneMissing() {
+      if (seen.size() != expected.size()) {
+        List<String> missing = new ArrayList<>();
+        for (String n : expected.keySet()) {
+          if (!seen.contains(n)) {
+            missing.add(n);
+          }
         }
+        throw new IllegalArgumentException(missing.size() + " entries of the manifest are missing (truncated bundle?),"
+            + " e.g. " + missing.getFirst());
       }
-      throw new IllegalArgumentException(missing.size() + " entries of the manifest are missing (truncated bundle?), e.g. "
-          + missing.getFirst());
+    }
+  }
+
+  /** An entry's bytes as the sink receives them: whole ({@code data}), or streamed into a value writer, or neither. */
+  private record EntryBytes(byte[] data, StoredValues.ValueWriter streamed) {}
+
+  /**
+   * First pass: the entry's SHA-256 is the manifest's, and its bytes are what the manifest says they are (a request,
+   * a graph's module, a log); an identity's bytes are kept whole, the rest only checked.
+   */
+  private static EntryBytes checkEntry(InputStream in, String name, BundleManifest.Expected x, BundleManifest m,
+      BundleManifest.Artifact logOf, BundleManifest.Request requestOf, BundleContent content, byte[] buffer,
+      CRC32C crc) throws IOException {
+    MessageDigest digest = Checksums.sha256();
+    if (requestOf != null) {
+      checkRequest(in, name, requestOf, x, digest, crc);
+      return new EntryBytes(null, null);
+    }
+    if (name.startsWith("graphs/")) {
+      content.checkGraph(in, name, m.graphs.get(name.substring(7, 7 + 64)), x, digest, crc);
+      return new EntryBytes(null, null);
+    }
+    if (logOf != null) {
+      content.checkLog(in, name, x, logOf.logRawBytes(), digest, crc);
+      return new EntryBytes(null, null);
+    }
+    byte[] data = null;
+    if (name.startsWith("identities/")) {
+      data = readFully(in, x.size(), name);
+      digest.update(data);
+      crc.update(data);
+    } else {
+      digestStream(in, x.size(), name, buffer, digest, crc);
+    }
+    if (!HexFormat.of().formatHex(digest.digest()).equals(x.sha())) {
+      throw new IllegalArgumentException("entry '" + name + "' fails its checksum");
+    }
+    return new EntryBytes(data, null);
+  }
+
+  /**
+   * Second pass: the entry read again, a large value a piece at a time into its value writer, and it must have the
+   * CRC32C the first pass saw.
+   */
+  private static EntryBytes rereadEntry(InputStream in, String name, BundleManifest.Expected x, Validated first,
+      EntrySink sink, byte[] buffer, CRC32C crc) throws IOException {
+    byte[] data = null;
+    StoredValues.ValueWriter streamed = null;
+    if (Store.chunked(x.size()) && !name.startsWith("identities/")) {
+      // Never whole in memory: a piece at a time into its value writer, chunk by chunk into the cache.
+      streamed = sink.stream(name, x.size());
+      if (streamed == null) {
+        digestStream(in, x.size(), name, buffer, null, crc);
+      } else {
+        streamInto(in, x.size(), name, crc, streamed, sink);
+      }
+    } else {
+      data = readFully(in, x.size(), name);
+      crc.update(data);
+    }
+    Integer before = first.crcs().get(name);
+    if (before == null || before != (int) crc.getValue()) {
+      // A streamed value's chunks are not committed: closing its writer (see apply) removes them.
+      throw new IllegalArgumentException("entry '" + name + "' is not what was checked");
+    }
+    return new EntryBytes(data, streamed);
+  }
+
+  /**
+   * Bounds what waits in memory for its entry: a compiled artifact's log and a runtime entry's request wait until
+   * their artifact or executable arrives.
+   */
+  private void notePending(BundleManifest.PendingLogs pending, String name, BundleManifest.Expected x,
+      BundleManifest.Artifact logOf, BundleManifest.Request requestOf) {
+    if (logOf != null && logOf.status() == EntryStatus.COMPILED || requestOf != null) {
+      pending.add(logOf != null ? logOf.key() : requestOf.key(), x.size(), Math.min(limits.maxPendingLogBytes(),
+          heapShare(2L * Store.chunkBytes())));
+    } else if (name.startsWith("executables/")) {
+      pending.take(name.substring("executables/".length(), name.length() - ".bin".length()));
+    } else if (name.startsWith("artifacts/")) {
+      pending.take(name.substring("artifacts/".length(), name.length() - ".bin".length()));
     }
   }
 

@@ -1,7 +1,5 @@
 package dev.xlac.cache.bundle;
 
-import dev.xlac.cache.BundleKey;
-import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.AtomicFiles;
 import java.io.IOException;
@@ -33,7 +31,8 @@ import java.util.regex.Pattern;
 /**
  * Reads and writes the key files of bundle signing: PEM (RFC 7468) with a PKCS#8 "PRIVATE KEY"
  * or an X.509 "PUBLIC KEY" block holding an Ed25519 key (RFC 8410). Every problem with a file is
- * one line, exit code 2, that says what the file holds instead and what to give.
+ * one line, exit code 2, that says what the file holds instead and what to give. It deals in the
+ * JDK's key types: {@code BundleKey} and {@code BundleSigningKey} wrap what it reads.
  */
 public final class KeyFiles {
   public static final String ED25519 = "Ed25519";
@@ -43,12 +42,27 @@ public final class KeyFiles {
 
   private KeyFiles() {}
 
-  public static BundleKey readPublic(Path file) {
+  /** An Ed25519 key from its X.509 SubjectPublicKeyInfo encoding; an {@link IllegalArgumentException} says why not. */
+  public static PublicKey ed25519Public(byte[] der) {
+    PublicKey k;
+    try {
+      k = KeyFactory.getInstance(ED25519).generatePublic(new X509EncodedKeySpec(der));
+    } catch (GeneralSecurityException e) {
+      throw new IllegalArgumentException("not an Ed25519 public key");
+    }
+    if (!Arrays.equals(k.getEncoded(), der)) {
+      throw new IllegalArgumentException("not an Ed25519 public key in its standard encoding");
+    }
+    return k;
+  }
+
+  /** The Ed25519 public key of a public key file, in its standard encoding. */
+  public static PublicKey readPublic(Path file) {
     Pem pem = read(file);
     switch (pem.label()) {
       case "PUBLIC KEY" -> {
         try {
-          return BundleKey.fromEncoded(pem.der());
+          return ed25519Public(pem.der());
         } catch (IllegalArgumentException e) {
           throw bad(file, "holds " + describePublic(pem.der()) + "; bundles are signed with Ed25519 keys (make a pair"
               + " with 'xlac cache keygen PREFIX')");
@@ -62,7 +76,8 @@ public final class KeyFiles {
     }
   }
 
-  public static BundleSigningKey readPrivate(Path file) {
+  /** The Ed25519 private key of a private key file, with its public half. */
+  public static KeyPair readPrivate(Path file) {
     Pem pem = read(file);
     switch (pem.label()) {
       case "PRIVATE KEY" -> {
@@ -73,7 +88,7 @@ public final class KeyFiles {
           throw bad(file, "holds " + describePrivate(pem.der()) + "; bundles are signed with Ed25519 keys (make a"
               + " pair with 'xlac cache keygen PREFIX')");
         }
-        return new BundleSigningKey(k, publicOf(file, k));
+        return new KeyPair(publicOf(file, k), k);
       }
       case "PUBLIC KEY" -> throw bad(file, "holds a public key; signing needs the private key file (PREFIX.key,"
           + " written beside PREFIX.pub by 'xlac cache keygen PREFIX')");
@@ -93,7 +108,7 @@ public final class KeyFiles {
    * pair generator draws the 32-byte private key from the random source it is given and computes
    * the public key from it; a probe signature confirms that the two halves belong together.
    */
-  private static BundleKey publicOf(Path file, PrivateKey k) {
+  private static PublicKey publicOf(Path file, PrivateKey k) {
     byte[] seed = k instanceof EdECPrivateKey ed ? ed.getBytes().orElse(null) : null;
     if (seed == null || seed.length != 32) {
       throw bad(file, "holds an Ed25519 private key whose key bytes this Java runtime does not expose");
@@ -120,7 +135,7 @@ public final class KeyFiles {
       if (!v.verify(sig)) {
         throw new GeneralSecurityException("derived public key does not verify");
       }
-      return BundleKey.of(pub);
+      return pub;
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("cannot derive the public key of " + file + " (" + XlacException.reason(e) + ")", e);
     } finally {
@@ -128,7 +143,10 @@ public final class KeyFiles {
     }
   }
 
-  public static BundleSigningKey.GeneratedKeyPair writePair(Path prefix, KeyPair pair, boolean force) {
+  /** Where {@link #writePair} wrote a key pair. */
+  public record WrittenPair(Path privateKeyFile, Path publicKeyFile) {}
+
+  public static WrittenPair writePair(Path prefix, KeyPair pair, boolean force) {
     Path priv = prefix.resolveSibling(prefix.getFileName() + ".key");
     Path pub = prefix.resolveSibling(prefix.getFileName() + ".pub");
     if (!force) {
@@ -139,10 +157,9 @@ public final class KeyFiles {
         }
       }
     }
-    BundleKey key = BundleKey.of(pair.getPublic());
     write(priv, pem("PRIVATE KEY", pair.getPrivate().getEncoded()), true);
-    write(pub, key.pem(), false);
-    return new BundleSigningKey.GeneratedKeyPair(priv, pub, key);
+    write(pub, pem("PUBLIC KEY", pair.getPublic().getEncoded()), false);
+    return new WrittenPair(priv, pub);
   }
 
   /** Writes atomically ({@link AtomicFiles}), the temporary created with the final permissions. */

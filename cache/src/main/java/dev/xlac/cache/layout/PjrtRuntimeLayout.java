@@ -4,17 +4,13 @@ import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestInfo;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.PrivateFiles;
-import dev.xlac.core.io.SiblingTemporaries;
 import dev.xlac.runtime.LayoutEntry;
 import dev.xlac.runtime.LayoutManifest;
 import dev.xlac.runtime.RequestKey;
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Map;
@@ -22,7 +18,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Consumer;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -47,33 +42,13 @@ import java.util.regex.Pattern;
  * {@code xlac run} through {@link CacheStore#recordRequestHits}, is what keeps an entry from the LRU prune.
  */
 public final class PjrtRuntimeLayout {
-  private static final Pattern ENTRY = Pattern.compile("([0-9a-f]{64})\\" + LayoutEntry.SUFFIX);
-  private static final Pattern TEMPORARY = Pattern.compile("\\.[0-9a-f]{64}\\" + LayoutEntry.SUFFIX
-      + "\\.tmp-([0-9]{1,18})(\\.[0-9]{1,18})?");
   private static final Pattern PLUGIN_SHA = Pattern.compile("[0-9a-f]{64}");
 
   private PjrtRuntimeLayout() {}
 
   /** {@code CACHE/runtime/pjrt}: the cache's own layout, which {@code xlac run} serves from. */
   public static Path managedDir(Path cacheDir) {
-    return cacheDir.resolve("runtime").resolve("pjrt");
-  }
-
-  /**
-   * Removes from {@code dir} the entry files of keys {@code store} no longer holds (after a clear, a prune or a
-   * repair), writing nothing; the number removed. A proxy serving from {@code dir} right now misses them from then on.
-   * Entry files that could not be removed (or a directory that could not be read) are reported to {@code problems}:
-   * then the layout still serves what the cache no longer holds, and must not be taken as current.
-   */
-  public static int removeUnheld(CacheStore store, Path dir, Consumer<String> problems) {
-    if (!Files.isDirectory(dir.resolve(LayoutEntry.DIRECTORY), LinkOption.NOFOLLOW_LINKS)) {
-      return 0;
-    }
-    Set<String> held = new HashSet<>();
-    for (RequestInfo r : store.requests()) {
-      held.add(r.key().hex());
-    }
-    return removeOthers(dir, held, problems).removed();
+    return LayoutEntryFiles.managedDir(cacheDir);
   }
 
   /**
@@ -148,7 +123,7 @@ public final class PjrtRuntimeLayout {
         });
         written++;
       } catch (NotReadable | LayoutEntry.ExecutableMismatchException e) {
-        removeQuietly(file);
+        LayoutEntryFiles.removeQuietly(file);
         if (e instanceof NotReadable && store.requestInfo(key).isEmpty()) {
           skipped++;
           pluginOf.remove(key.hex());
@@ -165,7 +140,7 @@ public final class PjrtRuntimeLayout {
             + XlacException.reason(e) + "; the layout is unchanged but for the entries already written");
       }
     }
-    Removal removal = removeOthers(dir, pluginOf.keySet(), problems);
+    LayoutEntryFiles.Removal removal = LayoutEntryFiles.removeOthers(dir, pluginOf.keySet(), problems);
     Set<String> plugins = new TreeSet<>();
     for (String hex : removal.present()) {
       String plugin = pluginOf.get(hex);
@@ -194,67 +169,5 @@ public final class PjrtRuntimeLayout {
   private static String clip(String s) {
     String printable = s.replaceAll("\\p{Cntrl}", "?");
     return printable.length() > 80 ? printable.substring(0, 80) + "..." : printable;
-  }
-
-  /** What the clean-up did: entry files removed, and the keys (hex) of the entry files left in place. */
-  private record Removal(int removed, Set<String> present) {}
-
-  /** Removes entry files whose key the cache does not hold, and temporaries whose writer is gone. */
-  private static Removal removeOthers(Path dir, Set<String> cached, Consumer<String> problems) {
-    Path entries = dir.resolve(LayoutEntry.DIRECTORY);
-    Set<String> present = new HashSet<>();
-    if (!Files.isDirectory(entries, LinkOption.NOFOLLOW_LINKS)) {
-      return new Removal(0, present);
-    }
-    int removed = 0;
-    int failed = 0;
-    IOException firstFailure = null;
-    try (DirectoryStream<Path> shards = Files.newDirectoryStream(entries)) {
-      for (Path shard : shards) {
-        if (!Files.isDirectory(shard, LinkOption.NOFOLLOW_LINKS)) {
-          continue;
-        }
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(shard)) {
-          for (Path f : files) {
-            String name = f.getFileName().toString();
-            Matcher m = ENTRY.matcher(name);
-            if (m.matches()) {
-              if (!cached.contains(m.group(1)) || !shard.getFileName().toString().equals(m.group(1).substring(0, 2))) {
-                try {
-                  if (Files.deleteIfExists(f)) {
-                    removed++;
-                  }
-                } catch (IOException e) {
-                  failed++;
-                  firstFailure = firstFailure == null ? e : firstFailure;
-                }
-              } else {
-                present.add(m.group(1));
-              }
-              continue;
-            }
-            Matcher t = TEMPORARY.matcher(name);
-            if (t.matches() && SiblingTemporaries.isStale(Long.parseLong(t.group(1)))) {
-              removeQuietly(f);
-            }
-          }
-        }
-      }
-    } catch (IOException e) {
-      problems.accept("cannot clean up runtime layout " + dir + ": " + XlacException.reason(e));
-    }
-    if (failed > 0) {
-      problems.accept("cannot remove " + failed + " entr" + (failed == 1 ? "y" : "ies") + " the cache no longer holds"
-          + " from runtime layout " + dir + " (" + XlacException.reason(firstFailure) + ")");
-    }
-    return new Removal(removed, present);
-  }
-
-  private static boolean removeQuietly(Path f) {
-    try {
-      return Files.deleteIfExists(f);
-    } catch (IOException e) {
-      return false;
-    }
   }
 }

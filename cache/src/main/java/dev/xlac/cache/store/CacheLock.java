@@ -24,7 +24,7 @@ import java.util.function.Consumer;
  * process dies, even by kill -9, so it can never go stale. The holder writes one line into the
  * file (pid, start time, command) so a second writer can say who holds it.
  */
-final class CacheLock implements AutoCloseable {
+public final class CacheLock implements AutoCloseable {
   static final String FILE = "lock";
   private static final long POLL_MILLIS = 100;
 
@@ -40,7 +40,7 @@ final class CacheLock implements AutoCloseable {
    * Takes the lock, waiting up to {@code wait} ({@link Duration#ZERO}: not at all; null: forever).
    * Fails with {@link ExitCode#ENVIRONMENT} and a message naming the holder.
    */
-  static CacheLock acquire(Path dir, Duration wait, Consumer<String> notices) throws InterruptedException {
+  public static CacheLock acquire(Path dir, Duration wait, Consumer<String> notices) throws InterruptedException {
     Path file = dir.resolve(FILE);
     FileChannel ch;
     try {

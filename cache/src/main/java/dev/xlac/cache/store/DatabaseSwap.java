@@ -25,7 +25,7 @@ import java.util.function.Consumer;
  * <pre>
  * DIR/.rebuild-PID/          a fresh cache directory; its db/ is the new database, built and closed there
  * DIR/.rebuild-PID/complete  written (and synced) once that database is complete: "keep" or "discard"
- * DIR/.salvage-PID/db/       a hard-link copy of DIR/db that RocksDB's RepairDB rewrites (CacheSalvage)
+ * DIR/.salvage-PID/db/       a hard-link copy of DIR/db that RocksDB's RepairDB rewrites (a repair's salvage)
  * DIR/db.broken-TIME/        where a repair moves the damaged database, kept for the user to delete
  * DIR/.cleared-PID/          where {@code cache clear} moves the database it replaces before deleting it
  * </pre>
@@ -36,7 +36,7 @@ import java.util.function.Consumer;
  * swap. A crash before the marker leaves an unfinished rebuild, which the next writer removes, with
  * the old database untouched.
  */
-final class DatabaseSwap {
+public final class DatabaseSwap {
   static final String REBUILD_PREFIX = ".rebuild-";
   static final String SALVAGE_PREFIX = ".salvage-";
   static final String CLEARED_PREFIX = ".cleared-";
@@ -48,15 +48,15 @@ final class DatabaseSwap {
   private DatabaseSwap() {}
 
   /** Where the old database went: {@code kept} (a repair's {@code db.broken-TIME}) or null when it was discarded or absent. */
-  record Swapped(Path kept, long keptBytes) {}
+  public record Swapped(Path kept, long keptBytes) {}
 
   /** A new, empty directory for this process's rebuild: {@code DIR/.rebuild-PID}. */
-  static Path newRebuildDirectory(Path cacheDir) throws IOException {
+  public static Path newRebuildDirectory(Path cacheDir) throws IOException {
     return newPrivateDirectory(cacheDir, REBUILD_PREFIX);
   }
 
   /** A new, empty directory for this process's salvage copy: {@code DIR/.salvage-PID}. */
-  static Path newSalvageDirectory(Path cacheDir) throws IOException {
+  public static Path newSalvageDirectory(Path cacheDir) throws IOException {
     return newPrivateDirectory(cacheDir, SALVAGE_PREFIX);
   }
 
@@ -72,7 +72,7 @@ final class DatabaseSwap {
    * crash completes the swap rather than undoing it. {@code keepOld}: whether the database it
    * replaces is kept ({@code db.broken-TIME}) or deleted.
    */
-  static void markComplete(Path rebuildDir, boolean keepOld) throws IOException {
+  public static void markComplete(Path rebuildDir, boolean keepOld) throws IOException {
     if (Files.isDirectory(rebuildDir.resolve(RocksDbStore.DB_DIR))) {
       syncTree(rebuildDir.resolve(RocksDbStore.DB_DIR));
     }
@@ -88,6 +88,14 @@ final class DatabaseSwap {
    * the old one aside (kept or deleted as the marker says), then removes {@code rebuildDir}.
    */
   static Swapped swap(Path cacheDir, Path rebuildDir, Instant now) throws IOException {
+    return swap(cacheDir, rebuildDir, now, step -> { });
+  }
+
+  /**
+   * As {@link #swap(Path, Path, Instant)}; {@code steps} is told {@code moved} between the two renames (tests
+   * kill there).
+   */
+  public static Swapped swap(Path cacheDir, Path rebuildDir, Instant now, Consumer<String> steps) throws IOException {
     boolean keep = keepsOld(rebuildDir);
     Path db = cacheDir.resolve(RocksDbStore.DB_DIR);
     Path fresh = rebuildDir.resolve(RocksDbStore.DB_DIR);
@@ -99,7 +107,7 @@ final class DatabaseSwap {
         FileTrees.deleteTree(old);
       }
       Files.move(db, old, StandardCopyOption.ATOMIC_MOVE);
-      DatabaseRepair.stepsForTests.accept("moved");
+      steps.accept("moved");
     }
     if (Files.exists(fresh)) {
       Files.move(fresh, db, StandardCopyOption.ATOMIC_MOVE);
@@ -132,7 +140,7 @@ final class DatabaseSwap {
    * crash interrupted after its rebuild was complete, and removes what unfinished rebuilds, salvage
    * copies and clears left. Each thing done is told to {@code notices}.
    */
-  static void recover(Path cacheDir, Consumer<String> notices) {
+  public static void recover(Path cacheDir, Consumer<String> notices) {
     List<Path> children;
     try (var s = Files.list(cacheDir)) {
       children = s.sorted().toList();

@@ -46,7 +46,7 @@ public final class DiskReserve {
   /** What {@code cache stat} shows: the reserve's bytes, or 0 and why there is none. */
   public record State(long bytes, long target, String whyNone) {}
 
-  DiskReserve(Path cacheDir) {
+  public DiskReserve(Path cacheDir) {
     this.dir = cacheDir;
     this.file = cacheDir.resolve(FILE);
     this.target = targetBytes(totalSpace(cacheDir));
@@ -81,7 +81,7 @@ public final class DiskReserve {
    * Deletes the reserve; returns the bytes it held (0: there was none). The space is free once the
    * file is gone: nobody holds it open.
    */
-  long release() {
+  public long release() {
     try {
       long size = Files.size(file);
       Files.delete(file);

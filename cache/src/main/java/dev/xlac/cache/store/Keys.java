@@ -31,7 +31,7 @@ public final class Keys {
   }
 
   /** The access index: last access (big-endian millis, so iteration is oldest first), kind, id. */
-  static byte[] access(long lastAccessMillis, byte kind, byte[] id) {
+  public static byte[] access(long lastAccessMillis, byte kind, byte[] id) {
     ByteBuffer b = ByteBuffer.allocate(9 + id.length);
     b.putLong(lastAccessMillis ^ Long.MIN_VALUE).put(kind).put(id);
     return b.array();

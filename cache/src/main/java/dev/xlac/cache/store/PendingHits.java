@@ -57,7 +57,7 @@ public final class PendingHits {
   /** A file that is not a record and older than this was left by a writer that died. */
   static final Duration STALE_TEMPORARY = Duration.ofHours(1);
   /** Meta record: the names of records counted whose files may still exist, one per line. */
-  static final byte[] COUNTED_KEY = "runtime_hits/counted".getBytes(StandardCharsets.US_ASCII);
+  public static final byte[] COUNTED_KEY = "runtime_hits/counted".getBytes(StandardCharsets.US_ASCII);
   private static final int S_IFMT = 0170000;
   private static final int S_IFREG = 0100000;
   private static final int S_IFDIR = 0040000;

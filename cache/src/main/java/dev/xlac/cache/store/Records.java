@@ -220,7 +220,7 @@ public final class Records {
     });
   }
 
-  static Totals decodeTotals(byte[] value) {
+  public static Totals decodeTotals(byte[] value) {
     return read(value, in -> {
       // Schema versions 1 to 3 wrote 14 fields; version 4 adds the request fields.
       int n = in.available() == 8 * Totals.FIELDS_BEFORE_REQUESTS ? Totals.FIELDS_BEFORE_REQUESTS : Totals.FIELDS;
@@ -233,7 +233,7 @@ public final class Records {
   }
 
   /** access index value: the entry's stored size, status, and (artifacts) the compiler digest. */
-  static byte[] accessValue(long size, EntryStatus status, byte[] compilerDigest) {
+  public static byte[] accessValue(long size, EntryStatus status, byte[] compilerDigest) {
     ByteBuffer b = ByteBuffer.allocate(9 + (compilerDigest == null ? 0 : compilerDigest.length));
     b.putLong(size).put(status.code());
     if (compilerDigest != null) {

@@ -74,7 +74,7 @@ public final class RocksDbStore implements AutoCloseable {
     IDENTITIES("identities", false),
     ACCESS("access_index", false),
     // Schema version 4: the runtime's recorded PJRT compile requests and their executables. Added
-    // last, so the families of older caches keep their ids (BlobFiles maps ids by creation order).
+    // last, so the families of older caches keep their ids (a repair's blob file scan maps ids by creation order).
     REQUESTS("requests", true),
     REQUEST_META("request_meta", false),
     EXECUTABLES("executables", true);
@@ -188,7 +188,7 @@ public final class RocksDbStore implements AutoCloseable {
   }
 
   /** Loads RocksDB's native library (this class's initialisation does), for code that calls it directly. */
-  static void loadNative() {
+  public static void loadNative() {
     // the static initialiser has run
   }
 
@@ -521,7 +521,7 @@ public final class RocksDbStore implements AutoCloseable {
     return Buffers.forReserve(DiskReserve.MAX_BYTES).blobFamily() / 4;
   }
 
-  static RocksDbStore open(Path cacheDir, boolean writable) {
+  public static RocksDbStore open(Path cacheDir, boolean writable) {
     return new RocksDbStore(cacheDir, writable);
   }
 
@@ -812,7 +812,7 @@ public final class RocksDbStore implements AutoCloseable {
     return primary().handles().get(cf);
   }
 
-  void syncWal() {
+  public void syncWal() {
     checkOpen();
     if (!writable) {
       return;
@@ -1011,7 +1011,7 @@ public final class RocksDbStore implements AutoCloseable {
    * turns automatic blob garbage collection on or off for the space there is now. A writer's open
    * calls it, and so does every operation that frees space.
    */
-  void ensureReserve(java.util.function.Consumer<String> notices) {
+  public void ensureReserve(java.util.function.Consumer<String> notices) {
     if (!writable) {
       return;
     }
@@ -1061,14 +1061,14 @@ public final class RocksDbStore implements AutoCloseable {
    * repair, a clear) can write the little it needs. The reserve is written again by {@link
    * DiskReserve#ensure} once there is room.
    */
-  void makeRoom() {
+  public void makeRoom() {
     if (writable && !roomFor(0)) {
       reserve.release();
     }
   }
 
   /** The database directory this store opened. */
-  Path databaseDir() {
+  public Path databaseDir() {
     return dbDir;
   }
 
@@ -1076,7 +1076,7 @@ public final class RocksDbStore implements AutoCloseable {
    * The id of a family's column family: what RocksDB writes into the header of each of its blob
    * files. -1 when the database has no such family.
    */
-  int familyId(Cf cf) {
+  public int familyId(Cf cf) {
     View v = view;
     ColumnFamilyHandle h = handle(v, cf);
     return h == null ? -1 : h.getID();
@@ -1086,7 +1086,7 @@ public final class RocksDbStore implements AutoCloseable {
    * Reads every block of every table file and checks its checksum (blob files are not read). A
    * damaged block is a {@link DamagedValueException} naming the file.
    */
-  void verifyTables() {
+  public void verifyTables() {
     checkOpen();
     View v = view;
     if (v == null) {
@@ -1103,7 +1103,7 @@ public final class RocksDbStore implements AutoCloseable {
   }
 
   /** The names of the files the database uses now (tables, blob files, MANIFEST, ...), as RocksDB lists them. */
-  List<String> liveFiles() {
+  public List<String> liveFiles() {
     checkOpen();
     View v = view;
     if (v == null) {
@@ -1122,7 +1122,7 @@ public final class RocksDbStore implements AutoCloseable {
    * values is referenced any more is deleted, but no live value is moved. A damaged block in a
    * table met on the way fails it (RocksDB then reports corruption).
    */
-  void compactTables() {
+  public void compactTables() {
     checkOpen();
     if (!writable) {
       return;
@@ -1444,7 +1444,7 @@ public final class RocksDbStore implements AutoCloseable {
     return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + ": " + what + ": " + msg, e);
   }
 
-  static XlacException ioFailure(Path cacheDir, String what, IOException e) {
+  public static XlacException ioFailure(Path cacheDir, String what, IOException e) {
     String msg = XlacException.reason(e);
     if (isDiskFull(msg)) {
       return new XlacException(ExitCode.ENVIRONMENT, "cache " + cacheDir + ": disk full (" + what + ": " + msg + ")", e);
@@ -1512,9 +1512,9 @@ public final class RocksDbStore implements AutoCloseable {
   }
 
   /** A value RocksDB itself found corrupt (block or blob checksum), or whose blob file is gone ({@code fileMissing}). */
-  static final class DamagedValueException extends RuntimeException {
+  public static final class DamagedValueException extends RuntimeException {
     private static final long serialVersionUID = 1L;
-    final boolean fileMissing;
+    public final boolean fileMissing;
 
     DamagedValueException(String message, boolean fileMissing) {
       super(message);

@@ -75,7 +75,7 @@ public final class Store implements AutoCloseable {
   /** The oldest schema version this build reads (and upgrades). */
   public static final int OLDEST_READABLE_SCHEMA = 1;
   static final byte[] SCHEMA_KEY = "schema_version".getBytes(StandardCharsets.US_ASCII);
-  static final byte[] TOTALS_KEY = "totals".getBytes(StandardCharsets.US_ASCII);
+  public static final byte[] TOTALS_KEY = "totals".getBytes(StandardCharsets.US_ASCII);
   static final byte[] MAX_SIZE_KEY = "config/max_size".getBytes(StandardCharsets.US_ASCII);
   /** Every setting of the cache lives under this prefix of the meta family; {@link #clear} keeps them. */
   public static final byte[] CONFIG_PREFIX = "config/".getBytes(StandardCharsets.US_ASCII);
@@ -195,15 +195,15 @@ public final class Store implements AutoCloseable {
   }
 
   /** For {@code CacheRepair}: opens {@code abs} for writing under the writer lock the caller holds (and keeps). */
-  static Store openLocked(Path abs, Consumer<String> notices, Clock clock) {
+  public static Store openLocked(Path abs, Consumer<String> notices, Clock clock) {
     return init(new Store(abs, true, null, RocksDbStore.open(abs, true), clock, notices));
   }
 
   /**
-   * For {@link CacheSalvage}: a new cache in a repair's private rebuild directory, written under the
-   * real cache's lock, and without a disk reserve of its own (the rebuild needs that space).
+   * For a repair's salvage ({@code repair.CacheSalvage}): a new cache in a repair's private rebuild directory,
+   * written under the real cache's lock, and without a disk reserve of its own (the rebuild needs that space).
    */
-  static Store openRebuild(Path rebuildDir, Consumer<String> notices, Clock clock) {
+  public static Store openRebuild(Path rebuildDir, Consumer<String> notices, Clock clock) {
     Path abs = rebuildDir.toAbsolutePath().normalize();
     return init(new Store(abs, true, null, RocksDbStore.open(abs, true), clock, notices), false);
   }
@@ -434,7 +434,7 @@ public final class Store implements AutoCloseable {
   }
 
   /** Where notes for the user go. */
-  Consumer<String> noticesSink() {
+  public Consumer<String> noticesSink() {
     return notices;
   }
 
@@ -468,6 +468,16 @@ public final class Store implements AutoCloseable {
   /** The disk reserve's state (a read-only store looks at the file without taking it). */
   public DiskReserve.State reserveState() {
     return (db.reserve() != null ? db.reserve() : new DiskReserve(dir)).state();
+  }
+
+  /** The database itself: for the repair package, which reads and rewrites it beneath the records. */
+  public RocksDbStore db() {
+    return db;
+  }
+
+  /** The stored values (whole or chunked): for the repair package, which checks and salvages them. */
+  public StoredValues values() {
+    return values;
   }
 
   public void requireWritable() {
@@ -671,7 +681,7 @@ public final class Store implements AutoCloseable {
   }
 
   /** One batch that skips the write-ahead log: durable after {@link #flushUnlogged}, lost whole by a kill before. */
-  <T> T commitUnlogged(TxnBody<T> body) {
+  public <T> T commitUnlogged(TxnBody<T> body) {
     return commitFresh(false, false, body);
   }
 
@@ -694,7 +704,7 @@ public final class Store implements AutoCloseable {
   }
 
   /** Makes every unlogged batch durable (one atomic flush of all families). */
-  void flushUnlogged() {
+  public void flushUnlogged() {
     db.flushAll();
   }
 
@@ -736,7 +746,7 @@ public final class Store implements AutoCloseable {
     return notices;
   }
 
-  void noteRequestsRemoved() {
+  public void noteRequestsRemoved() {
     requestsRemoved = true;
   }
 

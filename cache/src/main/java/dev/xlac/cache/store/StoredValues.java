@@ -63,7 +63,7 @@ public final class StoredValues {
     return size > chunkBytes();
   }
 
-  static byte[] chunkKey(byte[] key, int index) {
+  public static byte[] chunkKey(byte[] key, int index) {
     byte[] k = Arrays.copyOf(key, key.length + INDEX_BYTES);
     ByteBuffer.wrap(k, key.length, INDEX_BYTES).putInt(index);
     return k;
@@ -197,7 +197,7 @@ public final class StoredValues {
    * would meet the new chunks. A whole old value under the key is fine: it stays readable until the
    * record batch replaces it.
    */
-  ValueWriter writer(Cf cf, byte[] key, long size, boolean logged) {
+  public ValueWriter writer(Cf cf, byte[] key, long size, boolean logged) {
     ByteBuffer id = ByteBuffer.wrap(marker(cf, key));
     CountDownLatch mine = new CountDownLatch(1);
     boolean interrupted = false;

@@ -89,13 +89,13 @@ public final class Totals {
         && requestStoredBytes == o.requestStoredBytes && requestRawBytes == o.requestRawBytes;
   }
 
-  void addGraph(Records.GraphRecord g, int sign) {
+  public void addGraph(Records.GraphRecord g, int sign) {
     graphs += sign;
     graphRawBytes += sign * g.rawBytes();
     graphStoredBytes += sign * g.storedBytes();
   }
 
-  void addArtifact(Records.ArtifactRecord a, int sign) {
+  public void addArtifact(Records.ArtifactRecord a, int sign) {
     if (a.status() == EntryStatus.COMPILED) {
       compiled += sign;
     } else {
@@ -106,13 +106,13 @@ public final class Totals {
     logStoredBytes += sign * a.logStoredBytes();
   }
 
-  void addRequest(Records.RequestRecord r, int sign) {
+  public void addRequest(Records.RequestRecord r, int sign) {
     requests += sign;
     requestStoredBytes += sign * r.storedBytes();
     requestRawBytes += sign * r.rawBytes();
   }
 
-  void copyCountersFrom(Totals o) {
+  public void copyCountersFrom(Totals o) {
     runtimeHits = o.runtimeHits;
     runtimeSavedMillis = o.runtimeSavedMillis;
     hits = o.hits;

@@ -255,6 +255,36 @@ public final class Txn {
   }
 
   /** After the batch was written: the values written in pieces for it belong to its records now. */
+  /** The totals this batch commits (a repair copies counters into them). */
+  public Totals totals() {
+    return totals;
+  }
+
+  /** Commits {@code recomputed} as the totals: a repair's, rebuilt from the records. */
+  public void replaceTotals(Totals recomputed) {
+    totals = recomputed;
+  }
+
+  /** A raw write of one record (a repair's rebuilt index entries, a salvage's settings). */
+  public void put(Cf cf, byte[] key, byte[] value) {
+    store.db.put(batch, cf, key, value);
+  }
+
+  /** A raw delete of one record: a repair's unreadable records, whose removal the record itself cannot drive. */
+  public void delete(Cf cf, byte[] key) {
+    store.db.delete(batch, cf, key);
+  }
+
+  /** Deletes every record of {@code cf} (a repair rebuilds an index). */
+  public void deleteAll(Cf cf) {
+    store.db.deleteAll(batch, cf);
+  }
+
+  /** Deletes a stored value, whole or chunked ({@code size} -1: unknown, both). */
+  public void deleteValue(Cf cf, byte[] key, long size) {
+    store.values.delete(batch, cf, key, size);
+  }
+
   void committed() {
     valueWriters.forEach(StoredValues.ValueWriter::committed);
   }

@@ -12,6 +12,7 @@ import dev.xlac.cache.PruneRequest;
 import dev.xlac.cache.PruneResult;
 import dev.xlac.cache.RepairReport;
 import dev.xlac.cache.TrustSettings;
+import dev.xlac.cache.repair.RepairInternals;
 import dev.xlac.core.XlacException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -130,7 +131,7 @@ public final class CacheFaultMain {
     }
     if (args[0].equals("repair")) {
       String pauseAt = args.length > 2 ? args[2] : null;
-      DatabaseRepair.stepsForTests = step -> {
+      RepairInternals.steps(step -> {
         System.out.println("step " + step);
         if (step.equals(pauseAt)) {
           try {
@@ -139,7 +140,7 @@ public final class CacheFaultMain {
             Thread.currentThread().interrupt();
           }
         }
-      };
+      });
       System.out.println("started");
       try {
         RepairReport r = CacheRepair.repair(dir, Duration.ZERO, m -> { });

@@ -1,9 +1,14 @@
-package dev.xlac.cache.store;
+package dev.xlac.cache.repair;
 
 import dev.xlac.cache.DamagedCacheException;
 import dev.xlac.cache.DiskFullException;
 import dev.xlac.cache.RepairReport;
 import dev.xlac.cache.VerifyReport;
+import dev.xlac.cache.store.CacheLock;
+import dev.xlac.cache.store.DatabaseSwap;
+import dev.xlac.cache.store.DiskReserve;
+import dev.xlac.cache.store.RocksDbStore;
+import dev.xlac.cache.store.Store;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.FileTrees;
 import java.io.IOException;
@@ -60,7 +65,7 @@ public final class DatabaseRepair {
       boolean opens = false;
       try (Store store = Store.openLocked(abs, notices, clock)) {
         opens = true;
-        store.db.makeRoom(); // on a full disk, the reserve goes first: a repair writes
+        store.db().makeRoom(); // on a full disk, the reserve goes first: a repair writes
         CacheVerifier.InPlace r = new CacheVerifier(store).repairInPlace();
         found = r.found();
         lost.addAll(r.lost());
@@ -101,7 +106,7 @@ public final class DatabaseRepair {
         stepsForTests.accept("rebuilt");
         DatabaseSwap.markComplete(rebuildDir, true);
         stepsForTests.accept("complete");
-        swapped = DatabaseSwap.swap(abs, rebuildDir, clock.instant());
+        swapped = DatabaseSwap.swap(abs, rebuildDir, clock.instant(), stepsForTests);
       } catch (IOException e) {
         throw RocksDbStore.ioFailure(abs, "cannot put the rebuilt database in place", e);
       }
@@ -133,7 +138,7 @@ public final class DatabaseRepair {
           Files.createDirectories(rebuildDir);
         }
         DatabaseSwap.markComplete(rebuildDir, false);
-        DatabaseSwap.swap(abs, rebuildDir, clock.instant());
+        DatabaseSwap.swap(abs, rebuildDir, clock.instant(), stepsForTests);
       } catch (IOException e) {
         throw RocksDbStore.ioFailure(abs, "cannot replace the damaged database", e);
       }

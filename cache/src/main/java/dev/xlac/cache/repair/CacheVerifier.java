@@ -1,16 +1,23 @@
-package dev.xlac.cache.store;
+package dev.xlac.cache.repair;
 
-import dev.xlac.cache.CacheRepair;
 import dev.xlac.cache.DamagedCacheException;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.RepairReport;
 import dev.xlac.cache.VerifyReport;
+import dev.xlac.cache.store.CheckedValue;
+import dev.xlac.cache.store.Keys;
+import dev.xlac.cache.store.Records;
 import dev.xlac.cache.store.Records.ArtifactRecord;
 import dev.xlac.cache.store.Records.GraphRecord;
 import dev.xlac.cache.store.Records.RequestRecord;
+import dev.xlac.cache.store.RequestEntries;
+import dev.xlac.cache.store.RocksDbStore;
 import dev.xlac.cache.store.RocksDbStore.Cf;
 import dev.xlac.cache.store.RocksDbStore.Cursor;
 import dev.xlac.cache.store.RocksDbStore.DamagedValueException;
+import dev.xlac.cache.store.Store;
+import dev.xlac.cache.store.StoredValues;
+import dev.xlac.cache.store.Totals;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.XlacException;
 import java.io.IOException;
@@ -38,7 +45,7 @@ import java.util.Set;
  * missing or unreadable (a later compaction or blob garbage collection would trip over it). Damage
  * that cannot be fixed in place — a table block that fails its checksum (RocksDB cannot compact
  * past it), a damaged blob file still in use after all that — is left alone and named in
- * {@link InPlace#rebuildReason()}: {@link CacheRepair} then rebuilds the database. Values are read
+ * {@link InPlace#rebuildReason()}: {@link DatabaseRepair} then rebuilds the database. Values are read
  * by key from their records; the blob families are never scanned, since an iterator would load
  * every blob a second time.
  */
@@ -64,12 +71,12 @@ public final class CacheVerifier {
   public static VerifyReport run(Store store, boolean repair) {
     if (repair) {
       store.requireWritable();
-      store.db.makeRoom(); // a repair on a full disk writes a little
+      store.db().makeRoom(); // a repair on a full disk writes a little
     }
     VerifyReport r = new CacheVerifier(store).verify(repair);
     if (repair) {
       store.invalidateMemory();
-      store.db.ensureReserve(store.noticesSink());
+      store.db().ensureReserve(store.noticesSink());
     }
     return r;
   }
@@ -128,10 +135,10 @@ public final class CacheVerifier {
       recoverValues();
       lost.addAll(dropDamaged());
       rebuildIndexes();
-      store.db.syncWal();
+      store.db().syncWal();
       if (!damagedValues.isEmpty() || !damagedBlobFiles.isEmpty()) {
         // Deleted and rewritten values leave the tables, and a blob file nothing refers to any more goes.
-        store.db.compactTables();
+        store.db().compactTables();
         rebuild = damagedBlobFileStillInUse();
       }
       if (rebuild == null) {
@@ -166,7 +173,7 @@ public final class CacheVerifier {
     Totals recomputed = new Totals();
     Set<ByteBuffer> expectedAccess = new HashSet<>();
     try {
-      try (Cursor g = store.db.cursor(Cf.GRAPH_META, null)) {
+      try (Cursor g = store.db().cursor(Cf.GRAPH_META, null)) {
         for (; g.valid(); g.next()) {
           graphCount++;
           byte[] fp = g.key();
@@ -186,7 +193,7 @@ public final class CacheVerifier {
           checkValue(Cf.GRAPHS, fp, r.storedBytes(), r.storedSha256(), "module", false, name);
         }
       }
-      try (Cursor a = store.db.cursor(Cf.ARTIFACT_META, null)) {
+      try (Cursor a = store.db().cursor(Cf.ARTIFACT_META, null)) {
         for (; a.valid(); a.next()) {
           artifactCount++;
           byte[] key = a.key();
@@ -224,7 +231,7 @@ public final class CacheVerifier {
           }
         }
       }
-      try (Cursor q = store.db.cursor(Cf.REQUEST_META, null)) {
+      try (Cursor q = store.db().cursor(Cf.REQUEST_META, null)) {
         for (; q.valid(); q.next()) {
           requestCount++;
           byte[] digest = q.key();
@@ -245,7 +252,7 @@ public final class CacheVerifier {
         }
       }
       long accessEntries = 0;
-      try (Cursor c = store.db.cursor(Cf.ACCESS, null)) {
+      try (Cursor c = store.db().cursor(Cf.ACCESS, null)) {
         for (; c.valid(); c.next()) {
           accessEntries++;
           if (!expectedAccess.contains(ByteBuffer.wrap(c.key()))) {
@@ -286,12 +293,12 @@ public final class CacheVerifier {
    */
   private void checkFiles() {
     try {
-      store.db.verifyTables();
+      store.db().verifyTables();
     } catch (DamagedValueException e) {
       tableDamaged(e.fileMissing ? "a table file is missing (" + e.getMessage() + ")" : e.getMessage());
     }
-    Path dir = store.db.databaseDir();
-    for (String f : store.db.liveFiles()) {
+    Path dir = store.db().databaseDir();
+    for (String f : store.db().liveFiles()) {
       if (!f.endsWith(".blob")) {
         continue;
       }
@@ -329,7 +336,7 @@ public final class CacheVerifier {
   private void checkValue(Cf cf, byte[] key, long size, byte[] sha, String what, boolean plural, String entry) {
     CheckedValue outcome;
     try {
-      outcome = CheckedValue.stream(store.values, cf, key, size, sha, java.io.OutputStream.nullOutputStream());
+      outcome = CheckedValue.stream(store.values(), cf, key, size, sha, java.io.OutputStream.nullOutputStream());
     } catch (IOException e) {
       throw new IllegalStateException(e); // the null stream does not throw
     }
@@ -360,7 +367,7 @@ public final class CacheVerifier {
       checkValue(Cf.REQUESTS, digest, r.requestStoredBytes(), r.requestSha256(), "request", false, name);
       return;
     }
-    CheckedValue outcome = CheckedValue.read(store.values, Cf.REQUESTS, digest, r.requestStoredBytes(),
+    CheckedValue outcome = CheckedValue.read(store.values(), Cf.REQUESTS, digest, r.requestStoredBytes(),
         r.requestSha256());
     if (!(outcome instanceof CheckedValue.Ok(byte[] stored))) {
       checkValue(Cf.REQUESTS, digest, r.requestStoredBytes(), r.requestSha256(), "request", false, name);
@@ -399,19 +406,19 @@ public final class CacheVerifier {
     }
     BlobFiles blobs;
     try {
-      blobs = BlobFiles.scanDirectory(store.db.databaseDir());
+      blobs = BlobFiles.scanDirectory(store.db().databaseDir());
     } catch (IOException e) {
       return; // nothing to recover from: drop them
     }
     Map<Cf, Integer> ids = new EnumMap<>(Cf.class);
     for (Cf cf : Cf.values()) {
-      ids.put(cf, store.db.familyId(cf));
+      ids.put(cf, store.db().familyId(cf));
     }
-    ValueSalvage salvage = new ValueSalvage(List.of(store.db), blobs, ids);
+    ValueSalvage salvage = new ValueSalvage(List.of(store.db()), blobs, ids);
     List<DamagedValue> recovered = new ArrayList<>();
     for (DamagedValue d : recoverable) {
       ValueSalvage.Copy c = salvage.copy(d.cf(), d.key(), d.size(), d.sha(),
-          size -> store.values.writer(d.cf(), d.key(), size, true));
+          size -> store.values().writer(d.cf(), d.key(), size, true));
       if (c == null) {
         continue;
       }
@@ -456,7 +463,7 @@ public final class CacheVerifier {
     List<RepairReport.LostEntry> lost = new ArrayList<>();
     for (ByteBuffer fp : graphs) {
       lost.add(new RepairReport.LostEntry(shortHex(fp.array()), moduleNames.get(fp), null, "its module could not be read"));
-      try (Cursor a = store.db.cursor(Cf.ARTIFACT_META, fp.array())) {
+      try (Cursor a = store.db().cursor(Cf.ARTIFACT_META, fp.array())) {
         for (; a.valid() && Keys.startsWith(a.key(), fp.array()); a.next()) {
           artifacts.remove(ByteBuffer.wrap(a.key()));
           lost.add(new RepairReport.LostEntry(shortHex(fp.array()), moduleNames.get(fp), compiler(a.key()),
@@ -488,9 +495,9 @@ public final class CacheVerifier {
       }
       for (byte[] digest : unreadableRequestRecords) {
         store.noteRequestsRemoved();
-        store.db.delete(txn.batch, Cf.REQUEST_META, digest);
-        store.values.delete(txn.batch, Cf.REQUESTS, digest, -1);
-        store.values.delete(txn.batch, Cf.EXECUTABLES, digest, -1);
+        txn.delete(Cf.REQUEST_META, digest);
+        txn.deleteValue(Cf.REQUESTS, digest, -1);
+        txn.deleteValue(Cf.EXECUTABLES, digest, -1);
       }
       for (ByteBuffer key : logsOnly) {
         ArtifactRecord r = txn.artifact(key.array());
@@ -506,13 +513,13 @@ public final class CacheVerifier {
         txn.removeArtifact(key.array());
       }
       for (byte[] fp : unreadableGraphRecords) {
-        store.db.delete(txn.batch, Cf.GRAPH_META, fp);
-        store.values.delete(txn.batch, Cf.GRAPHS, fp, -1); // size unknown: whole and chunked
+        txn.delete(Cf.GRAPH_META, fp);
+        txn.deleteValue(Cf.GRAPHS, fp, -1); // size unknown: whole and chunked
       }
       for (byte[] key : unreadableArtifactRecords) {
-        store.db.delete(txn.batch, Cf.ARTIFACT_META, key);
-        store.values.delete(txn.batch, Cf.ARTIFACTS, key, -1);
-        store.values.delete(txn.batch, Cf.LOGS, key, -1);
+        txn.delete(Cf.ARTIFACT_META, key);
+        txn.deleteValue(Cf.ARTIFACTS, key, -1);
+        txn.deleteValue(Cf.LOGS, key, -1);
       }
       return null;
     });
@@ -528,7 +535,7 @@ public final class CacheVerifier {
     }
     // Orphans of removed graphs and unreadable records can leave artifacts without a graph: drop them too.
     store.commit(false, txn -> {
-      try (Cursor a = store.db.cursor(Cf.ARTIFACT_META, null)) {
+      try (Cursor a = store.db().cursor(Cf.ARTIFACT_META, null)) {
         for (; a.valid(); a.next()) {
           if (store.readGraphRecord(Keys.graphOf(a.key())) == null) {
             txn.removeArtifact(a.key());
@@ -546,8 +553,8 @@ public final class CacheVerifier {
    * names), and a later compaction would trip over it. Null when there is none.
    */
   private String damagedBlobFileStillInUse() {
-    Set<String> live = new HashSet<>(store.db.liveFiles());
-    Path dir = store.db.databaseDir();
+    Set<String> live = new HashSet<>(store.db().liveFiles());
+    Path dir = store.db().databaseDir();
     for (String f : live) {
       if (!f.endsWith(".blob")) {
         continue;
@@ -567,34 +574,34 @@ public final class CacheVerifier {
   /** Rewrites the access index and the totals from the records, in one batch. */
   private void rebuildIndexes() {
     store.commit(false, txn -> {
-      store.db.deleteAll(txn.batch, Cf.ACCESS);
+      txn.deleteAll(Cf.ACCESS);
       Totals t = new Totals();
-      t.copyCountersFrom(txn.totals);
-      try (Cursor g = store.db.cursor(Cf.GRAPH_META, null)) {
+      t.copyCountersFrom(txn.totals());
+      try (Cursor g = store.db().cursor(Cf.GRAPH_META, null)) {
         for (; g.valid(); g.next()) {
           GraphRecord r = Records.decodeGraph(g.value());
-          store.db.put(txn.batch, Cf.ACCESS, Keys.access(r.lastAccess(), Keys.KIND_GRAPH, g.key()),
+          txn.put(Cf.ACCESS, Keys.access(r.lastAccess(), Keys.KIND_GRAPH, g.key()),
               Records.accessValue(r.storedBytes(), EntryStatus.PENDING, null));
           t.addGraph(r, 1);
         }
       }
-      try (Cursor a = store.db.cursor(Cf.ARTIFACT_META, null)) {
+      try (Cursor a = store.db().cursor(Cf.ARTIFACT_META, null)) {
         for (; a.valid(); a.next()) {
           ArtifactRecord r = Records.decodeArtifact(a.value());
-          store.db.put(txn.batch, Cf.ACCESS, Keys.access(r.lastAccess(), Keys.KIND_ARTIFACT, a.key()),
+          txn.put(Cf.ACCESS, Keys.access(r.lastAccess(), Keys.KIND_ARTIFACT, a.key()),
               Records.accessValue(r.storedBytes(), r.status(), Keys.compilerOf(a.key())));
           t.addArtifact(r, 1);
         }
       }
-      try (Cursor q = store.db.cursor(Cf.REQUEST_META, null)) {
+      try (Cursor q = store.db().cursor(Cf.REQUEST_META, null)) {
         for (; q.valid(); q.next()) {
           RequestRecord r = Records.decodeRequest(q.value());
-          store.db.put(txn.batch, Cf.ACCESS, Keys.access(r.lastAccess(), Keys.KIND_REQUEST, q.key()),
+          txn.put(Cf.ACCESS, Keys.access(r.lastAccess(), Keys.KIND_REQUEST, q.key()),
               Records.accessValue(r.storedBytes(), EntryStatus.COMPILED, null));
           t.addRequest(r, 1);
         }
       }
-      txn.totals = t;
+      txn.replaceTotals(t);
       return null;
     });
   }

@@ -1,5 +1,6 @@
-package dev.xlac.cache.store;
+package dev.xlac.cache.repair;
 
+import dev.xlac.cache.store.RocksDbStore;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;

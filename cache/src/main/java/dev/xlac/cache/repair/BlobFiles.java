@@ -1,5 +1,7 @@
-package dev.xlac.cache.store;
+package dev.xlac.cache.repair;
 
+import dev.xlac.cache.store.Keys;
+import dev.xlac.cache.store.Store;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

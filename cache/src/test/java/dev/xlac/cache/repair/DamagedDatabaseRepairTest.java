@@ -1,4 +1,4 @@
-package dev.xlac.cache.store;
+package dev.xlac.cache.repair;
 
 import dev.xlac.cache.Internals;
 import static dev.xlac.cache.Fixtures.CPU;
@@ -22,6 +22,10 @@ import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.cache.PruneRequest;
 import dev.xlac.cache.RepairReport;
 import dev.xlac.cache.ops.TrustConfig;
+import dev.xlac.cache.store.CacheFaultTest;
+import dev.xlac.cache.store.Keys;
+import dev.xlac.cache.store.RocksDbStore;
+import dev.xlac.cache.store.StoreInternals;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
@@ -73,7 +77,7 @@ class DamagedDatabaseRepairTest {
 
   @BeforeEach
   void build() throws Exception {
-    StoredValues.chunkBytesForTests = CHUNK;
+    StoreInternals.chunkBytes(CHUNK);
     dir = tmp.resolve("cache");
     Random text = new Random(7);
     try (CacheStore s = Fixtures.open(dir)) {
@@ -123,7 +127,7 @@ class DamagedDatabaseRepairTest {
 
   @AfterEach
   void resetChunkSize() {
-    StoredValues.chunkBytesForTests = 0;
+    StoreInternals.chunkBytes(0);
     DatabaseRepair.stepsForTests = step -> { };
   }
 
@@ -328,7 +332,7 @@ class DamagedDatabaseRepairTest {
     String id = "ab".repeat(32);
     try (CacheStore s = Fixtures.open(dir)) {
       Internals.store(s).commit(true, txn -> {
-        Internals.store(s).db.put(txn.batch, RocksDbStore.Cf.META, (TrustConfig.TRUSTED_PREFIX + id).getBytes(), "garbage".getBytes());
+        txn.put(RocksDbStore.Cf.META, (TrustConfig.TRUSTED_PREFIX + id).getBytes(), "garbage".getBytes());
         return null;
       });
       assertThatThrownBy(s::trustSettings).hasMessageContaining("remove it with 'xlac cache config trust remove " + id + "'");

@@ -1,12 +1,21 @@
-package dev.xlac.cache.store;
+package dev.xlac.cache.repair;
 
 import com.github.luben.zstd.ZstdInputStream;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.RepairReport;
+import dev.xlac.cache.store.Checksums;
+import dev.xlac.cache.store.DatabaseSwap;
+import dev.xlac.cache.store.Keys;
+import dev.xlac.cache.store.PendingHits;
+import dev.xlac.cache.store.Records;
 import dev.xlac.cache.store.Records.ArtifactRecord;
 import dev.xlac.cache.store.Records.GraphRecord;
+import dev.xlac.cache.store.RocksDbStore;
 import dev.xlac.cache.store.RocksDbStore.Cf;
 import dev.xlac.cache.store.RocksDbStore.Cursor;
+import dev.xlac.cache.store.Store;
+import dev.xlac.cache.store.StoredValues;
+import dev.xlac.cache.store.Totals;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.FileTrees;
@@ -398,9 +407,9 @@ final class CacheSalvage {
 
     void settings() {
       fresh.commitUnlogged(txn -> {
-        config.forEach((k, v) -> fresh.db.put(txn.batch, Cf.META, k.getBytes(StandardCharsets.US_ASCII), v));
+        config.forEach((k, v) -> txn.put(Cf.META, k.getBytes(StandardCharsets.US_ASCII), v));
         if (counters != null) {
-          txn.totals.copyCountersFrom(counters);
+          txn.totals().copyCountersFrom(counters);
           if (countedHits != null) {
             txn.putMeta(PendingHits.COUNTED_KEY, countedHits);
           }
@@ -432,7 +441,7 @@ final class CacheSalvage {
       if (rec != null) {
         moduleNames.put(id, rec.moduleName());
         ValueSalvage.Copy c = values.copy(Cf.GRAPHS, fp, rec.storedBytes(), rec.storedSha256(),
-            size -> fresh.values.writer(Cf.GRAPHS, fp, size, false));
+            size -> fresh.values().writer(Cf.GRAPHS, fp, size, false));
         if (c != null) {
           try (StoredValues.ValueWriter w = c.writer()) {
             fresh.commitUnlogged(txn -> {
@@ -544,7 +553,7 @@ final class CacheSalvage {
       try {
         if (rec.status() == EntryStatus.COMPILED) {
           bytes = values.copy(Cf.ARTIFACTS, key, rec.bytes(), rec.sha256(),
-              size -> fresh.values.writer(Cf.ARTIFACTS, key, size, false));
+              size -> fresh.values().writer(Cf.ARTIFACTS, key, size, false));
           if (bytes == null) {
             lost.add(new RepairReport.LostEntry(fp12, module, compiler, "its bytes could not be read"));
             return;
@@ -553,7 +562,7 @@ final class CacheSalvage {
         ArtifactRecord r = rec;
         if (rec.logStoredBytes() > 0) {
           log = values.copy(Cf.LOGS, key, rec.logStoredBytes(), rec.logSha256(),
-              size -> fresh.values.writer(Cf.LOGS, key, size, false));
+              size -> fresh.values().writer(Cf.LOGS, key, size, false));
           if (log == null) {
             logsLost++;
             r = new ArtifactRecord(rec.status(), rec.bytes(), rec.sha256(), rec.compileMillis(), rec.created(),
@@ -607,9 +616,9 @@ final class CacheSalvage {
         ValueSalvage.Copy executable = null;
         try {
           request = values.copy(Cf.REQUESTS, digest, rec.requestStoredBytes(), rec.requestSha256(),
-              size -> fresh.values.writer(Cf.REQUESTS, digest, size, false));
+              size -> fresh.values().writer(Cf.REQUESTS, digest, size, false));
           executable = request == null ? null : values.copy(Cf.EXECUTABLES, digest, rec.executableBytes(),
-              rec.executableSha256(), size -> fresh.values.writer(Cf.EXECUTABLES, digest, size, false));
+              rec.executableSha256(), size -> fresh.values().writer(Cf.EXECUTABLES, digest, size, false));
           if (executable == null) {
             lost.add(RepairReport.LostEntry.request(key, rec.platformName(), "its " + (request == null ? "request"
                 : "executable") + " could not be read"));

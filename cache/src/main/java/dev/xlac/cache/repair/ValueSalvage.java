@@ -1,7 +1,10 @@
-package dev.xlac.cache.store;
+package dev.xlac.cache.repair;
 
 import dev.xlac.cache.DamagedCacheException;
+import dev.xlac.cache.store.Checksums;
+import dev.xlac.cache.store.RocksDbStore;
 import dev.xlac.cache.store.RocksDbStore.Cf;
+import dev.xlac.cache.store.StoredValues;
 import dev.xlac.core.XlacException;
 import java.io.IOException;
 import java.security.MessageDigest;
