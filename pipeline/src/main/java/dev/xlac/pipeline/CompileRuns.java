@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.SequencedMap;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 
 /**
  * {@code parallel-compile}, in its three forms: the graphs in PATHs ({@link #paths}), every graph in
@@ -136,6 +137,7 @@ public final class CompileRuns {
             results = new ArrayList<>(feed.offerAll(work));
           }
           results.addAll(foreign);
+          // uploads drained
           RunReport report = finishRun(results, start, listener, feed.jobs()).withRemote(remote.finish());
           WhyNew.Summary whyNew = WhyNew.explain(store, added); // after the report's wall time, as one-shot
           return new CompileResult(report.withReasons(whyNew), inputs, whyNew);
@@ -241,6 +243,7 @@ public final class CompileRuns {
       if (traced.outcome().signalForwarded() != null) {
         feed.cancel();
       }
+      // uploads drained
       RunReport report = finishRun(feed.finish(), start, listener, feed.jobs()).withRemote(remote.finish());
       WhyNew.Summary whyNew = WhyNew.explain(store, intake.newGraphs()); // after the report's wall time
       report = report.withReasons(whyNew);
@@ -263,7 +266,7 @@ public final class CompileRuns {
    * Without local workers to start, the compiler's identity (the artifacts' key) is learnt before the command
    * starts, so that a missing plugin is 3 before it runs; the probe then only hands the factory to the feed.
    */
-  private static java.util.function.Supplier<DriverFactory> knownIdentity(PreparedDrivers early) {
+  private static Supplier<DriverFactory> knownIdentity(PreparedDrivers early) {
     DriverFactory factory = early.open();
     try {
       factory.identity();
