@@ -2,8 +2,6 @@ package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.remote.RemoteSession;
-import dev.xlac.compiler.schedule.CompileJob;
-import dev.xlac.compiler.schedule.CompileScheduler;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.compiler.schedule.MemoryProbe;
@@ -21,8 +19,8 @@ import java.util.SequencedMap;
 
 /**
  * Graphs in, compiles out: the one place a run's graphs are settled (cached, or failed earlier) or
- * compiled, and the only class that makes a {@link CompileScheduler} (when the first graph needs a
- * compile, so a run where everything is cached starts no worker). Graphs come as a fixed list
+ * handed to the run's {@link CompileExecutor} (started when the first graph needs a compile, so a run
+ * where everything is cached starts no worker). Graphs come as a fixed list
  * ({@link #offerAll}) or as a stream while a command runs ({@link #offer}); the compiler's identity,
  * and so the settling, may come later than the first graphs ({@link #start}, from an
  * {@link IdentityProbe}): graphs offered before wait for it.
@@ -37,6 +35,7 @@ final class CompileFeed implements AutoCloseable {
   private final RunListener listener;
   private final MemoryProbe memory;
   private final RemoteSession remote;
+  private final CompileExecutor executor;
   private final List<CompileWork> waiting = new ArrayList<>();
   /**
    * Graphs being settled outside the lock (a remote read may take long): {@link #cancel} ends them as not run and
@@ -47,7 +46,7 @@ final class CompileFeed implements AutoCloseable {
   private int offered;
   private DriverFactory drivers;
   private CacheResults cache;
-  private CompileScheduler scheduler;
+  private CompileExecutor.Compiles compiles;
   private Throwable failure;
   private boolean cancelled;
 
@@ -59,6 +58,13 @@ final class CompileFeed implements AutoCloseable {
   /** {@code remote}: the run's remote tier session (null: none), read through to and written through to. */
   CompileFeed(CacheStore store, SchedulerSettings settings, boolean retryFailed, RunListener listener,
       MemoryProbe memory, RemoteSession remote) {
+    this(store, settings, retryFailed, listener, memory, remote, LocalExecutor.INSTANCE);
+  }
+
+  /** {@code executor}: where the graphs that need a compile are compiled. */
+  CompileFeed(CacheStore store, SchedulerSettings settings, boolean retryFailed, RunListener listener,
+      MemoryProbe memory, RemoteSession remote, CompileExecutor executor) {
+    this.executor = executor;
     this.remote = remote;
     this.store = store;
     this.settings = settings;
@@ -121,7 +127,7 @@ final class CompileFeed implements AutoCloseable {
     }
     synchronized (this) {
       offered += graphs.size();
-      List<CompileJob> todo = new ArrayList<>();
+      List<CompileWork> todo = new ArrayList<>();
       int cached = 0;
       for (CompileWork g : graphs) {
         var done = cancelled ? java.util.Optional.<GraphResult>empty() : cache.settled(g);
@@ -131,7 +137,7 @@ final class CompileFeed implements AutoCloseable {
         } else if (cancelled) {
           settled.add(stopped(g));
         } else {
-          todo.add(cache.job(g));
+          todo.add(g);
         }
       }
       listener.planned(graphs.size(), cached, todo.size(), settings.jobs());
@@ -203,22 +209,27 @@ final class CompileFeed implements AutoCloseable {
       if (done.isPresent()) {
         settled.add(done.get());
       } else {
-        submit(known.job(work));
+        submit(work);
       }
       notifyAll();
     }
   }
 
-  private void submit(CompileJob job) {
-    if (scheduler == null) {
-      scheduler = new CompileScheduler(drivers, settings, cache, listener, memory);
+  private void submit(CompileWork work) {
+    if (compiles == null) {
+      compiles = executor.start(new CompileExecutor.Run(store, drivers, cache, settings, listener, memory, remote));
     }
-    scheduler.submit(job);
+    compiles.submit(work);
   }
 
   private static GraphResult stopped(CompileWork work) {
     return new GraphResult(work.key(), work.name(), GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null,
         "not compiled: the run was stopped");
+  }
+
+  /** The parallel jobs the report names: the executor's, once it started; else the settings'. */
+  synchronized int jobs() {
+    return compiles == null ? settings.jobs() : compiles.jobs();
   }
 
   /** Unique graphs offered so far. */
@@ -229,8 +240,8 @@ final class CompileFeed implements AutoCloseable {
   /** Stops: queued graphs end as not run, running compiles are stopped, what is stored stays. Safe twice. */
   synchronized void cancel() {
     cancelled = true;
-    if (scheduler != null) {
-      scheduler.cancel();
+    if (compiles != null) {
+      compiles.cancel();
     }
     waiting.forEach(w -> settled.add(stopped(w)));
     waiting.clear();
@@ -244,7 +255,7 @@ final class CompileFeed implements AutoCloseable {
    * returns all results (settled first, then in submission order).
    */
   List<GraphResult> finish() throws InterruptedException {
-    CompileScheduler s;
+    CompileExecutor.Compiles s;
     List<GraphResult> all;
     synchronized (this) {
       if (cache == null && !cancelled) {
@@ -253,7 +264,7 @@ final class CompileFeed implements AutoCloseable {
       while (!settling.isEmpty()) { // graphs another thread is settling; cancel() empties this at once
         wait();
       }
-      s = scheduler;
+      s = compiles;
       all = new ArrayList<>(settled);
     }
     if (s != null) {
@@ -265,10 +276,10 @@ final class CompileFeed implements AutoCloseable {
   /** Stops the workers if {@link #finish} was not reached, then closes the driver factory. */
   @Override
   public void close() throws InterruptedException {
-    CompileScheduler s;
+    CompileExecutor.Compiles s;
     DriverFactory d;
     synchronized (this) {
-      s = scheduler;
+      s = compiles;
       d = drivers;
     }
     try {

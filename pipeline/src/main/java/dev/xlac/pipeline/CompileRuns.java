@@ -18,12 +18,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.SequencedMap;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 
 /**
  * {@code parallel-compile}, in its three forms: the graphs in PATHs ({@link #paths}), every graph in
- * the cache ({@link #cache}), and the graphs a running command dumps ({@link #command}). Each graph
- * the cache has no artifact for (for this compiler) is compiled by the one {@link CompileFeed}, and
- * each result is stored the moment it is known ({@link CacheResults}).
+ * the cache ({@link #cache}), and the graphs a running command dumps ({@link #command}); the one
+ * orchestration of a compile run, whatever its executor. Its steps: collect the programs, settle each
+ * against the cache ({@link CompileFeed}), hand the rest to the setup's {@link CompileExecutor} (local
+ * workers, or a Slurm job array), then explain what is new ({@link WhyNew}) and report ({@link RunReport}).
+ * Each result is stored the moment it is known ({@link CacheResults}).
  *
  * <p>The resource order is the same in all three: the drivers first (checked, and with PATHs or a
  * command the first worker already starting, so its start-up overlaps the rest), then the cache,
@@ -75,19 +78,21 @@ public final class CompileRuns {
   private static CompileResult fixedList(CompileSetup setup, List<Path> paths,
       SequencedMap<GraphFingerprint, String> ordered, List<CompileWork.Request> carried)
       throws InterruptedException {
-    RunListener listener = setup.listener();
+    CompileExecutor executor = setup.executor();
+    executor.checkReady();
+    RunListener listener = progressFor(executor, setup.listener());
     // With PATHs, compiles are almost always needed: the first worker starts now, while the cache
-    // opens and the PATHs are read. Without, a run where everything is cached starts none.
-    try (PreparedDrivers early = paths.isEmpty() ? PreparedDrivers.none(setup.drivers())
+    // opens and the PATHs are read. Without (or compiling elsewhere), a run where everything is cached starts none.
+    try (PreparedDrivers early = paths.isEmpty() || !executor.compilesHere() ? PreparedDrivers.none(setup.drivers())
             : PreparedDrivers.start(setup.drivers());
         CacheStore store = setup.cache().open(); var _ = store.pinForRun();
         RemoteSession remote = RemoteSession.open(store, setup.remote(), listener::notice)) {
       // A Slurm shard compiles its graphs only; recorded requests are the cache's own work.
       List<RequestInfo> recorded = paths.isEmpty() && ordered == null ? store.requests() : List.of();
-      RunDrivers prepared = withRequests(early.open(), !recorded.isEmpty() || !carried.isEmpty(), store);
+      RunDrivers prepared = withRequests(early.open(), !recorded.isEmpty() || !carried.isEmpty(), store, executor);
       DriverFactory drivers = prepared.factory(); // closed by the feed once started, else by the probe
       try (CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener,
-          setup.memory(), remote)) {
+          setup.memory(), remote, executor)) {
         long start = System.nanoTime();
         // Without a probe record, learning the identity loads the plugin in the first worker (and
         // hashes it): that overlaps reading and storing the PATHs.
@@ -110,7 +115,9 @@ public final class CompileRuns {
           List<CompileWork> work = new ArrayList<>();
           graphs.forEach((fp, module) -> work.add(new CompileWork.Graph(fp, module)));
           if (prepared.identityText() != null) {
-            work.addAll(RecordedRequests.plan(store, recorded, prepared.identityText(), listener::notice));
+            // the CPU notice is about this machine's workers; an executor elsewhere compiles on its own nodes
+            work.addAll(RecordedRequests.plan(store, recorded, prepared.identityText(),
+                executor.compilesHere() ? listener::notice : line -> {}));
           }
           List<GraphResult> foreign = new ArrayList<>();
           for (CompileWork.Request r : carried) {
@@ -130,7 +137,8 @@ public final class CompileRuns {
             results = new ArrayList<>(feed.offerAll(work));
           }
           results.addAll(foreign);
-          RunReport report = finishRun(results, start, setup).withRemote(remote.finish()); // uploads drained
+          // uploads drained
+          RunReport report = finishRun(results, start, listener, feed.jobs()).withRemote(remote.finish());
           WhyNew.Summary whyNew = WhyNew.explain(store, added); // after the report's wall time, as one-shot
           return new CompileResult(report.withReasons(whyNew), inputs, whyNew);
         } finally {
@@ -150,7 +158,8 @@ public final class CompileRuns {
    * plugin identity text their keys for this plugin need comes from it (the driver then compiles the first job).
    * Another compiler (neuronx-cc) compiles graphs only. On a failure the factory is closed.
    */
-  private static RunDrivers withRequests(DriverFactory drivers, boolean requests, CacheStore store) {
+  private static RunDrivers withRequests(DriverFactory drivers, boolean requests, CacheStore store,
+      CompileExecutor executor) {
     if (!requests) {
       return new RunDrivers(drivers, null);
     }
@@ -166,11 +175,16 @@ public final class CompileRuns {
     }
     String text;
     try { // for a CPU plugin this loads the runtime library (the host CPU lines), which can fail
-      text = first.pluginFacts().map(f -> RecordedRequests.identityText(f, System.getenv())).orElse(null);
+      text = first.pluginFacts().map(f -> RecordedRequests.identityText(f, executor.compileEnvironment()))
+          .orElse(null);
     } catch (RuntimeException | Error e) {
       try (drivers; first) {
         throw e;
       }
+    }
+    if (!executor.compilesHere()) { // no compile here for the driver to do
+      first.close();
+      return new RunDrivers(drivers, text);
     }
     return new RunDrivers(RecordedRequests.withFirst(drivers, first, store.directory()), text);
   }
@@ -186,20 +200,24 @@ public final class CompileRuns {
    * compiles still running are stopped too; what finished is stored.
    */
   public static OneShotResult command(CompileSetup setup, TraceSpec trace) throws InterruptedException {
-    RunListener listener = setup.listener();
-    try (PreparedDrivers early = PreparedDrivers.start(setup.drivers());
+    CompileExecutor executor = setup.executor();
+    executor.checkReady();
+    RunListener listener = progressFor(executor, setup.listener());
+    try (PreparedDrivers early = executor.compilesHere() ? PreparedDrivers.start(setup.drivers())
+            : PreparedDrivers.none(setup.drivers());
         CommandSource source = CommandSource.create(trace);
         CacheStore store = setup.cache().open(); var _ = store.pinForRun();
         RemoteSession remote = RemoteSession.open(store, setup.remote(), listener::notice);
         ShutdownCancel interrupt = new ShutdownCancel();
         CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener, setup.memory(),
-            remote)) {
+            remote, executor)) {
       long start = System.nanoTime();
       String command = Path.of(trace.command().getFirst()).getFileName().toString();
       interrupt.cancels(feed::cancel);
       CacheIntake intake = new CacheIntake(store, listener::unreadable, m -> feed.offer(m.fingerprint(),
           m.moduleName()));
-      IdentityProbe probe = IdentityProbe.start(early::open, feed, Thread.currentThread());
+      IdentityProbe probe = IdentityProbe.start(executor.compilesHere() ? early::open : knownIdentity(early), feed,
+          Thread.currentThread());
       listener.streaming(command, setup.settings().jobs());
       CommandSource.Traced traced;
       try {
@@ -225,7 +243,8 @@ public final class CompileRuns {
       if (traced.outcome().signalForwarded() != null) {
         feed.cancel();
       }
-      RunReport report = finishRun(feed.finish(), start, setup).withRemote(remote.finish()); // uploads drained
+      // uploads drained
+      RunReport report = finishRun(feed.finish(), start, listener, feed.jobs()).withRemote(remote.finish());
       WhyNew.Summary whyNew = WhyNew.explain(store, intake.newGraphs()); // after the report's wall time
       report = report.withReasons(whyNew);
       CommandEnding ending = CommandEnding.of(trace.command(), traced.outcome(), intake, trace.ignoreScriptErrors());
@@ -243,11 +262,57 @@ public final class CompileRuns {
         + " (the graphs it dumped so far are in the cache)", why);
   }
 
+  /**
+   * Without local workers to start, the compiler's identity (the artifacts' key) is learnt before the command
+   * starts, so that a missing plugin is 3 before it runs; the probe then only hands the factory to the feed.
+   */
+  private static Supplier<DriverFactory> knownIdentity(PreparedDrivers early) {
+    DriverFactory factory = early.open();
+    try {
+      factory.identity();
+    } catch (RuntimeException | Error e) {
+      factory.close();
+      throw e;
+    }
+    return () -> factory;
+  }
+
+  /**
+   * The run's listener, for its executor: one that compiles elsewhere says its own progress, so the counts of
+   * local compiles (the plan's line, the live bar) are left out; inputs, notices and unreadable files stay.
+   */
+  private static RunListener progressFor(CompileExecutor executor, RunListener listener) {
+    if (executor.compilesHere()) {
+      return listener;
+    }
+    return new RunListener() {
+      @Override
+      public void inputsRead(PathSource.Result inputs) {
+        listener.inputsRead(inputs);
+      }
+
+      @Override
+      public void unreadable(String message) {
+        listener.unreadable(message);
+      }
+
+      @Override
+      public void notice(String line) {
+        listener.notice(line);
+      }
+
+      @Override
+      public void close() {
+        listener.close();
+      }
+    };
+  }
+
   /** The one end of a run: the listener is closed, the results sorted by module, then fingerprint. */
-  private static RunReport finishRun(List<GraphResult> results, long start, CompileSetup setup) {
-    setup.listener().close();
+  private static RunReport finishRun(List<GraphResult> results, long start, RunListener listener, int jobs) {
+    listener.close();
     List<GraphResult> sorted = new ArrayList<>(results);
     sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(g -> g.fingerprint().value()));
-    return new RunReport(sorted, Duration.ofNanos(System.nanoTime() - start), setup.settings().jobs());
+    return new RunReport(sorted, Duration.ofNanos(System.nanoTime() - start), jobs);
   }
 }

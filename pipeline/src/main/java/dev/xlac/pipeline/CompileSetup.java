@@ -13,9 +13,21 @@ import dev.xlac.compiler.schedule.SchedulerSettings;
  * @param listener progress; {@link RunListener#NONE} for none
  * @param memory the memory the scheduler admits compiles by
  * @param remote whether the run reads through to and writes through to the cache's remote tier
+ * @param executor where the compiles run ({@link LocalExecutor}, {@link SlurmExecutor})
  */
 public record CompileSetup(CacheOpener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
-    RunListener listener, MemoryProbe memory, RemoteSession.Policy remote) {
+    RunListener listener, MemoryProbe memory, RemoteSession.Policy remote, CompileExecutor executor) {
+
+  /** A run that compiles in this process's workers. */
+  public CompileSetup(CacheOpener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
+      RunListener listener, MemoryProbe memory, RemoteSession.Policy remote) {
+    this(cache, drivers, settings, retryFailed, listener, memory, remote, LocalExecutor.INSTANCE);
+  }
+
+  /** This run, its compiles on {@code other}. */
+  public CompileSetup withExecutor(CompileExecutor other) {
+    return new CompileSetup(cache, drivers, settings, retryFailed, listener, memory, remote, other);
+  }
 
   /** A run that uses the cache's remote tier when it has one ({@link RemoteSession.Policy#USE}). */
   public CompileSetup(CacheOpener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,

@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * How {@code parallel-compile --executor slurm} distributes a run ({@link SlurmCompile}).
+ * How {@code parallel-compile --executor slurm} distributes a run ({@link SlurmExecutor}).
  *
  * @param shards the most array tasks (a run with fewer graphs to compile submits fewer)
  * @param sbatchArgs given to every {@code sbatch} after xlac's own ({@code --sbatch-arg}), so they may override them

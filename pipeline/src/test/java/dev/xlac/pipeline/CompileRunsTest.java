@@ -105,6 +105,96 @@ class CompileRunsTest {
     assertThat(events).startsWith("planned 2 2 0", "closed");
   }
 
+  /** An engine elsewhere, as a third one would be: what it was handed, and its answer for each (not compiled). */
+  private static final class ElsewhereExecutor implements CompileExecutor {
+    final List<String> submitted = java.util.Collections.synchronizedList(new ArrayList<>());
+    final java.util.concurrent.atomic.AtomicInteger started = new java.util.concurrent.atomic.AtomicInteger();
+
+    @Override
+    public boolean compilesHere() {
+      return false;
+    }
+
+    @Override
+    public java.util.Map<String, String> compileEnvironment() {
+      return System.getenv();
+    }
+
+    @Override
+    public Compiles start(Run run) {
+      started.incrementAndGet();
+      List<GraphResult> results = new ArrayList<>();
+      return new Compiles() {
+        @Override
+        public synchronized void submit(CompileWork work) {
+          submitted.add(work.name());
+          results.add(new GraphResult(work.key(), work.name(), GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null,
+              "not compiled: elsewhere"));
+        }
+
+        @Override
+        public synchronized List<GraphResult> finish() {
+          return List.copyOf(results);
+        }
+
+        @Override
+        public void cancel() {}
+
+        @Override
+        public int jobs() {
+          return 12;
+        }
+
+        @Override
+        public void close() {}
+      };
+    }
+  }
+
+  @Test
+  void anotherExecutor_getsOnlyWhatTheCacheLacks_andTheRunReportsItsResults_withNoLocalWorkerOrLocalProgress()
+      throws Exception {
+    FakeCompiler compiler = new FakeCompiler(false);
+    Path first = TestModules.writeDump(tmp.resolve("run1"), "a.before_optimizations.hlo.pb", TestModules.mulAdd(2.5f));
+    assertThat(CompileRuns.paths(setup(compiler, RunListener.NONE), List.of(first)).report().compiled()).isEqualTo(1);
+    Path second = TestModules.writeDump(tmp.resolve("run2"), "b.before_optimizations.hlo.pb", TestModules.mulAdd(3.5f,
+        1, "_b", 10));
+    List<String> events = new ArrayList<>();
+    RunListener listener = new RunListener() {
+      @Override
+      public synchronized void planned(int graphs, int cached, int toCompile, int jobs) {
+        events.add("planned");
+      }
+
+      @Override
+      public synchronized void inputsRead(PathSource.Result inputs) {
+        events.add("read " + inputs.added());
+      }
+
+      @Override
+      public synchronized void close() {
+        events.add("closed");
+      }
+    };
+    ElsewhereExecutor elsewhere = new ElsewhereExecutor();
+    CompileResult r = CompileRuns.paths(setup(compiler, listener).withExecutor(elsewhere), List.of(first, second));
+    assertThat(elsewhere.submitted).containsExactly(r.report().graphs().stream()
+        .filter(g -> g.status() == GraphResult.Status.NOT_RUN).map(GraphResult::moduleName).findFirst().orElseThrow());
+    assertThat(elsewhere.started).hasValue(1);
+    assertThat(r.report().summaryLines().getFirst()).isEqualTo("2 graphs: 0 compiled, 1 cached, 1 failed");
+    assertThat(r.report().jobs()).as("the executor's figure").isEqualTo(12);
+    assertThat(r.whyNew().line()).as("explained as a local run").startsWith("1 new graph: ");
+    assertThat(r.exitCode()).isEqualTo(ExitCode.WORK_FAILED);
+    assertThat(compiler.compiles).as("nothing compiled here").hasValue(1);
+    assertThat(events).as("its progress is its own: no local plan line").startsWith("read 1", "closed")
+        .doesNotContain("planned");
+
+    ElsewhereExecutor idle = new ElsewhereExecutor();
+    CompileResult cached = CompileRuns.paths(setup(compiler, RunListener.NONE).withExecutor(idle), List.of(first));
+    assertThat(idle.started).as("all cached: the executor is not started").hasValue(0);
+    assertThat(cached.report().jobs()).isEqualTo(2);
+  }
+
   @Test
   void paths_unreadableFile_isReportedAndAddsBadInput_theOthersCompile() throws Exception {
     Path dir = dumps(1);

@@ -134,7 +134,7 @@ class RemoteShardTransportTest {
           ShardTransport.Results back = transport.receiveResults(s.index(), "7").orElseThrow();
           assertThat(back.bundle()).isNull();
           assertThat(back.where()).contains("/shard-" + s.index() + "/7-");
-          List<GraphResult> results = SlurmCompile.importResults(store, transport, back, s, FakeCompiler.IDENTITY);
+          List<GraphResult> results = SlurmExecutor.importResults(store, transport, back, s, FakeCompiler.IDENTITY);
           assertThat(results).hasSize(s.items().size())
               .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
           for (ShardPlan.Item item : s.items()) {
@@ -163,7 +163,7 @@ class RemoteShardTransportTest {
       try (CacheStore store = open(tmp.resolve("submitter"))) {
         for (String attempt : List.of("7", "8")) {
           ShardTransport.Results back = transport.receiveResults(shard.index(), attempt).orElseThrow();
-          assertThat(SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+          assertThat(SlurmExecutor.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
               .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
         }
       }
@@ -209,7 +209,7 @@ class RemoteShardTransportTest {
       assertThat(tier.list("v1/graphs/")).hasSize(shard.items().size());
       for (String attempt : List.of("17", "18")) {
         ShardTransport.Results back = transport.receiveResults(shard.index(), attempt).orElseThrow();
-        assertThat(SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+        assertThat(SlurmExecutor.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
             .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
       }
     }
@@ -235,7 +235,7 @@ class RemoteShardTransportTest {
       ShardTransport.Results back = transport.receiveResults(shard.index(), "7").orElseThrow();
       own.close();
       try (CacheStore store = open(tmp.resolve("submitter"))) {
-        assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+        assertThatThrownBy(() -> SlurmExecutor.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
             .isInstanceOfSatisfying(ShardTransport.Failed.class, e -> assertThat(e.getMessage())
                 .startsWith("cannot take in the results s3://" + BUCKET + "/gone/v1/runs/run-7/results/shard-")
                 .contains("which failed: ").contains("the run's Slurm jobs were cancelled"));
@@ -259,7 +259,7 @@ class RemoteShardTransportTest {
       try (CacheStore store = open(tmp.resolve("submitter"))) {
         assertThat(transport.receiveResults(shard.index(), "8")).as("only the asked attempt's results").isEmpty();
         ShardTransport.Results first = transport.receiveResults(shard.index(), "7").orElseThrow();
-        assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, first, shard, FakeCompiler.IDENTITY))
+        assertThatThrownBy(() -> SlurmExecutor.importResults(store, transport, first, shard, FakeCompiler.IDENTITY))
             .isInstanceOf(XlacException.class).hasMessageContaining("1 of the " + shard.items().size()
                 + " artifacts that s3://" + BUCKET + "/missing/v1/runs/run-2/results/shard-" + shard.index() + "/")
             .hasMessageContaining("are missing or damaged");
@@ -270,7 +270,7 @@ class RemoteShardTransportTest {
             tmp.resolve("b.bundle")); // the resubmitted task: its push writes what is missing again
         ShardTransport.Results second = transport.receiveResults(shard.index(), "8").orElseThrow();
         assertThat(second.where()).isNotEqualTo(first.where());
-        assertThat(SlurmCompile.importResults(store, transport, second, shard, FakeCompiler.IDENTITY))
+        assertThat(SlurmExecutor.importResults(store, transport, second, shard, FakeCompiler.IDENTITY))
             .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
         assertThat(store.getArtifact(lost)).isPresent();
       }
@@ -293,7 +293,7 @@ class RemoteShardTransportTest {
       s3.putObject(PutObjectRequest.builder().bucket(BUCKET).key(key).build(), RequestBody.fromBytes(body));
       try (CacheStore store = open(tmp.resolve("submitter"))) {
         ShardTransport.Results back = transport.receiveResults(shard.index(), "7").orElseThrow();
-        assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+        assertThatThrownBy(() -> SlurmExecutor.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
             .isInstanceOf(XlacException.class);
         assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("rejected s3://" + BUCKET + "/" + key + ": "));
         assertThat(store.artifactInfo(victim)).isEmpty();

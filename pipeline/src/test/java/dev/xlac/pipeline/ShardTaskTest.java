@@ -110,11 +110,11 @@ class ShardTaskTest {
     }
     Files.write(back.bundle(), bytes);
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      assertThatThrownBy(() -> SlurmCompile.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
+      assertThatThrownBy(() -> SlurmExecutor.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
           .isInstanceOf(XlacException.class);
-      assertThatThrownBy(() -> SlurmCompile.importResults(store, submitter, new ShardTransport.Results(good,
+      assertThatThrownBy(() -> SlurmExecutor.importResults(store, submitter, new ShardTransport.Results(good,
           List.of("hlo1:00\tCOMPILED")), shard, FakeCompiler.IDENTITY)).isInstanceOf(IllegalArgumentException.class);
-      List<GraphResult> results = SlurmCompile.importResults(store, submitter,
+      List<GraphResult> results = SlurmExecutor.importResults(store, submitter,
           new ShardTransport.Results(good, back.lines()), shard, FakeCompiler.IDENTITY);
       assertThat(results).hasSize(shard.items().size())
           .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
@@ -143,7 +143,7 @@ class ShardTaskTest {
       empty.exportBundle(back.bundle(), dev.xlac.cache.ExportRequest.all().signedBy(key));
     }
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      assertThatThrownBy(() -> SlurmCompile.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
+      assertThatThrownBy(() -> SlurmExecutor.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
           .isInstanceOfSatisfying(XlacException.class, e -> assertThat(e.getMessage()).startsWith("shard "
               + shard.index() + "'s results say ").contains(" compiled, but what came with them (")
               .endsWith(") does not hold it"));
@@ -164,7 +164,7 @@ class ShardTaskTest {
     ShardTransport.Results back = transport.receiveResults(shard.index(), "7").orElseThrow();
     Files.write(back.bundle(), new byte[] {1, 2, 3});
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      assertThatThrownBy(() -> SlurmCompile.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+      assertThatThrownBy(() -> SlurmExecutor.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
           .isInstanceOf(XlacException.class);
     }
     transport.discard(shard.index(), back);
@@ -173,7 +173,7 @@ class ShardTaskTest {
     ShardTask.run(nodeSetup(tmp.resolve("node-2"), new FakeCompiler(false)), transport, shard.index(), "8",
         tmp.resolve("node-2.bundle"));
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      assertThat(SlurmCompile.importResults(store, transport, transport.receiveResults(shard.index(), "8").orElseThrow(),
+      assertThat(SlurmExecutor.importResults(store, transport, transport.receiveResults(shard.index(), "8").orElseThrow(),
           shard, FakeCompiler.IDENTITY)).allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
     }
   }
@@ -210,7 +210,7 @@ class ShardTaskTest {
     SharedDirectoryTransport submitter = submitter(transport, key);
     ShardTransport.Results back = submitter.receiveResults(shard.index(), "7").orElseThrow();
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      assertThat(SlurmCompile.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY)).hasSize(shard.items().size())
+      assertThat(SlurmExecutor.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY)).hasSize(shard.items().size())
           .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
       for (ShardPlan.Item item : shard.items()) {
         assertThat(store.getArtifact(new ArtifactKey(item.graph(), FakeCompiler.IDENTITY))).isPresent();
@@ -225,7 +225,7 @@ class ShardTaskTest {
     try (CacheStore store = open(tmp.resolve("submitter"))) {
       for (String attempt : List.of("8", "9")) {
         ShardTransport.Results foreign = submitter.receiveResults(other.index(), attempt).orElseThrow();
-        assertThatThrownBy(() -> SlurmCompile.importResults(store, submitter, foreign, other, FakeCompiler.IDENTITY))
+        assertThatThrownBy(() -> SlurmExecutor.importResults(store, submitter, foreign, other, FakeCompiler.IDENTITY))
             .as(attempt).isInstanceOf(XlacException.class);
       }
     }
@@ -246,7 +246,7 @@ class ShardTaskTest {
       try (CacheStore store = open(tmp.resolve("submitter"))) {
         SharedDirectoryTransport submitter = new SharedDirectoryTransport(tmp.resolve("run"), null,
             runKey(tmp.resolve("k" + bad.hashCode())).publicKey());
-        assertThatThrownBy(() -> SlurmCompile.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
+        assertThatThrownBy(() -> SlurmExecutor.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
             .isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining(bad.get(1)).hasMessageStartingWith("shard result line 1: ")
             .satisfies(e -> assertThat(e.getMessage()).doesNotContain("java.", "Exception", "\n"));
@@ -274,7 +274,7 @@ class ShardTaskTest {
   @Test
   void aRunPathWithANewline_staysInTheScriptsCommentLine() throws Exception {
     Path run = tmp.resolve("run\necho INJECTED\r");
-    Path script = Files.writeString(tmp.resolve("task.sh"), SlurmCompile.script(List.of("true"), run));
+    Path script = Files.writeString(tmp.resolve("task.sh"), SlurmExecutor.script(List.of("true"), run));
     Process p = new ProcessBuilder("sh", script.toString()).redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(p.waitFor()).isZero();
@@ -307,7 +307,7 @@ class ShardTaskTest {
   @Test
   void script_passesEveryArgumentAsItIs_quotesIncluded() throws Exception {
     Path run = tmp.resolve("it's a run");
-    Path script = Files.writeString(tmp.resolve("task.sh"), SlurmCompile.script(List.of("printf", "%s\\n", "a b",
+    Path script = Files.writeString(tmp.resolve("task.sh"), SlurmExecutor.script(List.of("printf", "%s\\n", "a b",
         "--compiler-flags=-O2 'x'"), run));
     Process p = new ProcessBuilder("sh", script.toString()).redirectErrorStream(true).start();
     List<String> out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();

@@ -33,7 +33,7 @@ import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 
 /**
- * The whole submitter ({@link SlurmCompile#paths}) against a stand-in Slurm whose {@code sbatch} runs each array task
+ * The whole submitter ({@link CompileRuns#cache} with a {@link SlurmExecutor}) against a stand-in Slurm whose {@code sbatch} runs each array task
  * at once, as a real process ({@link ShardTaskMain}: {@link ShardTask#runOnNode} with {@link FakeCompiler} as a PJRT
  * plugin), its output in the log file {@code --output} names; {@code squeue} then finds no task queued and
  * {@code scontrol} says how each ended. The real Slurm runs in tests' SlurmE2ETest.
@@ -132,7 +132,7 @@ class SlurmRunTest {
     CompileSetup setup = new CompileSetup(() -> open(cache), new DriverSource.Given(new FakeCompiler(false,
         FakeCompiler.PJRT_IDENTITY).factory()), new SchedulerSettings(2, 0, 0), false, RunListener.NONE,
         () -> Long.MAX_VALUE);
-    return SlurmCompile.paths(setup, slurm, List.of());
+    return CompileRuns.cache(setup.withExecutor(new SlurmExecutor(slurm)));
   }
 
   private void assertRuntimeEntriesCameBack(Path cache) throws Exception {

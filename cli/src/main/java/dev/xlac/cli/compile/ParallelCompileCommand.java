@@ -7,9 +7,12 @@ import dev.xlac.cli.dump.TraceOptions;
 import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.XlacException;
+import dev.xlac.pipeline.CompileExecutor;
 import dev.xlac.pipeline.CompileResult;
 import dev.xlac.pipeline.CompileRuns;
 import dev.xlac.pipeline.CompileSetup;
+import dev.xlac.pipeline.LocalExecutor;
+import dev.xlac.pipeline.SlurmExecutor;
 import dev.xlac.pipeline.OneShotResult;
 import dev.xlac.pipeline.RunReport;
 import dev.xlac.pipeline.TraceSpec;
@@ -91,16 +94,24 @@ public final class ParallelCompileCommand implements Callable<Integer> {
           + " command to run: write it after '--'");
     }
     SchedulerSettings settings = options.settings();
-    if (slurm.slurm()) {
-      return new SlurmRun(this).run(command, paths, settings);
-    }
     return command.isEmpty() ? compile(paths.stream().map(Path::of).toList(), settings) : oneShot(command, settings);
   }
 
-  CompileSetup setup(SchedulerSettings settings) {
+  private CompileSetup setup(SchedulerSettings settings) {
     return new CompileSetup(cache::openWritable, options.drivers(cache.directory().resolve("probes")), settings,
         options.retryFailed(), new ProgressPrinter(cache.err(), ProgressPrinter.terminal()), MemoryProbe.system(),
-        options.remotePolicy());
+        options.remotePolicy(), executor());
+  }
+
+  /** Where the compiles run: the one choice the command makes; the run is the same either way. */
+  private CompileExecutor executor() {
+    if (!slurm.slurm()) {
+      return LocalExecutor.INSTANCE;
+    }
+    return new SlurmExecutor(slurm.settings(options, cache.directory(), line -> {
+      cache.err().println("xlac: " + line);
+      cache.err().flush();
+    }));
   }
 
   private int compile(List<Path> paths, SchedulerSettings settings) throws InterruptedException {
@@ -126,7 +137,7 @@ public final class ParallelCompileCommand implements Callable<Integer> {
     return r.exitStatus();
   }
 
-  void print(RunReport r) {
+  private void print(RunReport r) {
     r.summaryLines().forEach(cache.out()::println);
     cache.out().flush();
     options.writeReports(r);

@@ -4,11 +4,9 @@ import dev.xlac.cache.BundleKey;
 import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.DiskFullException;
-import dev.xlac.cache.GraphInfo;
 import dev.xlac.cache.RemoteSetting;
 import dev.xlac.cache.remote.RemoteSession;
 import dev.xlac.cache.remote.RemoteTier;
-import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
@@ -24,7 +22,6 @@ import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,165 +32,123 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * {@code parallel-compile --executor slurm}: the graphs are collected into the cache as by a local run (PATHs, the
- * cache, or a traced command), those that need a compile are split into shards ({@link ShardPlan}) and one Slurm
- * job array compiles them, task I shard I, each on its node with the local scheduler ({@link ShardTask}). The
- * results come back through a {@link ShardTransport} and are imported into the cache; the run ends with the same
- * {@link RunReport} as a local one.
+ * {@code parallel-compile --executor slurm}: the programs {@link CompileRuns} hands over are split into shards
+ * ({@link ShardPlan}) and one Slurm job array compiles them, task I shard I, each on its node with the local
+ * scheduler ({@link ShardTask}). The results come back through a {@link ShardTransport} (the shared directory, or
+ * the cache's remote tier) and are imported into the cache; the run reports them as a local one's.
  *
  * <p>A task that ends without handing back results (it died, its node failed, it was cancelled by someone else,
  * its bundle could not be imported) is submitted again, its shard alone, up to {@code taskRetries} times; then its
  * graphs are reported as not compiled, naming the task's state and log. A shutdown (Ctrl-C, SIGTERM) cancels every
  * job of the run ({@code scancel}) and ends the graphs not yet back as not compiled.
  */
-public final class SlurmCompile {
-  private SlurmCompile() {}
+public final class SlurmExecutor implements CompileExecutor {
+  private final SlurmSettings slurm;
 
-  /**
-   * {@code parallel-compile --executor slurm PATH...} (no PATHs: every graph in the cache and, with a PJRT plugin,
-   * every recorded request that has no runtime entry for it, as the local form compiles them).
-   */
-  public static CompileResult paths(CompileSetup setup, SlurmSettings slurm, List<Path> paths)
-      throws InterruptedException {
+  public SlurmExecutor(SlurmSettings slurm) {
+    this.slurm = slurm;
+  }
+
+  @Override
+  public void checkReady() {
     SlurmClient.requireSbatch(slurm.env().get("PATH"));
-    CompilerIdentity identity = identity(setup);
-    try (CacheStore store = setup.cache().open(); var _ = store.pinForRun()) {
-      long start = System.nanoTime();
-      SequencedMap<GraphFingerprint, String> graphs = new TreeMap<>();
-      SequencedMap<GraphFingerprint, String> added = new LinkedHashMap<>();
-      ExitCode inputs = ExitCode.OK;
-      List<CompileWork> requests = List.of();
-      if (paths.isEmpty()) {
-        for (GraphInfo g : store.graphs()) {
-          graphs.put(g.fingerprint(), g.moduleName());
-        }
-        requests = recordedRequests(setup, slurm, store, identity);
-      } else {
-        PathSource.Result read = PathSource.ingest(store, paths);
-        setup.listener().inputsRead(read);
-        inputs = read.exitCode();
-        read.graphs().forEach(graphs::putIfAbsent);
-        added.putAll(read.newGraphs());
-      }
-      RunReport report = distribute(setup, slurm, store, identity, graphs, requests, start);
-      WhyNew.Summary whyNew = WhyNew.explain(store, added);
-      return new CompileResult(report.withReasons(whyNew), inputs, whyNew);
-    } finally {
-      setup.listener().close();
-    }
   }
 
-  /**
-   * {@code parallel-compile --executor slurm -- COMMAND}: the command runs traced here (as by {@code xlac dump},
-   * recording through the runtime proxy when the trace says so), then its graphs are compiled on the cluster.
-   */
-  public static OneShotResult command(CompileSetup setup, SlurmSettings slurm, TraceSpec trace)
-      throws InterruptedException {
-    SlurmClient.requireSbatch(slurm.env().get("PATH"));
-    CompilerIdentity identity = identity(setup); // a missing plugin is 3 before the command starts
-    try (CommandSource source = CommandSource.create(trace); CacheStore store = setup.cache().open();
-        var _ = store.pinForRun()) {
-      long start = System.nanoTime();
-      SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
-      CacheIntake intake = new CacheIntake(store, setup.listener()::unreadable, m -> {
-        synchronized (graphs) {
-          graphs.put(m.fingerprint(), m.moduleName());
-        }
-      });
-      CommandSource.Traced traced = source.run(intake);
-      if (traced.notRunnable() != null) {
-        return new OneShotResult(CaptureResult.notRunnable(traced.notRunnable()), null);
-      }
-      RecordingResult recorded = source.ingestRecording(store, setup.listener()::unreadable);
-      SequencedMap<GraphFingerprint, String> all;
-      synchronized (graphs) {
-        all = new TreeMap<>(graphs);
-      }
-      RunReport report = traced.outcome().signalForwarded() != null
-          ? stoppedBeforeSubmitting(store, identity, setup.retryFailed(), all, start, setup)
-          : distribute(setup, slurm, store, identity, all, List.of(), start);
-      WhyNew.Summary whyNew = WhyNew.explain(store, intake.newGraphs());
-      CommandEnding ending = CommandEnding.of(trace.command(), traced.outcome(), intake, trace.ignoreScriptErrors());
-      CaptureResult capture = new CaptureResult(null, traced.outcome().notes(), intake.summary(), Map.of(),
-          source.keptDumps(), ending, intake.unreadable(), 0, whyNew, recorded);
-      return new OneShotResult(capture, report.withReasons(whyNew));
-    } finally {
-      setup.listener().close();
-    }
+  @Override
+  public boolean compilesHere() {
+    return false;
   }
 
-  /** The compiler's identity, learnt here (the artifacts' key); the factory is closed again, nothing compiles here. */
-  private static CompilerIdentity identity(CompileSetup setup) {
-    try (PreparedDrivers drivers = PreparedDrivers.none(setup.drivers()); DriverFactory factory = drivers.open()) {
-      return factory.identity();
-    }
-  }
-
-  /**
-   * The recorded requests to compile for the run's plugin ({@link RecordedRequests#plan}), keyed with the plugin
-   * identity text the proxy computes on a node: the plugin's facts (one driver opened here, then closed) and the
-   * environment the tasks get (this one, with the Slurm commands' over it, as sbatch passes it on). None when the
-   * cache holds none or the compiler is not a PJRT plugin.
-   */
-  private static List<CompileWork> recordedRequests(CompileSetup setup, SlurmSettings slurm, CacheStore store,
-      CompilerIdentity identity) {
-    List<dev.xlac.cache.RequestInfo> recorded = store.requests();
-    if (recorded.isEmpty() || !identity.driver().equals("pjrt")) {
-      return List.of();
-    }
+  /** This one's, with the Slurm commands' over it, as sbatch passes it on to the tasks. */
+  @Override
+  public Map<String, String> compileEnvironment() {
     Map<String, String> env = new HashMap<>(System.getenv());
     env.putAll(slurm.env());
-    String text;
-    try (PreparedDrivers drivers = PreparedDrivers.none(setup.drivers()); DriverFactory factory = drivers.open();
-        dev.xlac.compiler.CompilerDriver first = factory.open()) {
-      text = first.pluginFacts().map(f -> RecordedRequests.identityText(f, env)).orElse(null);
+    return env;
+  }
+
+  @Override
+  public Compiles start(Run run) {
+    return new Submission(run);
+  }
+
+  /** The programs of one run, gathered until {@link #finish}, then compiled on one job array. */
+  private final class Submission implements Compiles {
+    private final Run run;
+    private final SequencedMap<GraphFingerprint, String> graphs = new TreeMap<>();
+    private final Map<RequestKey, CompileWork.Request> requests = new LinkedHashMap<>();
+    private Array array;
+    private boolean cancelled;
+    private int jobs;
+
+    Submission(Run run) {
+      this.run = run;
+      this.jobs = run.settings().jobs();
     }
-    return text == null ? List.of() : RecordedRequests.plan(store, recorded, text);
-  }
 
-  private static RunReport stoppedBeforeSubmitting(CacheStore store, CompilerIdentity identity, boolean retryFailed,
-      SequencedMap<GraphFingerprint, String> graphs, long start, CompileSetup setup) {
-    CacheResults cache = new CacheResults(store, identity, retryFailed);
-    List<GraphResult> results = new ArrayList<>();
-    graphs.forEach((fp, module) -> results.add(cache.settled(fp, module).orElseGet(() -> notCompiled(fp, module,
-        "the run was stopped"))));
-    return report(results, start, setup.settings().jobs());
-  }
+    @Override
+    public synchronized void submit(CompileWork work) {
+      switch (work) {
+        case CompileWork.Graph g -> graphs.put(g.key(), g.name());
+        case CompileWork.Request r -> requests.put(r.key(), r);
+      }
+    }
 
-  /**
-   * Settles what the cache has (reading through to its remote tier, when it has one and the run uses it), compiles
-   * the rest on the cluster, imports the results.
-   */
-  private static RunReport distribute(CompileSetup setup, SlurmSettings slurm, CacheStore store,
-      CompilerIdentity identity, SequencedMap<GraphFingerprint, String> graphs, List<CompileWork> requests,
-      long start) throws InterruptedException {
-    try (RemoteSession session = RemoteSession.open(store, setup.remote(), setup.listener()::notice)) {
-      CacheResults cache = new CacheResults(store, identity, setup.retryFailed(), session.enabled() ? session : null);
-      cache.prefetch(graphs.keySet());
-      List<GraphResult> results = new ArrayList<>();
-      SequencedMap<GraphFingerprint, String> todo = new LinkedHashMap<>();
-      graphs.forEach((fp, module) -> cache.settled(fp, module).ifPresentOrElse(results::add,
-          () -> todo.put(fp, module)));
-      Map<RequestKey, CompileWork.Request> todoRequests = new LinkedHashMap<>();
-      for (CompileWork w : requests) {
-        if (w instanceof CompileWork.Request r) {
-          cache.settled(r).ifPresentOrElse(results::add, () -> todoRequests.put(r.key(), r));
+    @Override
+    public List<GraphResult> finish() throws InterruptedException {
+      synchronized (this) {
+        if (cancelled) { // stopped before anything was submitted: no job to cancel
+          return stopped();
         }
       }
-      RunReport report = todo.isEmpty() && todoRequests.isEmpty() ? report(results, start, setup.settings().jobs())
-          : distribute(setup, slurm, store, identity, todo, todoRequests, results, start, session);
-      return report.withRemote(session.finish());
+      return distribute(this);
     }
+
+    private synchronized List<GraphResult> stopped() {
+      List<GraphResult> stopped = new ArrayList<>();
+      graphs.forEach((fp, module) -> stopped.add(notCompiled(fp, module, "the run was stopped")));
+      requests.values().forEach(r -> stopped.add(notCompiled(r.key(), r.name(), "the run was stopped")));
+      return stopped;
+    }
+
+    @Override
+    public void cancel() {
+      Array a;
+      synchronized (this) {
+        cancelled = true;
+        a = array;
+      }
+      if (a != null) {
+        a.cancel();
+      }
+    }
+
+    /** Whether {@code a} may submit: false when a shutdown came while the shards were written. */
+    synchronized boolean started(Array a) {
+      array = a;
+      return !cancelled;
+    }
+
+    @Override
+    public synchronized int jobs() {
+      return jobs;
+    }
+
+    @Override
+    public void close() {}
   }
 
-  /** Compiles {@code todo} on the cluster; {@code session}'s figures also count the results pulled from the remote. */
-  private static RunReport distribute(CompileSetup setup, SlurmSettings slurm, CacheStore store,
-      CompilerIdentity identity, SequencedMap<GraphFingerprint, String> todo,
-      Map<RequestKey, CompileWork.Request> requests, List<GraphResult> results, long start, RemoteSession session)
-      throws InterruptedException {
+  /** Compiles what {@code s} gathered on the cluster; the results come back through the remote or the shared directory. */
+  private List<GraphResult> distribute(Submission s) throws InterruptedException {
+    Run r = s.run;
+    CacheStore store = r.store();
+    RemoteSession session = r.remote();
+    CompilerIdentity identity = r.drivers().identity();
+    SequencedMap<GraphFingerprint, String> todo = s.graphs;
+    Map<RequestKey, CompileWork.Request> requests = s.requests;
     List<ShardPlan.SizedRequest> sized = new ArrayList<>();
-    for (CompileWork.Request r : requests.values()) {
-      sized.add(new ShardPlan.SizedRequest(r.key(), r.name(), programBytes(store, r)));
+    for (CompileWork.Request q : requests.values()) {
+      sized.add(new ShardPlan.SizedRequest(q.key(), q.name(), programBytes(store, q)));
     }
     ShardPlan plan = ShardPlan.plan(ShardPlan.costs(store, todo, sized), Math.min(slurm.shards(),
         todo.size() + requests.size()));
@@ -202,14 +157,15 @@ public final class SlurmCompile {
     // unless the remote already failed while the graphs were settled (said once): then through the shared directory.
     // With require-signed on, the cache would refuse the tasks' unsigned objects: the results then come back as
     // bundles signed by the run's own key, which the import trusts.
+    boolean enabled = session != null && session.enabled();
     boolean signed = store.trustSettings().requireSigned();
-    Optional<RemoteSetting> remote = session.enabled() && session.stats().unavailable() == null && !signed
+    Optional<RemoteSetting> remote = enabled && session.stats().unavailable() == null && !signed
         ? store.remoteSetting() : Optional.empty();
-    if (signed && session.enabled()) {
+    if (signed && enabled) {
       slurm.progress().accept("Slurm: the cache has require-signed on: the shards' results come back as bundles"
           + " signed by the run's own key through the shared directory, not through the remote tier");
     }
-    try (RemoteTier tier = remote.map(r -> RemoteShardTransport.openTier(r, setup.listener()::notice)).orElse(null)) {
+    try (RemoteTier tier = remote.map(t -> RemoteShardTransport.openTier(t, r.listener()::notice)).orElse(null)) {
       Path script = run.resolve("task.sh");
       ShardTransport transport;
       try {
@@ -227,11 +183,14 @@ public final class SlurmCompile {
             + XlacException.reason(e) + " (--shared-dir must be a directory every node sees, writable here)", e);
       }
       Array array = new Array(new SlurmClient(slurm.env()), slurm, transport, run, plan, store, identity);
-      try (ShutdownCancel interrupt = new ShutdownCancel()) {
-        interrupt.cancels(array::cancel);
-        results.addAll(array.run());
+      if (!s.started(array)) {
+        return s.stopped();
       }
-      return report(results, start, setup.settings().jobs() * plan.nonEmpty().size());
+      List<GraphResult> results = array.run();
+      synchronized (s) {
+        s.jobs = r.settings().jobs() * plan.nonEmpty().size();
+      }
+      return results;
     } finally {
       try { // the key signs nothing more: no one may use it to sign a bundle this run would take
         Files.deleteIfExists(run.resolve(ShardTask.RUN_KEY + ".key"));
@@ -260,11 +219,6 @@ public final class SlurmCompile {
     }
   }
 
-  private static RunReport report(List<GraphResult> results, long start, int jobs) {
-    List<GraphResult> sorted = new ArrayList<>(results);
-    sorted.sort(Comparator.comparing(GraphResult::moduleName).thenComparing(g -> g.fingerprint().value()));
-    return new RunReport(sorted, Duration.ofNanos(System.nanoTime() - start), jobs);
-  }
 
   static GraphResult notCompiled(dev.xlac.core.ProgramKey fp, String module, String why) {
     return new GraphResult(fp, module, GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null, "not compiled: " + why);
