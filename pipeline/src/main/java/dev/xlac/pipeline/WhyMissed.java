@@ -3,6 +3,7 @@ package dev.xlac.pipeline;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestInfo;
 import dev.xlac.core.XlacException;
+import dev.xlac.hlo.DiffReason;
 import dev.xlac.hlo.GraphDiff;
 import dev.xlac.hlo.HloFileKind;
 import dev.xlac.hlo.HloModuleReader;
@@ -245,6 +246,27 @@ public final class WhyMissed {
     return new Summary(out);
   }
 
+  /** Whether {@code xlac cache why} takes an argument as a request key ({@code pjrt1:...}). */
+  public static boolean namesRequest(String text) {
+    return text.startsWith(RequestKey.VERSION + ":");
+  }
+
+  /**
+   * {@code xlac cache why pjrt1:<hex>}: {@link #explainOne(CacheStore, RequestKey)} for the request a key names.
+   *
+   * @throws XlacException exit code 2, one line, when it is not {@code pjrt1:} and 64 hex digits, or names no
+   *     readable request of the cache
+   */
+  public static Reason explainOne(CacheStore store, String key) {
+    RequestKey k;
+    try {
+      k = RequestKey.parse(key);
+    } catch (IllegalArgumentException e) {
+      throw XlacException.badInput("'" + key + "' is not a request key (pjrt1: and 64 hex digits)");
+    }
+    return explainOne(store, k);
+  }
+
   /**
    * {@code xlac cache why pjrt1:<hex>}: why this recorded request of the cache is not one of the others, the same way
    * (a request with no other of its program or module is "not recorded").
@@ -314,7 +336,7 @@ public final class WhyMissed {
     return Reason.of(r.key(), count, module, Kind.NOT_RECORDED, null);
   }
 
-  /** The reason {@link WhyNew} gives against the nearest of {@code candidates} (the first {@link WhyNew#MAX_CANDIDATES}). */
+  /** The reason {@link DiffReason} gives against the nearest of {@code candidates} (the first {@link WhyNew#MAX_CANDIDATES}). */
   private static Reason hloChange(Catalog catalog, RecordedRequest r, long count, String module,
       List<RequestInfo> candidates) {
     LoadedModule self = parse(module, r.program());
@@ -324,7 +346,6 @@ public final class WhyMissed {
     GraphDiff best = null;
     RequestInfo bestInfo = null;
     long bestCost = Long.MAX_VALUE;
-    int compared = 0;
     for (RequestInfo c : candidates.subList(0, Math.min(WhyNew.MAX_CANDIDATES, candidates.size()))) {
       Optional<RecordedRequest> q = catalog.read(c.key());
       LoadedModule other = q.isEmpty() ? null : parse(module, q.get().program());
@@ -337,8 +358,7 @@ public final class WhyMissed {
       } catch (RuntimeException e) { // a diff that fails explains nothing
         continue;
       }
-      compared++;
-      long cost = WhyNew.cost(d);
+      long cost = DiffReason.distance(d);
       if (cost < bestCost) {
         best = d;
         bestInfo = c;
@@ -348,9 +368,7 @@ public final class WhyMissed {
     if (best == null) {
       return null;
     }
-    String otherModule = moduleName("hlo", catalog.read(bestInfo.key()).map(RecordedRequest::program)
-        .orElse(new byte[0]));
-    WhyNew.Reason w = WhyNew.describe(self.fingerprint(), module, best.a().fingerprint(), otherModule, best, compared);
+    DiffReason w = DiffReason.of(best);
     // the diff's own words are too long for a grouped line: they stay in the verdict (as WhyNew's line does)
     String change = best.same() ? "only in what the fingerprint leaves out" : w.inVerdictsWords() ? null : w.text();
     return new Reason(r.key(), count, module, Kind.PROGRAM, List.of(), List.of(), change, best.verdict(),
