@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** A diff's reason in a few words, and the distance that picks the nearest relative, on real JAX dumps. */
+/** A diff's reason in a few words, and the nearest relative by distance, on real JAX dumps. */
 class DiffReasonTest {
   private static final HloModuleReader READER = HloModuleReader.forDiff();
 
@@ -45,6 +45,20 @@ class DiffReasonTest {
     assertThat(DiffReason.distance(constant)).isPositive().isLessThan(DiffReason.distance(batch));
     assertThat(DiffReason.distance(batch)).isLessThan(DiffReason.distance(unrelated));
     assertThat(DiffReason.closeUnderAnotherName(batch)).as("the same program up to shapes").isTrue();
+  }
+
+  @Test
+  void nearestRelative_isTheOneFewestChangesAway_andSkipsWhatCannotBeRead() {
+    NearestRelative<String> n = new NearestRelative<>(golden("mlp_batch64", "module_0048.jit_train_step"));
+    assertThat(n.matched()).as("no candidate yet").isFalse();
+    n.consider("unreadable", null, false);
+    n.consider("other batch and constant", golden("mlp_const", "module_0048.jit_train_step"), false);
+    n.consider("other batch", golden("mlp_run1", "module_0048.jit_train_step"), false);
+    n.consider("unrelated, under another name", golden("mlp_run1", "module_0044.jit_matmul"), true);
+    assertThat(n.candidate()).isEqualTo("other batch");
+    assertThat(n.compared()).isEqualTo(3);
+    assertThat(n.matched()).isTrue();
+    assertThat(DiffReason.of(n.diff()).text()).isEqualTo("batch size (32 -> 64)");
   }
 
   @Test

@@ -8,6 +8,7 @@ import dev.xlac.hlo.GraphDiff;
 import dev.xlac.hlo.HloFileKind;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
+import dev.xlac.hlo.NearestRelative;
 import dev.xlac.runtime.CanonicalOptions;
 import dev.xlac.runtime.CanonicalProgram;
 import dev.xlac.runtime.PluginIdentityText;
@@ -343,31 +344,16 @@ public final class WhyMissed {
     if (self == null) {
       return null;
     }
-    GraphDiff best = null;
-    RequestInfo bestInfo = null;
-    long bestCost = Long.MAX_VALUE;
+    NearestRelative<RequestInfo> n = new NearestRelative<>(self);
     for (RequestInfo c : candidates.subList(0, Math.min(WhyNew.MAX_CANDIDATES, candidates.size()))) {
       Optional<RecordedRequest> q = catalog.read(c.key());
-      LoadedModule other = q.isEmpty() ? null : parse(module, q.get().program());
-      if (other == null) {
-        continue;
-      }
-      GraphDiff d;
-      try {
-        d = GraphDiff.of(other, self);
-      } catch (RuntimeException e) { // a diff that fails explains nothing
-        continue;
-      }
-      long cost = DiffReason.distance(d);
-      if (cost < bestCost) {
-        best = d;
-        bestInfo = c;
-        bestCost = cost;
-      }
+      n.consider(c, q.isEmpty() ? null : parse(module, q.get().program()), false);
     }
-    if (best == null) {
+    if (n.candidate() == null) {
       return null;
     }
+    GraphDiff best = n.diff();
+    RequestInfo bestInfo = n.candidate();
     DiffReason w = DiffReason.of(best);
     // the diff's own words are too long for a grouped line: they stay in the verdict (as WhyNew's line does)
     String change = best.same() ? "only in what the fingerprint leaves out" : w.inVerdictsWords() ? null : w.text();

@@ -7,6 +7,7 @@ import dev.xlac.hlo.GraphDiff;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.DiffReason;
 import dev.xlac.hlo.LoadedModule;
+import dev.xlac.hlo.NearestRelative;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -313,53 +314,24 @@ public final class WhyNew {
    */
   private static Reason reason(CacheStore store, GraphFingerprint fp, String name, LoadedModule self, long selfBytes,
       List<GraphInfo> sameName, List<GraphInfo> others, Map<GraphFingerprint, LoadedModule> loaded, long[] budget) {
-    Nearest n = new Nearest();
+    NearestRelative<GraphInfo> n = new NearestRelative<>(self);
     for (GraphInfo c : sameName.subList(0, Math.min(MAX_CANDIDATES, sameName.size()))) {
-      n.consider(c, loaded.computeIfAbsent(c.fingerprint(), k -> load(store, k)), self, false);
+      n.consider(c, loaded.computeIfAbsent(c.fingerprint(), k -> load(store, k)), false);
     }
-    if (n.best == null || !n.best.matching().matched()) {
+    if (!n.matched()) {
       for (GraphInfo c : structuralCandidates(name, selfBytes, others)) {
         if (budget[0] < c.hloBytes()) {
           break;
         }
         budget[0] -= c.hloBytes();
-        n.consider(c, load(store, c.fingerprint()), self, true); // not kept: each is read for one graph
+        n.consider(c, load(store, c.fingerprint()), true); // not kept: each is read for one graph
       }
     }
-    if (n.best == null) {
-      return noRelative(fp, name, n.compared);
+    if (n.candidate() == null) {
+      return noRelative(fp, name, n.compared());
     }
-    return Reason.of(fp, name, n.bestInfo.fingerprint(), n.bestInfo.moduleName(), DiffReason.of(n.best), n.compared);
-  }
-
-  /** The nearest candidate so far (fewest changes, {@link DiffReason#distance}). */
-  private static final class Nearest {
-    GraphDiff best;
-    GraphInfo bestInfo;
-    long bestCost = Long.MAX_VALUE;
-    int compared;
-
-    void consider(GraphInfo c, LoadedModule other, LoadedModule self, boolean onlyIfClose) {
-      if (other == null) {
-        return;
-      }
-      GraphDiff d;
-      try {
-        d = GraphDiff.of(other, self);
-      } catch (RuntimeException e) { // a diff that fails explains nothing; the run goes on
-        return;
-      }
-      compared++;
-      if (onlyIfClose && !DiffReason.closeUnderAnotherName(d)) {
-        return;
-      }
-      long cost = DiffReason.distance(d);
-      if (cost < bestCost) {
-        best = d;
-        bestInfo = c;
-        bestCost = cost;
-      }
-    }
+    return Reason.of(fp, name, n.candidate().fingerprint(), n.candidate().moduleName(), DiffReason.of(n.diff()),
+        n.compared());
   }
 
   /**
