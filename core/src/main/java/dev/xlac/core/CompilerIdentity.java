@@ -108,21 +108,11 @@ public record CompilerIdentity(String driver, String compilerVersion, String tar
   }
 
   private static String escape(String s) {
-    return s.replace("\\", "\\\\").replace("\n", "\\n").replace("=", "\\e");
+    return IdentityTextEscapes.escape(s, '=', 'e');
   }
 
   private static String unescape(String s) {
-    StringBuilder b = new StringBuilder();
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c == '\\' && i + 1 < s.length()) {
-        char n = s.charAt(++i);
-        b.append(n == 'n' ? '\n' : n == 'e' ? '=' : n);
-      } else {
-        b.append(c);
-      }
-    }
-    return b.toString();
+    return IdentityTextEscapes.unescape(s, '=', 'e');
   }
 
   private static int findUnescaped(String s, char target) {

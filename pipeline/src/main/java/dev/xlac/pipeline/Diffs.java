@@ -70,41 +70,6 @@ public final class Diffs {
     }
   }
 
-
-  /**
-   * {@code xlac cache why FINGERPRINT}: why this graph of the cache is not one of the others, against
-   * its nearest relative, of the same module name or else of like structure ({@link WhyNew#explainOne}).
-   *
-   * @param fingerprint a fingerprint or a unique prefix of at least 6 hex digits
-   * @throws XlacException exit code 2 when it is not a fingerprint, names no graph or more than one,
-   *     or the graph cannot be read
-   */
-  public static WhyNew.Reason why(CacheStore store, String fingerprint) {
-    return WhyNew.explainOne(store, store.resolve(fingerprint));
-  }
-
-  /** Whether {@code xlac cache why} takes an argument as a request key ({@code pjrt1:...}). */
-  public static boolean namesRequest(String text) {
-    return text.startsWith(dev.xlac.runtime.RequestKey.VERSION + ":");
-  }
-
-  /**
-   * {@code xlac cache why pjrt1:<hex>}: why this recorded request is not one of the cache's others
-   * ({@link WhyMissed#explainOne}).
-   *
-   * @throws XlacException exit code 2, one line, when it is not {@code pjrt1:} and 64 hex digits, or names no
-   *     readable request of the cache
-   */
-  public static WhyMissed.Reason whyRequest(CacheStore store, String key) {
-    dev.xlac.runtime.RequestKey k;
-    try {
-      k = dev.xlac.runtime.RequestKey.parse(key);
-    } catch (IllegalArgumentException e) {
-      throw XlacException.badInput("'" + key + "' is not a request key (pjrt1: and 64 hex digits)");
-    }
-    return WhyMissed.explainOne(store, k);
-  }
-
   /** Whether an argument is taken as a fingerprint (when no file of that name exists). */
   static boolean looksLikeFingerprint(String text) {
     return GraphFingerprint.prefixDigits(text) != null; // the rule CacheStore.resolve applies

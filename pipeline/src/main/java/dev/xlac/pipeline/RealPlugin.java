@@ -1,12 +1,12 @@
 package dev.xlac.pipeline;
 
 import dev.xlac.compiler.pjrt.PjrtPluginCheck;
+import dev.xlac.compiler.pjrt.PluginFileDigest;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.PrivateFiles;
 import dev.xlac.runtime.PluginIdentityText;
 import dev.xlac.runtime.RuntimeLibrary;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -70,7 +70,7 @@ public record RealPlugin(Path path, String sha256, String apiVersion, long size,
       }
     }
     String api = PjrtPluginCheck.check(plugin); // named as given in its messages
-    String sha = sha256(real);
+    String sha = PluginFileDigest.sha256(real);
     if (fresh != null) {
       fresh[0] = true;
     }
@@ -158,22 +158,6 @@ public record RealPlugin(Path path, String sha256, String apiVersion, long size,
     }
     return Optional.of(new RealPlugin(real, lines.get(3).substring(7), lines.get(4).substring(4), stat.size,
         stat.mtimeNanos, stat.dev, stat.ino));
-  }
-
-  private static String sha256(Path file) {
-    try (InputStream in = Files.newInputStream(file)) {
-      MessageDigest sha = MessageDigest.getInstance("SHA-256");
-      byte[] buffer = new byte[1 << 20];
-      for (int n; (n = in.read(buffer)) > 0; ) {
-        sha.update(buffer, 0, n);
-      }
-      return HexFormat.of().formatHex(sha.digest());
-    } catch (IOException e) {
-      throw XlacException.environment("cannot use PJRT plugin " + file + ": cannot read it ("
-          + XlacException.reason(e) + ")");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
   }
 
   private static String sha256(byte[] bytes) {

@@ -3,10 +3,12 @@ package dev.xlac.pipeline;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestInfo;
 import dev.xlac.core.XlacException;
+import dev.xlac.hlo.DiffReason;
 import dev.xlac.hlo.GraphDiff;
 import dev.xlac.hlo.HloFileKind;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
+import dev.xlac.hlo.NearestRelative;
 import dev.xlac.runtime.CanonicalOptions;
 import dev.xlac.runtime.CanonicalProgram;
 import dev.xlac.runtime.PluginIdentityText;
@@ -245,6 +247,27 @@ public final class WhyMissed {
     return new Summary(out);
   }
 
+  /** Whether {@code xlac cache why} takes an argument as a request key ({@code pjrt1:...}). */
+  public static boolean namesRequest(String text) {
+    return text.startsWith(RequestKey.VERSION + ":");
+  }
+
+  /**
+   * {@code xlac cache why pjrt1:<hex>}: {@link #explainOne(CacheStore, RequestKey)} for the request a key names.
+   *
+   * @throws XlacException exit code 2, one line, when it is not {@code pjrt1:} and 64 hex digits, or names no
+   *     readable request of the cache
+   */
+  public static Reason explainOne(CacheStore store, String key) {
+    RequestKey k;
+    try {
+      k = RequestKey.parse(key);
+    } catch (IllegalArgumentException e) {
+      throw XlacException.badInput("'" + key + "' is not a request key (pjrt1: and 64 hex digits)");
+    }
+    return explainOne(store, k);
+  }
+
   /**
    * {@code xlac cache why pjrt1:<hex>}: why this recorded request of the cache is not one of the others, the same way
    * (a request with no other of its program or module is "not recorded").
@@ -314,43 +337,24 @@ public final class WhyMissed {
     return Reason.of(r.key(), count, module, Kind.NOT_RECORDED, null);
   }
 
-  /** The reason {@link WhyNew} gives against the nearest of {@code candidates} (the first {@link WhyNew#MAX_CANDIDATES}). */
+  /** The reason {@link DiffReason} gives against the nearest of {@code candidates} (the first {@link WhyNew#MAX_CANDIDATES}). */
   private static Reason hloChange(Catalog catalog, RecordedRequest r, long count, String module,
       List<RequestInfo> candidates) {
     LoadedModule self = parse(module, r.program());
     if (self == null) {
       return null;
     }
-    GraphDiff best = null;
-    RequestInfo bestInfo = null;
-    long bestCost = Long.MAX_VALUE;
-    int compared = 0;
+    NearestRelative<RequestInfo> n = new NearestRelative<>(self);
     for (RequestInfo c : candidates.subList(0, Math.min(WhyNew.MAX_CANDIDATES, candidates.size()))) {
       Optional<RecordedRequest> q = catalog.read(c.key());
-      LoadedModule other = q.isEmpty() ? null : parse(module, q.get().program());
-      if (other == null) {
-        continue;
-      }
-      GraphDiff d;
-      try {
-        d = GraphDiff.of(other, self);
-      } catch (RuntimeException e) { // a diff that fails explains nothing
-        continue;
-      }
-      compared++;
-      long cost = WhyNew.cost(d);
-      if (cost < bestCost) {
-        best = d;
-        bestInfo = c;
-        bestCost = cost;
-      }
+      n.consider(c, q.isEmpty() ? null : parse(module, q.get().program()), false);
     }
-    if (best == null) {
+    if (n.candidate() == null) {
       return null;
     }
-    String otherModule = moduleName("hlo", catalog.read(bestInfo.key()).map(RecordedRequest::program)
-        .orElse(new byte[0]));
-    WhyNew.Reason w = WhyNew.describe(self.fingerprint(), module, best.a().fingerprint(), otherModule, best, compared);
+    GraphDiff best = n.diff();
+    RequestInfo bestInfo = n.candidate();
+    DiffReason w = DiffReason.of(best);
     // the diff's own words are too long for a grouped line: they stay in the verdict (as WhyNew's line does)
     String change = best.same() ? "only in what the fingerprint leaves out" : w.inVerdictsWords() ? null : w.text();
     return new Reason(r.key(), count, module, Kind.PROGRAM, List.of(), List.of(), change, best.verdict(),

@@ -5,15 +5,15 @@ import dev.xlac.cache.GraphInfo;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphDiff;
 import dev.xlac.hlo.GraphFingerprint;
-import dev.xlac.hlo.HloShapes;
+import dev.xlac.hlo.DiffReason;
 import dev.xlac.hlo.LoadedModule;
+import dev.xlac.hlo.NearestRelative;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.SequencedMap;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -21,9 +21,8 @@ import java.util.stream.Collectors;
 /**
  * Why a graph was not a cache hit: the nearest graph the cache already had (same module name, the
  * {@link #MAX_CANDIDATES} most recently seen, compared by {@link GraphDiff}; fewest changes wins; when
- * none of them matches structurally, graphs of like structure under other names) and a short reason
- * derived from their diff ("batch size (32 -> 48)", "dimension 0 of parameter 2 (8 -> 16)", "a
- * constant (1.5 -> 2.5)", "dtype (f32 -> bf16)", "12 added instructions", else the diff's verdict; "no
+ * none of them matches structurally, graphs of like structure under other names) and the short reason
+ * their diff gives ({@link DiffReason}: "batch size (32 -> 48)", "dtype (f32 -> bf16)", ...; "no
  * relative" when the cache has no related graph). {@link #explain} does it for the new graphs of a run
  * and groups the reasons into one summary line; {@link #explainOne} does it for one graph of the cache
  * ({@code xlac cache why}). pipeline/README.md, "Why a graph is new", has the rules.
@@ -32,21 +31,11 @@ public final class WhyNew {
   /** At most this many cached graphs are compared per new graph, so that a run stays fast. */
   public static final int MAX_CANDIDATES = 8;
 
-  private static final String BATCH = "batch size";
-  private static final String SEQUENCE = "sequence length";
-
   /** Serialized bytes of graphs under other names read per run to find relatives by structure. */
   static final long STRUCTURAL_BYTES = 512L << 20;
 
   /** Names listed per group in the summary line before "and N more". */
   private static final int NAMES_SHOWN = 6;
-
-  /** Attributes that hold sizes: a change of a dimension changes them too (a slice's bounds over the batch). */
-  private static final Set<String> SIZE_FIELDS = Set.of("slice_dimensions", "dynamic_slice_sizes", "window",
-      "padding_config");
-
-  /** An array's element type in a shape written as XLA's text writes it: the {@code f32} of {@code f32[8]}. */
-  private static final java.util.regex.Pattern ARRAY_TYPE = java.util.regex.Pattern.compile("([a-z][a-z0-9]*)\\[");
 
   private WhyNew() {}
 
@@ -67,9 +56,20 @@ public final class WhyNew {
    */
   public record Reason(GraphFingerprint graph, String module, GraphFingerprint relative, String relativeModule,
       String verdict, String label, String change, boolean only, int compared) {
+    /** Against the relative, as {@link DiffReason} words it (or the graph's lack of one). */
+    static Reason of(GraphFingerprint graph, String module, GraphFingerprint relative, String relativeModule,
+        DiffReason why, int compared) {
+      return new Reason(graph, module, relative, relativeModule, why.verdict(), why.label(), why.change(), why.only(),
+          compared);
+    }
+
+    private DiffReason wording() {
+      return new DiffReason(verdict, label, change, only);
+    }
+
     /** E.g. {@code batch size (32 -> 48)}, {@code 12 added instructions}, {@code no relative}. */
     public String text() {
-      return change == null ? label : label + " (" + change + ")";
+      return wording().text();
     }
 
     /**
@@ -86,7 +86,7 @@ public final class WhyNew {
 
     /** The label is the diff's verdict (its first clause): no shorter reason was found. */
     public boolean inVerdictsWords() {
-      return verdict != null && change == null && (verdict.equals(label) || verdict.startsWith(label + "; "));
+      return wording().inVerdictsWords();
     }
 
     /** The JSON form: {@code graph}, {@code module}, {@code reason}, {@code only}, {@code relative}, {@code relative_module}, {@code verdict}, {@code compared}. */
@@ -249,7 +249,7 @@ public final class WhyNew {
   static List<Reason> corroborated(List<Reason> reasons) {
     Map<String, Set<String>> evidenced = new HashMap<>();
     for (Reason r : reasons) {
-      if (r.change() != null && (r.label().equals(BATCH) || r.label().equals(SEQUENCE))) {
+      if (r.change() != null && (r.label().equals(DiffReason.BATCH) || r.label().equals(DiffReason.SEQUENCE))) {
         evidenced.computeIfAbsent(r.label(), k -> new java.util.HashSet<>()).add(r.change());
       }
     }
@@ -258,8 +258,7 @@ public final class WhyNew {
     }
     List<Reason> out = new ArrayList<>(reasons.size());
     for (Reason r : reasons) {
-      String label = r.label().startsWith("dimension 0 of ") ? BATCH
-          : r.label().startsWith("dimension 1 of ") ? SEQUENCE : null;
+      String label = DiffReason.evidencedAs(r.label());
       if (label != null && evidenced.getOrDefault(label, Set.of()).contains(r.change())) {
         r = new Reason(r.graph(), r.module(), r.relative(), r.relativeModule(), r.verdict(), label, r.change(),
             r.only(), r.compared());
@@ -267,6 +266,18 @@ public final class WhyNew {
       out.add(r);
     }
     return out;
+  }
+
+  /**
+   * {@code xlac cache why FINGERPRINT}: {@link #explainOne(CacheStore, GraphFingerprint)} for the graph a
+   * fingerprint names.
+   *
+   * @param fingerprint a fingerprint or a unique prefix of at least 6 hex digits
+   * @throws XlacException exit code 2 when it is not a fingerprint, names no graph or more than one,
+   *     or the graph cannot be read
+   */
+  public static Reason explainOne(CacheStore store, String fingerprint) {
+    return explainOne(store, store.resolve(fingerprint));
   }
 
   /**
@@ -303,53 +314,24 @@ public final class WhyNew {
    */
   private static Reason reason(CacheStore store, GraphFingerprint fp, String name, LoadedModule self, long selfBytes,
       List<GraphInfo> sameName, List<GraphInfo> others, Map<GraphFingerprint, LoadedModule> loaded, long[] budget) {
-    Nearest n = new Nearest();
+    NearestRelative<GraphInfo> n = new NearestRelative<>(self);
     for (GraphInfo c : sameName.subList(0, Math.min(MAX_CANDIDATES, sameName.size()))) {
-      n.consider(c, loaded.computeIfAbsent(c.fingerprint(), k -> load(store, k)), self, false);
+      n.consider(c, loaded.computeIfAbsent(c.fingerprint(), k -> load(store, k)), false);
     }
-    if (n.best == null || !n.best.matching().matched()) {
+    if (!n.matched()) {
       for (GraphInfo c : structuralCandidates(name, selfBytes, others)) {
         if (budget[0] < c.hloBytes()) {
           break;
         }
         budget[0] -= c.hloBytes();
-        n.consider(c, load(store, c.fingerprint()), self, true); // not kept: each is read for one graph
+        n.consider(c, load(store, c.fingerprint()), true); // not kept: each is read for one graph
       }
     }
-    if (n.best == null) {
-      return noRelative(fp, name, n.compared);
+    if (n.candidate() == null) {
+      return noRelative(fp, name, n.compared());
     }
-    return describe(fp, name, n.bestInfo.fingerprint(), n.bestInfo.moduleName(), n.best, n.compared);
-  }
-
-  /** The nearest candidate so far (fewest changes, {@link #cost}). */
-  private static final class Nearest {
-    GraphDiff best;
-    GraphInfo bestInfo;
-    long bestCost = Long.MAX_VALUE;
-    int compared;
-
-    void consider(GraphInfo c, LoadedModule other, LoadedModule self, boolean onlyIfClose) {
-      if (other == null) {
-        return;
-      }
-      GraphDiff d;
-      try {
-        d = GraphDiff.of(other, self);
-      } catch (RuntimeException e) { // a diff that fails explains nothing; the run goes on
-        return;
-      }
-      compared++;
-      if (onlyIfClose && !close(d)) {
-        return;
-      }
-      long cost = cost(d);
-      if (cost < bestCost) {
-        best = d;
-        bestInfo = c;
-        bestCost = cost;
-      }
-    }
+    return Reason.of(fp, name, n.candidate().fingerprint(), n.candidate().moduleName(), DiffReason.of(n.diff()),
+        n.compared());
   }
 
   /**
@@ -375,23 +357,6 @@ public final class WhyNew {
     return name.replaceFirst("[._-]?\\d+$", "");
   }
 
-  /**
-   * A relative under another name counts only when the structure was matched, no matched instruction
-   * changed its opcode, and the instructions added or removed are at most half of the larger module
-   * (shapes and constants may differ freely): the same program up to shapes, constants and a few
-   * instructions, not another small program that happens to align (an add where a multiply was).
-   */
-  static boolean close(GraphDiff d) {
-    if (!d.matching().matched() || !d.replaced().isEmpty()) {
-      return false;
-    }
-    long changed = 0;
-    for (int delta : d.opcodeDeltas().values()) {
-      changed += Math.abs(delta);
-    }
-    return 2 * changed <= Math.max(d.a().instructions(), d.b().instructions());
-  }
-
   private static Reason noRelative(GraphFingerprint fp, String name, int compared) {
     return new Reason(fp, name, null, null, null, "no relative", null, false, compared);
   }
@@ -403,301 +368,5 @@ public final class WhyNew {
     } catch (RuntimeException e) {
       return null;
     }
-  }
-
-  /** How far apart two modules are: the number of changes the diff found; an unmatched pair is farthest. */
-  static long cost(GraphDiff d) {
-    if (d.same()) {
-      return 0;
-    }
-    if (!d.matching().matched()) {
-      return Integer.MAX_VALUE + (long) Math.abs(d.a().instructions() - d.b().instructions());
-    }
-    // An entry parameter change weighs more the more dimensions it changes: of two relatives that
-    // differ in as many instructions, the one a single hyperparameter away is the nearer.
-    long n = 0;
-    for (GraphDiff.ParameterChange p : d.parameters()) {
-      n += 1000L * Math.max(1, p.dims().size());
-      if (p.elementType() && isInteger(elementType(p.from())) != isInteger(elementType(p.to()))) {
-        n += 500; // f32 -> bf16 is nearer than s32 -> bf16: a relative of the same kind of number wins a tie
-      }
-    }
-    n += d.shapeChanges() + d.constants().size() + d.attributes().size()
-        + d.replaced().size() + d.rewired() + d.moduleFields().size();
-    for (GraphDiff.InstructionGroup g : d.added()) {
-      n += g.count();
-    }
-    for (GraphDiff.InstructionGroup g : d.removed()) {
-      n += g.count();
-    }
-    for (GraphDiff.ComputationDelta c : d.computationsAdded()) {
-      n += c.instructions();
-    }
-    for (GraphDiff.ComputationDelta c : d.computationsRemoved()) {
-      n += c.instructions();
-    }
-    return Math.max(1, n);
-  }
-
-  /** The reason a diff (cached relative -> new graph) gives. */
-  static Reason describe(GraphFingerprint fp, String name, GraphFingerprint relative, String relativeModule,
-      GraphDiff d, int compared) {
-    String verdict = d.verdict();
-    List<GraphDiff.Kind> kinds = d.kinds();
-    List<GraphDiff.ParameterChange> params = d.parameters();
-    if (d.a().parameters().size() != d.b().parameters().size()) {
-      Reason r = parameterCount(fp, name, relative, relativeModule, d, compared);
-      if (r != null) {
-        return r;
-      }
-    }
-    boolean allResized = !params.isEmpty() && params.stream().allMatch(p -> p.from() != null && p.to() != null
-        && !p.elementType() && !p.dims().isEmpty());
-    if (allResized) {
-      // One size changing the same way in every changed entry parameter.
-      Set<String> changes = params.stream().flatMap(p -> p.dims().stream())
-          .map(x -> x.from() + " -> " + x.to()).collect(Collectors.toSet());
-      Set<Integer> dims = params.stream().flatMap(p -> p.dims().stream()).map(GraphDiff.DimChange::dim)
-          .collect(Collectors.toSet());
-      if (changes.size() == 1) {
-        GraphDiff.DimChange c = params.getFirst().dims().getFirst();
-        String label = dimensionLabel(d, params, dims);
-        boolean only = onlyFollowing(d, Set.of(GraphDiff.Kind.PARAMETERS), c.from(), c.to());
-        return new Reason(fp, name, relative, relativeModule, verdict, label, c.from() + " -> " + c.to(), only,
-            compared);
-      }
-      boolean only = onlyFollowing(d, Set.of(GraphDiff.Kind.PARAMETERS), -1, -1);
-      return new Reason(fp, name, relative, relativeModule, verdict, "entry parameter shapes", null, only, compared);
-    }
-    String dtype = d.matching().matched() ? dtypeChange(d) : null;
-    if (dtype != null) {
-      // Every element type that changed (entry parameters, result, matched instructions) changed one way.
-      boolean retypedOnly = params.stream().allMatch(p -> p.from() != null && p.to() != null && p.elementType()
-          && p.dims().isEmpty() && sameRank(p.from(), p.to()));
-      boolean only = retypedOnly && Set.of(GraphDiff.Kind.PARAMETERS, GraphDiff.Kind.SHAPES).containsAll(kinds);
-      return new Reason(fp, name, relative, relativeModule, verdict, "dtype", dtype, only, compared);
-    }
-    if (params.isEmpty() && kinds.contains(GraphDiff.Kind.SHAPES)) {
-      // Nothing in changed shape but the instructions and the result: say how the result changed.
-      String ra = HloShapes.withoutLayout(d.a().result());
-      String rb = HloShapes.withoutLayout(d.b().result());
-      if (!ra.equals(rb)) {
-        boolean only = Set.of(GraphDiff.Kind.SHAPES).containsAll(kinds);
-        return new Reason(fp, name, relative, relativeModule, verdict, "result shape", ra + " -> " + rb, only,
-            compared);
-      }
-    }
-    if (kinds.equals(List.of(GraphDiff.Kind.CONSTANTS))) {
-      if (d.constants().size() == 1) {
-        GraphDiff.ConstantChange c = d.constants().getFirst();
-        String change = c.from() != null && c.to() != null && c.from().length() <= 40 && c.to().length() <= 40
-            ? c.from() + " -> " + c.to() : null;
-        return new Reason(fp, name, relative, relativeModule, verdict, "a constant", change, true, compared);
-      }
-      List<String> pairs = d.constants().stream().filter(c -> c.from() != null && c.to() != null
-          && c.from().length() <= 40 && c.to().length() <= 40).map(c -> c.from() + " -> " + c.to()).distinct().toList();
-      String change = pairs.isEmpty() ? null : pairs.size() <= 2 ? String.join(", ", pairs)
-          : String.join(", ", pairs.subList(0, 2)) + " and " + (pairs.size() - 2) + " more";
-      return new Reason(fp, name, relative, relativeModule, verdict, d.constants().size() + " constants", change, true,
-          compared);
-    }
-    int added = d.added().stream().mapToInt(GraphDiff.InstructionGroup::count).sum()
-        + d.computationsAdded().stream().mapToInt(GraphDiff.ComputationDelta::instructions).sum();
-    int removed = d.removed().stream().mapToInt(GraphDiff.InstructionGroup::count).sum()
-        + d.computationsRemoved().stream().mapToInt(GraphDiff.ComputationDelta::instructions).sum();
-    boolean grew = added > 0 && removed == 0 && params.stream().allMatch(p -> p.from() == null);
-    boolean shrank = removed > 0 && added == 0 && params.stream().allMatch(p -> p.to() == null);
-    if (d.matching().matched() && (grew || shrank)) {
-      String what = grew ? " added" : " removed";
-      int n = grew ? added : removed;
-      String label = n + what + " instruction" + (n == 1 ? "" : "s");
-      if (!params.isEmpty()) {
-        label += " and " + params.size() + what + " entry parameter" + (params.size() == 1 ? "" : "s");
-      }
-      boolean only = Set.of(GraphDiff.Kind.INSTRUCTIONS, GraphDiff.Kind.COMPUTATIONS, GraphDiff.Kind.PARAMETERS,
-          GraphDiff.Kind.OPERANDS).containsAll(kinds);
-      return new Reason(fp, name, relative, relativeModule, verdict, label, null, only, compared);
-    }
-    String first = verdict.split("; ", 2)[0];
-    return new Reason(fp, name, relative, relativeModule, verdict, first, null, false, compared);
-  }
-
-  /**
-   * What a size change of {@code dims} (one way in every changed entry parameter) is called. Dimension
-   * 0 is the batch size only when the evidence says so: two or more entry parameters change it (inputs
-   * and labels), or the one that changes is a batch of arrays (rank 2 or more) passed beside entry
-   * parameters that did not change (the step's weights). Dimension 1 is the sequence length when a
-   * changed parameter is a batch of token ids (an integer array of rank 2) and only dimension 1 changed.
-   * Anything else is said plainly: {@code dimension 0 of parameter 2}, {@code dimension 1 of 3 entry
-   * parameters}, or {@code entry parameter dimension} when the size changes in several dimensions.
-   */
-  static String dimensionLabel(GraphDiff d, List<GraphDiff.ParameterChange> params, Set<Integer> dims) {
-    if (dims.size() != 1) {
-      return "entry parameter dimension";
-    }
-    int dim = dims.iterator().next();
-    if (dim == 0 && (params.size() >= 2 || (rank(params.getFirst().from()) >= 2
-        && d.b().parameters().size() > params.size()))) {
-      return BATCH;
-    }
-    if (dim == 1 && params.stream().anyMatch(p -> rank(p.from()) == 2 && isInteger(elementType(p.from())))) {
-      return SEQUENCE;
-    }
-    return params.size() == 1 ? "dimension " + dim + " of parameter " + params.getFirst().number()
-        : "dimension " + dim + " of " + params.size() + " entry parameters";
-  }
-
-  /**
-   * The element type change {@code f32 -> bf16} when every element type that changed, in the entry
-   * parameters, the result and the matched instructions, changed that one way; else null.
-   */
-  static String dtypeChange(GraphDiff d) {
-    Set<String> pairs = new java.util.TreeSet<>();
-    for (GraphDiff.ParameterChange p : d.parameters()) {
-      if (p.from() != null && p.to() != null && p.elementType()) {
-        pairs.add(elementType(p.from()) + " -> " + elementType(p.to()));
-      }
-    }
-    List<String> ra = leafTypes(d.a().result());
-    List<String> rb = leafTypes(d.b().result());
-    if (ra.size() == rb.size()) {
-      for (int i = 0; i < ra.size(); i++) {
-        if (!ra.get(i).equals(rb.get(i))) {
-          pairs.add(ra.get(i) + " -> " + rb.get(i));
-        }
-      }
-    }
-    d.elementTypes().forEach(t -> pairs.add(t.from() + " -> " + t.to()));
-    return pairs.size() == 1 ? pairs.iterator().next() : null;
-  }
-
-  /** The element types of a shape's arrays, tuples flattened: {@code (f32[2], s32[])} -> f32, s32. */
-  private static List<String> leafTypes(String shape) {
-    List<String> out = new ArrayList<>();
-    java.util.regex.Matcher m = ARRAY_TYPE.matcher(shape);
-    while (m.find()) {
-      out.add(m.group(1));
-    }
-    return out;
-  }
-
-  private static boolean sameRank(String a, String b) {
-    return rank(a) == rank(b);
-  }
-
-  /** The rank of an array shape written as {@code f32[8,16]{1,0}}; -1 for anything else. */
-  private static int rank(String shape) {
-    int open = shape.indexOf('[');
-    int close = shape.indexOf(']');
-    if (shape.startsWith("(") || open < 0 || close < open) {
-      return -1;
-    }
-    String dims = shape.substring(open + 1, close).strip();
-    return dims.isEmpty() ? 0 : dims.split(",").length;
-  }
-
-  private static boolean isInteger(String type) {
-    return type.matches("[su](2|4|8|16|32|64)");
-  }
-
-  /**
-   * Entry parameters added or removed where the numbering shifts (a layer's weights in the middle of a
-   * flattened pytree): when one side's parameter shapes are the other's plus some, the reason counts
-   * them and the instructions that came or went with them.
-   */
-  private static Reason parameterCount(GraphFingerprint fp, String name, GraphFingerprint relative,
-      String relativeModule, GraphDiff d, int compared) {
-    List<String> a = d.a().parameters().stream().map(p -> HloShapes.withoutLayout(p.shape())).toList();
-    List<String> b = d.b().parameters().stream().map(p -> HloShapes.withoutLayout(p.shape())).toList();
-    boolean grew = b.size() > a.size();
-    List<String> rest = new ArrayList<>(grew ? b : a);
-    for (String x : grew ? a : b) {
-      if (!rest.remove(x)) {
-        return null;
-      }
-    }
-    int k = rest.size();
-    int delta = Math.abs(d.b().instructions() - d.a().instructions());
-    String what = grew ? " added" : " removed";
-    String label = k + what + " entry parameter" + (k == 1 ? "" : "s");
-    if (delta > 0) {
-      label += " and " + delta + (d.b().instructions() > d.a().instructions() ? " added" : " removed")
-          + " instruction" + (delta == 1 ? "" : "s");
-    }
-    return new Reason(fp, name, relative, relativeModule, d.verdict(), label, null, false, compared);
-  }
-
-  /**
-   * Whether the diff holds nothing but {@code kinds}, shape changes and constants that follow the
-   * dimension change {@code from -> to}: a constant that changed shape, or a scalar-like one whose
-   * values are the sizes or their reciprocals (a mean over the batch).
-   */
-  private static boolean onlyFollowing(GraphDiff d, Set<GraphDiff.Kind> kinds, long from, long to) {
-    for (GraphDiff.Kind k : d.kinds()) {
-      if (kinds.contains(k) || k == GraphDiff.Kind.SHAPES) {
-        continue;
-      }
-      if (k == GraphDiff.Kind.ATTRIBUTES && from > 0 && d.attributes().stream()
-          .allMatch(a -> SIZE_FIELDS.containsAll(a.fields()))) {
-        continue;
-      }
-      if (k == GraphDiff.Kind.CONSTANTS && from > 0
-          && d.constants().stream().allMatch(c -> followsDim(c, from, to))) {
-        continue;
-      }
-      return false;
-    }
-    return true;
-  }
-
-  private static boolean followsDim(GraphDiff.ConstantChange c, long from, long to) {
-    if (!Objects.equals(c.shapeA(), c.shapeB())) {
-      return true;
-    }
-    Double a = uniform(c.from());
-    Double b = uniform(c.to());
-    if (a == null || b == null) {
-      return false;
-    }
-    a = Math.abs(a); // -1/32 -> -1/64: a mean's factor, negated
-    b = Math.abs(b);
-    double ratio = (double) to / from;
-    return (close(a, from) && close(b, to)) || (close(a, 1.0 / from) && close(b, 1.0 / to))
-        || (a != 0 && (close(b / a, ratio) || close(a / b, ratio))); // a mean over more than the one dimension
-  }
-
-  private static boolean close(double x, double y) {
-    return Math.abs(x - y) <= 1e-6 * Math.max(1, Math.abs(y));
-  }
-
-  /** The one value of a written-out constant whose elements are all equal, or null. */
-  private static Double uniform(String values) {
-    if (values == null) {
-      return null;
-    }
-    String v = values.strip();
-    if (v.startsWith("{") && v.endsWith("}")) {
-      v = v.substring(1, v.length() - 1);
-    }
-    Double value = null;
-    for (String part : v.split(",")) {
-      double x;
-      try {
-        x = Double.parseDouble(part.strip());
-      } catch (NumberFormatException e) {
-        return null;
-      }
-      if (value != null && value != x) {
-        return null;
-      }
-      value = x;
-    }
-    return value;
-  }
-
-  /** {@code f32} of {@code f32[8,8]{1,0}}. */
-  private static String elementType(String shape) {
-    int i = shape.indexOf('[');
-    return i < 0 ? shape : shape.substring(0, i);
   }
 }

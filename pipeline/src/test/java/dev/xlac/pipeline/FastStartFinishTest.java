@@ -184,6 +184,36 @@ class FastStartFinishTest {
     assertThat(key().file()).as("a plan recording a stamp for another plugin").doesNotExist();
   }
 
+  /** What launch_plan.c says of this test's plan, run in {@code env} (runtime's make tools builds the reader). */
+  private String nativeCheck(Map<String, String> env) throws Exception {
+    Path tool = Path.of("..", "runtime", "target", "native-test", "xlac-plan-check").toAbsolutePath();
+    List<String> command = new ArrayList<>(List.of(tool.toString(), key().planDir().toString(), key().cwd().toString()));
+    command.addAll(key().options());
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+    pb.environment().clear();
+    pb.environment().putAll(env);
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip();
+    assertThat(p.waitFor()).as(out).isEqualTo(out.equals("holds") ? 0 : 1);
+    return out;
+  }
+
+  /**
+   * The plan format has a writer here and a reader in C (launch_plan.c): a plan written for a real run, cache and
+   * plugin holds for the reader as the next run would meet it, and fails there when one condition it names changes.
+   */
+  @Test
+  void plan_writtenForARealRun_holdsForTheNativeReader_andFailsThereWhenAConditionChanges() throws Exception {
+    planned();
+    Map<String, String> env = spec("true").env();
+    assertThat(nativeCheck(env)).isEqualTo("holds");
+    Map<String, String> more = new java.util.HashMap<>(env);
+    more.put("JAX_PLATFORMS", "cpu");
+    assertThat(nativeCheck(more)).isEqualTo("fails: environment variable JAX_PLATFORMS is new");
+    Files.writeString(proxy, "another proxy");
+    assertThat(nativeCheck(env)).isEqualTo("fails: " + proxy.toAbsolutePath() + " changed");
+  }
+
   @Test
   void plan_isOnlyThisUsers_andNamesTheUserAndUserHome() throws Exception {
     planned();

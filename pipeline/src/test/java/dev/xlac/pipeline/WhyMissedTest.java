@@ -260,14 +260,14 @@ class WhyMissedTest {
     RecordedRequest one = request("mlir", stage115, options(1), identity115);
     RecordedRequest two = request("mlir", stage115, options(2), identity115);
     try (CacheStore store = cache(one, two)) {
-      WhyMissed.Reason r = Diffs.whyRequest(store, two.key().text());
+      WhyMissed.Reason r = WhyMissed.explainOne(store, two.key().text());
       assertThat(r.kind()).isEqualTo(WhyMissed.Kind.OPTIONS);
       assertThat(r.nearest()).isEqualTo(one.key());
       String unknown = "pjrt1:" + "0".repeat(64);
-      assertThatThrownBy(() -> Diffs.whyRequest(store, unknown)).isInstanceOfSatisfying(XlacException.class,
+      assertThatThrownBy(() -> WhyMissed.explainOne(store, unknown)).isInstanceOfSatisfying(XlacException.class,
           e -> assertThat(e.exitCode()).isEqualTo(ExitCode.BAD_INPUT))
           .hasMessage("no recorded request in cache " + store.directory() + " has key " + unknown);
-      assertThatThrownBy(() -> Diffs.whyRequest(store, "pjrt1:xyz")).isInstanceOf(XlacException.class)
+      assertThatThrownBy(() -> WhyMissed.explainOne(store, "pjrt1:xyz")).isInstanceOf(XlacException.class)
           .hasMessage("'pjrt1:xyz' is not a request key (pjrt1: and 64 hex digits)");
     }
   }

@@ -1,5 +1,6 @@
 package dev.xlac.runtime;
 
+import dev.xlac.core.IdentityTextEscapes;
 import dev.xlac.core.XlaFlagsText;
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -204,21 +205,11 @@ public final class PluginIdentityText {
 
   /** {@code \} as {@code \\}, a newline as {@code \n}, a NUL as {@code \0}. */
   static String escape(String s) {
-    return s.replace("\\", "\\\\").replace("\n", "\\n").replace("\0", "\\0");
+    return IdentityTextEscapes.escape(s, '\0', '0');
   }
 
   static String unescape(String s) {
-    StringBuilder b = new StringBuilder(s.length());
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c == '\\' && i + 1 < s.length()) {
-        char n = s.charAt(++i);
-        b.append(n == 'n' ? '\n' : n == '0' ? '\0' : n);
-      } else {
-        b.append(c);
-      }
-    }
-    return b.toString();
+    return IdentityTextEscapes.unescape(s, '\0', '0');
   }
 
   /** A float as C's {@code printf("%.9g", (double) value)} writes it in the C locale. */

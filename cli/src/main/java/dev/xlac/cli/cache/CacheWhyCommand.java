@@ -2,7 +2,6 @@ package dev.xlac.cli.cache;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.core.Json;
-import dev.xlac.pipeline.Diffs;
 import dev.xlac.pipeline.WhyMissed;
 import dev.xlac.pipeline.WhyNew;
 import java.io.PrintWriter;
@@ -48,12 +47,12 @@ final class CacheWhyCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
-    if (Diffs.namesRequest(fingerprint)) {
+    if (WhyMissed.namesRequest(fingerprint)) {
       return request();
     }
     WhyNew.Reason r;
     try (CacheStore store = cache.openReadOnly()) {
-      r = Diffs.why(store, fingerprint);
+      r = WhyNew.explainOne(store, fingerprint);
     }
     PrintWriter out = cache.out();
     if (json) {
@@ -77,7 +76,7 @@ final class CacheWhyCommand implements Callable<Integer> {
   private int request() throws InterruptedException {
     WhyMissed.Reason r;
     try (CacheStore store = cache.openReadOnly()) {
-      r = Diffs.whyRequest(store, fingerprint);
+      r = WhyMissed.explainOne(store, fingerprint);
     }
     PrintWriter out = cache.out();
     if (json) {

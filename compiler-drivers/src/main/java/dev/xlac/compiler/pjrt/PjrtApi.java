@@ -22,10 +22,7 @@ import java.lang.invoke.MethodHandles;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.EnumMap;
-import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
 
@@ -192,18 +189,7 @@ final class PjrtApi {
   /** Hex SHA-256 of the plugin file, computed once: the build identity PJRT itself does not report. */
   synchronized String fileSha256() {
     if (fileSha256 == null) {
-      try (InputStream in = Files.newInputStream(path)) {
-        MessageDigest sha = MessageDigest.getInstance("SHA-256");
-        byte[] buffer = new byte[1 << 20];
-        for (int n; (n = in.read(buffer)) > 0; ) {
-          sha.update(buffer, 0, n);
-        }
-        fileSha256 = HexFormat.of().formatHex(sha.digest());
-      } catch (IOException e) {
-        throw environment(path, "cannot read it (" + XlacException.reason(e) + ")");
-      } catch (NoSuchAlgorithmException e) {
-        throw new IllegalStateException(e);
-      }
+      fileSha256 = PluginFileDigest.sha256(path);
     }
     return fileSha256;
   }
