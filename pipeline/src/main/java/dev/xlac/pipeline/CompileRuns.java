@@ -52,7 +52,7 @@ public final class CompileRuns {
 
   /**
    * Compiles {@code graphs}, already in the cache, submitting them in the order given (a Slurm shard's task:
-   * longest first, {@link ShardTask}).
+   * longest first, {@link dev.xlac.pipeline.slurm.ShardTask}).
    */
   static CompileResult inOrder(CompileSetup setup, SequencedMap<GraphFingerprint, String> graphs)
       throws InterruptedException {
@@ -65,7 +65,7 @@ public final class CompileRuns {
    * plugin file or other XLA_FLAGS on this node) is not compiled: its entry would be keyed for a plugin that did
    * not build it.
    */
-  static CompileResult inOrder(CompileSetup setup, SequencedMap<GraphFingerprint, String> graphs,
+  public static CompileResult inOrder(CompileSetup setup, SequencedMap<GraphFingerprint, String> graphs,
       List<CompileWork.Request> carried) throws InterruptedException {
     return fixedList(setup, List.of(), graphs, carried);
   }

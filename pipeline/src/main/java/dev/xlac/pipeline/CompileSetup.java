@@ -13,7 +13,7 @@ import dev.xlac.compiler.schedule.SchedulerSettings;
  * @param listener progress; {@link RunListener#NONE} for none
  * @param memory the memory the scheduler admits compiles by
  * @param remote whether the run reads through to and writes through to the cache's remote tier
- * @param executor where the compiles run ({@link LocalExecutor}, {@link SlurmExecutor})
+ * @param executor where the compiles run ({@link LocalExecutor}, {@link dev.xlac.pipeline.slurm.SlurmExecutor})
  */
 public record CompileSetup(CacheOpener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
     RunListener listener, MemoryProbe memory, RemoteSession.Policy remote, CompileExecutor executor) {

@@ -9,7 +9,7 @@ import dev.xlac.runtime.RequestKey;
  * recorded. {@link CacheResults#settled} is the one rule that decides whether it still lacks an artifact for
  * the run's compiler.
  */
-sealed interface CompileWork permits CompileWork.Graph, CompileWork.Request {
+public sealed interface CompileWork permits CompileWork.Graph, CompileWork.Request {
   /** The key its result is reported and stored under. */
   ProgramKey key();
 

@@ -30,7 +30,7 @@ import java.util.function.Consumer;
  * plugin, under the key the proxy computes for it ({@code RequestKey} over the format, the program as this plugin
  * gets it ({@link StablehloTarget}), the options as recorded and this plugin's identity text).
  */
-final class RecordedRequests {
+public final class RecordedRequests {
   private RecordedRequests() {}
 
   /**
@@ -100,7 +100,7 @@ final class RecordedRequests {
    * as this plugin gets it ({@link StablehloTarget}); an IllegalStateException when the recorded request is missing
    * or damaged.
    */
-  static byte[] program(CacheStore store, CompileWork.Request r) {
+  public static byte[] program(CacheStore store, CompileWork.Request r) {
     if (r.program() != null) {
       return r.program();
     }

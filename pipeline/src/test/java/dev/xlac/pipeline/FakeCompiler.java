@@ -16,38 +16,38 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A compiler that needs no process: the artifact is the module's name. Counts the drivers opened
  * and the compiles, and can hold every compile until {@link #release()}.
  */
-final class FakeCompiler {
-  static final CompilerIdentity IDENTITY = new CompilerIdentity("fake", "1.0", "cpu", List.of(), Map.of());
+public final class FakeCompiler {
+  public static final CompilerIdentity IDENTITY = new CompilerIdentity("fake", "1.0", "cpu", List.of(), Map.of());
   /** What a PJRT driver of this "plugin" reports for the plugin identity text. */
-  static final dev.xlac.compiler.pjrt.PjrtPluginFacts FACTS = new dev.xlac.compiler.pjrt.PjrtPluginFacts("fake", "1.0",
+  public static final dev.xlac.compiler.pjrt.PjrtPluginFacts FACTS = new dev.xlac.compiler.pjrt.PjrtPluginFacts("fake", "1.0",
       0, 94, "f".repeat(64), List.of("fake device"), List.of(new dev.xlac.compiler.pjrt.PjrtPluginFacts.Attribute(
           "fake_version", dev.xlac.compiler.pjrt.PjrtPluginFacts.Attribute.INT64, 3L)));
-  static final String IDENTITY_TEXT = RecordedRequests.identityText(FACTS, System.getenv());
+  public static final String IDENTITY_TEXT = RecordedRequests.identityText(FACTS, System.getenv());
 
-  final AtomicInteger opened = new AtomicInteger();
-  final AtomicInteger compiles = new AtomicInteger();
+  public final AtomicInteger opened = new AtomicInteger();
+  public final AtomicInteger compiles = new AtomicInteger();
   /** The identity of a fake PJRT plugin: runs with it compile recorded requests too. */
-  static final CompilerIdentity PJRT_IDENTITY = new CompilerIdentity("pjrt", "fake 1.0; plugin api 0.94", "fake",
+  public static final CompilerIdentity PJRT_IDENTITY = new CompilerIdentity("pjrt", "fake 1.0; plugin api 0.94", "fake",
       List.of(), Map.of());
 
   private final CountDownLatch gate;
   private final CompilerIdentity identity;
 
   /** @param held whether compiles wait for {@link #release()} */
-  FakeCompiler(boolean held) {
+  public FakeCompiler(boolean held) {
     this(held, IDENTITY);
   }
 
-  FakeCompiler(boolean held, CompilerIdentity identity) {
+  public FakeCompiler(boolean held, CompilerIdentity identity) {
     gate = new CountDownLatch(held ? 1 : 0);
     this.identity = identity;
   }
 
-  void release() {
+  public void release() {
     gate.countDown();
   }
 
-  DriverFactory factory() {
+  public DriverFactory factory() {
     return DriverFactory.of(identity, () -> {
       opened.incrementAndGet();
       return new CompilerDriver() {

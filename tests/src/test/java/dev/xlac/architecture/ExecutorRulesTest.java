@@ -10,6 +10,7 @@ import com.tngtech.archunit.lang.ArchRule;
 import dev.xlac.cli.archfixture.DrivesTheExecutor;
 import dev.xlac.compiler.schedule.CompileScheduler;
 import dev.xlac.pipeline.LocalExecutor;
+import dev.xlac.pipeline.archfixture.NamesTheSlurmEngine;
 import dev.xlac.pipeline.archfixture.SchedulesItself;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -22,8 +23,9 @@ import org.junit.jupiter.api.Test;
  */
 class ExecutorRulesTest {
   /** The executor's steps and the Slurm executor's own parts, which only the run and the executor use. */
-  private static final String EXECUTOR_INTERNALS = "dev\\.xlac\\.pipeline\\.(CompileExecutor\\$.*|SlurmExecutor\\$.*"
-      + "|CompileFeed.*|SlurmClient.*|ShardPlan.*|ShardTransport.*|SharedDirectoryTransport.*|RemoteShardTransport.*)";
+  private static final String EXECUTOR_INTERNALS = "dev\\.xlac\\.pipeline\\.(CompileExecutor\\$.*|CompileFeed.*"
+      + "|slurm\\.(SlurmExecutor\\$.*|SlurmClient.*|ShardPlan.*|ShardTransport.*|SharedDirectoryTransport.*"
+      + "|RemoteShardTransport.*))";
 
   static final ArchRule ONLY_THE_LOCAL_EXECUTOR_SCHEDULES = noClasses()
       .that().resideOutsideOfPackage("dev.xlac.compiler.schedule..").and().doNotBelongToAnyOf(LocalExecutor.class)
@@ -35,6 +37,12 @@ class ExecutorRulesTest {
       .should().dependOnClassesThat().haveNameMatching(EXECUTOR_INTERNALS)
       .because("the CLI builds an executor from its options and hands it to CompileRuns, which runs it");
 
+  /** The Slurm engine is a package of its own: only the CLI, which builds it from its options, names it. */
+  static final ArchRule ONLY_THE_CLI_NAMES_THE_SLURM_ENGINE = noClasses()
+      .that().resideOutsideOfPackages("dev.xlac.pipeline.slurm..", "dev.xlac.cli..", "dev.xlac.bench..")
+      .should().dependOnClassesThat().resideInAPackage("dev.xlac.pipeline.slurm..")
+      .because("the compile run knows an engine only as a CompileExecutor: a new engine is a package beside it");
+
   private static JavaClasses product;
 
   @BeforeAll
@@ -45,7 +53,7 @@ class ExecutorRulesTest {
   @Test
   void theImport_seesTheExecutors() {
     assertThat(product.stream().map(c -> c.getName())).contains("dev.xlac.pipeline.CompileExecutor",
-        "dev.xlac.pipeline.LocalExecutor", "dev.xlac.pipeline.SlurmExecutor", "dev.xlac.pipeline.CompileRuns",
+        "dev.xlac.pipeline.LocalExecutor", "dev.xlac.pipeline.slurm.SlurmExecutor", "dev.xlac.pipeline.CompileRuns",
         "dev.xlac.cli.compile.ParallelCompileCommand");
   }
 
@@ -60,7 +68,15 @@ class ExecutorRulesTest {
   }
 
   @Test
+  void theSlurmEngine_isNamedOnlyByTheCli() {
+    ONLY_THE_CLI_NAMES_THE_SLURM_ENGINE.check(product);
+  }
+
+  @Test
   void eachRule_reportsAClassThatBreaksIt() {
+    assertThatThrownBy(() -> ONLY_THE_CLI_NAMES_THE_SLURM_ENGINE.check(
+        new ClassFileImporter().importClasses(NamesTheSlurmEngine.class)))
+        .isInstanceOf(AssertionError.class).hasMessageContaining(NamesTheSlurmEngine.class.getName());
     assertThatThrownBy(() -> ONLY_THE_LOCAL_EXECUTOR_SCHEDULES.check(
         new ClassFileImporter().importClasses(SchedulesItself.class, CompileScheduler.class)))
         .isInstanceOf(AssertionError.class).hasMessageContaining(SchedulesItself.class.getName());
@@ -68,6 +84,6 @@ class ExecutorRulesTest {
         new ClassFileImporter().importClasses(DrivesTheExecutor.class)))
         .isInstanceOf(AssertionError.class).hasMessageContaining(DrivesTheExecutor.class.getName())
         .hasMessageContaining("dev.xlac.pipeline.CompileExecutor$Compiles")
-        .hasMessageContaining("dev.xlac.pipeline.ShardPlan");
+        .hasMessageContaining("dev.xlac.pipeline.slurm.ShardPlan");
   }
 }

@@ -5,7 +5,7 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.cache.RemoteSetting;
 import dev.xlac.pipeline.RunReport;
-import dev.xlac.pipeline.ShardTask;
+import dev.xlac.pipeline.slurm.ShardTask;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;

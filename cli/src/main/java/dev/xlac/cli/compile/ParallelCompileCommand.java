@@ -12,7 +12,7 @@ import dev.xlac.pipeline.CompileResult;
 import dev.xlac.pipeline.CompileRuns;
 import dev.xlac.pipeline.CompileSetup;
 import dev.xlac.pipeline.LocalExecutor;
-import dev.xlac.pipeline.SlurmExecutor;
+import dev.xlac.pipeline.slurm.SlurmExecutor;
 import dev.xlac.pipeline.OneShotResult;
 import dev.xlac.pipeline.RunReport;
 import dev.xlac.pipeline.TraceSpec;

@@ -2,7 +2,7 @@ package dev.xlac.cli.compile;
 
 import dev.xlac.cli.Main;
 import dev.xlac.core.XlacException;
-import dev.xlac.pipeline.SlurmSettings;
+import dev.xlac.pipeline.slurm.SlurmSettings;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;

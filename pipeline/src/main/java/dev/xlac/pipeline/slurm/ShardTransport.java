@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.slurm;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.core.CompilerIdentity;

@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.slurm;
 
 import java.nio.file.Path;
 import java.time.Duration;

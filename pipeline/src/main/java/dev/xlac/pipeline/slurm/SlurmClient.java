@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.slurm;
 
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;

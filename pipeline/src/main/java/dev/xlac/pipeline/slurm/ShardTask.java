@@ -1,4 +1,12 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.slurm;
+
+import dev.xlac.pipeline.CompileResult;
+import dev.xlac.pipeline.CompileRuns;
+import dev.xlac.pipeline.CompileSetup;
+import dev.xlac.pipeline.CompileWork;
+import dev.xlac.pipeline.DriverSource;
+import dev.xlac.pipeline.RunListener;
+import dev.xlac.pipeline.RunReport;
 
 import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheStore;

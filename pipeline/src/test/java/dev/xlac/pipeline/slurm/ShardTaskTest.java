@@ -1,4 +1,10 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.slurm;
+
+import dev.xlac.pipeline.CompileSetup;
+import dev.xlac.pipeline.DriverSource;
+import dev.xlac.pipeline.FakeCompiler;
+import dev.xlac.pipeline.RunListener;
+import dev.xlac.pipeline.RunReport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,8 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.slurm;
+
+import dev.xlac.pipeline.CompileExecutor;
+import dev.xlac.pipeline.CompileWork;
+import dev.xlac.pipeline.RecordedRequests;
 
 import dev.xlac.cache.BundleKey;
 import dev.xlac.cache.BundleSigningKey;

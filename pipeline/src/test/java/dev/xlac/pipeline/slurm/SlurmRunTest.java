@@ -1,4 +1,12 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.slurm;
+
+import dev.xlac.pipeline.CompileResult;
+import dev.xlac.pipeline.CompileRuns;
+import dev.xlac.pipeline.CompileSetup;
+import dev.xlac.pipeline.DriverSource;
+import dev.xlac.pipeline.FakeCompiler;
+import dev.xlac.pipeline.RunListener;
+import dev.xlac.pipeline.StandInSlurm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;

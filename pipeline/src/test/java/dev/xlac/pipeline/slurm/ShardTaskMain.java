@@ -1,4 +1,8 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.slurm;
+
+import dev.xlac.pipeline.DriverSource;
+import dev.xlac.pipeline.FakeCompiler;
+import dev.xlac.pipeline.RunReport;
 
 import dev.xlac.cache.RemoteSetting;
 import dev.xlac.compiler.schedule.SchedulerSettings;
