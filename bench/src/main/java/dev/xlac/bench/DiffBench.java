@@ -1,11 +1,12 @@
 package dev.xlac.bench;
 
+import dev.xlac.cache.CacheStore;
+
 import dev.xlac.hlo.GraphDiff;
 import dev.xlac.hlo.HloBatchReader;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
-import dev.xlac.pipeline.CacheOpener;
-import dev.xlac.pipeline.Diffs;
+import dev.xlac.pipeline.explain.Diffs;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,7 +52,7 @@ public final class DiffBench {
     HloModuleReader reader = new HloModuleReader();
     HloModuleReader forDiff = HloModuleReader.forDiff();
     HloBatchReader hashBoth = HloBatchReader.withDefaults(); // what `xlac hash A B` reads with
-    CacheOpener noCache = () -> {
+    CacheStore.Opener noCache = () -> {
       throw new IllegalStateException("both inputs are files: the diff must not open a cache");
     };
     String verdict = null;

@@ -82,6 +82,12 @@ public final class CacheStore implements AutoCloseable {
     store.onOverLimit(() -> SizeLimit.enforce(store));
   }
 
+  /** Opens the cache for writing when a run is ready for it (the CLI waits for another writer as {@code --wait} says). */
+  @FunctionalInterface
+  public interface Opener {
+    CacheStore open() throws InterruptedException;
+  }
+
   /**
    * Where the runs the fast start finished without a JVM leave their runtime hits for the next open for writing to
    * count ({@code CACHE/runtime/pending-hits}; cache/README.md, "Runtime-hit records").

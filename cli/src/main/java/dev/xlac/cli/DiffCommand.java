@@ -3,7 +3,7 @@ package dev.xlac.cli;
 import dev.xlac.cli.cache.CacheOptions;
 import dev.xlac.core.Json;
 import dev.xlac.hlo.GraphDiff;
-import dev.xlac.pipeline.Diffs;
+import dev.xlac.pipeline.explain.Diffs;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.concurrent.Callable;

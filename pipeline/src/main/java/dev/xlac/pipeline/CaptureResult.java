@@ -1,5 +1,7 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.pipeline.explain.WhyNew;
+
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

@@ -1,5 +1,7 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.pipeline.explain.WhyNew;
+
 import dev.xlac.cache.CacheStore;
 import dev.xlac.core.ExitCode;
 import java.util.function.Consumer;
@@ -13,7 +15,7 @@ public final class Captures {
    *
    * @param unreadable told each unreadable dump's message as it happens (the others are still taken)
    */
-  public static CaptureResult dump(CacheOpener cache, TraceSpec trace, Consumer<String> unreadable)
+  public static CaptureResult dump(CacheStore.Opener cache, TraceSpec trace, Consumer<String> unreadable)
       throws InterruptedException {
     try (CommandSource source = CommandSource.create(trace); CacheStore store = cache.open()) {
       CacheIntake intake = new CacheIntake(store, unreadable, m -> {});

@@ -1,5 +1,7 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.cache.CacheStore;
+
 import dev.xlac.cache.remote.RemoteSession;
 import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.compiler.schedule.SchedulerSettings;
@@ -15,11 +17,11 @@ import dev.xlac.compiler.schedule.SchedulerSettings;
  * @param remote whether the run reads through to and writes through to the cache's remote tier
  * @param executor where the compiles run ({@link LocalExecutor}, {@link dev.xlac.pipeline.slurm.SlurmExecutor})
  */
-public record CompileSetup(CacheOpener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
+public record CompileSetup(CacheStore.Opener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
     RunListener listener, MemoryProbe memory, RemoteSession.Policy remote, CompileExecutor executor) {
 
   /** A run that compiles in this process's workers. */
-  public CompileSetup(CacheOpener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
+  public CompileSetup(CacheStore.Opener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
       RunListener listener, MemoryProbe memory, RemoteSession.Policy remote) {
     this(cache, drivers, settings, retryFailed, listener, memory, remote, LocalExecutor.INSTANCE);
   }
@@ -30,7 +32,7 @@ public record CompileSetup(CacheOpener cache, DriverSource drivers, SchedulerSet
   }
 
   /** A run that uses the cache's remote tier when it has one ({@link RemoteSession.Policy#USE}). */
-  public CompileSetup(CacheOpener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
+  public CompileSetup(CacheStore.Opener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
       RunListener listener, MemoryProbe memory) {
     this(cache, drivers, settings, retryFailed, listener, memory, RemoteSession.Policy.USE);
   }

@@ -1,5 +1,7 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.pipeline.explain.StablehloTarget;
+
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestInfo;
 import dev.xlac.compiler.CompileOutcome;

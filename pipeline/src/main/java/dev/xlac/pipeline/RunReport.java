@@ -1,5 +1,7 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.pipeline.explain.WhyNew;
+
 import dev.xlac.cache.remote.RemoteStats;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.ExitCode;

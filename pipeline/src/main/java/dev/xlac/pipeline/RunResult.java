@@ -1,5 +1,7 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.pipeline.explain.WhyMissed;
+
 import dev.xlac.cache.RequestIngest;
 import dev.xlac.cache.remote.RemoteStats;
 import dev.xlac.runtime.RunStatistics;

@@ -1,5 +1,7 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.pipeline.explain.WhyMissed;
+
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestIngest;
 import dev.xlac.capture.CommandNotRunnableException;

@@ -1,5 +1,7 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.pipeline.explain.WhyNew;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.xlac.compiler.schedule.GraphResult;

@@ -12,6 +12,7 @@ import com.tngtech.archunit.lang.ArchRule;
 import dev.xlac.hlo.GraphDiff;
 import dev.xlac.hlo.HloShapes;
 import dev.xlac.pipeline.archfixture.DescribesShapes;
+import dev.xlac.pipeline.explain.archfixture.ExplainsFromTheRun;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -19,7 +20,9 @@ import org.junit.jupiter.api.Test;
  * How two graphs differ is worded in {@code hlo} ({@code DiffReason}, beside {@code GraphDiff}); the pipeline
  * looks graphs up, groups and reports. So no pipeline class reads a diff's parts (its sides and their shapes, its
  * match, its parameter, dimension, element type and constant changes: {@code DiffReason} and
- * {@code NearestRelative} do), shapes as text ({@code HloShapes}) or the HLO schema's classes.
+ * {@code NearestRelative} do), shapes as text ({@code HloShapes}) or the HLO schema's classes. Why a graph is new,
+ * why a request missed and what two graphs differ by is the pipeline's {@code explain} package, which the runs use
+ * and which uses none of them.
  */
 class DiffRulesTest {
   private static JavaClasses product;
@@ -41,6 +44,19 @@ class DiffRulesTest {
         .orShould().dependOnClassesThat().belongToAnyOf(HloShapes.class)
         .orShould().dependOnClassesThat().resideInAPackage("dev.xlac.hlo.proto..")
         .because("a diff is worded in hlo (DiffReason); the pipeline only looks up, groups and reports");
+  }
+
+  /** The explaining package stands alone in the pipeline: the runs use it, never the other way. */
+  static final ArchRule EXPLAINING_USES_NO_RUN = noClasses().that().resideInAPackage("dev.xlac.pipeline.explain..")
+      .should().dependOnClassesThat().resideInAnyPackage("dev.xlac.pipeline", "dev.xlac.pipeline.slurm..")
+      .because("the runs hand explain what to explain; a dependency back would make a package circle");
+
+  @Test
+  void explaining_usesNoRun() {
+    EXPLAINING_USES_NO_RUN.check(product);
+    assertThatThrownBy(() -> EXPLAINING_USES_NO_RUN.check(new ClassFileImporter().importClasses(
+        ExplainsFromTheRun.class)))
+        .isInstanceOf(AssertionError.class).hasMessageContaining(ExplainsFromTheRun.class.getName());
   }
 
   @Test

@@ -2,8 +2,8 @@ package dev.xlac.cli.cache;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.core.Json;
-import dev.xlac.pipeline.WhyMissed;
-import dev.xlac.pipeline.WhyNew;
+import dev.xlac.pipeline.explain.WhyMissed;
+import dev.xlac.pipeline.explain.WhyNew;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;

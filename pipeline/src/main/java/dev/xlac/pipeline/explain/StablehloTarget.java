@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.explain;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -21,7 +21,7 @@ import java.util.Optional;
  * downgrade would also rewrite operations, the bytes differ from the framework's: a miss at run time, never a
  * wrong executable (the key covers the program bytes, and the executable is compiled from exactly those).
  */
-final class StablehloTarget {
+public final class StablehloTarget {
   private static final byte[] MAGIC = {'M', 'L', (byte) 0xef, 'R'};
   private static final String PRODUCER = "StableHLO_v";
   private static final String ATTRIBUTE = "attribute=stablehlo_current_version=l:";
@@ -29,7 +29,7 @@ final class StablehloTarget {
   private StablehloTarget() {}
 
   /** The program the framework sends to the new plugin, or {@code program} itself when it is the same or unknown. */
-  static byte[] forPlugin(String format, byte[] program, String recordedIdentity, String newIdentity) {
+  public static byte[] forPlugin(String format, byte[] program, String recordedIdentity, String newIdentity) {
     if (!format.equals("mlir")) {
       return program;
     }

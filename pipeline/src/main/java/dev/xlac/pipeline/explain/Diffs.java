@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.explain;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.core.ExitCode;
@@ -32,16 +32,16 @@ public final class Diffs {
    * @throws XlacException exit code 2 ({@link ExitCode#BAD_INPUT}) when an input cannot be read, is
    *     not in the cache or names more than one graph; the message names the input and the reason
    */
-  public static GraphDiff diff(String a, String b, CacheOpener cache) throws InterruptedException {
+  public static GraphDiff diff(String a, String b, CacheStore.Opener cache) throws InterruptedException {
     return diff(a, b, cache, Runtime.getRuntime().availableProcessors() > 1);
   }
 
   /**
-   * As {@link #diff(String, String, CacheOpener)}; with {@code parallel}, B is read on a second thread while A
+   * As {@link #diff(String, String, CacheStore.Opener)}; with {@code parallel}, B is read on a second thread while A
    * is read on this one, as {@code xlac hash A B} reads its two files. Either way A's error is the one
    * reported when both inputs are bad.
    */
-  static GraphDiff diff(String a, String b, CacheOpener cache, boolean parallel) throws InterruptedException {
+  static GraphDiff diff(String a, String b, CacheStore.Opener cache, boolean parallel) throws InterruptedException {
     Inputs inputs = new Inputs(cache);
     try (inputs) {
       Input ia = inputs.find(a);
@@ -101,10 +101,10 @@ public final class Diffs {
 
   /** Opens the cache on first need and closes it at the end. */
   private static final class Inputs implements AutoCloseable {
-    private final CacheOpener cache;
+    private final CacheStore.Opener cache;
     private CacheStore store;
 
-    Inputs(CacheOpener cache) {
+    Inputs(CacheStore.Opener cache) {
       this.cache = cache;
     }
 

@@ -1,4 +1,6 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.explain;
+
+import dev.xlac.cache.CacheStore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -58,7 +60,7 @@ class DiffsTest {
   void readingBothAtOnce_givesTheSameDiff_asReadingOneAfterTheOther() throws Exception {
     Path a = TestModules.writeDump(tmp, "a.hlo.pb", TestModules.mulAdd(1f));
     Path b = TestModules.writeDump(tmp, "b.hlo.pb", TestModules.mulAdd(3f));
-    CacheOpener none = readOnly(tmp.resolve("no-cache"), m -> { });
+    CacheStore.Opener none = readOnly(tmp.resolve("no-cache"), m -> { });
 
     GraphDiff parallel = Diffs.diff(a.toString(), b.toString(), none, true);
     GraphDiff sequential = Diffs.diff(a.toString(), b.toString(), none, false);
@@ -71,7 +73,7 @@ class DiffsTest {
   void twoBadInputs_reportA_whetherReadAtOnceOrInTurn() throws Exception {
     Path badA = Files.write(tmp.resolve("a.hlo.pb"), new byte[] {(byte) 0xff, (byte) 0xff, 1});
     Path badB = Files.write(tmp.resolve("b.hlo.pb"), new byte[] {(byte) 0xfe});
-    CacheOpener none = readOnly(tmp.resolve("no-cache"), m -> { });
+    CacheStore.Opener none = readOnly(tmp.resolve("no-cache"), m -> { });
     for (boolean parallel : new boolean[] {true, false}) {
       assertThatThrownBy(() -> Diffs.diff(badA.toString(), badB.toString(), none, parallel))
           .as("parallel=" + parallel).isInstanceOf(HloReadException.class).hasMessageContaining(badA.toString());
@@ -80,7 +82,7 @@ class DiffsTest {
     }
   }
 
-  private static CacheOpener readOnly(Path cache, java.util.function.Consumer<String> notices) {
+  private static CacheStore.Opener readOnly(Path cache, java.util.function.Consumer<String> notices) {
     return () -> dev.xlac.cache.CacheStore.open(cache, dev.xlac.cache.CacheStore.Mode.READ_ONLY,
         java.time.Duration.ZERO, notices);
   }

@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.explain;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

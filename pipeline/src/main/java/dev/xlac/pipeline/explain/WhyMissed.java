@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.explain;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestInfo;
@@ -211,7 +211,7 @@ public final class WhyMissed {
    * The reasons of a run's misses ({@code stats}: its statistics directory, holding the misses' requests) against
    * {@code store}, opened by the run already; none without misses.
    */
-  static Summary forRun(CacheStore store, RunStatistics s, Path stats) {
+  public static Summary forRun(CacheStore store, RunStatistics s, Path stats) {
     if (s.missesByKey().isEmpty()) {
       return Summary.NONE;
     }
@@ -224,7 +224,7 @@ public final class WhyMissed {
   }
 
   /** As {@link #forRun(CacheStore, RunStatistics, Path)}, opening the cache at {@code cacheDir} read-only. */
-  static Summary forRun(Path cacheDir, RunStatistics s, Path stats) throws InterruptedException {
+  public static Summary forRun(Path cacheDir, RunStatistics s, Path stats) throws InterruptedException {
     if (s.missesByKey().isEmpty()) {
       return Summary.NONE;
     }
