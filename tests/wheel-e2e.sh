@@ -75,6 +75,10 @@ grep -Eq "^xlac run: ([0-9]+) compiles: \1 served from the cache, 0 compiled" "$
 cmp -s "$t/record.out" "$t/served.out" \
   || fail "the served run's output (its losses; xlac's lines are on stderr) differs from the recording run's"
 compgen -G "$t/xdg/xlac/installs/*/run-plans/*.plan" >/dev/null || fail "no launch plan under XDG_CACHE_HOME"
+# xlac run's own class cache: its training run lists a stand-in S3 remote, whose answer the S3 client parses
+# with java.xml; a runtime without that module made none (and failed every run with a remote tier).
+compgen -G "$t/xdg/xlac/installs/*/xlac-run.aot" >/dev/null \
+  || fail "installedRun_hasItsClassCache: no class cache for xlac run under XDG_CACHE_HOME (its training run failed)"
 
 step "xlac parallel-compile -- python mlp.py; xlac cache stat"
 xlac parallel-compile --cache "$t/cache" --plugin "$XLAC_PJRT_PLUGIN" -- python mlp.py --steps 3 >/dev/null 2>"$t/pc.err" \

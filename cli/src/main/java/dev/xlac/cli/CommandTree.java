@@ -17,7 +17,7 @@ import picocli.CommandLine.ParseResult;
  * builds, which costs a cold JVM about 200 ms for the whole tree; a run whose arguments start with a
  * subcommand's name builds that branch only ({@code cache stat}: the root, cache and stat). Anything else (no
  * arguments, an option first, {@code help}, a misspelt name) builds all of that level, so help, suggestions and
- * usage errors are exactly those of the whole tree. {@code xlac --version} alone builds the root only.
+ * usage errors are exactly those of the whole tree. {@code xlac --version} alone builds none ({@link Main}).
  */
 final class CommandTree {
   /** The top-level subcommands in the order help lists them; each key is the name in the class's {@code @Command}. */
@@ -52,9 +52,6 @@ final class CommandTree {
     CommandLine cmd = new CommandLine(root);
     if (args.length > 0 && args[0].equals(INTERNAL_SHARD)) { // internal: in no listing, help or completion
       return cmd.addSubcommand(dev.xlac.cli.compile.CompileShardCommand.class);
-    }
-    if (args.length == 1 && (args[0].equals("--version") || args[0].equals("-V"))) { // says the same with no tree
-      return cmd;
     }
     addSubcommands(cmd, SUBCOMMANDS, List.of(args));
     return cmd;

@@ -46,6 +46,9 @@ public final class Main {
   }
 
   public int run(String... args) {
+    if (args.length == 1 && (args[0].equals("--version") || args[0].equals("-V"))) {
+      return printVersion();
+    }
     if (args.length > 0 && args[0].equals("run")) { // xlac run: the training command starts as early as it can
       Optional<RunCommand> simple = RunCommand.parseSimple(List.of(args).subList(1, args.length), out, err);
       if (simple.isPresent()) {
@@ -54,6 +57,23 @@ public final class Main {
     }
     XlacCommand root = new XlacCommand();
     return execute(CommandTree.forArgs(root, args), root, args);
+  }
+
+  /**
+   * {@code xlac --version}, what picocli prints for it, without picocli: building even the root's model reads its
+   * annotations, which costs a cold JVM about half of this command's time (bench/README.md, "Start-up").
+   */
+  private int printVersion() {
+    try {
+      for (String line : new XlacCommand.Version().getVersion()) {
+        out.println(line);
+      }
+      out.flush();
+      return ExitCode.OK.code();
+    } catch (Exception e) {
+      report(e, false);
+      return exitCodeOf(e);
+    }
   }
 
   /** A command parsed without picocli, run as picocli's {@code execute} would run it (no --verbose). */

@@ -72,11 +72,13 @@ class CommandTreeTest {
     assertThat(subcommandNames(cacheOf(c))).containsExactlyElementsOf(CacheCommand.SUBCOMMANDS.sequencedKeySet());
   }
 
-  /** Issue #26: xlac --version built the whole tree, most of its start-up; it says the same with the root alone. */
+  /**
+   * Issue #26: xlac --version built the whole tree, most of its start-up; it now builds no picocli model at all, and
+   * says what picocli's whole tree says, byte for byte.
+   */
   @Test
-  void version_buildsTheRootOnly_andSaysWhatTheWholeTreeSays() {
+  void version_withoutPicocli_saysWhatTheWholeTreeSays() {
     for (String option : new String[] {"--version", "-V"}) {
-      assertThat(CommandTree.forArgs(new XlacCommand(), option).getSubcommands()).as(option).isEmpty();
       assertThat(CliRunner.run(option)).as(option).isEqualTo(CliRunner.runWithWholeTree(option));
     }
   }
