@@ -1,5 +1,7 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.cache.layout.PjrtRecordSpool;
+
 import dev.xlac.cache.ArtifactInfo;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.EntryStatus;
@@ -11,7 +13,6 @@ import dev.xlac.capture.CapturedModule;
 import dev.xlac.core.neuron.NeuronName;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloReadException;
-import dev.xlac.hlo.LoadedModule;
 import dev.xlac.runtime.RecordSpool;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -76,18 +77,13 @@ public final class CacheIntake implements CaptureListener {
     RequestIngest requests = null;
     for (Path p : paths) {
       if (java.nio.file.Files.isDirectory(p) && RecordSpool.looksLikeSpool(p)) {
-        RequestIngest r = RuntimeCache.ingest(p, store, problems);
+        RequestIngest r = PjrtRecordSpool.ingest(p, store, problems);
         requests = requests == null ? r : requests.plus(r);
       } else {
         dumps.add(p);
       }
     }
     return new Added(dumps.isEmpty() ? null : PathSource.ingest(store, dumps), requests);
-  }
-
-  /** Stores a module read from a dump file; its bytes are only read again when the graph is new. */
-  static PutOutcome put(CacheStore store, LoadedModule m) {
-    return store.putGraph(GraphEntry.of(m));
   }
 
   @Override

@@ -1,5 +1,9 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.pipeline.run.RecordingResult;
+
+import dev.xlac.capture.NotRunnable;
+
 import dev.xlac.pipeline.explain.WhyNew;
 
 import java.nio.file.Path;
@@ -24,9 +28,6 @@ import java.util.Map;
 public record CaptureResult(NotRunnable notRunnable, List<String> notes, String summary,
     Map<String, Integer> alreadyCompiled, Path keptDumps, CommandEnding ending, int unreadable, int exitStatus,
     WhyNew.Summary whyNew, RecordingResult recording) {
-
-  /** The command was not found (127) or cannot be run (126). */
-  public record NotRunnable(int status, String message) {}
 
   static CaptureResult notRunnable(NotRunnable why) {
     return new CaptureResult(why, List.of(), "", Map.of(), null, null, 0, why.status(), WhyNew.Summary.NONE, null);

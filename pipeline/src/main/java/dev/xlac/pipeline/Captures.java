@@ -1,5 +1,7 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.pipeline.run.RecordingResult;
+
 import dev.xlac.pipeline.explain.WhyNew;
 
 import dev.xlac.cache.CacheStore;

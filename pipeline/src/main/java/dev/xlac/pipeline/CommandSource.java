@@ -1,5 +1,10 @@
 package dev.xlac.pipeline;
 
+import dev.xlac.pipeline.run.RecordingResult;
+import dev.xlac.pipeline.run.RuntimeRecording;
+
+import dev.xlac.capture.NotRunnable;
+
 import dev.xlac.capture.CaptureListener;
 import dev.xlac.capture.CapturedModule;
 import dev.xlac.capture.CommandNotRunnableException;
@@ -19,7 +24,7 @@ final class CommandSource implements AutoCloseable {
    * @param outcome how the command ended; null when it could not run
    * @param notRunnable why it could not run (127: not found, 126: cannot be run), or null
    */
-  record Traced(CommandTracer.Outcome outcome, CaptureResult.NotRunnable notRunnable) {}
+  record Traced(CommandTracer.Outcome outcome, NotRunnable notRunnable) {}
 
   private final TraceSpec spec;
   private final StagingDirectories dirs;
@@ -36,7 +41,8 @@ final class CommandSource implements AutoCloseable {
    * {@code --keep-dumps} (exit 2).
    */
   static CommandSource create(TraceSpec spec) {
-    RuntimeRecording recording = RuntimeRecording.prepare(spec.recording());
+    RuntimeRecording recording = spec.recording() == null ? null
+        : RuntimeRecording.prepare(spec.recording().plugin(), spec.recording().cacheDir());
     try {
       return new CommandSource(spec, StagingDirectories.create(spec.keepDumps()), recording);
     } catch (RuntimeException e) {
@@ -69,7 +75,7 @@ final class CommandSource implements AutoCloseable {
       }
       return new Traced(o, null);
     } catch (CommandNotRunnableException e) {
-      return new Traced(null, new CaptureResult.NotRunnable(e.status(), e.getMessage()));
+      return new Traced(null, new NotRunnable(e.status(), e.getMessage()));
     } finally {
       gate.close();
     }

@@ -106,7 +106,7 @@ public final class PathSource {
     SequencedMap<GraphFingerprint, String> added = new LinkedHashMap<>();
     int[] addedAndPresent = new int[2];
     HloBatchReader.withDefaults().readEach(scan.inputs(),
-        m -> new Stored(m.fingerprint(), m.moduleName(), CacheIntake.put(store, m)), o -> {
+        m -> new Stored(m.fingerprint(), m.moduleName(), store.putGraph(m)), o -> {
           if (!o.ok()) {
             errors.add(o.error());
             return;

@@ -7,7 +7,7 @@ import dev.xlac.cache.remote.RemoteTier;
 import dev.xlac.cache.layout.NeuronCacheLayout;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
-import dev.xlac.pipeline.RuntimeLayouts;
+import dev.xlac.pipeline.run.RuntimeLayouts;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;

@@ -34,6 +34,18 @@ public final class FileTrees {
     });
   }
 
+  /** As {@link #deleteTree}, for a temporary directory: one that cannot be removed is left behind, silently. */
+  public static void deleteTreeQuietly(Path root) {
+    if (root == null) {
+      return;
+    }
+    try {
+      deleteTree(root);
+    } catch (IOException | RuntimeException e) {
+      // a temporary directory left behind
+    }
+  }
+
   /**
    * Bytes of the files below {@code root} (0 when it does not exist); files that vanish while it
    * walks (a database compacting) are skipped. -1 when the tree cannot be read.

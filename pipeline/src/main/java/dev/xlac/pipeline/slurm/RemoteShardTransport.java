@@ -33,7 +33,7 @@ import java.util.function.Consumer;
  * SharedDirectoryTransport}); no bundle is written.
  *
  * <p>The manifest of one attempt is {@code PREFIX/v1/runs/RUN/results/shard-I/ATTEMPT-UUID.tsv} (RUN: the run
- * directory's name; ATTEMPT: the attempt's Slurm job id; one line per graph, {@link ShardTask#resultLine}), written
+ * directory's name; ATTEMPT: the attempt's Slurm job id; one line per graph, {@link ResultLines#of}), written
  * last, so its presence means the artifacts are there. The submitter reads only the current attempt's, and each
  * task writes its own, so results that could not be imported ({@link #discard}) are never read again.
  * The manifests stay, small, for a look at what each node did.
@@ -118,7 +118,7 @@ public final class RemoteShardTransport implements ShardTransport {
     List<GraphFingerprint> compiled = new ArrayList<>();
     List<RequestKey> entries = new ArrayList<>();
     for (String line : lines) {
-      GraphResult g = ShardTask.parseLine(line);
+      GraphResult g = ResultLines.parse(line);
       if (g.status() == GraphResult.Status.COMPILED) {
         switch (g.fingerprint()) {
           case GraphFingerprint fp -> compiled.add(fp);

@@ -17,14 +17,12 @@ import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.ExitCode;
-import dev.xlac.core.FailureKind;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.FileTrees;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloFileKind;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
-import dev.xlac.runtime.RequestKey;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -33,7 +31,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.SequencedMap;
@@ -167,7 +164,7 @@ public final class ShardTask {
       List<GraphResult> all = new ArrayList<>(compiled.report().graphs());
       all.addAll(damaged);
       try (CacheStore store = nodeSetup.cache().open()) {
-        transport.sendResults(shard, attempt, store, scratch, all.stream().map(ShardTask::resultLine).toList());
+        transport.sendResults(shard, attempt, store, scratch, all.stream().map(ResultLines::of).toList());
       }
       return new RunReport(all, compiled.report().wall(), compiled.report().jobs());
     } catch (IOException e) {
@@ -185,49 +182,5 @@ public final class ShardTask {
   private static GraphResult notCompiled(ShardTransport.Input in, String why) {
     return new GraphResult(in.fingerprint(), in.moduleName(), GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null,
         "not compiled: " + why);
-  }
-
-  /**
-   * One graph's result as a line: fingerprint, status, compile milliseconds, attempts, failure kind ({@code -}
-   * for none), module name, error (empty for none), tab-separated.
-   */
-  static String resultLine(GraphResult g) {
-    return String.join("\t", g.fingerprint().value(), g.status().name(), Long.toString(g.compileTime().toMillis()),
-        Integer.toString(g.attempts()), g.failureKind() == null ? "-" : g.failureKind().name(),
-        SharedDirectoryTransport.oneField(g.moduleName()),
-        g.error() == null ? "" : SharedDirectoryTransport.oneField(g.error()));
-  }
-
-  /** The result a {@link #resultLine} describes; a malformed line is an IllegalArgumentException. */
-  static GraphResult parseLine(String line) {
-    String[] f = line.split("\t", -1);
-    if (f.length != 7) {
-      throw new IllegalArgumentException("not a shard result line (" + f.length + " fields, 7 expected)");
-    }
-    GraphResult.Status status = named(GraphResult.Status.class, f[1].toUpperCase(Locale.ROOT), "status");
-    FailureKind kind = f[4].equals("-") ? null : named(FailureKind.class, f[4], "failure kind");
-    return new GraphResult(programKey(f[0]), f[5], status, Duration.ofMillis(number(f[2],
-        "compile milliseconds")), (int) number(f[3], "attempts"), kind, f[6].isEmpty() ? null : f[6]);
-  }
-
-  /** A graph's fingerprint ({@code hlo1:}) or a recorded request's key ({@code pjrt1:}). */
-  private static dev.xlac.core.ProgramKey programKey(String text) {
-    return text.startsWith(RequestKey.VERSION + ":") ? RequestKey.parse(text) : GraphFingerprint.parse(text);
-  }
-
-  private static <E extends Enum<E>> E named(Class<E> type, String name, String what) {
-    for (E e : type.getEnumConstants()) {
-      if (e.name().equals(name)) {
-        return e;
-      }
-    }
-    throw new IllegalArgumentException("unknown " + what + " '" + name + "'");
-  }
-
-  private static long number(String text, String what) {
-    if (!text.matches("\\d{1,9}")) {
-      throw new IllegalArgumentException(what + " '" + text + "' is not a number");
-    }
-    return Long.parseLong(text);
   }
 }

@@ -66,7 +66,7 @@ public interface ShardTransport {
    *
    * @param bundle an xlac bundle of the task's node-local cache (graphs, artifacts, failures, logs); null when the
    *     artifacts are elsewhere (the remote tier)
-   * @param lines one line per graph of the shard ({@link ShardTask#resultLine})
+   * @param lines one line per graph of the shard ({@link ResultLines#of})
    * @param where where these results are, for messages and for {@link #discard}
    */
   record Results(Path bundle, List<String> lines, String where) {

@@ -276,7 +276,7 @@ public final class SlurmExecutor implements CompileExecutor {
     List<GraphResult> lines = new ArrayList<>();
     for (int i = 0; i < back.lines().size(); i++) {
       try {
-        lines.add(ShardTask.parseLine(back.lines().get(i)));
+        lines.add(ResultLines.parse(back.lines().get(i)));
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException("shard result line " + (i + 1) + ": " + e.getMessage(), e);
       }

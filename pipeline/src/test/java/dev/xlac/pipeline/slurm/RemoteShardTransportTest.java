@@ -315,7 +315,7 @@ class RemoteShardTransportTest {
       GraphResult failed = new GraphResult(fp, shard.items().getFirst().moduleName(), GraphResult.Status.FAILED,
           Duration.ofMillis(7), 1, FailureKind.COMPILE_ERROR, "bad shape");
       try (CacheStore store = open(tmp.resolve("submitter"))) {
-        transport.importResults(store, new ShardTransport.Results(null, List.of(ShardTask.resultLine(failed)), "x"),
+        transport.importResults(store, new ShardTransport.Results(null, List.of(ResultLines.of(failed)), "x"),
             List.of(failed), FakeCompiler.IDENTITY);
         ArtifactInfo info = store.artifactInfo(new ArtifactKey(fp, FakeCompiler.IDENTITY)).orElseThrow();
         assertThat(info.status()).isEqualTo(EntryStatus.FAILED);

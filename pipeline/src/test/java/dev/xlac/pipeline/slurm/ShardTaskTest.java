@@ -65,7 +65,7 @@ class ShardTaskTest {
       for (ShardPlan.Shard s : plan.nonEmpty()) {
         ShardTransport.Results back = transport.receiveResults(s.index(), "7").orElseThrow();
         store.importBundle(back.bundle());
-        List<GraphResult> lines = back.lines().stream().map(ShardTask::parseLine).toList();
+        List<GraphResult> lines = back.lines().stream().map(ResultLines::parse).toList();
         assertThat(lines).extracting(GraphResult::fingerprint)
             .containsExactlyInAnyOrderElementsOf(s.items().stream().map(ShardPlan.Item::graph).toList());
         assertThat(lines).allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
@@ -91,7 +91,7 @@ class ShardTaskTest {
     ShardTask.run(nodeSetup(tmp.resolve("node"), compiler), transport, shard.index(), "7",
         tmp.resolve("node.bundle"));
     List<GraphResult> lines = transport.receiveResults(shard.index(), "7").orElseThrow().lines().stream()
-        .map(ShardTask::parseLine).toList();
+        .map(ResultLines::parse).toList();
     GraphResult damaged = lines.stream().filter(g -> g.fingerprint().equals(victim.fingerprint())).findFirst()
         .orElseThrow();
     assertThat(damaged.status()).isEqualTo(GraphResult.Status.NOT_RUN);
@@ -240,7 +240,7 @@ class ShardTaskTest {
   @Test
   void aDamagedResultLine_isOneLineInWords_namingTheLine() throws Exception {
     GraphFingerprint fp = new GraphFingerprint("hlo1:" + "ab".repeat(32));
-    String good = ShardTask.resultLine(new GraphResult(fp, "m", GraphResult.Status.COMPILED, Duration.ofMillis(5), 1,
+    String good = ResultLines.of(new GraphResult(fp, "m", GraphResult.Status.COMPILED, Duration.ofMillis(5), 1,
         null, null));
     ShardPlan.Shard shard = new ShardPlan.Shard(0, List.of(new ShardPlan.Item(fp, "m", 1)), 1);
     for (var bad : List.of(
@@ -302,12 +302,12 @@ class ShardTaskTest {
     GraphFingerprint fp = new GraphFingerprint("hlo1:" + "ab".repeat(32));
     GraphResult failed = new GraphResult(fp, "jit_step", GraphResult.Status.FAILED, Duration.ofMillis(1234), 2,
         FailureKind.COMPILE_ERROR, "bad\tshape f32[3]");
-    GraphResult back = ShardTask.parseLine(ShardTask.resultLine(failed));
+    GraphResult back = ResultLines.parse(ResultLines.of(failed));
     assertThat(back).isEqualTo(new GraphResult(fp, "jit_step", GraphResult.Status.FAILED, Duration.ofMillis(1234), 2,
         FailureKind.COMPILE_ERROR, "bad shape f32[3]"));
     GraphResult ok = new GraphResult(fp, "jit_step", GraphResult.Status.COMPILED, Duration.ofMillis(5), 1, null, null);
-    assertThat(ShardTask.parseLine(ShardTask.resultLine(ok))).isEqualTo(ok);
-    assertThatThrownBy(() -> ShardTask.parseLine("hlo1:00\tCOMPILED")).isInstanceOf(IllegalArgumentException.class);
+    assertThat(ResultLines.parse(ResultLines.of(ok))).isEqualTo(ok);
+    assertThatThrownBy(() -> ResultLines.parse("hlo1:00\tCOMPILED")).isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
@@ -377,7 +377,7 @@ class ShardTaskTest {
     assertThat(byKey.get(foreign.key()).error()).startsWith("not compiled: it is keyed for a plugin identity other"
         + " than this node's");
     List<String> lines = Files.readAllLines(run.resolve("results/shard-0.7.tsv"));
-    assertThat(lines).hasSize(3).allSatisfy(l -> assertThat(ShardTask.parseLine(l).fingerprint())
+    assertThat(lines).hasSize(3).allSatisfy(l -> assertThat(ResultLines.parse(l).fingerprint())
         .isInstanceOf(dev.xlac.runtime.RequestKey.class));
     try (CacheStore store = open(tmp.resolve("submitter"))) {
       store.importBundle(run.resolve("results/shard-0.7.bundle"));

@@ -1,4 +1,6 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.run;
+
+import dev.xlac.pipeline.TestPlugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

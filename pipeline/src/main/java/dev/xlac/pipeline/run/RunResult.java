@@ -1,4 +1,6 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.run;
+
+import dev.xlac.capture.NotRunnable;
 
 import dev.xlac.pipeline.explain.WhyMissed;
 
@@ -29,12 +31,12 @@ import java.util.Map;
  * @param remote what the run did with the cache's remote tier ({@link RuntimeRemote}), or null when it used none
  * @param missReasons why each miss was not served ({@link WhyMissed})
  */
-public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, RunStatistics stats,
+public record RunResult(NotRunnable notRunnable, int exitStatus, RunStatistics stats,
     RealPlugin plugin, Path layout, int[] materialized, RequestIngest ingested, Path keptSpool, int damagedRemoved,
     Duration wall, RemoteStats remote, WhyMissed.Summary missReasons) {
 
   /** A run whose misses are not explained. */
-  public RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, RunStatistics stats, RealPlugin plugin,
+  public RunResult(NotRunnable notRunnable, int exitStatus, RunStatistics stats, RealPlugin plugin,
       Path layout, int[] materialized, RequestIngest ingested, Path keptSpool, int damagedRemoved, Duration wall,
       RemoteStats remote) {
     this(notRunnable, exitStatus, stats, plugin, layout, materialized, ingested, keptSpool, damagedRemoved, wall, remote,
@@ -50,12 +52,12 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
   }
 
   /** A run that used no remote tier. */
-  public RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, RunStatistics stats, RealPlugin plugin,
+  public RunResult(NotRunnable notRunnable, int exitStatus, RunStatistics stats, RealPlugin plugin,
       Path layout, int[] materialized, RequestIngest ingested, Path keptSpool, int damagedRemoved, Duration wall) {
     this(notRunnable, exitStatus, stats, plugin, layout, materialized, ingested, keptSpool, damagedRemoved, wall, null);
   }
 
-  static RunResult notRunnable(CaptureResult.NotRunnable why, RealPlugin plugin, Path layout) {
+  static RunResult notRunnable(NotRunnable why, RealPlugin plugin, Path layout) {
     return new RunResult(why, why.status(), RunStatistics.NONE, plugin, layout, null, null, null, 0, Duration.ZERO);
   }
 
@@ -208,10 +210,11 @@ public record RunResult(CaptureResult.NotRunnable notRunnable, int exitStatus, R
   }
 
   private static double seconds(Duration d) {
-    return RunReport.seconds(d);
+    return d.toNanos() / 1e9;
   }
 
+  /** To the millisecond, as the compile run's report rounds. */
   private static double round(double s) {
-    return RunReport.round(s);
+    return Math.round(s * 1000) / 1000.0;
   }
 }

@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.run;
 
 import dev.xlac.capture.CommandRunner;
 import dev.xlac.capture.ProxyEnvironment;
@@ -223,7 +223,7 @@ public final class FastStart {
         }
       });
       // The plugin as given (a link may be pointed elsewhere), the file it resolves to, and that file's stat.
-      b.append("realpath ").append(hex(RuntimeRun.pluginPath(spec.plugin(), spec.env()).toString())).append(' ')
+      b.append("realpath ").append(hex(ServedCommand.pluginPath(spec.plugin(), spec.env()).toString())).append(' ')
           .append(hex(plugin.path().toString())).append('\n');
       // The plugin's stat as it was identified (its SHA-256, memo and the command's XLAC_PJRT_PLUGIN_SHA256 are of
       // that file), not as it is now: a plugin replaced during the run fails the plan.
@@ -286,7 +286,7 @@ public final class FastStart {
       }
       b.append("stats ").append(hex(Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath().toString()))
           .append(' ').append(hex(STATS_PREFIX)).append('\n');
-      delta(spec.env(), RuntimeRun.withPreload(env.variables(), layout, spec.command()), placeholder.toString())
+      delta(spec.env(), ServedCommand.withPreload(env.variables(), layout, spec.command()), placeholder.toString())
           .forEach(b::append);
       return Optional.of(b.append("end\n").toString());
     }

@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.run;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -120,7 +120,7 @@ class FastStartTest {
           Path.of("/opt/xlac/libxlac_pjrt.so"), Path.of("/opt/plugin.so"), "ab:1:2:3:4", Path.of("/c/runtime/pjrt"),
           PLACEHOLDER, null));
       try {
-        RuntimeRun.pluginPath(null, new Recording(user, read));
+        ServedCommand.pluginPath(null, new Recording(user, read));
       } catch (dev.xlac.core.XlacException e) {
         // no plugin named in this environment: a usage error, after the names were looked up
       }

@@ -1,4 +1,8 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.run;
+
+import dev.xlac.pipeline.TestPlugin;
+
+import dev.xlac.pipeline.CacheIntake;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -458,15 +462,15 @@ class RuntimeRunTest {
   @Test
   void pluginPath_isOption_thenXlacPjrtPlugin_thenTheLibraryVariableOfTorchXlasDevice() {
     Map<String, String> tpu = Map.of("PJRT_DEVICE", "TPU", "TPU_LIBRARY_PATH", "/opt/libtpu.so");
-    assertThat(RuntimeRun.pluginPath(null, tpu)).isEqualTo(Path.of("/opt/libtpu.so"));
-    assertThat(RuntimeRun.pluginPath(Path.of("/given.so"), tpu)).isEqualTo(Path.of("/given.so"));
+    assertThat(ServedCommand.pluginPath(null, tpu)).isEqualTo(Path.of("/opt/libtpu.so"));
+    assertThat(ServedCommand.pluginPath(Path.of("/given.so"), tpu)).isEqualTo(Path.of("/given.so"));
     Map<String, String> both = new HashMap<>(tpu);
     both.put("XLAC_PJRT_PLUGIN", "/env.so");
-    assertThat(RuntimeRun.pluginPath(null, both)).isEqualTo(Path.of("/env.so"));
-    assertThat(RuntimeRun.pluginPath(null, Map.of("PJRT_DEVICE", "NEURON", "NEURON_LIBRARY_PATH", "/n/libneuronpjrt.so")))
+    assertThat(ServedCommand.pluginPath(null, both)).isEqualTo(Path.of("/env.so"));
+    assertThat(ServedCommand.pluginPath(null, Map.of("PJRT_DEVICE", "NEURON", "NEURON_LIBRARY_PATH", "/n/libneuronpjrt.so")))
         .isEqualTo(Path.of("/n/libneuronpjrt.so"));
     // CPU is torch_xla's built-in client: no variable names a plugin, so none is the default
-    assertThatThrownBy(() -> RuntimeRun.pluginPath(null, Map.of("PJRT_DEVICE", "CPU", "PJRT_LIBRARY_PATH", "/x.so")))
+    assertThatThrownBy(() -> ServedCommand.pluginPath(null, Map.of("PJRT_DEVICE", "CPU", "PJRT_LIBRARY_PATH", "/x.so")))
         .isInstanceOfSatisfying(XlacException.class, x -> assertThat(x.exitCode()).isEqualTo(ExitCode.BAD_INPUT));
   }
 }

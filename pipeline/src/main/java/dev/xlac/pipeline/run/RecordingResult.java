@@ -1,10 +1,10 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.run;
 
 import dev.xlac.cache.RequestIngest;
 import dev.xlac.runtime.RunStatistics;
 
 /**
- * What a capture recorded through the runtime proxy ({@link TraceSpec.Recording}).
+ * What a capture recorded through the runtime proxy ({@code TraceSpec.Recording}).
  *
  * @param ingested what went into the cache
  * @param stats the proxy's statistics (compiles seen, recorded, not recorded)

@@ -1,4 +1,6 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.run;
+
+import dev.xlac.core.io.FileTrees;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestIngest;
@@ -69,7 +71,7 @@ final class OrphanedSpools {
       try {
         if (RecordSpool.files(spool).isEmpty()) {
           if (RecordSpool.temporaries(spool).size() == countEntries(spool)) {
-            RuntimeRun.deleteQuietly(spool); // only half-done writes (or nothing): no work to keep
+            FileTrees.deleteTreeQuietly(spool); // only half-done writes (or nothing): no work to keep
           }
           continue;
         }
@@ -80,7 +82,7 @@ final class OrphanedSpools {
       total = total.plus(in);
       String pid = pidOf(spool);
       if (in.leftInSpool() == 0) {
-        RuntimeRun.deleteQuietly(spool);
+        FileTrees.deleteTreeQuietly(spool);
         notices.accept("took in " + count(in.added() + in.alreadyPresent()) + " recorded by an earlier run that did"
             + " not finish (process " + pid + ")" + (in.alreadyPresent() > 0 ? ", " + in.alreadyPresent()
             + " of them already in the cache" : ""));

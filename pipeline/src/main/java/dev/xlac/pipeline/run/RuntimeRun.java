@@ -1,4 +1,6 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.run;
+
+import dev.xlac.capture.NotRunnable;
 
 import dev.xlac.pipeline.explain.WhyMissed;
 
@@ -7,12 +9,10 @@ import dev.xlac.cache.RequestIngest;
 import dev.xlac.capture.CommandNotRunnableException;
 import dev.xlac.capture.CommandRunner;
 import dev.xlac.capture.ProxyEnvironment;
-import dev.xlac.compiler.select.Drivers;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.concurrent.Futures;
 import dev.xlac.core.io.FileTrees;
 import dev.xlac.core.io.PrivateFiles;
-import dev.xlac.core.os.ProcessBytes;
 import dev.xlac.runtime.LayoutManifest;
 import dev.xlac.runtime.PreloadList;
 import dev.xlac.runtime.RunStatistics;
@@ -21,9 +21,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.FutureTask;
@@ -78,7 +76,7 @@ public final class RuntimeRun {
     try {
       // The plugin the plan named, never identified again: moved away or replaced during the run, it costs the
       // stamp and the plan (the next run identifies it), never the finish.
-      Path given = pluginPath(spec.plugin(), spec.env()).toAbsolutePath();
+      Path given = ServedCommand.pluginPath(spec.plugin(), spec.env()).toAbsolutePath();
       Optional<RealPlugin> named = RealPlugin.named(given, RuntimeCache.memoDir(spec.cacheDir()), adopted.plugin());
       RealPlugin plugin = named.orElseGet(() -> new RealPlugin(given, "", "", -1, -1, -1, -1));
       boolean samePlugin = named.isPresent() && plugin.unchanged();
@@ -90,7 +88,7 @@ public final class RuntimeRun {
           RuntimeCache.layoutDir(spec.cacheDir()), adopted.stats(), null, samePlugin && sameCache ? CURRENT : null,
           adopted.outcome(), adopted.wall(), writer, RuntimeRemote.NONE); // plans are only for caches without a remote
     } finally {
-      deleteQuietly(adopted.stats());
+      FileTrees.deleteTreeQuietly(adopted.stats());
     }
   }
 
@@ -110,7 +108,7 @@ public final class RuntimeRun {
     // come before the command can start.
     FutureTask<Path> proxyTask = new FutureTask<>(proxyLibrary::get);
     Thread.ofPlatform().daemon().name("xlac-proxy-library").start(proxyTask);
-    Path pluginPath = pluginPath(spec.plugin(), spec.env());
+    Path pluginPath = ServedCommand.pluginPath(spec.plugin(), spec.env());
     boolean[] fresh = {false};
     RealPlugin plugin = RealPlugin.identify(pluginPath, RuntimeCache.memoDir(spec.cacheDir()), fresh);
     boolean managed = spec.layout() == null;
@@ -137,7 +135,7 @@ public final class RuntimeRun {
         PrivateFiles.createDirectories(layout);
       }
     } catch (IOException e) {
-      deleteQuietly(stats);
+      FileTrees.deleteTreeQuietly(stats);
       throw XlacException.environment("cannot prepare the run's directories: " + XlacException.reason(e));
     }
     try {
@@ -146,7 +144,7 @@ public final class RuntimeRun {
         env = ProxyEnvironment.of(CommandRunner.userEnvironment(spec.env()),
             new ProxyEnvironment.Settings(proxy, plugin.path(), plugin.proxyValue(), layout, stats, spool));
       } catch (XlacException e) { // e.g. a proxy path JAX cannot take: nothing ran, nothing to keep
-        deleteQuietly(spool);
+        FileTrees.deleteTreeQuietly(spool);
         throw e;
       }
       env.notes().forEach(notices);
@@ -163,10 +161,10 @@ public final class RuntimeRun {
       long start = System.nanoTime();
       CommandRunner.Running running;
       try {
-        running = CommandRunner.start(spec.command(), withPreload(env.variables(), managed ? layout : null,
+        running = CommandRunner.start(spec.command(), ServedCommand.withPreload(env.variables(), managed ? layout : null,
             spec.command()));
       } catch (CommandNotRunnableException e) {
-        return RunResult.notRunnable(new CaptureResult.NotRunnable(e.status(), e.getMessage()), plugin, layout);
+        return RunResult.notRunnable(new NotRunnable(e.status(), e.getMessage()), plugin, layout);
       }
       CommandRunner.Outcome outcome = running.waitFor();
       Duration wall = Duration.ofNanos(System.nanoTime() - start);
@@ -174,54 +172,13 @@ public final class RuntimeRun {
       return finish(spec, cache, notices, plugin, managed, layout, stats, spool, materialized, outcome, wall, plan,
           remote);
     } finally {
-      deleteQuietly(stats);
+      FileTrees.deleteTreeQuietly(stats);
     }
-  }
-
-  /**
-   * The command's environment with {@link PreloadList#VARIABLE} naming the list of what the previous run of this
-   * command asked for, in the cache's own layout ({@code layout} null: a {@code --layout}, which xlac does not write:
-   * none). Stable per command, as the launch plan carries it.
-   */
-  static Map<String, String> withPreload(Map<String, String> variables, Path layout, List<String> command) {
-    Map<String, String> env = new HashMap<>(variables);
-    env.remove(PreloadList.VARIABLE);
-    if (layout != null) {
-      env.put(PreloadList.VARIABLE, preloadList(layout, command).toString());
-    }
-    return Map.copyOf(env);
-  }
-
-  private static Path preloadList(Path layout, List<String> command) {
-    return PreloadList.file(layout.toAbsolutePath(), Path.of(System.getProperty("user.dir")), command);
   }
 
   /** What {@code task} returned, or what it threw. */
   private static Path result(FutureTask<Path> task) throws InterruptedException {
     return Futures.join(task);
-  }
-
-  /**
-   * {@code --plugin}, else {@code $XLAC_PJRT_PLUGIN}, else the plugin torch_xla's {@code PJRT_DEVICE} would load
-   * ({@code TPU_LIBRARY_PATH} for {@code PJRT_DEVICE=TPU}, ...: {@link ProxyEnvironment#torchXlaPluginVariable}); none
-   * is a usage error.
-   */
-  static Path pluginPath(Path option, java.util.Map<String, String> env) {
-    if (option != null) {
-      return option;
-    }
-    String fromEnv = env.get(Drivers.PLUGIN_VARIABLE);
-    if (fromEnv == null || fromEnv.isBlank()) {
-      Optional<String> torchXla = ProxyEnvironment.torchXlaPluginVariable(env);
-      if (torchXla.isPresent()) {
-        ProcessBytes.requireFaithfulEnvironment(torchXla.get());
-        return Path.of(env.get(torchXla.get()));
-      }
-      throw XlacException.badInput("no PJRT plugin given: use --plugin PATH or set $" + Drivers.PLUGIN_VARIABLE
-          + " (the real plugin the command would load)");
-    }
-    ProcessBytes.requireFaithfulEnvironment(Drivers.PLUGIN_VARIABLE);
-    return Path.of(fromEnv);
   }
 
   /** A {@code --layout DIR} must be a runtime layout that holds executables of this plugin. */
@@ -325,7 +282,7 @@ public final class RuntimeRun {
           if (spool != null) {
             ingested = RuntimeCache.ingest(spool, store, notices);
             if (ingested.leftInSpool() == 0) {
-              deleteQuietly(spool);
+              FileTrees.deleteTreeQuietly(spool);
             } else { // records the cache could not take (each named above): kept, never deleted
               kept = spool;
               notices.accept(ingested.leftInSpool() + " recorded compile" + (ingested.leftInSpool() == 1 ? "" : "s")
@@ -377,7 +334,7 @@ public final class RuntimeRun {
   /** Under the cache's lock, as the rest of the layout: the keys this run asked for, which the next one loads ahead. */
   private static void writePreloadList(Path layout, List<String> command, RunStatistics s, Consumer<String> notices) {
     try {
-      PreloadList.write(preloadList(layout, command), s.requested());
+      PreloadList.write(ServedCommand.preloadList(layout, command), s.requested());
     } catch (IOException | RuntimeException e) {
       notices.accept("cannot write the list of executables to load ahead in " + layout + " ("
           + XlacException.reason(e) + "); the next run loads none ahead");
@@ -388,15 +345,5 @@ public final class RuntimeRun {
     Path root = RuntimeCache.spoolRoot(cacheDir);
     PrivateFiles.createDirectories(root);
     return Files.createTempDirectory(root, OrphanedSpools.prefix("run"));
-  }
-
-  static void deleteQuietly(Path dir) {
-    if (dir != null) {
-      try {
-        FileTrees.deleteTree(dir);
-      } catch (IOException | RuntimeException e) {
-        // a temporary directory left behind
-      }
-    }
   }
 }

@@ -1,4 +1,5 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.run;
+
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestIngest;
@@ -17,12 +18,12 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * Recording through the runtime proxy while a command runs traced ({@link TraceSpec.Recording}):
+ * Recording through the runtime proxy while a command runs traced ({@code TraceSpec.Recording}):
  * made before the command starts (the plugin is checked: exit 3 before anything runs), it gives the
  * command's environment and, after it ended, puts the spool into the cache. The proxy serves
  * nothing here: a served compile would not be compiled, so XLA would dump nothing for it.
  */
-final class RuntimeRecording implements AutoCloseable {
+public final class RuntimeRecording implements AutoCloseable {
   private final RealPlugin plugin;
   private final boolean fresh;
   private final Path cacheDir;
@@ -40,30 +41,27 @@ final class RuntimeRecording implements AutoCloseable {
     this.spool = spool;
   }
 
-  /** Null when {@code r} is null. */
-  static RuntimeRecording prepare(TraceSpec.Recording r) {
-    if (r == null) {
-      return null;
-    }
+  /** Recording compiles for {@code plugin} into the cache at {@code cacheDir} ({@code TraceSpec.Recording}). */
+  public static RuntimeRecording prepare(Path pluginPath, Path cacheDir) {
     boolean[] fresh = {false};
-    RealPlugin plugin = RealPlugin.identify(r.plugin(), RuntimeCache.memoDir(r.cacheDir()), fresh);
+    RealPlugin plugin = RealPlugin.identify(pluginPath, RuntimeCache.memoDir(cacheDir), fresh);
     Path proxy = RuntimeLibrary.path();
     Path stats = null;
     try {
       stats = StatsDirectories.create(StatsDirectories.RECORD_PREFIX);
-      Path root = RuntimeCache.spoolRoot(r.cacheDir());
+      Path root = RuntimeCache.spoolRoot(cacheDir);
       PrivateFiles.createDirectories(root);
       Path spool = Files.createTempDirectory(root, OrphanedSpools.prefix("dump"));
-      return new RuntimeRecording(plugin, fresh[0], r.cacheDir(), proxy, stats, spool);
+      return new RuntimeRecording(plugin, fresh[0], cacheDir, proxy, stats, spool);
     } catch (IOException e) {
-      RuntimeRun.deleteQuietly(stats);
-      throw XlacException.environment("cannot make a record spool under " + RuntimeCache.spoolRoot(r.cacheDir())
+      FileTrees.deleteTreeQuietly(stats);
+      throw XlacException.environment("cannot make a record spool under " + RuntimeCache.spoolRoot(cacheDir)
           + ": " + XlacException.reason(e));
     }
   }
 
   /** {@code user} with the proxy in front of the plugin, recording; the notes go to {@code notes}. */
-  Map<String, String> environment(Map<String, String> user, List<String> notes) {
+  public Map<String, String> environment(Map<String, String> user, List<String> notes) {
     ProxyEnvironment env = ProxyEnvironment.of(user, new ProxyEnvironment.Settings(proxy, plugin.path(),
         plugin.proxyValue(), null, stats, spool));
     notes.addAll(env.notes());
@@ -74,7 +72,7 @@ final class RuntimeRecording implements AutoCloseable {
    * After the command: the recording into {@code store} (the spool's files are deleted as they are
    * taken), the plugin's memo written. Problems go to {@code problems}.
    */
-  RecordingResult ingest(CacheStore store, Consumer<String> problems) {
+  public RecordingResult ingest(CacheStore store, Consumer<String> problems) {
     if (fresh) {
       plugin.remember(RuntimeCache.memoDir(cacheDir));
     }
@@ -93,10 +91,10 @@ final class RuntimeRecording implements AutoCloseable {
   /** Removes the run's temporaries; a spool that was not ingested is kept when it holds records. */
   @Override
   public void close() {
-    RuntimeRun.deleteQuietly(stats);
+    FileTrees.deleteTreeQuietly(stats);
     try {
       if (ingested || !holdsRecords(spool)) {
-        RuntimeRun.deleteQuietly(spool);
+        FileTrees.deleteTreeQuietly(spool);
       }
     } catch (IOException e) {
       // left for `xlac cache add`

@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.run;
 
 import dev.xlac.cache.remote.RemoteSession;
 import java.nio.file.Path;

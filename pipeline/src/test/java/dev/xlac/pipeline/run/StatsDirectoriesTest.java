@@ -1,4 +1,8 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.run;
+
+import dev.xlac.core.io.FileTrees;
+
+import dev.xlac.pipeline.TestPlugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -112,7 +116,7 @@ class StatsDirectoriesTest {
       assertThat(StatsDirectories.staleName(name)).as("this process is alive").isFalse();
       assertThat(StatsDirectories.staleName(name.replace("-" + me + "-", "-" + deadPid() + "-"))).isTrue();
     } finally {
-      RuntimeRun.deleteQuietly(own);
+      FileTrees.deleteTreeQuietly(own);
     }
   }
 
