@@ -44,10 +44,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_workdir runtime
 mode=jax
 case "${1:-}" in torch_xla | restore | miss) mode=$1; shift ;; esac
+rounds_given=${1:-}
 rounds="${1:-5}"; shift || true
 args=("$@")
 [[ ${#args[@]} -gt 0 ]] || { if [[ $mode == torch_xla ]]; then args=(--steps 3); else args=(--steps 1); fi; }
-[[ $mode != miss || -n "${1:-}" ]] || rounds=9
+[[ $mode != miss || -n "$rounds_given" ]] || rounds=9
 PY="${XLAC_PYTHON:?set XLAC_PYTHON to the python of the pinned environment (scripts/pyenv)}"
 XLAC="${XLAC_BENCH_XLAC:-$ROOT/xlac}"
 "$XLAC" --version >/dev/null   # build the CLI first, outside the timings
@@ -201,7 +202,7 @@ ahead() { rm -rf "$WORK/stats"; XLAC_PJRT_PRELOAD="$list_file" proxyonly; }  # e
 # hidden time of the hits served by an executable loaded ahead, against the load time of every hit (those loaded
 # ahead: their `preloaded` line; the others: their `hit` line).
 hidden_fraction() {
-  awk -F'\t' '$1=="preloaded"{load[$2]=$3} $1=="hit"{hl[$2]+=$4} $1=="preload_hit"{claimed[$2]=1; hidden+=$4}
+  awk -F'\t' '$1=="preloaded"{load[$2]+=$3} $1=="hit"{hl[$2]+=$4} $1=="preload_hit"{claimed[$2]=1; hidden+=$4}
     END{for (k in hl) total += hl[k]; for (k in claimed) total += load[k];
         if (total > 0) printf "%.3f %.3f %.3f\n", hidden / total, hidden / 1e9, total / 1e9; else print "nan 0 0"}' \
     "$WORK"/stats/*.tsv
@@ -256,8 +257,9 @@ pf=$(median "${p_first[@]}"); pt=$(median "${p_total[@]}")
 af=$(median "${a_first[@]}"); at=$(median "${a_total[@]}")
 echo "${decoder[1]##*/} ${args[*]}, median of $rounds alternating rounds (seconds to 'step 1' / whole process):"
 [[ $mode == restore ]] || echo "  cold (real plugin, no cache)      $cf / $ct"
-echo "  xlac run (served, start-up incl.) $xf / $xt    cold/xlac $(ratio "$cf" "$xf"), xlac/jax $(ratio "$xf" "$jf") / $(ratio "$xt" "$jt")"
-echo "  JAX persistent cache, warm        $jf / $jt    cold/jax $(ratio "$cf" "$jf")"
+cold_vs() { [[ $mode == restore ]] || echo "cold/$1 $(ratio "$cf" "$2"), "; }
+echo "  xlac run (served, start-up incl.) $xf / $xt    $(cold_vs xlac "$xf")xlac/jax $(ratio "$xf" "$jf") / $(ratio "$xt" "$jt")"
+echo "  JAX persistent cache, warm        $jf / $jt    $(cold_vs jax "$jf" | sed 's/, $//')"
 echo "  proxy alone (no JVM, same env)    $pf / $pt    proxy/jax $(ratio "$pf" "$jf")"
 echo "  proxy alone, loading ahead        $af / $at    ahead/jax $(ratio "$af" "$jf") / $(ratio "$at" "$jt"), ahead/proxy $(ratio "$af" "$pf")"
 echo "  load time hidden by loading ahead (proxy alone, per round): ${h_frac[*]}; median $(median "${h_frac[@]}")"
@@ -265,10 +267,12 @@ echo "  per-round first-step: cold ${c_first[*]} | xlac ${x_first[*]} | jax ${j_
 # The bound: JAX's own time in its compile path (bench/compile_path.py: its backend-compile event, which times
 # the persistent cache's key, read and deserialization), one untimed run each; to 'step 1' less that is the time
 # of a run whose compiles cost nothing at all, the least any cache can reach.
-first_step() { "$1" "$ROOT/bench/compile_path.py" "${@:2}" 2>&1 >/dev/null | sed -n 's/^compile_path //p' | tail -1; }
-read -r jcp jn < <(jaxwarm)
+compile_path() { "$1" "$ROOT/bench/compile_path.py" "${@:2}" 2>&1 >/dev/null | sed -n 's/^compile_path //p' | tail -1; }
+# The two set-ups again, with compile_path in place of first_step (the functions call first_step).
+untimed() { local saved; saved=$(declare -f first_step); first_step() { compile_path "$@"; }; "$@"; eval "$saved"; }
+read -r jcp jn < <(untimed jaxwarm)
 rm -rf "$WORK/stats"
-read -r acp an < <(ahead)
+read -r acp an < <(untimed ahead)
 awk -v j="$jf" -v c="$jcp" -v n="$jn" -v a="$acp" -v x="$xf" 'BEGIN{
   printf "  compile path: JAX warm %.3f s for %d compiles, proxy loading ahead %.3f s; JAX warm less its compile path %.3f s = %.2fx of JAX warm (the bound), xlac run %.2fx\n", c, n, a, j - c, (j - c) / j, x / j}'
 grep -E '"(preloaded|preload_hits|preload_wasted|preload_hidden_seconds)"' "$WORK/served.json" | tr -d ' ,' \

@@ -2,9 +2,9 @@
 
 What real training scripts do before their first step, around the decoder of
 decoder.py: build a frozen pretrained tower of a few hundred MB of parameters on
-the host (as a checkpoint restore does) and put it on the device, check it with
-one jitted reduction, read a shard of uint16 tokens from a file, and only then
-trace and run the training step on sequences cut from the shard. About a second
+the host (as a checkpoint restore does) and put it on the device, read a shard of
+uint16 tokens from a file, check the tower with one jitted reduction, and only
+then trace and run the training step on sequences cut from the shard. About a second
 of host work before the first compile on a laptop-class CPU; prints the loss of
 every step and a final summary line, as decoder.py.
 
@@ -85,8 +85,8 @@ def main():
         write_shard(shard_path, args.shard_mb, args.vocab, args.seed)
     try:
         tower = build_tower(args.tower_mb, args.seed)
-        checksum = float(tower_checksum(tower))
         shard = np.fromfile(shard_path, dtype=np.uint16)
+        checksum = float(tower_checksum(tower))
 
         d_ff = 32 * math.ceil(8 * args.d_model / 3 / 32)
         key = jax.random.PRNGKey(args.seed)

@@ -121,6 +121,16 @@ static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Doubles *names (at least 16 slots); 0, with *names as it was, when there is no memory. */
+static int grow(char ***names, size_t *cap) {
+  size_t more = *cap ? 2 * *cap : 16;
+  char **bigger = realloc(*names, more * sizeof *bigger);
+  if (!bigger) return 0;
+  *names = bigger;
+  *cap = more;
+  return 1;
+}
+
 /* Reads every stats-*.tsv of `dir` in name order (as RunStatistics.read); anything else there (a miss's
  * request, a stranger's file) is the JVM's to look at. */
 static int read_stats(const char *dir, tally *t, char *reason, size_t rs) {
@@ -136,7 +146,7 @@ static int read_stats(const char *dir, tally *t, char *reason, size_t rs) {
     if (!strcmp(name, ".") || !strcmp(name, "..")) continue;
     if (strncmp(name, "stats-", 6) || len < 10 || strcmp(name + len - 4, ".tsv")) {
       r = xreason(reason, rs, "the statistics directory holds %s", name);
-    } else if (n == cap && !(names = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names))) {
+    } else if (n == cap && !grow(&names, &cap)) {
       r = xreason(reason, rs, "out of memory");
     } else if (!(names[n] = strdup(name))) {
       r = xreason(reason, rs, "out of memory");
@@ -229,6 +239,10 @@ static int plugin_unchanged(const xplan *plan, char *reason, size_t rs) {
   struct stat st;
   if (!v || !plan->plugin_real || sscanf(v, "%64[0-9a-f]:%llu:%llu:%llu:%llu%c", sha, &size, &mtime, &dev, &ino, &tail) != 5)
     return xreason(reason, rs, "the plan names no plugin identity");
+  char *now = plan->plugin_given ? realpath(plan->plugin_given, NULL) : NULL;
+  int moved = !now || strcmp(now, plan->plugin_real);
+  free(now);
+  if (moved) return xreason(reason, rs, "the plugin's path resolves to another file now");
   if (lstat(plan->plugin_real, &st) != 0 || (unsigned long long)st.st_size != size ||
       (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec != mtime ||
       (unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino)
@@ -421,12 +435,13 @@ static int write_pending(const char *dir, const tally *t, char *reason, size_t r
   /* link, not rename: a name never replaces another run's record */
   bad = bad || link(tmp, final) != 0;
   if (fd >= 0) unlink(tmp);
+  /* Once linked, the record is there for a JVM to count at once: it is the run's, whatever the directory's fsync
+   * says (as AtomicFiles.syncDirectory, where a directory cannot be synced the link is still atomic). */
   int dfd = bad ? -1 : open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (!bad && (dfd < 0 || fsync(dfd) != 0)) {
-    unlink(final);
-    bad = 1;
+  if (dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
   }
-  if (dfd >= 0) close(dfd);
   free(tmp);
   free(final);
   return bad ? xreason(reason, rs, "cannot write the run's hits to %s", dir) : 0;

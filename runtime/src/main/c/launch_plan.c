@@ -267,8 +267,9 @@ static int check_lines(char *text, const char *cwd, char *const *options, size_t
       if (!real || strcmp(real, b)) r = xreason(reason, rs, "%s now resolves to another file", a);
       free(real);
       if (!r && !plan->plugin_real) {
+        plan->plugin_given = a;
         plan->plugin_real = b;
-        b = NULL;
+        a = b = NULL;
       }
     } else if (!strcmp(k, "uid") && n == 2) {
       unsigned long long uid;
@@ -518,6 +519,7 @@ void xplan_free(xplan *plan) {
   free(plan->stats_parent);
   free(plan->stats_prefix);
   free(plan->db_dir);
+  free(plan->plugin_given);
   free(plan->plugin_real);
   free(plan->finish_flags);
   free(plan->pending_dir);

@@ -24,7 +24,8 @@ typedef struct {
   char *db_dir;       /* the cache's database directory the plan's conditions name */
   xplan_change *changes;
   size_t n_changes;
-  char *plugin_real;  /* the realpath line's file: the plugin the plan was made for */
+  char *plugin_given; /* the realpath line's path as given (--plugin, $XLAC_PJRT_PLUGIN, ...) */
+  char *plugin_real;  /* and the file it resolved to: the plugin the plan was made for */
   /* The finish without a JVM (fast_finish.h); finish_flags NULL: the JVM finishes every run. */
   char *finish_flags; /* the words "quiet" and "require-hits", space-separated, as the run's options */
   char *pending_dir;  /* where the hits of a run finished here wait to be counted */

@@ -706,6 +706,25 @@ static void native_finish(void) {
   status = run_fast(replacing, 9, &out);
   CHECK(strstr(out, "-Dxlac.run.adopted.exit=0 "), "the plugin changed during the run: '%s'", out);
   free(out);
+  /* pluginLinkRepointedDuringTheRun_isTheJvmsToFinish: the JVM resolves the plugin again and forgets the plan */
+  snprintf(text, sizeof text, "printf 'hit\t%s\t1\t2\t3\n' > $XLACT_STATS/stats-1.tsv; ln -sfn other-plugin.so %s/plugin-link.so",
+           KB, root);
+  char *repointing[] = {"run", "--cache", "C", "--plugin", "P", "--", "sh", "-c", text};
+  path_of(p, "plugin.so");
+  REQUIRE(lstat(p, &st) == 0, "stat plugin");
+  snprintf(plugin_identity, sizeof plugin_identity, "%s:%lld:%llu:%llu:%llu",
+           "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", (long long)st.st_size,
+           (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec,
+           (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+  plan = finishing_plan("", 0);
+  install_plan(plan);
+  free(plan);
+  status = run_fast(repointing, 9, &out);
+  CHECK(strstr(out, "-Dxlac.run.adopted.exit=0 "), "the plugin's link pointed elsewhere during the run: '%s'", out);
+  free(out);
+  path_of(p, "plugin-link.so");
+  unlink(p);
+  REQUIRE(symlink("plugin.so", p) == 0, "restore the plugin link");
   snprintf(plugin_identity, sizeof plugin_identity, "ab:1:2:3:4");
 }
 

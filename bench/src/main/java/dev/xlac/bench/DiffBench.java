@@ -1,7 +1,6 @@
 package dev.xlac.bench;
 
 import dev.xlac.cache.CacheStore;
-
 import dev.xlac.hlo.GraphDiff;
 import dev.xlac.hlo.HloBatchReader;
 import dev.xlac.hlo.HloModuleReader;

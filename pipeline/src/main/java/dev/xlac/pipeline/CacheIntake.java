@@ -1,13 +1,12 @@
 package dev.xlac.pipeline;
 
-import dev.xlac.cache.layout.PjrtRecordSpool;
-
 import dev.xlac.cache.ArtifactInfo;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.GraphEntry;
 import dev.xlac.cache.PutOutcome;
 import dev.xlac.cache.RequestIngest;
+import dev.xlac.cache.layout.PjrtRecordSpool;
 import dev.xlac.capture.CaptureListener;
 import dev.xlac.capture.CapturedModule;
 import dev.xlac.core.neuron.NeuronName;

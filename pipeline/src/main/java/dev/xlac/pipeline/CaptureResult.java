@@ -1,11 +1,8 @@
 package dev.xlac.pipeline;
 
-import dev.xlac.pipeline.run.RecordingResult;
-
 import dev.xlac.capture.NotRunnable;
-
 import dev.xlac.pipeline.explain.WhyNew;
-
+import dev.xlac.pipeline.run.RecordingResult;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

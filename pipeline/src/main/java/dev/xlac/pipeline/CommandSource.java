@@ -1,16 +1,14 @@
 package dev.xlac.pipeline;
 
-import dev.xlac.pipeline.run.RecordingResult;
-import dev.xlac.pipeline.run.RuntimeRecording;
-
-import dev.xlac.capture.NotRunnable;
-
 import dev.xlac.capture.CaptureListener;
 import dev.xlac.capture.CapturedModule;
 import dev.xlac.capture.CommandNotRunnableException;
 import dev.xlac.capture.CommandTracer;
+import dev.xlac.capture.NotRunnable;
 import dev.xlac.capture.StagingDirectories;
 import dev.xlac.hlo.HloReadException;
+import dev.xlac.pipeline.run.RecordingResult;
+import dev.xlac.pipeline.run.RuntimeRecording;
 import java.nio.file.Path;
 
 /**

@@ -1,8 +1,7 @@
 package dev.xlac.pipeline;
 
-import dev.xlac.pipeline.explain.WhyNew;
-
 import dev.xlac.core.ExitCode;
+import dev.xlac.pipeline.explain.WhyNew;
 
 /**
  * A {@code parallel-compile} run over a fixed list of graphs.

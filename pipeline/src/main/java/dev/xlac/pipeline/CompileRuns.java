@@ -1,9 +1,5 @@
 package dev.xlac.pipeline;
 
-import dev.xlac.pipeline.run.RecordingResult;
-
-import dev.xlac.pipeline.explain.WhyNew;
-
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.GraphInfo;
 import dev.xlac.cache.RequestInfo;
@@ -14,6 +10,8 @@ import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.pipeline.explain.WhyNew;
+import dev.xlac.pipeline.run.RecordingResult;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -55,19 +53,11 @@ public final class CompileRuns {
   }
 
   /**
-   * Compiles {@code graphs}, already in the cache, submitting them in the order given (a Slurm shard's task:
-   * longest first, {@link dev.xlac.pipeline.slurm.ShardTask}).
-   */
-  static CompileResult inOrder(CompileSetup setup, SequencedMap<GraphFingerprint, String> graphs)
-      throws InterruptedException {
-    return inOrder(setup, graphs, List.of());
-  }
-
-  /**
-   * As {@link #inOrder(CompileSetup, SequencedMap)}, then the recorded requests a Slurm shard carries (each with its
-   * program, keyed for the submitter's plugin). One keyed for a plugin identity other than this compiler's (another
-   * plugin file or other XLA_FLAGS on this node) is not compiled: its entry would be keyed for a plugin that did
-   * not build it.
+   * Compiles {@code graphs}, already in the cache, submitting them in the order given, then the recorded requests
+   * {@code carried} (each with its program, keyed for the submitter's plugin): a Slurm shard's task, longest first
+   * ({@link dev.xlac.pipeline.slurm.ShardTask}, which is why this is public). One keyed for a plugin identity other
+   * than this compiler's (another plugin file or other XLA_FLAGS on this node) is not compiled: its entry would be
+   * keyed for a plugin that did not build it.
    */
   public static CompileResult inOrder(CompileSetup setup, SequencedMap<GraphFingerprint, String> graphs,
       List<CompileWork.Request> carried) throws InterruptedException {

@@ -1,7 +1,6 @@
 package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
-
 import dev.xlac.cache.remote.RemoteSession;
 import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.compiler.schedule.SchedulerSettings;

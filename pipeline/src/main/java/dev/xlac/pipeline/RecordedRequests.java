@@ -1,7 +1,5 @@
 package dev.xlac.pipeline;
 
-import dev.xlac.pipeline.explain.StablehloTarget;
-
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestInfo;
 import dev.xlac.compiler.CompileOutcome;
@@ -11,6 +9,7 @@ import dev.xlac.compiler.pjrt.PjrtPluginFacts;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.pipeline.explain.StablehloTarget;
 import dev.xlac.runtime.PluginIdentityText;
 import dev.xlac.runtime.RecordedRequest;
 import dev.xlac.runtime.RequestKey;

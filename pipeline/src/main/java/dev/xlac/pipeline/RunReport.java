@@ -1,12 +1,11 @@
 package dev.xlac.pipeline;
 
-import dev.xlac.pipeline.explain.WhyNew;
-
 import dev.xlac.cache.remote.RemoteStats;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.FailureKind;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.pipeline.explain.WhyNew;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,13 +1,12 @@
 package dev.xlac.pipeline;
 
-import dev.xlac.pipeline.explain.WhyNew;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.FailureKind;
 import dev.xlac.core.Json;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.pipeline.explain.WhyNew;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

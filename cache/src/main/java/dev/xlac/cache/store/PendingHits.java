@@ -184,6 +184,7 @@ public final class PendingHits {
             carried.add(name);
           }
           deleted = true;
+          unsynced = true;
           continue;
         }
         Run run;
@@ -249,6 +250,12 @@ public final class PendingHits {
      * files. False when the commit failed: the records stay for the next open, and this ingest stops.
      */
     private boolean count(Batch batch) {
+      // The names this commit drops from the counted list (an earlier batch's, those found counted) belong to files
+      // deleted since: their removal must be durable before the list forgets them, or a crash brings back a file no
+      // list names, and it is counted again.
+      if (unsynced) {
+        syncDirectory();
+      }
       List<Path> files = batch.files;
       Set<String> names = new LinkedHashSet<>(carried);
       files.forEach(f -> names.add(f.getFileName().toString()));
@@ -278,6 +285,7 @@ public final class PendingHits {
           carried.add(f.getFileName().toString());
         }
       }
+      unsynced = true;
       return true;
     }
 
@@ -311,7 +319,12 @@ public final class PendingHits {
       }
     }
 
+    /** Whether files were deleted since the directory was last synced. */
+    private boolean unsynced;
+
     private void syncDirectory() {
+      stepsForTests.accept("sync");
+      unsynced = false;
       try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
         ch.force(true);
       } catch (IOException e) {

@@ -1,6 +1,5 @@
 package dev.xlac.cache.repair;
 
-import dev.xlac.cache.Internals;
 import static dev.xlac.cache.Fixtures.CPU;
 import static dev.xlac.cache.Fixtures.TRN1;
 import static dev.xlac.cache.Fixtures.bytes;
@@ -18,7 +17,7 @@ import dev.xlac.cache.CompileInfo;
 import dev.xlac.cache.DamagedCacheException;
 import dev.xlac.cache.Fixtures;
 import dev.xlac.cache.GraphInfo;
-import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.cache.Internals;
 import dev.xlac.cache.PruneRequest;
 import dev.xlac.cache.RepairReport;
 import dev.xlac.cache.ops.TrustConfig;
@@ -26,6 +25,7 @@ import dev.xlac.cache.store.CacheFaultTest;
 import dev.xlac.cache.store.Keys;
 import dev.xlac.cache.store.RocksDbStore;
 import dev.xlac.cache.store.StoreInternals;
+import dev.xlac.hlo.GraphFingerprint;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;

@@ -1,6 +1,5 @@
 package dev.xlac.cache.store;
 
-import dev.xlac.cache.Internals;
 import dev.xlac.cache.Artifact;
 import dev.xlac.cache.BundleKey;
 import dev.xlac.cache.CacheRepair;
@@ -8,6 +7,7 @@ import dev.xlac.cache.CacheStatistics;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.CompileInfo;
 import dev.xlac.cache.Fixtures;
+import dev.xlac.cache.Internals;
 import dev.xlac.cache.PruneRequest;
 import dev.xlac.cache.PruneResult;
 import dev.xlac.cache.RepairReport;

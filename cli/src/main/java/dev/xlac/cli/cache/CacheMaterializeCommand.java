@@ -2,9 +2,9 @@ package dev.xlac.cli.cache;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RemoteSetting;
+import dev.xlac.cache.layout.NeuronCacheLayout;
 import dev.xlac.cache.remote.NeuronRemoteLayout;
 import dev.xlac.cache.remote.RemoteTier;
-import dev.xlac.cache.layout.NeuronCacheLayout;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.pipeline.run.RuntimeLayouts;

@@ -1,9 +1,9 @@
 package dev.xlac.cli.compile;
 
+import dev.xlac.cache.RemoteSetting;
 import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
-import dev.xlac.cache.RemoteSetting;
 import dev.xlac.pipeline.RunReport;
 import dev.xlac.pipeline.slurm.ShardTask;
 import java.io.IOException;
@@ -12,9 +12,9 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * One array task of {@code parallel-compile --executor slurm} (hidden: the submitter writes its command line):

@@ -1,9 +1,8 @@
 package dev.xlac.pipeline.run;
 
-import dev.xlac.core.io.FileTrees;
-
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestIngest;
+import dev.xlac.core.io.FileTrees;
 import dev.xlac.runtime.RecordSpool;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

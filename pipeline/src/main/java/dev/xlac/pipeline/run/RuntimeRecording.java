@@ -1,6 +1,5 @@
 package dev.xlac.pipeline.run;
 
-
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestIngest;
 import dev.xlac.capture.ProxyEnvironment;

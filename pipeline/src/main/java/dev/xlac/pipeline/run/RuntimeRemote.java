@@ -2,8 +2,8 @@ package dev.xlac.pipeline.run;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RemoteSetting;
-import dev.xlac.cache.RequestIngest;
 import dev.xlac.cache.RequestInfo;
+import dev.xlac.cache.RequestIngest;
 import dev.xlac.cache.remote.RemoteObjects;
 import dev.xlac.cache.remote.RemoteRuntime;
 import dev.xlac.cache.remote.RemoteSession;

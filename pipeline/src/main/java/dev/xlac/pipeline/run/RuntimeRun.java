@@ -1,18 +1,16 @@
 package dev.xlac.pipeline.run;
 
-import dev.xlac.capture.NotRunnable;
-
-import dev.xlac.pipeline.explain.WhyMissed;
-
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestIngest;
 import dev.xlac.capture.CommandNotRunnableException;
 import dev.xlac.capture.CommandRunner;
+import dev.xlac.capture.NotRunnable;
 import dev.xlac.capture.ProxyEnvironment;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.concurrent.Futures;
 import dev.xlac.core.io.FileTrees;
 import dev.xlac.core.io.PrivateFiles;
+import dev.xlac.pipeline.explain.WhyMissed;
 import dev.xlac.runtime.LayoutManifest;
 import dev.xlac.runtime.PreloadList;
 import dev.xlac.runtime.RunStatistics;

@@ -1,7 +1,7 @@
 package dev.xlac.pipeline.slurm;
 
-import dev.xlac.core.FailureKind;
 import dev.xlac.compiler.schedule.GraphResult;
+import dev.xlac.core.FailureKind;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.runtime.RequestKey;
 import java.time.Duration;

@@ -1,13 +1,5 @@
 package dev.xlac.pipeline.slurm;
 
-import dev.xlac.pipeline.CompileResult;
-import dev.xlac.pipeline.CompileRuns;
-import dev.xlac.pipeline.CompileSetup;
-import dev.xlac.pipeline.CompileWork;
-import dev.xlac.pipeline.DriverSource;
-import dev.xlac.pipeline.RunListener;
-import dev.xlac.pipeline.RunReport;
-
 import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.DiskFullException;
@@ -23,6 +15,13 @@ import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloFileKind;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
+import dev.xlac.pipeline.CompileResult;
+import dev.xlac.pipeline.CompileRuns;
+import dev.xlac.pipeline.CompileSetup;
+import dev.xlac.pipeline.CompileWork;
+import dev.xlac.pipeline.DriverSource;
+import dev.xlac.pipeline.RunListener;
+import dev.xlac.pipeline.RunReport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -32,8 +31,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Consumer;
 import java.util.SequencedMap;
+import java.util.function.Consumer;
 
 /**
  * One Slurm array task of {@code parallel-compile --executor slurm} ({@code xlac compile-shard}): receives its

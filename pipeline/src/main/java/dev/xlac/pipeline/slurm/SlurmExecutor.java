@@ -1,9 +1,5 @@
 package dev.xlac.pipeline.slurm;
 
-import dev.xlac.pipeline.CompileExecutor;
-import dev.xlac.pipeline.CompileWork;
-import dev.xlac.pipeline.RecordedRequests;
-
 import dev.xlac.cache.BundleKey;
 import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheStore;
@@ -17,6 +13,9 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.AtomicFiles;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.pipeline.CompileExecutor;
+import dev.xlac.pipeline.CompileWork;
+import dev.xlac.pipeline.RecordedRequests;
 import dev.xlac.runtime.RequestKey;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,10 +1,9 @@
 package dev.xlac.pipeline.explain;
 
-import dev.xlac.cache.CacheStore;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.xlac.cache.CacheStore;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphDiff;

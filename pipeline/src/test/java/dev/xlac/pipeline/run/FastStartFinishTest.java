@@ -1,10 +1,9 @@
 package dev.xlac.pipeline.run;
 
-import dev.xlac.pipeline.TestPlugin;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.pipeline.TestPlugin;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;

@@ -6,10 +6,10 @@ import dev.xlac.capture.CommandRunner;
 import dev.xlac.capture.ProxyEnvironment;
 import java.nio.file.Path;
 import java.util.HashMap;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 
 /**

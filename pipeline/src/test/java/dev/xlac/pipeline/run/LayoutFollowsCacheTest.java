@@ -1,11 +1,10 @@
 package dev.xlac.pipeline.run;
 
-import dev.xlac.pipeline.TestPlugin;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.PruneRequest;
+import dev.xlac.pipeline.TestPlugin;
 import dev.xlac.runtime.LayoutEntry;
 import dev.xlac.runtime.RecordedRequest;
 import dev.xlac.runtime.RequestKey;

@@ -1,7 +1,5 @@
 package dev.xlac.pipeline.run;
 
-import dev.xlac.pipeline.TestPlugin;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -13,6 +11,7 @@ import dev.xlac.cache.remote.RemoteSession;
 import dev.xlac.cache.remote.SeaweedServer;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
+import dev.xlac.pipeline.TestPlugin;
 import dev.xlac.runtime.LayoutEntry;
 import dev.xlac.runtime.RecordSpool;
 import dev.xlac.runtime.RecordedRequest;

@@ -1,15 +1,13 @@
 package dev.xlac.pipeline.run;
 
-import dev.xlac.pipeline.TestPlugin;
-
-import dev.xlac.pipeline.CacheIntake;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
+import dev.xlac.pipeline.CacheIntake;
+import dev.xlac.pipeline.TestPlugin;
 import dev.xlac.runtime.LayoutEntry;
 import dev.xlac.runtime.LayoutManifest;
 import dev.xlac.runtime.RequestKey;

@@ -1,10 +1,5 @@
 package dev.xlac.pipeline.slurm;
 
-import dev.xlac.pipeline.CompileSetup;
-import dev.xlac.pipeline.DriverSource;
-import dev.xlac.pipeline.FakeCompiler;
-import dev.xlac.pipeline.RunListener;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -21,6 +16,10 @@ import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.FailureKind;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.pipeline.CompileSetup;
+import dev.xlac.pipeline.DriverSource;
+import dev.xlac.pipeline.FakeCompiler;
+import dev.xlac.pipeline.RunListener;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

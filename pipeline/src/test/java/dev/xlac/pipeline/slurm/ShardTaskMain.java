@@ -1,12 +1,11 @@
 package dev.xlac.pipeline.slurm;
 
-import dev.xlac.pipeline.DriverSource;
-import dev.xlac.pipeline.FakeCompiler;
-import dev.xlac.pipeline.RunReport;
-
 import dev.xlac.cache.RemoteSetting;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.XlacException;
+import dev.xlac.pipeline.DriverSource;
+import dev.xlac.pipeline.FakeCompiler;
+import dev.xlac.pipeline.RunReport;
 import java.nio.file.Path;
 import java.util.Optional;
 

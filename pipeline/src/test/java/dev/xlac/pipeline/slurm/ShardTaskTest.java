@@ -1,11 +1,5 @@
 package dev.xlac.pipeline.slurm;
 
-import dev.xlac.pipeline.CompileSetup;
-import dev.xlac.pipeline.DriverSource;
-import dev.xlac.pipeline.FakeCompiler;
-import dev.xlac.pipeline.RunListener;
-import dev.xlac.pipeline.RunReport;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -18,6 +12,11 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.core.FailureKind;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
+import dev.xlac.pipeline.CompileSetup;
+import dev.xlac.pipeline.DriverSource;
+import dev.xlac.pipeline.FakeCompiler;
+import dev.xlac.pipeline.RunListener;
+import dev.xlac.pipeline.RunReport;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,11 +1,5 @@
 package dev.xlac.pipeline.slurm;
 
-import dev.xlac.pipeline.CompileSetup;
-import dev.xlac.pipeline.DriverSource;
-import dev.xlac.pipeline.FakeCompiler;
-import dev.xlac.pipeline.RunListener;
-import dev.xlac.pipeline.StandInSlurm;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -15,6 +9,11 @@ import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
+import dev.xlac.pipeline.CompileSetup;
+import dev.xlac.pipeline.DriverSource;
+import dev.xlac.pipeline.FakeCompiler;
+import dev.xlac.pipeline.RunListener;
+import dev.xlac.pipeline.StandInSlurm;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,13 +1,5 @@
 package dev.xlac.pipeline.slurm;
 
-import dev.xlac.pipeline.CompileResult;
-import dev.xlac.pipeline.CompileRuns;
-import dev.xlac.pipeline.CompileSetup;
-import dev.xlac.pipeline.DriverSource;
-import dev.xlac.pipeline.FakeCompiler;
-import dev.xlac.pipeline.RunListener;
-import dev.xlac.pipeline.StandInSlurm;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -21,6 +13,13 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
 import dev.xlac.hlo.TestModules;
+import dev.xlac.pipeline.CompileResult;
+import dev.xlac.pipeline.CompileRuns;
+import dev.xlac.pipeline.CompileSetup;
+import dev.xlac.pipeline.DriverSource;
+import dev.xlac.pipeline.FakeCompiler;
+import dev.xlac.pipeline.RunListener;
+import dev.xlac.pipeline.StandInSlurm;
 import dev.xlac.runtime.RecordedRequest;
 import dev.xlac.runtime.RequestKey;
 import java.nio.charset.StandardCharsets;
