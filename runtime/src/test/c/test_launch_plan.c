@@ -562,11 +562,9 @@ static char *finishing_plan(const char *flags, int report) {
   return plan_now(extra);
 }
 
-/* The fast start's finish without a JVM (fast_finish.c): every compile served, the summary, the report and
- * --require-hits as the JVM gives them, the hits left in the pending directory; anything else the JVM's. */
-static void native_finish(void) {
-  if (!fast_start) return;
-  char p[4096], pending[4096], text[70000], *out;
+/* The plans give the command plugin.so's identity as it is now (its stat), as the JVM writes it. */
+static void identity_of_plugin(void) {
+  char p[4096];
   struct stat st;
   path_of(p, "plugin.so");
   REQUIRE(lstat(p, &st) == 0, "stat plugin");
@@ -574,6 +572,15 @@ static void native_finish(void) {
            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", (long long)st.st_size,
            (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec,
            (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+}
+
+/* The fast start's finish without a JVM (fast_finish.c): every compile served, the summary, the report and
+ * --require-hits as the JVM gives them, the hits left in the pending directory; anything else the JVM's. */
+static void native_finish(void) {
+  if (!fast_start) return;
+  char p[4096], pending[4096], text[70000], *out;
+  struct stat st;
+  identity_of_plugin();
   path_of(pending, "pending");
   snprintf(text, sizeof text, "xlac-preload 1\n%s\n%s\n", KB, KA); /* the files in name order, as the JVM reads them */
   write_file("preload.keys", text);
@@ -710,12 +717,7 @@ static void native_finish(void) {
   snprintf(text, sizeof text, "printf 'hit\t%s\t1\t2\t3\n' > $XLACT_STATS/stats-1.tsv; ln -sfn other-plugin.so %s/plugin-link.so",
            KB, root);
   char *repointing[] = {"run", "--cache", "C", "--plugin", "P", "--", "sh", "-c", text};
-  path_of(p, "plugin.so");
-  REQUIRE(lstat(p, &st) == 0, "stat plugin");
-  snprintf(plugin_identity, sizeof plugin_identity, "%s:%lld:%llu:%llu:%llu",
-           "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", (long long)st.st_size,
-           (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec,
-           (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+  identity_of_plugin();
   plan = finishing_plan("", 0);
   install_plan(plan);
   free(plan);
