@@ -117,6 +117,32 @@ static int add_line(tally *t, char *line, char *reason, size_t rs) {
   return xreason(reason, rs, "a statistics line it does not read ('%s')", f[0]);
 }
 
+/* The whole of `path`, a regular file (not followed if a link, never waited on if a FIFO) of at most `max`
+ * bytes, NUL-terminated: malloc'd text and *size, or NULL. */
+static char *read_whole(const char *path, size_t max, size_t *size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  struct stat st;
+  char *text = NULL;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size <= max &&
+      (text = malloc((size_t)st.st_size + 1))) {
+    size_t got = 0;
+    while (got < (size_t)st.st_size) {
+      ssize_t k = read(fd, text + got, (size_t)st.st_size - got);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) break;
+      got += (size_t)k;
+    }
+    text[got] = 0;
+    if (got != (size_t)st.st_size) {
+      free(text);
+      text = NULL;
+    }
+    *size = got;
+  }
+  if (fd >= 0) close(fd);
+  return text;
+}
+
 static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -157,43 +183,26 @@ static int read_stats(const char *dir, tally *t, char *reason, size_t rs) {
   closedir(d);
   if (!r && n) qsort(names, n, sizeof *names, by_name);
   for (size_t i = 0; !r && i < n; i++) {
-    size_t pl = strlen(dir) + strlen(names[i]) + 2;
+    size_t pl = strlen(dir) + strlen(names[i]) + 2, got = 0;
     char *path = malloc(pl);
-    int fd = -1;
-    struct stat st;
     char *text = NULL;
     if (!path) {
       r = xreason(reason, rs, "out of memory");
     } else {
       snprintf(path, pl, "%s/%s", dir, names[i]);
-      fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-      if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)STATS_FILE_MAX) {
+      if (!(text = read_whole(path, STATS_FILE_MAX, &got)) || memchr(text, 0, got))
         r = xreason(reason, rs, "%s is not a statistics file it can read", names[i]);
-      } else if (!(text = malloc((size_t)st.st_size + 1))) {
-        r = xreason(reason, rs, "out of memory");
-      } else {
-        size_t got = 0;
-        while (got < (size_t)st.st_size) {
-          ssize_t k = read(fd, text + got, (size_t)st.st_size - got);
-          if (k < 0 && errno == EINTR) continue;
-          if (k <= 0) break;
-          got += (size_t)k;
+      for (char *line = text; !r && *line;) {
+        char *nl = strchr(line, '\n');
+        if (!nl) {
+          r = xreason(reason, rs, "%s ends in a partial line", names[i]);
+          break;
         }
-        text[got] = 0;
-        if (got != (size_t)st.st_size || memchr(text, 0, got)) r = xreason(reason, rs, "cannot read %s", names[i]);
-        for (char *line = text; !r && *line;) {
-          char *nl = strchr(line, '\n');
-          if (!nl) {
-            r = xreason(reason, rs, "%s ends in a partial line", names[i]);
-            break;
-          }
-          *nl = 0;
-          if (*line) r = add_line(t, line, reason, rs);
-          line = nl + 1;
-        }
+        *nl = 0;
+        if (*line) r = add_line(t, line, reason, rs);
+        line = nl + 1;
       }
     }
-    if (fd >= 0) close(fd);
     free(text);
     free(path);
   }
@@ -209,21 +218,8 @@ static int preload_list_holds(const tally *t, const char *file, char *reason, si
   if (!file) return xreason(reason, rs, "no list to load ahead");
   size_t keys = t->n < PRELOAD_MAX_KEYS ? t->n : PRELOAD_MAX_KEYS;
   size_t want = strlen("xlac-preload 1\n") + keys * (KEY_TEXT + 1);
-  int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != want) {
-    if (fd >= 0) close(fd);
-    return xreason(reason, rs, "the list to load ahead changes");
-  }
-  char *text = malloc(want + 1);
   size_t got = 0;
-  while (text && got < want) {
-    ssize_t k = read(fd, text + got, want - got);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break;
-    got += (size_t)k;
-  }
-  close(fd);
+  char *text = read_whole(file, want, &got);
   int same = text && got == want && !strncmp(text, "xlac-preload 1\n", 15);
   for (size_t i = 0, at = 15; same && i < keys; i++, at += KEY_TEXT + 1)
     same = !memcmp(text + at, t->keys[i], KEY_TEXT) && text[at + KEY_TEXT] == '\n';
@@ -402,11 +398,8 @@ static int write_pending(const char *dir, const tally *t, char *reason, size_t r
   closedir(d);
   if (waiting >= XFINISH_MAX_PENDING) return xreason(reason, rs, "%d runs' hits wait to be counted", waiting);
 
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
-  host[sizeof host - 1] = 0;
-  for (char *c = host; *c; c++)
-    if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '.')) *c = '_';
+  char host[256];
+  xplan_host_name(host);
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   long long ns = (long long)now.tv_sec * 1000000000ll + now.tv_nsec;
@@ -417,7 +410,7 @@ static int write_pending(const char *dir, const tally *t, char *reason, size_t r
     free(final);
     return xreason(reason, rs, "out of memory");
   }
-  snprintf(tmp, pl, "%s/.tmp-%s-%ld-%lld-XXXXXX", dir, host[0] ? host : "localhost", (long)getpid(), ns);
+  snprintf(tmp, pl, "%s/.tmp-%s-%ld-%lld-XXXXXX", dir, host, (long)getpid(), ns);
   int fd = mkostemp(tmp, O_CLOEXEC);
   FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
   int bad = !f;

@@ -500,18 +500,23 @@ static void pid_namespace(char *out, size_t size) {
     snprintf(out, size, "ns%llu", inode);
 }
 
+void xplan_host_name(char out[256]) {
+  if (gethostname(out, 256) != 0) out[0] = 0;
+  out[255] = 0;
+  for (char *c = out; *c; c++) {
+    int keep = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.';
+    if (!keep) *c = '_';
+  }
+  if (!out[0]) snprintf(out, 256, "localhost");
+}
+
 int xplan_stats_template(const xplan *plan, char *out, size_t size) {
   char ns[32];
   pid_namespace(ns, sizeof ns);
   char host[256];
-  if (gethostname(host, sizeof host) != 0) host[0] = 0;
-  host[sizeof host - 1] = 0;
-  for (char *c = host; *c; c++) {
-    int keep = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.';
-    if (!keep) *c = '_';
-  }
-  int n = snprintf(out, size, "%s/%s%s-%s-%ld-%lld-XXXXXX", plan->stats_parent, plan->stats_prefix,
-                   host[0] ? host : "localhost", ns, (long)getpid(), start_ticks());
+  xplan_host_name(host);
+  int n = snprintf(out, size, "%s/%s%s-%s-%ld-%lld-XXXXXX", plan->stats_parent, plan->stats_prefix, host, ns,
+                   (long)getpid(), start_ticks());
   return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 

@@ -60,6 +60,10 @@ const char *xplan_set_value(const xplan *plan, const char *name);
  * StatsDirectories). 0, or -1 when it does not fit in size bytes. */
 int xplan_stats_template(const xplan *plan, char *out, size_t size);
 
+/* This host's name as the files of a run are named after it: each byte outside [A-Za-z0-9.] made '_', "localhost"
+ * when there is none. */
+void xplan_host_name(char out[256]);
+
 void xplan_free(xplan *plan);
 
 #endif
