@@ -2,6 +2,7 @@ package dev.xlac.pipeline.run;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestIngest;
+import dev.xlac.cache.layout.PjrtRecordSpool;
 import dev.xlac.core.io.FileTrees;
 import dev.xlac.runtime.RecordSpool;
 import java.io.IOException;
@@ -33,6 +34,14 @@ final class OrphanedSpools {
   private static final Pattern NAME = Pattern.compile("(run|dump)-(.+)-(\\d{1,10})-\\d+");
   private static final String HOST = host();
 
+  /**
+   * {@code CACHE/runtime/spool}: the record spools of runs in progress, on the cache's file system, since they hold
+   * whole executables.
+   */
+  static Path spoolRoot(Path cacheDir) {
+    return cacheDir.resolve("runtime").resolve("spool");
+  }
+
   /** The name prefix of a new spool of this process: {@code Files.createTempDirectory} appends a number. */
   static String prefix(String kind) {
     return kind + "-" + HOST + "-" + ProcessHandle.current().pid() + "-";
@@ -40,7 +49,7 @@ final class OrphanedSpools {
 
   /** The orphans under {@code CACHE/runtime/spool}, in name order; none when it cannot be listed. */
   static List<Path> find(Path cacheDir) {
-    Path root = RuntimeCache.spoolRoot(cacheDir);
+    Path root = spoolRoot(cacheDir);
     List<Path> out = new ArrayList<>();
     if (!Files.isDirectory(root, LinkOption.NOFOLLOW_LINKS)) {
       return out;
@@ -77,7 +86,7 @@ final class OrphanedSpools {
       } catch (IOException e) {
         continue;
       }
-      RequestIngest in = RuntimeCache.ingest(spool, store, notices);
+      RequestIngest in = PjrtRecordSpool.ingest(spool, store, notices);
       total = total.plus(in);
       String pid = pidOf(spool);
       if (in.leftInSpool() == 0) {

@@ -125,7 +125,7 @@ public record RealPlugin(Path path, String sha256, String apiVersion, long size,
 
   /** Where {@code xlac run} keeps the plugin memos of the cache in {@code cacheDir}. */
   public static Path memoDir(Path cacheDir) {
-    return RuntimeCache.memoDir(cacheDir);
+    return cacheDir.resolve("runtime").resolve("plugins");
   }
 
   /** Writes this plugin's memo into {@code memoDir} (atomically); a failure only costs a re-check next time. */

@@ -1,5 +1,7 @@
 package dev.xlac.pipeline.run;
 
+import dev.xlac.core.XlacException;
+import dev.xlac.runtime.RunStatistics;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -10,6 +12,7 @@ import java.nio.file.SecureDirectoryStream;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.UserPrincipal;
+import java.util.function.Consumer;
 
 /**
  * A run's statistics directory ({@code XLAC_PJRT_STATS}) in the temporary directory, named
@@ -42,6 +45,16 @@ final class StatsDirectories {
   static Path create(String prefix) throws IOException {
     long pid = ProcessHandle.current().pid();
     return Files.createTempDirectory(prefix + HOST + "-" + NAMESPACE + "-" + pid + "-" + startTicks(pid) + "-");
+  }
+
+  /** What the proxy's processes counted in {@code stats}; none (and one line saying why) when it cannot be read. */
+  static RunStatistics statistics(Path stats, Consumer<String> notices) {
+    try {
+      return RunStatistics.read(stats);
+    } catch (IOException | XlacException e) {
+      notices.accept("cannot read the runtime proxy's statistics: " + XlacException.reason(e));
+      return RunStatistics.NONE;
+    }
   }
 
   /**

@@ -199,7 +199,7 @@ class RuntimeRunTest {
   /** A shared group's umask 002 must not leave the layout or the spool group-writable: the proxy would not serve it. */
   @Test
   void run_makesItsLayoutAndSpool_theUsersOnly() throws Exception {
-    Path spools = RuntimeCache.spoolRoot(cacheDir());
+    Path spools = OrphanedSpools.spoolRoot(cacheDir());
     assertThat(run(plugin, null, true, "ls -ld $XLAC_PJRT_RECORD > " + tmp.resolve("spool.txt")).exitStatus())
         .isZero();
     java.util.Set<java.nio.file.attribute.PosixFilePermission> owner =
@@ -356,7 +356,7 @@ class RuntimeRunTest {
   void aSpoolOfAKilledRecordingRun_isTakenInByTheNextRecordingRun() throws Exception {
     Process gone = new ProcessBuilder("true").start();
     gone.waitFor();
-    Path root = Files.createDirectories(RuntimeCache.spoolRoot(cacheDir()));
+    Path root = Files.createDirectories(OrphanedSpools.spoolRoot(cacheDir()));
     String mine = OrphanedSpools.prefix("run"); // run-<host>-<this pid>-
     String host = mine.substring("run-".length(), mine.lastIndexOf('-', mine.length() - 2));
     Path orphan = Files.createDirectories(root.resolve("run-" + host + "-" + gone.pid() + "-42"));
