@@ -2,7 +2,7 @@ package dev.xlac.pipeline;
 
 import dev.xlac.capture.NotRunnable;
 import dev.xlac.pipeline.explain.WhyNew;
-import dev.xlac.pipeline.run.RecordingResult;
+import dev.xlac.pipeline.recording.RecordingResult;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

@@ -7,8 +7,8 @@ import dev.xlac.capture.CommandTracer;
 import dev.xlac.capture.NotRunnable;
 import dev.xlac.capture.StagingDirectories;
 import dev.xlac.hlo.HloReadException;
-import dev.xlac.pipeline.run.RecordingResult;
-import dev.xlac.pipeline.run.RuntimeRecording;
+import dev.xlac.pipeline.recording.RecordingResult;
+import dev.xlac.pipeline.recording.RuntimeRecording;
 import java.nio.file.Path;
 
 /**

@@ -11,7 +11,7 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.pipeline.explain.WhyNew;
-import dev.xlac.pipeline.run.RecordingResult;
+import dev.xlac.pipeline.recording.RecordingResult;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

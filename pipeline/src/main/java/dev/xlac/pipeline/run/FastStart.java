@@ -3,6 +3,8 @@ package dev.xlac.pipeline.run;
 import dev.xlac.capture.CommandRunner;
 import dev.xlac.capture.ProxyEnvironment;
 import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.pipeline.recording.RealPlugin;
+import dev.xlac.pipeline.recording.StatsDirectories;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

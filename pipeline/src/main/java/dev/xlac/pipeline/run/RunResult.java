@@ -4,6 +4,7 @@ import dev.xlac.cache.RequestIngest;
 import dev.xlac.cache.remote.RemoteStats;
 import dev.xlac.capture.NotRunnable;
 import dev.xlac.pipeline.explain.WhyMissed;
+import dev.xlac.pipeline.recording.RealPlugin;
 import dev.xlac.runtime.RunStatistics;
 import java.nio.file.Path;
 import java.time.Duration;

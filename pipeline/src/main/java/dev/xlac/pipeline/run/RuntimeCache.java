@@ -2,6 +2,8 @@ package dev.xlac.pipeline.run;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.layout.PjrtRuntimeLayout;
+import dev.xlac.pipeline.recording.OrphanedSpools;
+import dev.xlac.pipeline.recording.RealPlugin;
 import dev.xlac.runtime.LayoutEntry;
 import dev.xlac.runtime.RequestKey;
 import dev.xlac.runtime.RunStatistics;

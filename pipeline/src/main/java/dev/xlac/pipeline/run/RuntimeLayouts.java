@@ -1,6 +1,7 @@
 package dev.xlac.pipeline.run;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.pipeline.recording.RealPlugin;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.function.Consumer;

@@ -8,6 +8,9 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.pipeline.CacheIntake;
 import dev.xlac.pipeline.TestPlugin;
+import dev.xlac.pipeline.recording.OrphanedSpools;
+import dev.xlac.pipeline.recording.RealPlugin;
+import dev.xlac.pipeline.recording.StatsDirectories;
 import dev.xlac.runtime.LayoutEntry;
 import dev.xlac.runtime.LayoutManifest;
 import dev.xlac.runtime.RequestKey;
@@ -345,6 +348,21 @@ class RuntimeRunTest {
       assertThat(names.map(f -> f.getFileName().toString())).anyMatch(n -> n.startsWith(key.hex()));
     }
     assertThat(notices).anyMatch(n -> n.contains("stay in " + r.keptSpool()));
+  }
+
+  /** Regression (issue #22, 6): a run killed with kill -9 left its statistics directory, and nothing removed it. */
+  @Test
+  void killedRunsStatsDir_inTheTemporaryDirectory_isRemovedByTheNextRun() throws Exception {
+    Process gone = new ProcessBuilder("true").start();
+    gone.waitFor();
+    Path mine = StatsDirectories.create(); // named after this process; renamed after the one that is gone
+    String me = "-" + ProcessHandle.current().pid() + "-";
+    Path killed = Files.move(mine, mine.resolveSibling(mine.getFileName().toString().replace(me, "-" + gone.pid()
+        + "-")));
+    Files.writeString(killed.resolve("stats-1.tsv"), "hit\n");
+    RunResult r = run(plugin, null, false, "true");
+    assertThat(r.exitStatus()).isZero();
+    assertThat(Files.exists(killed, java.nio.file.LinkOption.NOFOLLOW_LINKS)).isFalse();
   }
 
   /**
