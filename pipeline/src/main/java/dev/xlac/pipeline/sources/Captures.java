@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.sources;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.core.ExitCode;

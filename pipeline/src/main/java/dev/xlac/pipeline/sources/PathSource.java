@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.sources;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.PutOutcome;
@@ -99,7 +99,7 @@ public final class PathSource {
 
   private PathSource() {}
 
-  static Result ingest(CacheStore store, List<Path> paths) throws InterruptedException {
+  public static Result ingest(CacheStore store, List<Path> paths) throws InterruptedException {
     DumpDirectoryReader.Scan scan = DumpDirectoryReader.scan(paths);
     List<XlacException> errors = new ArrayList<>();
     SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
