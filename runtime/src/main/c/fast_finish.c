@@ -310,7 +310,7 @@ static void json_string(FILE *f, const char *s) {
 
 static void json_seconds(FILE *f, const char *name, double s, int rounded) {
   char v[40];
-  /* RunReport.round: Math.round(s * 1000) / 1000.0 */
+  /* core Durations.round: Math.round(s * 1000) / 1000.0 */
   xfinish_java_double(rounded ? floor(s * 1000 + 0.5) / 1000.0 : s, v, sizeof v);
   fprintf(f, "  \"%s\": %s,\n", name, v);
 }

@@ -4,7 +4,7 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.core.Json;
 import dev.xlac.hlo.GraphFingerprint;
 import dev.xlac.hlo.HloFileKind;
-import dev.xlac.pipeline.PathSource;
+import dev.xlac.pipeline.sources.PathSource;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -2,7 +2,7 @@ package dev.xlac.cli;
 
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
-import dev.xlac.pipeline.PathSource;
+import dev.xlac.pipeline.sources.PathSource;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;

@@ -1,6 +1,7 @@
 package dev.xlac.pipeline;
 
 import dev.xlac.core.ExitCode;
+import dev.xlac.pipeline.sources.CaptureResult;
 
 /**
  * A one-shot {@code parallel-compile -- COMMAND}: what the command dumped and how it ended, and what

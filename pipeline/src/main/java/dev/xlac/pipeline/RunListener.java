@@ -1,6 +1,7 @@
 package dev.xlac.pipeline;
 
 import dev.xlac.compiler.schedule.CompileListener;
+import dev.xlac.pipeline.sources.PathSource;
 
 /**
  * What a compile run tells its user while it runs, on top of each graph's progress

@@ -1,5 +1,8 @@
 package dev.xlac.pipeline;
 
+import static dev.xlac.core.Durations.round;
+import static dev.xlac.core.Durations.seconds;
+
 import dev.xlac.cache.remote.RemoteStats;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.ExitCode;
@@ -248,13 +251,5 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<G
       }
     });
     return b.toString();
-  }
-
-  static double seconds(Duration d) {
-    return d.toNanos() / 1e9;
-  }
-
-  static double round(double seconds) {
-    return Math.round(seconds * 1000) / 1000.0;
   }
 }

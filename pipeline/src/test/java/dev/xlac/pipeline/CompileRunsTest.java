@@ -12,6 +12,8 @@ import dev.xlac.core.ExitCode;
 import dev.xlac.hlo.HloModuleReader;
 import dev.xlac.hlo.LoadedModule;
 import dev.xlac.hlo.TestModules;
+import dev.xlac.pipeline.sources.PathSource;
+import dev.xlac.pipeline.sources.TraceSpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

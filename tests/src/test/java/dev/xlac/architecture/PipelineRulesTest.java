@@ -1,5 +1,7 @@
 package dev.xlac.architecture;
 
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideOutsideOfPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -9,9 +11,14 @@ import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.lang.ArchRule;
+import dev.xlac.pipeline.archfixture.AsksXlacRun;
 import dev.xlac.pipeline.archfixture.LoopA;
 import dev.xlac.pipeline.archfixture.LoopB;
+import dev.xlac.pipeline.recording.archfixture.RecordsFromTheTrace;
+import dev.xlac.pipeline.run.archfixture.ReadsDumps;
 import dev.xlac.pipeline.run.archfixture.RunsACompile;
+import dev.xlac.pipeline.sources.archfixture.ServesTheCommand;
+import dev.xlac.pipeline.sources.archfixture.StartsACompile;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -20,15 +27,33 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The pipeline's rooms: the runs ({@code dev.xlac.pipeline}), {@code xlac run} ({@code .run}), the Slurm engine
- * ({@code .slurm}) and the explanations ({@code .explain}). {@code xlac run} uses neither the compile runs nor an
- * engine (only the explanations); and no two classes of the pipeline use each other (a two-file loop: each would
- * have to be read with the other).
+ * The pipeline's rooms: the compile run ({@code dev.xlac.pipeline}) with its Slurm engine ({@code .slurm}), the graph
+ * sources it reads ({@code .sources}: paths, a traced command), {@code xlac run} ({@code .run}), recording through the
+ * runtime proxy, which the sources and {@code xlac run} share ({@code .recording}), and the explanations
+ * ({@code .explain}). The sources use no run; {@code xlac run} uses neither the compile run nor the sources, and no
+ * other room uses it; recording uses no other room; and no two classes of the pipeline use each other (a two-file
+ * loop: each would have to be read with the other).
  */
 class PipelineRulesTest {
   static final ArchRule XLAC_RUN_STANDS_APART = noClasses().that().resideInAPackage("dev.xlac.pipeline.run..")
-      .should().dependOnClassesThat().resideInAnyPackage("dev.xlac.pipeline", "dev.xlac.pipeline.slurm..")
-      .because("xlac run serves a training command; the compile runs and their engines are another room");
+      .should().dependOnClassesThat().resideInAnyPackage("dev.xlac.pipeline", "dev.xlac.pipeline.slurm..",
+          "dev.xlac.pipeline.sources..")
+      .because("xlac run serves a training command; the compile runs, their engines and sources are other rooms");
+
+  static final ArchRule SOURCES_FEED_NO_RUN = noClasses().that().resideInAPackage("dev.xlac.pipeline.sources..")
+      .should().dependOnClassesThat().resideInAnyPackage("dev.xlac.pipeline", "dev.xlac.pipeline.slurm..",
+          "dev.xlac.pipeline.run..")
+      .because("the compile run reads its graphs from the sources; a source that knew a run would close a circle");
+
+  static final ArchRule ONLY_XLAC_RUN_NAMES_ITSELF = noClasses().that().resideInAPackage("dev.xlac.pipeline..")
+      .and().resideOutsideOfPackage("dev.xlac.pipeline.run..")
+      .should().dependOnClassesThat().resideInAPackage("dev.xlac.pipeline.run..")
+      .because("what the compile side shares with xlac run (recording through the proxy) lives below both");
+
+  static final ArchRule RECORDING_LIES_LOWER = noClasses().that().resideInAPackage("dev.xlac.pipeline.recording..")
+      .should().dependOnClassesThat(resideInAPackage("dev.xlac.pipeline..")
+          .and(resideOutsideOfPackage("dev.xlac.pipeline.recording..")))
+      .because("recording through the proxy serves the sources and xlac run alike, so it uses neither");
 
   private static JavaClasses product;
 
@@ -38,11 +63,40 @@ class PipelineRulesTest {
   }
 
   @Test
-  void xlacRun_usesNoCompileRun() {
+  void xlacRun_usesNoCompileRunAndNoSource() {
     assertThat(product.stream().filter(c -> c.getPackageName().equals("dev.xlac.pipeline.run"))).hasSizeGreaterThan(5);
     XLAC_RUN_STANDS_APART.check(product);
-    assertThatThrownBy(() -> XLAC_RUN_STANDS_APART.check(new ClassFileImporter().importClasses(RunsACompile.class)))
-        .isInstanceOf(AssertionError.class).hasMessageContaining(RunsACompile.class.getName());
+    assertCaught(XLAC_RUN_STANDS_APART, RunsACompile.class);
+    assertCaught(XLAC_RUN_STANDS_APART, ReadsDumps.class);
+  }
+
+  @Test
+  void theSources_useNoRun() {
+    assertThat(product.stream().filter(c -> c.getPackageName().equals("dev.xlac.pipeline.sources")))
+        .hasSizeGreaterThan(5);
+    SOURCES_FEED_NO_RUN.check(product);
+    assertCaught(SOURCES_FEED_NO_RUN, StartsACompile.class);
+    assertCaught(SOURCES_FEED_NO_RUN, ServesTheCommand.class);
+  }
+
+  @Test
+  void noOtherRoom_usesXlacRun() {
+    ONLY_XLAC_RUN_NAMES_ITSELF.check(product);
+    assertCaught(ONLY_XLAC_RUN_NAMES_ITSELF, AsksXlacRun.class);
+  }
+
+  @Test
+  void recording_usesNoOtherRoom() {
+    assertThat(product.stream().filter(c -> c.getPackageName().equals("dev.xlac.pipeline.recording")))
+        .hasSizeGreaterThan(4);
+    RECORDING_LIES_LOWER.check(product);
+    assertCaught(RECORDING_LIES_LOWER, RecordsFromTheTrace.class);
+  }
+
+  /** The rule reports {@code fixture}, which breaks it: so the rule is known to catch what it names. */
+  private static void assertCaught(ArchRule rule, Class<?> fixture) {
+    assertThatThrownBy(() -> rule.check(new ClassFileImporter().importClasses(fixture)))
+        .isInstanceOf(AssertionError.class).hasMessageContaining(fixture.getName());
   }
 
   @Test

@@ -1,11 +1,11 @@
 package dev.xlac.cli.cache;
 
 import dev.xlac.cache.CacheStore;
-import dev.xlac.cli.InputReporter;
 import dev.xlac.cache.RequestIngest;
+import dev.xlac.cli.InputReporter;
 import dev.xlac.core.ExitCode;
-import dev.xlac.pipeline.CacheIntake;
-import dev.xlac.pipeline.PathSource;
+import dev.xlac.pipeline.sources.CacheIntake;
+import dev.xlac.pipeline.sources.PathSource;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;

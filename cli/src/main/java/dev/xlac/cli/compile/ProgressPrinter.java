@@ -4,8 +4,8 @@ import dev.xlac.cli.InputReporter;
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.schedule.CompileJob;
 import dev.xlac.compiler.schedule.GraphResult;
-import dev.xlac.pipeline.PathSource;
 import dev.xlac.pipeline.RunListener;
+import dev.xlac.pipeline.sources.PathSource;
 import java.io.PrintWriter;
 import java.util.Locale;
 

@@ -1,7 +1,7 @@
 package dev.xlac.cli.dump;
 
-import dev.xlac.pipeline.CaptureResult;
 import dev.xlac.pipeline.explain.WhyNew;
+import dev.xlac.pipeline.sources.CaptureResult;
 import java.io.PrintWriter;
 
 /** How {@code xlac dump} and the one-shot {@code parallel-compile -- COMMAND} print what a traced command did. */

@@ -2,9 +2,9 @@ package dev.xlac.cli.dump;
 
 import dev.xlac.cli.cache.CacheOptions;
 import dev.xlac.core.XlacException;
-import dev.xlac.pipeline.CaptureResult;
-import dev.xlac.pipeline.Captures;
-import dev.xlac.pipeline.TraceSpec;
+import dev.xlac.pipeline.sources.CaptureResult;
+import dev.xlac.pipeline.sources.Captures;
+import dev.xlac.pipeline.sources.TraceSpec;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;

@@ -2,7 +2,7 @@ package dev.xlac.cli.dump;
 
 import dev.xlac.capture.Frontend;
 import dev.xlac.core.XlacException;
-import dev.xlac.pipeline.TraceSpec;
+import dev.xlac.pipeline.sources.TraceSpec;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.regex.Pattern;

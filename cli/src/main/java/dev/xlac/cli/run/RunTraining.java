@@ -3,7 +3,7 @@ package dev.xlac.cli.run;
 import dev.xlac.cli.Main;
 import dev.xlac.core.io.FileTrees;
 import dev.xlac.core.os.ProcessBytes;
-import dev.xlac.pipeline.run.RealPlugin;
+import dev.xlac.pipeline.recording.RealPlugin;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;

@@ -3,6 +3,8 @@ package dev.xlac.pipeline.run;
 import dev.xlac.capture.CommandRunner;
 import dev.xlac.capture.ProxyEnvironment;
 import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.pipeline.recording.RealPlugin;
+import dev.xlac.pipeline.recording.StatsDirectories;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -230,7 +232,7 @@ public final class FastStart {
       b.append("file ").append(hex(plugin.path().toAbsolutePath().toString())).append(' ').append(plugin.size())
           .append(' ').append(plugin.mtimeNanos()).append(' ').append(plugin.dev()).append(' ').append(plugin.ino())
           .append('\n');
-      file(b, RealPlugin.memoFile(RuntimeCache.memoDir(spec.cacheDir()), plugin.path()));
+      file(b, RealPlugin.memoFile(RealPlugin.memoDir(spec.cacheDir()), plugin.path()));
       file(b, proxy.get());
       // The Python hooks, first on the command's PYTHONPATH as ProxyEnvironment put them (a hook changed or gone:
       // no plan); derived from it, not checked and written a second time.

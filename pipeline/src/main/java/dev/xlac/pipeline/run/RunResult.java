@@ -1,9 +1,13 @@
 package dev.xlac.pipeline.run;
 
+import static dev.xlac.core.Durations.round;
+import static dev.xlac.core.Durations.seconds;
+
 import dev.xlac.cache.RequestIngest;
 import dev.xlac.cache.remote.RemoteStats;
 import dev.xlac.capture.NotRunnable;
 import dev.xlac.pipeline.explain.WhyMissed;
+import dev.xlac.pipeline.recording.RealPlugin;
 import dev.xlac.runtime.RunStatistics;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -165,13 +169,13 @@ public record RunResult(NotRunnable notRunnable, int exitStatus, RunStatistics s
     m.put("recorded", stats.recorded());
     m.put("unrecorded", stats.unrecorded());
     m.put("fallback_reasons", stats.fallbackReasons());
-    m.put("miss_lookup_seconds", stats.missLookupTime().toNanos() / 1e9);
+    m.put("miss_lookup_seconds", seconds(stats.missLookupTime()));
     m.put("miss_overhead_percent", Math.round(stats.missOverheadPercent() * 10000) / 10000.0);
-    m.put("serve_seconds", stats.serveTime().toNanos() / 1e9);
+    m.put("serve_seconds", seconds(stats.serveTime()));
     m.put("preloaded", stats.preloaded());
     m.put("preload_hits", stats.preloadHits());
     m.put("preload_wasted", stats.preloadWasted());
-    m.put("preload_hidden_seconds", stats.preloadHidden().toNanos() / 1e9);
+    m.put("preload_hidden_seconds", seconds(stats.preloadHidden()));
     m.put("exit_status", exitStatus);
     m.put("wall_seconds", round(seconds(wall)));
     m.put("plugin", plugin == null ? null : plugin.path().toString());
@@ -205,14 +209,5 @@ public record RunResult(NotRunnable notRunnable, int exitStatus, RunStatistics s
     }
     m.put("miss_reasons", missReasons.toJson());
     return m;
-  }
-
-  private static double seconds(Duration d) {
-    return d.toNanos() / 1e9;
-  }
-
-  /** To the millisecond, as the compile run's report rounds. */
-  private static double round(double s) {
-    return Math.round(s * 1000) / 1000.0;
   }
 }

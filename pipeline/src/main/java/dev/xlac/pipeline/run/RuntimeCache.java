@@ -1,10 +1,9 @@
 package dev.xlac.pipeline.run;
 
 import dev.xlac.cache.CacheStore;
-import dev.xlac.cache.RequestIngest;
-import dev.xlac.cache.layout.PjrtRecordSpool;
 import dev.xlac.cache.layout.PjrtRuntimeLayout;
-import dev.xlac.core.XlacException;
+import dev.xlac.pipeline.recording.OrphanedSpools;
+import dev.xlac.pipeline.recording.RealPlugin;
 import dev.xlac.runtime.LayoutEntry;
 import dev.xlac.runtime.RequestKey;
 import dev.xlac.runtime.RunStatistics;
@@ -15,25 +14,16 @@ import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
- * Where a run's runtime files live under the cache directory, and the cache calls a run makes:
- * {@code CACHE/runtime/pjrt} (the layout the proxy serves from, materialized incrementally),
- * {@code CACHE/runtime/plugins} (the plugin memos of {@link RealPlugin}) and
- * {@code CACHE/runtime/spool} (record spools of runs in progress, on the cache's file system, since
- * they hold whole executables).
+ * Where {@code xlac run}'s layout lives under the cache directory, and the cache calls a run makes:
+ * {@code CACHE/runtime/pjrt} (the layout the proxy serves from, materialized incrementally) and its stamp. The
+ * plugin memos ({@code CACHE/runtime/plugins}) are {@link RealPlugin}'s, the record spools
+ * ({@code CACHE/runtime/spool}) {@link OrphanedSpools}'.
  */
 final class RuntimeCache {
   private RuntimeCache() {}
 
   static Path layoutDir(Path cacheDir) {
     return PjrtRuntimeLayout.managedDir(cacheDir);
-  }
-
-  static Path memoDir(Path cacheDir) {
-    return cacheDir.resolve("runtime").resolve("plugins");
-  }
-
-  static Path spoolRoot(Path cacheDir) {
-    return cacheDir.resolve("runtime").resolve("spool");
   }
 
   /**
@@ -139,20 +129,6 @@ final class RuntimeCache {
       Consumer<String> problems) {
     var r = PjrtRuntimeLayout.materialize(store, layout, pluginSha256, verify, problems);
     return new int[] {r.written(), r.kept(), r.removed()};
-  }
-
-  /** What the proxy's processes counted; none (and one line saying why) when the files cannot be read. */
-  static RunStatistics statistics(Path stats, Consumer<String> notices) {
-    try {
-      return RunStatistics.read(stats);
-    } catch (IOException | XlacException e) {
-      notices.accept("cannot read the runtime proxy's statistics: " + XlacException.reason(e));
-      return RunStatistics.NONE;
-    }
-  }
-
-  static RequestIngest ingest(Path spool, CacheStore store, Consumer<String> problems) {
-    return PjrtRecordSpool.ingest(spool, store, problems);
   }
 
   static void recordHits(CacheStore store, RunStatistics stats) {

@@ -1,6 +1,7 @@
 package dev.xlac.pipeline.run;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.pipeline.recording.RealPlugin;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.function.Consumer;
@@ -24,7 +25,7 @@ public final class RuntimeLayouts {
   public static Materialized materialize(CacheStore store, Path dir, Path plugin, Path cacheDir, boolean verify,
       Consumer<String> notices) {
     Optional<String> sha = plugin == null ? Optional.empty()
-        : Optional.of(RealPlugin.identify(plugin, RuntimeCache.memoDir(cacheDir), null).sha256());
+        : Optional.of(RealPlugin.identify(plugin, RealPlugin.memoDir(cacheDir), null).sha256());
     int[] problems = {0};
     int[] r = RuntimeCache.materialize(store, dir, sha, verify, m -> {
       problems[0]++;

@@ -11,6 +11,7 @@ import dev.xlac.cache.remote.RemoteStats;
 import dev.xlac.cache.remote.RemoteTier;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.AtomicFiles;
+import dev.xlac.pipeline.recording.RealPlugin;
 import dev.xlac.runtime.LayoutEntry;
 import java.io.IOException;
 import java.net.URI;

@@ -2,6 +2,7 @@ package dev.xlac.pipeline.run;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestIngest;
+import dev.xlac.cache.layout.PjrtRecordSpool;
 import dev.xlac.capture.CommandNotRunnableException;
 import dev.xlac.capture.CommandRunner;
 import dev.xlac.capture.NotRunnable;
@@ -11,6 +12,9 @@ import dev.xlac.core.concurrent.Futures;
 import dev.xlac.core.io.FileTrees;
 import dev.xlac.core.io.PrivateFiles;
 import dev.xlac.pipeline.explain.WhyMissed;
+import dev.xlac.pipeline.recording.OrphanedSpools;
+import dev.xlac.pipeline.recording.RealPlugin;
+import dev.xlac.pipeline.recording.StatsDirectories;
 import dev.xlac.runtime.LayoutManifest;
 import dev.xlac.runtime.PreloadList;
 import dev.xlac.runtime.RunStatistics;
@@ -75,7 +79,7 @@ public final class RuntimeRun {
       // The plugin the plan named, never identified again: moved away or replaced during the run, it costs the
       // stamp and the plan (the next run identifies it), never the finish.
       Path given = ServedCommand.pluginPath(spec.plugin(), spec.env()).toAbsolutePath();
-      Optional<RealPlugin> named = RealPlugin.named(given, RuntimeCache.memoDir(spec.cacheDir()), adopted.plugin());
+      Optional<RealPlugin> named = RealPlugin.named(given, RealPlugin.memoDir(spec.cacheDir()), adopted.plugin());
       RealPlugin plugin = named.orElseGet(() -> new RealPlugin(given, "", "", -1, -1, -1, -1));
       boolean samePlugin = named.isPresent() && plugin.unchanged();
       // The cache the plan's conditions named (its user.home, its XLAC_CACHE_DIR): only that one is current.
@@ -108,7 +112,7 @@ public final class RuntimeRun {
     Thread.ofPlatform().daemon().name("xlac-proxy-library").start(proxyTask);
     Path pluginPath = ServedCommand.pluginPath(spec.plugin(), spec.env());
     boolean[] fresh = {false};
-    RealPlugin plugin = RealPlugin.identify(pluginPath, RuntimeCache.memoDir(spec.cacheDir()), fresh);
+    RealPlugin plugin = RealPlugin.identify(pluginPath, RealPlugin.memoDir(spec.cacheDir()), fresh);
     boolean managed = spec.layout() == null;
     Path layout = managed ? RuntimeCache.layoutDir(spec.cacheDir()) : spec.layout().toAbsolutePath();
     if (!managed) {
@@ -224,7 +228,7 @@ public final class RuntimeRun {
       int[] r = null;
       try (CacheStore store = lock.open()) {
         if (fresh) {
-          plugin.remember(RuntimeCache.memoDir(cacheDir));
+          plugin.remember(RealPlugin.memoDir(cacheDir));
         }
         if (!managed) {
           return null;
@@ -249,7 +253,7 @@ public final class RuntimeRun {
   private static RunResult finish(RunSpec spec, CacheLocker cache, Consumer<String> notices, RealPlugin plugin,
       boolean managed, Path layout, Path stats, Path spool, int[] materialized, CommandRunner.Outcome outcome,
       Duration wall, FastStart.Writer plan, RuntimeRemote remote) throws InterruptedException {
-    RunStatistics s = RuntimeCache.statistics(stats, notices);
+    RunStatistics s = StatsDirectories.statistics(stats, notices);
     WhyMissed.Summary missed = WhyMissed.Summary.NONE; // against the cache before this run's recording goes in
     StatsDirectories.removeStale(stats); // those of runs killed before they could remove their own
     int damaged = managed ? RuntimeCache.deleteDamaged(layout, s) : 0;
@@ -278,7 +282,7 @@ public final class RuntimeRun {
             writePreloadList(layout, spec.command(), s, notices);
           }
           if (spool != null) {
-            ingested = RuntimeCache.ingest(spool, store, notices);
+            ingested = PjrtRecordSpool.ingest(spool, store, notices);
             if (ingested.leftInSpool() == 0) {
               FileTrees.deleteTreeQuietly(spool);
             } else { // records the cache could not take (each named above): kept, never deleted
@@ -340,7 +344,7 @@ public final class RuntimeRun {
   }
 
   private static Path newSpool(Path cacheDir) throws IOException {
-    Path root = RuntimeCache.spoolRoot(cacheDir);
+    Path root = OrphanedSpools.spoolRoot(cacheDir);
     PrivateFiles.createDirectories(root);
     return Files.createTempDirectory(root, OrphanedSpools.prefix("run"));
   }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.pipeline.TestPlugin;
+import dev.xlac.pipeline.recording.RealPlugin;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.PruneRequest;
 import dev.xlac.pipeline.TestPlugin;
+import dev.xlac.pipeline.recording.RealPlugin;
 import dev.xlac.runtime.LayoutEntry;
 import dev.xlac.runtime.RecordedRequest;
 import dev.xlac.runtime.RequestKey;

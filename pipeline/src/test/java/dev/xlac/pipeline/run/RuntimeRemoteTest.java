@@ -12,6 +12,7 @@ import dev.xlac.cache.remote.SeaweedServer;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.pipeline.TestPlugin;
+import dev.xlac.pipeline.recording.RealPlugin;
 import dev.xlac.runtime.LayoutEntry;
 import dev.xlac.runtime.RecordSpool;
 import dev.xlac.runtime.RecordedRequest;

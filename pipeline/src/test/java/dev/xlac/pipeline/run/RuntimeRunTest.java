@@ -6,8 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
-import dev.xlac.pipeline.CacheIntake;
 import dev.xlac.pipeline.TestPlugin;
+import dev.xlac.pipeline.recording.OrphanedSpools;
+import dev.xlac.pipeline.recording.RealPlugin;
+import dev.xlac.pipeline.recording.StatsDirectories;
+import dev.xlac.pipeline.sources.CacheIntake;
 import dev.xlac.runtime.LayoutEntry;
 import dev.xlac.runtime.LayoutManifest;
 import dev.xlac.runtime.RequestKey;
@@ -199,7 +202,7 @@ class RuntimeRunTest {
   /** A shared group's umask 002 must not leave the layout or the spool group-writable: the proxy would not serve it. */
   @Test
   void run_makesItsLayoutAndSpool_theUsersOnly() throws Exception {
-    Path spools = RuntimeCache.spoolRoot(cacheDir());
+    Path spools = OrphanedSpools.spoolRoot(cacheDir());
     assertThat(run(plugin, null, true, "ls -ld $XLAC_PJRT_RECORD > " + tmp.resolve("spool.txt")).exitStatus())
         .isZero();
     java.util.Set<java.nio.file.attribute.PosixFilePermission> owner =
@@ -347,6 +350,21 @@ class RuntimeRunTest {
     assertThat(notices).anyMatch(n -> n.contains("stay in " + r.keptSpool()));
   }
 
+  /** Regression (issue #22, 6): a run killed with kill -9 left its statistics directory, and nothing removed it. */
+  @Test
+  void killedRunsStatsDir_inTheTemporaryDirectory_isRemovedByTheNextRun() throws Exception {
+    Process gone = new ProcessBuilder("true").start();
+    gone.waitFor();
+    Path mine = StatsDirectories.create(); // named after this process; renamed after the one that is gone
+    String me = "-" + ProcessHandle.current().pid() + "-";
+    Path killed = Files.move(mine, mine.resolveSibling(mine.getFileName().toString().replace(me, "-" + gone.pid()
+        + "-")));
+    Files.writeString(killed.resolve("stats-1.tsv"), "hit\n");
+    RunResult r = run(plugin, null, false, "true");
+    assertThat(r.exitStatus()).isZero();
+    assertThat(Files.exists(killed, java.nio.file.LinkOption.NOFOLLOW_LINKS)).isFalse();
+  }
+
   /**
    * A recording run killed with kill -9 leaves its spool behind, with complete records and a write its proxy had
    * not finished; the next recording run of the cache takes the records in, deletes that spool, and leaves
@@ -356,7 +374,7 @@ class RuntimeRunTest {
   void aSpoolOfAKilledRecordingRun_isTakenInByTheNextRecordingRun() throws Exception {
     Process gone = new ProcessBuilder("true").start();
     gone.waitFor();
-    Path root = Files.createDirectories(RuntimeCache.spoolRoot(cacheDir()));
+    Path root = Files.createDirectories(OrphanedSpools.spoolRoot(cacheDir()));
     String mine = OrphanedSpools.prefix("run"); // run-<host>-<this pid>-
     String host = mine.substring("run-".length(), mine.lastIndexOf('-', mine.length() - 2));
     Path orphan = Files.createDirectories(root.resolve("run-" + host + "-" + gone.pid() + "-42"));

@@ -1,7 +1,8 @@
-package dev.xlac.pipeline.run;
+package dev.xlac.pipeline.recording;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestIngest;
+import dev.xlac.cache.layout.PjrtRecordSpool;
 import dev.xlac.core.io.FileTrees;
 import dev.xlac.runtime.RecordSpool;
 import java.io.IOException;
@@ -27,20 +28,28 @@ import java.util.regex.Pattern;
  * an earlier ingest moved aside as damaged was already reported). Writes the killed proxy left half done
  * ({@code .tmp-*}) are deleted with the spool once its records are in.
  */
-final class OrphanedSpools {
+public final class OrphanedSpools {
   private OrphanedSpools() {}
 
   private static final Pattern NAME = Pattern.compile("(run|dump)-(.+)-(\\d{1,10})-\\d+");
   private static final String HOST = host();
 
+  /**
+   * {@code CACHE/runtime/spool}: the record spools of runs in progress, on the cache's file system, since they hold
+   * whole executables.
+   */
+  public static Path spoolRoot(Path cacheDir) {
+    return cacheDir.resolve("runtime").resolve("spool");
+  }
+
   /** The name prefix of a new spool of this process: {@code Files.createTempDirectory} appends a number. */
-  static String prefix(String kind) {
+  public static String prefix(String kind) {
     return kind + "-" + HOST + "-" + ProcessHandle.current().pid() + "-";
   }
 
   /** The orphans under {@code CACHE/runtime/spool}, in name order; none when it cannot be listed. */
   static List<Path> find(Path cacheDir) {
-    Path root = RuntimeCache.spoolRoot(cacheDir);
+    Path root = spoolRoot(cacheDir);
     List<Path> out = new ArrayList<>();
     if (!Files.isDirectory(root, LinkOption.NOFOLLOW_LINKS)) {
       return out;
@@ -64,7 +73,7 @@ final class OrphanedSpools {
    * Takes the orphans' records into {@code store}, deleting each spool whose records all went in. Says what it
    * did on {@code notices}; a record the cache refuses stays, as in any ingest.
    */
-  static RequestIngest adopt(Path cacheDir, CacheStore store, Consumer<String> notices) {
+  public static RequestIngest adopt(Path cacheDir, CacheStore store, Consumer<String> notices) {
     RequestIngest total = new RequestIngest(0, 0, List.of());
     for (Path spool : find(cacheDir)) {
       try {
@@ -77,7 +86,7 @@ final class OrphanedSpools {
       } catch (IOException e) {
         continue;
       }
-      RequestIngest in = RuntimeCache.ingest(spool, store, notices);
+      RequestIngest in = PjrtRecordSpool.ingest(spool, store, notices);
       total = total.plus(in);
       String pid = pidOf(spool);
       if (in.leftInSpool() == 0) {

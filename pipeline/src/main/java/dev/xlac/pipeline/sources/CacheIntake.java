@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.sources;
 
 import dev.xlac.cache.ArtifactInfo;
 import dev.xlac.cache.CacheStore;
@@ -47,7 +47,7 @@ public final class CacheIntake implements CaptureListener {
    * @param unreadableLine told each unreadable dump's message, as it happens
    * @param onNewGraph called once per fingerprint, right after its graph is in the cache
    */
-  CacheIntake(CacheStore store, Consumer<String> unreadableLine, Consumer<CapturedModule> onNewGraph) {
+  public CacheIntake(CacheStore store, Consumer<String> unreadableLine, Consumer<CapturedModule> onNewGraph) {
     this.store = store;
     this.unreadableLine = unreadableLine;
     this.onNewGraph = onNewGraph;

@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.sources;
 
 import dev.xlac.capture.CommandTracer;
 import dev.xlac.core.ExitCode;
@@ -17,7 +17,7 @@ import java.util.List;
  */
 public record CommandEnding(boolean failed, Integer commandStatus, boolean dumpedNothing, String line) {
 
-  static CommandEnding of(List<String> command, CommandTracer.Outcome outcome, CacheIntake intake,
+  public static CommandEnding of(List<String> command, CommandTracer.Outcome outcome, CacheIntake intake,
       boolean ignoreScriptErrors) {
     String name = command.getFirst();
     if (outcome.exitStatus() != 0) {

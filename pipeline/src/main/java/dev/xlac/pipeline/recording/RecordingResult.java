@@ -1,4 +1,4 @@
-package dev.xlac.pipeline.run;
+package dev.xlac.pipeline.recording;
 
 import dev.xlac.cache.RequestIngest;
 import dev.xlac.runtime.RunStatistics;

@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.sources;
 
 import dev.xlac.capture.CommandTracer;
 import dev.xlac.capture.Frontend;

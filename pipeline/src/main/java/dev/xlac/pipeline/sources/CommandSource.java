@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.sources;
 
 import dev.xlac.capture.CaptureListener;
 import dev.xlac.capture.CapturedModule;
@@ -7,8 +7,8 @@ import dev.xlac.capture.CommandTracer;
 import dev.xlac.capture.NotRunnable;
 import dev.xlac.capture.StagingDirectories;
 import dev.xlac.hlo.HloReadException;
-import dev.xlac.pipeline.run.RecordingResult;
-import dev.xlac.pipeline.run.RuntimeRecording;
+import dev.xlac.pipeline.recording.RecordingResult;
+import dev.xlac.pipeline.recording.RuntimeRecording;
 import java.nio.file.Path;
 
 /**
@@ -17,12 +17,12 @@ import java.nio.file.Path;
  * command under {@link CommandTracer}, handing every capture to a listener until the run ends.
  * A command that cannot run at all is an outcome ({@link Traced#notRunnable()}), not an exception.
  */
-final class CommandSource implements AutoCloseable {
+public final class CommandSource implements AutoCloseable {
   /**
    * @param outcome how the command ended; null when it could not run
    * @param notRunnable why it could not run (127: not found, 126: cannot be run), or null
    */
-  record Traced(CommandTracer.Outcome outcome, NotRunnable notRunnable) {}
+  public record Traced(CommandTracer.Outcome outcome, NotRunnable notRunnable) {}
 
   private final TraceSpec spec;
   private final StagingDirectories dirs;
@@ -38,7 +38,7 @@ final class CommandSource implements AutoCloseable {
    * Checks what can be checked before anything runs: the recording's plugin (exit 3), then
    * {@code --keep-dumps} (exit 2).
    */
-  static CommandSource create(TraceSpec spec) {
+  public static CommandSource create(TraceSpec spec) {
     RuntimeRecording recording = spec.recording() == null ? null
         : RuntimeRecording.prepare(spec.recording().plugin(), spec.recording().cacheDir());
     try {
@@ -52,7 +52,7 @@ final class CommandSource implements AutoCloseable {
   }
 
   /** After {@link #run}: what was recorded through the runtime proxy, now in {@code store}; null without recording. */
-  RecordingResult ingestRecording(dev.xlac.cache.CacheStore store, java.util.function.Consumer<String> problems) {
+  public RecordingResult ingestRecording(dev.xlac.cache.CacheStore store, java.util.function.Consumer<String> problems) {
     return recording == null ? null : recording.ingest(store, problems);
   }
 
@@ -60,7 +60,7 @@ final class CommandSource implements AutoCloseable {
    * Runs the command; {@code listener} gets the captures while it runs, and none after this
    * returns (the tracer's watcher may outlive an interrupted run).
    */
-  Traced run(CaptureListener listener) throws InterruptedException {
+  public Traced run(CaptureListener listener) throws InterruptedException {
     Gate gate = new Gate(listener);
     java.util.List<String> notes = new java.util.ArrayList<>();
     java.util.Map<String, String> env = recording == null ? spec.env() : recording.environment(spec.env(), notes);
@@ -80,7 +80,7 @@ final class CommandSource implements AutoCloseable {
   }
 
   /** Where the dumps are kept after the run, or null when they are removed. */
-  Path keptDumps() {
+  public Path keptDumps() {
     return dirs.keptDumps() ? dirs.dumps() : null;
   }
 

@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.sources;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,8 +1,8 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.sources;
 
 import dev.xlac.capture.NotRunnable;
 import dev.xlac.pipeline.explain.WhyNew;
-import dev.xlac.pipeline.run.RecordingResult;
+import dev.xlac.pipeline.recording.RecordingResult;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +26,7 @@ public record CaptureResult(NotRunnable notRunnable, List<String> notes, String 
     Map<String, Integer> alreadyCompiled, Path keptDumps, CommandEnding ending, int unreadable, int exitStatus,
     WhyNew.Summary whyNew, RecordingResult recording) {
 
-  static CaptureResult notRunnable(NotRunnable why) {
+  public static CaptureResult notRunnable(NotRunnable why) {
     return new CaptureResult(why, List.of(), "", Map.of(), null, null, 0, why.status(), WhyNew.Summary.NONE, null);
   }
 }

@@ -1,9 +1,9 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.sources;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.core.ExitCode;
 import dev.xlac.pipeline.explain.WhyNew;
-import dev.xlac.pipeline.run.RecordingResult;
+import dev.xlac.pipeline.recording.RecordingResult;
 import java.util.function.Consumer;
 
 /** {@code xlac dump}: a traced command's graphs go into the cache while it runs; nothing is compiled. */

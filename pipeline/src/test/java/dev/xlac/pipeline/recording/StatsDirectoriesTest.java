@@ -1,15 +1,11 @@
-package dev.xlac.pipeline.run;
+package dev.xlac.pipeline.recording;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.xlac.core.io.FileTrees;
-import dev.xlac.pipeline.TestPlugin;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -116,19 +112,5 @@ class StatsDirectoriesTest {
     } finally {
       FileTrees.deleteTreeQuietly(own);
     }
-  }
-
-  @Test
-  void killedRunsStatsDir_inTheTemporaryDirectory_isRemovedByTheNextRun() throws Exception {
-    Path killed = Files.createDirectory(Path.of(System.getProperty("java.io.tmpdir"))
-        .resolve(PREFIX + deadPid() + "-5-" + System.nanoTime()));
-    Files.writeString(killed.resolve("stats-1.tsv"), "hit\n");
-    Path plugin = TestPlugin.build(Files.createDirectories(tmp.resolve("plugin")));
-    Path cache = tmp.resolve("cache");
-    RunResult r = RuntimeRun.run(new RunSpec(List.of("true"), cache, plugin, null, false,
-        Map.of("PATH", System.getenv("PATH"))), () -> dev.xlac.cache.CacheStore.lock(cache, Duration.ZERO, m -> {}),
-        m -> {}, () -> Path.of("/opt/xlac/libxlac_pjrt.so"));
-    assertThat(r.exitStatus()).isZero();
-    assertThat(Files.exists(killed, LinkOption.NOFOLLOW_LINKS)).isFalse();
   }
 }

@@ -1,4 +1,4 @@
-package dev.xlac.pipeline.run;
+package dev.xlac.pipeline.recording;
 
 import dev.xlac.compiler.pjrt.PjrtPluginCheck;
 import dev.xlac.compiler.pjrt.PluginFileDigest;
@@ -92,7 +92,7 @@ public record RealPlugin(Path path, String sha256, String apiVersion, long size,
    * {@code plugin} (links resolved where it still resolves), with its API version from the memo when the memo names
    * it; empty when {@code value} is malformed. Neither checks nor hashes the file: it may be gone by now.
    */
-  static Optional<RealPlugin> named(Path plugin, Path memoDir, String value) {
+  public static Optional<RealPlugin> named(Path plugin, Path memoDir, String value) {
     String[] f = value == null ? new String[0] : value.split(":", -1);
     if (f.length != 5 || !f[0].matches("[0-9a-f]{64}")) {
       return Optional.empty();
@@ -115,7 +115,7 @@ public record RealPlugin(Path path, String sha256, String apiVersion, long size,
   }
 
   /** Whether the file at {@link #path()} still has the {@code stat} this plugin was identified with. */
-  boolean unchanged() {
+  public boolean unchanged() {
     try {
       return Stat.of(path).equals(new Stat(size, mtimeNanos, dev, ino));
     } catch (IOException e) {
@@ -125,7 +125,7 @@ public record RealPlugin(Path path, String sha256, String apiVersion, long size,
 
   /** Where {@code xlac run} keeps the plugin memos of the cache in {@code cacheDir}. */
   public static Path memoDir(Path cacheDir) {
-    return RuntimeCache.memoDir(cacheDir);
+    return cacheDir.resolve("runtime").resolve("plugins");
   }
 
   /** Writes this plugin's memo into {@code memoDir} (atomically); a failure only costs a re-check next time. */
@@ -140,7 +140,7 @@ public record RealPlugin(Path path, String sha256, String apiVersion, long size,
     }
   }
 
-  static Path memoFile(Path memoDir, Path real) {
+  public static Path memoFile(Path memoDir, Path real) {
     return memoDir.resolve(sha256(real.toString().getBytes(StandardCharsets.UTF_8)).substring(0, 32) + ".plugin");
   }
 

@@ -1,5 +1,7 @@
-package dev.xlac.pipeline.run;
+package dev.xlac.pipeline.recording;
 
+import dev.xlac.core.XlacException;
+import dev.xlac.runtime.RunStatistics;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -10,6 +12,7 @@ import java.nio.file.SecureDirectoryStream;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.UserPrincipal;
+import java.util.function.Consumer;
 
 /**
  * A run's statistics directory ({@code XLAC_PJRT_STATS}) in the temporary directory, named
@@ -21,10 +24,10 @@ import java.nio.file.attribute.UserPrincipal;
  * when it ends; one killed with kill -9 cannot, and a later run of the same host and namespace removes it
  * ({@link #removeStale}), as it does those of killed recording captures ({@link #RECORD_PREFIX}).
  */
-final class StatsDirectories {
+public final class StatsDirectories {
   private StatsDirectories() {}
 
-  static final String PREFIX = "xlac-run-stats-";
+  public static final String PREFIX = "xlac-run-stats-";
   /** The statistics directory of a recording capture ({@code dump --plugin}, a one-shot {@code parallel-compile}). */
   static final String RECORD_PREFIX = "xlac-record-stats-";
   static final String HOST = host();
@@ -34,14 +37,24 @@ final class StatsDirectories {
   static final String NAMESPACE = pidNamespace();
 
   /** A new statistics directory of this process's run (mode 0700) in the temporary directory. */
-  static Path create() throws IOException {
+  public static Path create() throws IOException {
     return create(PREFIX);
   }
 
   /** As {@link #create()}, named with {@code prefix} ({@link #PREFIX} or {@link #RECORD_PREFIX}). */
-  static Path create(String prefix) throws IOException {
+  public static Path create(String prefix) throws IOException {
     long pid = ProcessHandle.current().pid();
     return Files.createTempDirectory(prefix + HOST + "-" + NAMESPACE + "-" + pid + "-" + startTicks(pid) + "-");
+  }
+
+  /** What the proxy's processes counted in {@code stats}; none (and one line saying why) when it cannot be read. */
+  public static RunStatistics statistics(Path stats, Consumer<String> notices) {
+    try {
+      return RunStatistics.read(stats);
+    } catch (IOException | XlacException e) {
+      notices.accept("cannot read the runtime proxy's statistics: " + XlacException.reason(e));
+      return RunStatistics.NONE;
+    }
   }
 
   /**
@@ -50,7 +63,7 @@ final class StatsDirectories {
    * the files directly in it and then removed; anything else in one (a directory) keeps it. The number removed;
    * nothing fails.
    */
-  static int removeStale(Path own) {
+  public static int removeStale(Path own) {
     int removed = 0;
     try {
       Path parent = own.toAbsolutePath().getParent();

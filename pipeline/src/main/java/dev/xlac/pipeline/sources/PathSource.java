@@ -1,4 +1,4 @@
-package dev.xlac.pipeline;
+package dev.xlac.pipeline.sources;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.PutOutcome;
@@ -21,8 +21,8 @@ import java.util.stream.Stream;
  * Graphs from dump files and directories: reads them (in parallel on one pool, under one byte budget, so memory
  * stays bounded) and hands every compiler-input module to the {@link CacheIntake}, which stores it as a
  * pending graph, deduplicated by fingerprint; then syncs the write-ahead log. Unreadable files are
- * collected, not fatal. Serves {@code cache add} and {@code parallel-compile PATH...} (which compiles
- * the graphs it read), both through {@link CacheIntake#addPaths}.
+ * collected, not fatal. Serves {@code cache add} ({@link CacheIntake#addPaths}) and {@code parallel-compile PATH...}
+ * (which compiles the graphs it read).
  */
 public final class PathSource {
   /**
@@ -99,7 +99,8 @@ public final class PathSource {
 
   private PathSource() {}
 
-  static Result ingest(CacheStore store, List<Path> paths) throws InterruptedException {
+  /** Stores the modules in {@code paths} as pending graphs; unreadable files are in the result, not fatal. */
+  public static Result ingest(CacheStore store, List<Path> paths) throws InterruptedException {
     DumpDirectoryReader.Scan scan = DumpDirectoryReader.scan(paths);
     List<XlacException> errors = new ArrayList<>();
     SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();

@@ -1,7 +1,8 @@
-package dev.xlac.pipeline.run;
+package dev.xlac.pipeline.recording;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestIngest;
+import dev.xlac.cache.layout.PjrtRecordSpool;
 import dev.xlac.capture.ProxyEnvironment;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.FileTrees;
@@ -43,18 +44,18 @@ public final class RuntimeRecording implements AutoCloseable {
   /** Recording compiles for {@code plugin} into the cache at {@code cacheDir} ({@code TraceSpec.Recording}). */
   public static RuntimeRecording prepare(Path pluginPath, Path cacheDir) {
     boolean[] fresh = {false};
-    RealPlugin plugin = RealPlugin.identify(pluginPath, RuntimeCache.memoDir(cacheDir), fresh);
+    RealPlugin plugin = RealPlugin.identify(pluginPath, RealPlugin.memoDir(cacheDir), fresh);
     Path proxy = RuntimeLibrary.path();
     Path stats = null;
     try {
       stats = StatsDirectories.create(StatsDirectories.RECORD_PREFIX);
-      Path root = RuntimeCache.spoolRoot(cacheDir);
+      Path root = OrphanedSpools.spoolRoot(cacheDir);
       PrivateFiles.createDirectories(root);
       Path spool = Files.createTempDirectory(root, OrphanedSpools.prefix("dump"));
       return new RuntimeRecording(plugin, fresh[0], cacheDir, proxy, stats, spool);
     } catch (IOException e) {
       FileTrees.deleteTreeQuietly(stats);
-      throw XlacException.environment("cannot make a record spool under " + RuntimeCache.spoolRoot(cacheDir)
+      throw XlacException.environment("cannot make a record spool under " + OrphanedSpools.spoolRoot(cacheDir)
           + ": " + XlacException.reason(e));
     }
   }
@@ -73,10 +74,10 @@ public final class RuntimeRecording implements AutoCloseable {
    */
   public RecordingResult ingest(CacheStore store, Consumer<String> problems) {
     if (fresh) {
-      plugin.remember(RuntimeCache.memoDir(cacheDir));
+      plugin.remember(RealPlugin.memoDir(cacheDir));
     }
-    RunStatistics s = RuntimeCache.statistics(stats, problems);
-    RequestIngest in = RuntimeCache.ingest(spool, store, problems);
+    RunStatistics s = StatsDirectories.statistics(stats, problems);
+    RequestIngest in = PjrtRecordSpool.ingest(spool, store, problems);
     RecordingResult r = new RecordingResult(in.plus(OrphanedSpools.adopt(cacheDir, store, problems)), s);
     // records the cache could not take (each named by the ingest) keep the spool, for `xlac cache add`
     ingested = in.leftInSpool() == 0;
