@@ -1,7 +1,7 @@
 package dev.xlac.pipeline.run;
 
 import dev.xlac.cache.RequestIngest;
-import dev.xlac.cache.remote.RemoteStats;
+import dev.xlac.cache.RemoteSummary;
 import dev.xlac.capture.NotRunnable;
 import dev.xlac.pipeline.explain.WhyMissed;
 import dev.xlac.runtime.RunStatistics;
@@ -31,12 +31,12 @@ import java.util.Map;
  */
 public record RunResult(NotRunnable notRunnable, int exitStatus, RunStatistics stats,
     RealPlugin plugin, Path layout, int[] materialized, RequestIngest ingested, Path keptSpool, int damagedRemoved,
-    Duration wall, RemoteStats remote, WhyMissed.Summary missReasons) {
+    Duration wall, RemoteSummary remote, WhyMissed.Summary missReasons) {
 
   /** A run whose misses are not explained. */
   public RunResult(NotRunnable notRunnable, int exitStatus, RunStatistics stats, RealPlugin plugin,
       Path layout, int[] materialized, RequestIngest ingested, Path keptSpool, int damagedRemoved, Duration wall,
-      RemoteStats remote) {
+      RemoteSummary remote) {
     this(notRunnable, exitStatus, stats, plugin, layout, materialized, ingested, keptSpool, damagedRemoved, wall, remote,
         WhyMissed.Summary.NONE);
   }
