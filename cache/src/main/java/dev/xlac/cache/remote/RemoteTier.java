@@ -69,10 +69,6 @@ public final class RemoteTier implements AutoCloseable {
     public static Options defaults(boolean required, Consumer<String> warnings) {
       return new Options(Duration.ofSeconds(5), Duration.ofSeconds(30), 2, required, warnings);
     }
-
-    public Options withTimeouts(Duration connect, Duration read) {
-      return new Options(connect, read, attempts, required, warnings);
-    }
   }
 
   /** What a conditional put did. */
