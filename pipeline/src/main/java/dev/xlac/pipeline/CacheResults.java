@@ -6,7 +6,7 @@ import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.CompileInfo;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.RequestIngest;
-import dev.xlac.cache.remote.RemoteSession;
+import dev.xlac.cache.TieredCache;
 import dev.xlac.compiler.CompileOutcome;
 import dev.xlac.compiler.schedule.CompileJob;
 import dev.xlac.compiler.schedule.GraphResult;
@@ -28,22 +28,22 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link ResultSink} that stores each artifact or failure. Shared by every form of {@code parallel-compile}.
  */
 final class CacheResults implements ResultSink {
+  private final TieredCache tiers;
   private final CacheStore store;
   private final CompilerIdentity identity;
   private final boolean retryFailed;
-  private final RemoteSession remote;
   private final Map<ProgramKey, CompileWork.Request> requests = new ConcurrentHashMap<>();
 
   CacheResults(CacheStore store, CompilerIdentity identity, boolean retryFailed) {
-    this(store, identity, retryFailed, null);
+    this(TieredCache.localOnly(store), identity, retryFailed);
   }
 
-  /** {@code remote}: read through to on a local miss, written through to after each compile (null: none). */
-  CacheResults(CacheStore store, CompilerIdentity identity, boolean retryFailed, RemoteSession remote) {
-    this.store = store;
+  /** {@code tiers}: the run's cache, looked up (local, then the remote) and stored into (local, then the remote). */
+  CacheResults(TieredCache tiers, CompilerIdentity identity, boolean retryFailed) {
+    this.tiers = tiers;
+    this.store = tiers.local();
     this.identity = identity;
     this.retryFailed = retryFailed;
-    this.remote = remote;
   }
 
   /** As {@link #settled(CompileWork)} for a graph. */
@@ -55,8 +55,9 @@ final class CacheResults implements ResultSink {
    * The one rule of what lacks an artifact for this compiler. Empty when it must be compiled; else its result:
    * cached, or failed in an earlier run and not retried.
    *
-   * <p>A graph is cached when the artifact's bytes are there and intact ({@link CacheStore#lookup}); a damaged one
-   * is empty here, so it is compiled again, and the store has said so on one line. A recorded request is cached
+   * <p>A graph is cached when the artifact's bytes are there and intact ({@link TieredCache#lookup}: locally, or
+   * pulled through from the remote tier); a damaged one is empty here, so it is compiled again, and the store has
+   * said so on one line. A recorded request is cached
    * when the cache holds a runtime entry under the key the proxy computes for this plugin (a damaged executable
    * there is the proxy's to find: it falls back, and {@code xlac run} deletes the entry). The cache keeps no
    * failure records for runtime entries, so a request whose compile failed is compiled again by the next run.
@@ -64,16 +65,13 @@ final class CacheResults implements ResultSink {
   Optional<GraphResult> settled(CompileWork work) {
     return switch (work) {
       case CompileWork.Graph g -> {
-        Optional<ArtifactInfo> entry = store.lookup(new ArtifactKey(g.key(), identity)); // a hit or miss in 'cache stat'
+        Optional<ArtifactInfo> entry = lookup(new ArtifactKey(g.key(), identity));
         if (entry.isPresent() && entry.get().status() == EntryStatus.COMPILED) {
           yield Optional.of(GraphResult.cached(g.key(), g.name()));
         }
-        if (entry.isPresent() && !retryFailed) {
+        if (entry.isPresent()) { // a failure, not retried
           yield Optional.of(GraphResult.previouslyFailed(g.key(), g.name(), entry.get().failureKind(),
               entry.get().failureMessage()));
-        }
-        if (remote != null && readThrough(new ArtifactKey(g.key(), identity))) { // checked, and now stored locally
-          yield Optional.of(GraphResult.cached(g.key(), g.name()));
         }
         yield Optional.empty();
       }
@@ -84,17 +82,15 @@ final class CacheResults implements ResultSink {
 
   /** Reads the graphs' artifacts the local cache lacks through from the remote tier, several at once (none: no-op). */
   void prefetch(java.util.Collection<GraphFingerprint> graphs) throws InterruptedException {
-    if (remote != null) {
-      remote.prefetch(graphs.stream().map(fp -> new ArtifactKey(fp, identity)).toList());
-    }
+    tiers.prefetch(graphs.stream().map(fp -> new ArtifactKey(fp, identity)).toList());
   }
 
-  private boolean readThrough(ArtifactKey key) {
+  private Optional<ArtifactInfo> lookup(ArtifactKey key) {
     try {
-      return remote.readThrough(key);
+      return tiers.lookup(key, retryFailed);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt(); // the run is being stopped: a miss, and the caller sees the flag
-      return false;
+      return Optional.empty();
     }
   }
 
@@ -131,10 +127,7 @@ final class CacheResults implements ResultSink {
     switch (outcome) {
       case CompileOutcome.Success s -> {
         CompileInfo info = new CompileInfo(s.elapsed(), s.log());
-        store.putArtifact(key, s.artifact(), info);
-        if (remote != null) {
-          remote.writeThrough(key, s.artifact(), info); // queued: the run does not wait for the upload
-        }
+        tiers.putArtifact(key, s.artifact(), info); // the upload is queued: the run does not wait for it
       }
       case CompileOutcome.Failure f -> store.recordFailure(key, GraphResult.kindName(f.kind()), f.message(), f.log());
     }

@@ -1,7 +1,7 @@
 package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
-import dev.xlac.cache.remote.RemoteSession;
+import dev.xlac.cache.TieredCache;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.compiler.schedule.MemoryProbe;
@@ -34,7 +34,7 @@ public interface CompileExecutor {
 
   /** What an executor may use of the run: everything stays owned (and closed) by {@link CompileRuns}. */
   record Run(CacheStore store, DriverFactory drivers, CacheResults cache, SchedulerSettings settings,
-      RunListener listener, MemoryProbe memory, RemoteSession remote) {}
+      RunListener listener, MemoryProbe memory, TieredCache tiers) {}
 
   /** One run's compiles. Thread-safe: programs come from the settling threads, {@link #cancel} from a shutdown. */
   interface Compiles extends AutoCloseable {

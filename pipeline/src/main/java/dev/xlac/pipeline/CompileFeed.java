@@ -1,7 +1,7 @@
 package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
-import dev.xlac.cache.remote.RemoteSession;
+import dev.xlac.cache.TieredCache;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.compiler.schedule.MemoryProbe;
@@ -34,7 +34,7 @@ final class CompileFeed implements AutoCloseable {
   private final boolean retryFailed;
   private final RunListener listener;
   private final MemoryProbe memory;
-  private final RemoteSession remote;
+  private final TieredCache tiers;
   private final CompileExecutor executor;
   private final List<CompileWork> waiting = new ArrayList<>();
   /**
@@ -55,17 +55,17 @@ final class CompileFeed implements AutoCloseable {
     this(store, settings, retryFailed, listener, memory, null);
   }
 
-  /** {@code remote}: the run's remote tier session (null: none), read through to and written through to. */
+  /** {@code tiers}: the run's cache, both tiers (null: the local cache alone), looked up and stored into. */
   CompileFeed(CacheStore store, SchedulerSettings settings, boolean retryFailed, RunListener listener,
-      MemoryProbe memory, RemoteSession remote) {
-    this(store, settings, retryFailed, listener, memory, remote, LocalExecutor.INSTANCE);
+      MemoryProbe memory, TieredCache tiers) {
+    this(store, settings, retryFailed, listener, memory, tiers, LocalExecutor.INSTANCE);
   }
 
   /** {@code executor}: where the graphs that need a compile are compiled. */
   CompileFeed(CacheStore store, SchedulerSettings settings, boolean retryFailed, RunListener listener,
-      MemoryProbe memory, RemoteSession remote, CompileExecutor executor) {
+      MemoryProbe memory, TieredCache tiers, CompileExecutor executor) {
     this.executor = executor;
-    this.remote = remote;
+    this.tiers = tiers;
     this.store = store;
     this.settings = settings;
     this.retryFailed = retryFailed;
@@ -158,7 +158,7 @@ final class CompileFeed implements AutoCloseable {
       if (cancelled) {
         return;
       }
-      cache = new CacheResults(store, factory.identity(), retryFailed, remote != null && remote.enabled() ? remote : null);
+      cache = new CacheResults(tiers != null ? tiers : TieredCache.localOnly(store), factory.identity(), retryFailed);
       known = cache;
       queued = new ArrayList<>(waiting);
       waiting.forEach(w -> settling.put(w.key(), w));
@@ -217,7 +217,7 @@ final class CompileFeed implements AutoCloseable {
 
   private void submit(CompileWork work) {
     if (compiles == null) {
-      compiles = executor.start(new CompileExecutor.Run(store, drivers, cache, settings, listener, memory, remote));
+      compiles = executor.start(new CompileExecutor.Run(store, drivers, cache, settings, listener, memory, tiers));
     }
     compiles.submit(work);
   }

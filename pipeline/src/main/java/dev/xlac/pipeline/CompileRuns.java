@@ -3,7 +3,7 @@ package dev.xlac.pipeline;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.GraphInfo;
 import dev.xlac.cache.RequestInfo;
-import dev.xlac.cache.remote.RemoteSession;
+import dev.xlac.cache.TieredCache;
 import dev.xlac.compiler.CompilerDriver;
 import dev.xlac.compiler.schedule.DriverFactory;
 import dev.xlac.compiler.schedule.GraphResult;
@@ -86,13 +86,13 @@ public final class CompileRuns {
     try (PreparedDrivers early = paths.isEmpty() || !executor.compilesHere() ? PreparedDrivers.none(setup.drivers())
             : PreparedDrivers.start(setup.drivers());
         CacheStore store = setup.cache().open(); var _ = store.pinForRun();
-        RemoteSession remote = RemoteSession.open(store, setup.remote(), listener::notice)) {
+        TieredCache tiers = TieredCache.open(store, setup.remote(), listener::notice)) {
       // A Slurm shard compiles its graphs only; recorded requests are the cache's own work.
       List<RequestInfo> recorded = paths.isEmpty() && ordered == null ? store.requests() : List.of();
       RunDrivers prepared = withRequests(early.open(), !recorded.isEmpty() || !carried.isEmpty(), store, executor);
       DriverFactory drivers = prepared.factory(); // closed by the feed once started, else by the probe
       try (CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener,
-          setup.memory(), remote, executor)) {
+          setup.memory(), tiers, executor)) {
         long start = System.nanoTime();
         // Without a probe record, learning the identity loads the plugin in the first worker (and
         // hashes it): that overlaps reading and storing the PATHs.
@@ -138,7 +138,7 @@ public final class CompileRuns {
           }
           results.addAll(foreign);
           // uploads drained
-          RunReport report = finishRun(results, start, listener, feed.jobs()).withRemote(remote.finish());
+          RunReport report = finishRun(results, start, listener, feed.jobs()).withRemote(tiers.finish());
           WhyNew.Summary whyNew = WhyNew.explain(store, added); // after the report's wall time, as one-shot
           return new CompileResult(report.withReasons(whyNew), inputs, whyNew);
         } finally {
@@ -207,10 +207,10 @@ public final class CompileRuns {
             : PreparedDrivers.none(setup.drivers());
         CommandSource source = CommandSource.create(trace);
         CacheStore store = setup.cache().open(); var _ = store.pinForRun();
-        RemoteSession remote = RemoteSession.open(store, setup.remote(), listener::notice);
+        TieredCache tiers = TieredCache.open(store, setup.remote(), listener::notice);
         ShutdownCancel interrupt = new ShutdownCancel();
         CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener, setup.memory(),
-            remote, executor)) {
+            tiers, executor)) {
       long start = System.nanoTime();
       String command = Path.of(trace.command().getFirst()).getFileName().toString();
       interrupt.cancels(feed::cancel);
@@ -244,7 +244,7 @@ public final class CompileRuns {
         feed.cancel();
       }
       // uploads drained
-      RunReport report = finishRun(feed.finish(), start, listener, feed.jobs()).withRemote(remote.finish());
+      RunReport report = finishRun(feed.finish(), start, listener, feed.jobs()).withRemote(tiers.finish());
       WhyNew.Summary whyNew = WhyNew.explain(store, intake.newGraphs()); // after the report's wall time
       report = report.withReasons(whyNew);
       CommandEnding ending = CommandEnding.of(trace.command(), traced.outcome(), intake, trace.ignoreScriptErrors());

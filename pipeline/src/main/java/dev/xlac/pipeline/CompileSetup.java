@@ -1,7 +1,7 @@
 package dev.xlac.pipeline;
 
 import dev.xlac.cache.CacheStore;
-import dev.xlac.cache.remote.RemoteSession;
+import dev.xlac.cache.RemotePolicy;
 import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 
@@ -17,11 +17,11 @@ import dev.xlac.compiler.schedule.SchedulerSettings;
  * @param executor where the compiles run ({@link LocalExecutor}, {@link dev.xlac.pipeline.slurm.SlurmExecutor})
  */
 public record CompileSetup(CacheStore.Opener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
-    RunListener listener, MemoryProbe memory, RemoteSession.Policy remote, CompileExecutor executor) {
+    RunListener listener, MemoryProbe memory, RemotePolicy remote, CompileExecutor executor) {
 
   /** A run that compiles in this process's workers. */
   public CompileSetup(CacheStore.Opener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
-      RunListener listener, MemoryProbe memory, RemoteSession.Policy remote) {
+      RunListener listener, MemoryProbe memory, RemotePolicy remote) {
     this(cache, drivers, settings, retryFailed, listener, memory, remote, LocalExecutor.INSTANCE);
   }
 
@@ -30,9 +30,9 @@ public record CompileSetup(CacheStore.Opener cache, DriverSource drivers, Schedu
     return new CompileSetup(cache, drivers, settings, retryFailed, listener, memory, remote, other);
   }
 
-  /** A run that uses the cache's remote tier when it has one ({@link RemoteSession.Policy#USE}). */
+  /** A run that uses the cache's remote tier when it has one ({@link RemotePolicy#USE}). */
   public CompileSetup(CacheStore.Opener cache, DriverSource drivers, SchedulerSettings settings, boolean retryFailed,
       RunListener listener, MemoryProbe memory) {
-    this(cache, drivers, settings, retryFailed, listener, memory, RemoteSession.Policy.USE);
+    this(cache, drivers, settings, retryFailed, listener, memory, RemotePolicy.USE);
   }
 }

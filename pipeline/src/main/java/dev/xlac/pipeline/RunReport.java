@@ -3,7 +3,7 @@ package dev.xlac.pipeline;
 import static dev.xlac.core.Durations.round;
 import static dev.xlac.core.Durations.seconds;
 
-import dev.xlac.cache.remote.RemoteStats;
+import dev.xlac.cache.RemoteSummary;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.FailureKind;
@@ -23,7 +23,7 @@ import java.util.Map;
  * @param reasons why each graph the run added to the cache was new (dump-path and one-shot runs; {@link WhyNew}), by fingerprint
  */
 public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<GraphFingerprint, WhyNew.Reason> reasons,
-    RemoteStats remote) {
+    RemoteSummary remote) {
 
   public RunReport {
     graphs = List.copyOf(graphs);
@@ -44,7 +44,7 @@ public record RunReport(List<GraphResult> graphs, Duration wall, int jobs, Map<G
   }
 
   /** This report with what the run did with the remote tier (null: it had none). */
-  public RunReport withRemote(RemoteStats stats) {
+  public RunReport withRemote(RemoteSummary stats) {
     return new RunReport(graphs, wall, jobs, reasons, stats);
   }
 

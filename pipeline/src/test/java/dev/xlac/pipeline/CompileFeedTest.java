@@ -3,6 +3,7 @@ package dev.xlac.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.RemotePolicy;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.compiler.schedule.SchedulerSettings;
 import dev.xlac.hlo.GraphFingerprint;
@@ -189,10 +190,8 @@ class CompileFeedTest {
       SequencedMap<GraphFingerprint, String> graphs = graphs(store);
       store.setRemoteSetting(java.util.Optional.of(dev.xlac.cache.RemoteSetting.parse("s3://xlac-silent/p",
           "http://127.0.0.1:" + silent.getLocalPort())));
-      dev.xlac.cache.remote.RemoteTier.Options slow = new dev.xlac.cache.remote.RemoteTier.Options(
-          Duration.ofSeconds(5), Duration.ofSeconds(20), 1, false, m -> {});
-      try (var remote = dev.xlac.cache.remote.RemoteSession.open(store, dev.xlac.cache.remote.RemoteSession.Policy.USE,
-          m -> {}, slow);
+      try (var remote = dev.xlac.cache.TieredCache.open(store, dev.xlac.cache.RemotePolicy.USE, m -> {},
+          Duration.ofSeconds(5), Duration.ofSeconds(20), 1);
           CompileFeed feed = new CompileFeed(store, TWO_JOBS, false, RunListener.NONE, () -> Long.MAX_VALUE, remote)) {
         feed.start(new FakeCompiler(false).factory());
         var last = graphs.lastEntry(); // not in the local cache: read through to the silent remote

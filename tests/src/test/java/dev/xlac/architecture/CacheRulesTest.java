@@ -21,11 +21,13 @@ import dev.xlac.cache.bundle.archfixture.CircleBack;
 import dev.xlac.cache.layout.archfixture.ReachesPast;
 import dev.xlac.cache.ops.archfixture.CircleOut;
 import dev.xlac.cache.ops.archfixture.TalksToS3;
+import dev.xlac.cache.remote.RemoteTier;
 import dev.xlac.cache.remote.archfixture.ReachesTheStore;
 import dev.xlac.cache.repair.CacheVerifier;
 import dev.xlac.cache.store.Store;
 import dev.xlac.cache.store.archfixture.CallsRepair;
 import dev.xlac.cache.store.archfixture.CallsUp;
+import dev.xlac.pipeline.archfixture.OpensTheRemoteTierItself;
 import java.util.ArrayDeque;
 import java.util.Collection;
 import java.util.Deque;
@@ -41,8 +43,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The cache's own layering, on the compiled main classes: the facade {@code dev.xlac.cache} (with the
  * public value types) over {@code ops}, {@code bundle}, {@code layout} and {@code repair} (salvage, verify, swap),
- * all over {@code store}, the one package that holds RocksDB. Nothing outside the cache reaches past the facade, the
- * store never calls back up (the size limit is a hook the facade installs), and the cache's packages form no circle.
+ * all over {@code store}, the one package that holds RocksDB. Nothing outside the cache reaches past the facade or
+ * into the remote tier's S3 side (both tiers have one door), the store never calls back up (the size limit is a hook
+ * the facade installs), and the cache's packages form no circle.
  */
 class CacheRulesTest {
   private static final String[] CACHE_INTERNALS = {"dev.xlac.cache.store..", "dev.xlac.cache.ops..",
@@ -51,6 +54,12 @@ class CacheRulesTest {
   static final ArchRule NOTHING_OUTSIDE_USES_INTERNALS = noClasses().that().resideOutsideOfPackage("dev.xlac.cache..")
       .should().dependOnClassesThat().resideInAnyPackage(CACHE_INTERNALS)
       .because("other modules use the cache through CacheStore and its public value types");
+
+  static final ArchRule ONE_DOOR_FOR_BOTH_TIERS = noClasses().that().resideOutsideOfPackage("dev.xlac.cache..")
+      .should().dependOnClassesThat().resideInAPackage("dev.xlac.cache.remote..")
+      .because("the local and the remote tier are joined in one place: a run looks up and stores through"
+          + " TieredCache (local, then the remote pulled through, then write-through), the remote alone is opened as"
+          + " a CacheRemote; the S3 client, its sessions and the object layout stay inside the cache");
 
   static final ArchRule STORE_DOES_NOT_CALL_UP = noClasses().that().resideInAPackage("dev.xlac.cache.store..")
       .should().dependOnClassesThat().resideInAnyPackage("dev.xlac.cache.ops..", "dev.xlac.cache.bundle..",
@@ -113,6 +122,11 @@ class CacheRulesTest {
   }
 
   @Test
+  void nothingOutsideTheCache_usesTheRemoteTierButThroughItsDoor() {
+    ONE_DOOR_FOR_BOTH_TIERS.check(product);
+  }
+
+  @Test
   void theStore_usesNeitherTheFacadeNorOpsBundlesOrLayouts() {
     STORE_DOES_NOT_CALL_UP.check(product);
   }
@@ -159,6 +173,10 @@ class CacheRulesTest {
     assertThatThrownBy(() -> NOTHING_OUTSIDE_USES_INTERNALS.check(
         new ClassFileImporter().importClasses(CacheRulesTest.class, Store.class)))
         .isInstanceOf(AssertionError.class).hasMessageContaining(CacheRulesTest.class.getName());
+    // A class outside the cache opening the S3 side itself, not through the door.
+    assertThatThrownBy(() -> ONE_DOOR_FOR_BOTH_TIERS.check(
+        new ClassFileImporter().importClasses(OpensTheRemoteTierItself.class, RemoteTier.class)))
+        .isInstanceOf(AssertionError.class).hasMessageContaining(OpensTheRemoteTierItself.class.getName());
     // A store-side class calling up into the facade.
     assertThatThrownBy(() -> STORE_DOES_NOT_CALL_UP.check(
         new ClassFileImporter().importClasses(CallsUp.class, CacheStore.class)))

@@ -1,6 +1,7 @@
 package dev.xlac.cache.remote;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.RemoteUnavailableException;
 import dev.xlac.cache.layout.NeuronCacheLayout;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.FileTrees;
@@ -74,7 +75,7 @@ public final class NeuronRemoteLayout {
           } else {
             stats.alreadyThere.incrementAndGet();
           }
-        } catch (RemoteTier.UnavailableException e) {
+        } catch (RemoteUnavailableException e) {
           throw XlacException.environment(e.getMessage());
         } catch (IOException e) {
           throw XlacException.environment("cannot read " + f + ": " + e.getMessage());

@@ -1,5 +1,6 @@
 package dev.xlac.cache.remote;
 
+import dev.xlac.cache.RemoteUnavailableException;
 import dev.xlac.core.XlacException;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -34,7 +35,7 @@ public final class RemoteListing {
           rows.add(new Row(kind, name, o.key(), o.size(), o.lastModified()));
         }
       }
-    } catch (RemoteTier.UnavailableException e) {
+    } catch (RemoteUnavailableException e) {
       throw XlacException.environment(e.getMessage());
     }
     return rows;

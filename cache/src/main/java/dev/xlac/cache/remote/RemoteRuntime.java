@@ -1,6 +1,7 @@
 package dev.xlac.cache.remote;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.RemoteUnavailableException;
 import dev.xlac.cache.RequestInfo;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -20,7 +21,7 @@ public final class RemoteRuntime {
 
   /** The runtime objects the remote files under {@code pluginSha256} (64 lowercase hex digits). */
   public static List<RemoteObjects.RuntimeObject> list(RemoteTier tier, String pluginSha256)
-      throws RemoteTier.UnavailableException, InterruptedException {
+      throws RemoteUnavailableException, InterruptedException {
     List<RemoteObjects.RuntimeObject> out = new ArrayList<>();
     for (RemoteTier.Listed o : tier.list(RemoteObjects.runtimePrefix(pluginSha256))) {
       RemoteObjects.RuntimeObject r = RemoteObjects.runtimeOf(o.key());
@@ -50,7 +51,7 @@ public final class RemoteRuntime {
           } else {
             try {
               RemoteSync.pullRuntime(store, tier, o, stats, problems, trust);
-            } catch (RemoteTier.UnavailableException e) {
+            } catch (RemoteUnavailableException e) {
               stats.failed.incrementAndGet();
             }
           }
@@ -85,7 +86,7 @@ public final class RemoteRuntime {
           try {
             stats.put(tier.putIfAbsent(RemoteObjects.runtimeKey(r.pluginSha256(), r.key()), body.get()),
                 body.get().length);
-          } catch (RemoteTier.UnavailableException e) {
+          } catch (RemoteUnavailableException e) {
             stats.failed.incrementAndGet();
           } catch (RemoteObjects.TooLargeException e) {
             stats.skipped.incrementAndGet();

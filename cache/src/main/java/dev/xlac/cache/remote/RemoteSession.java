@@ -3,7 +3,9 @@ package dev.xlac.cache.remote;
 import dev.xlac.cache.ArtifactKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.CompileInfo;
+import dev.xlac.cache.RemotePolicy;
 import dev.xlac.cache.RemoteSetting;
+import dev.xlac.cache.RemoteUnavailableException;
 import dev.xlac.core.Sizes;
 import dev.xlac.core.XlacException;
 import dev.xlac.hlo.GraphFingerprint;
@@ -21,7 +23,7 @@ import java.util.function.Consumer;
  * remote; {@link #finish} drains the queue and returns the figures for the summary.
  *
  * <p>A remote that is down, slow or refuses access costs one warning line and the counts; the run goes on with its
- * local cache. With {@link Policy#REQUIRE} the remote is checked when the session opens (exit code 3 at once if it
+ * local cache. With {@link RemotePolicy#REQUIRE} the remote is checked when the session opens (exit code 3 at once if it
  * fails), and a failure later makes {@link #finish} throw (exit code 3) after the run's results are stored
  * locally. A cache with {@code require-signed on} takes only objects signed by a key it trusts ({@link RemoteTrust});
  * write-through never signs (sign with {@code cache push --sign}).
@@ -35,16 +37,6 @@ public final class RemoteSession implements AutoCloseable {
   /** Read-throughs at once in {@link #prefetch}. */
   static final int PREFETCH = 8;
 
-  /** Whether a run uses the remote tier. */
-  public enum Policy {
-    /** Not at all, whatever the cache's setting. */
-    OFF,
-    /** When the cache has one; a failure is a warning. */
-    USE,
-    /** The cache must have one, and a failure is fatal (exit code 3): {@code --require-remote}. */
-    REQUIRE
-  }
-
   private final CacheStore store;
   private final RemoteTier tier;
   private final RemoteStats stats;
@@ -56,14 +48,14 @@ public final class RemoteSession implements AutoCloseable {
   private final Object lock = new Object();
   private final java.util.ArrayDeque<Upload> queue = new java.util.ArrayDeque<>();
   private final Consumer<String> notices;
-  private final Policy policy;
+  private final RemotePolicy policy;
   private long queuedBytes;
   private boolean closing;
   private boolean skipNoticed;
 
   private record Upload(ArtifactKey key, byte[] bytes, long compileMillis) {}
 
-  private RemoteSession(CacheStore store, RemoteTier tier, RemoteTrust trust, Policy policy, Consumer<String> notices) {
+  private RemoteSession(CacheStore store, RemoteTier tier, RemoteTrust trust, RemotePolicy policy, Consumer<String> notices) {
     this.store = store;
     this.tier = tier;
     this.trust = trust;
@@ -72,24 +64,25 @@ public final class RemoteSession implements AutoCloseable {
     this.stats = tier == null ? null : new RemoteStats(tier.setting().url());
   }
 
+  /** A session without a remote: read-through finds nothing, write-through sends nothing. */
+  public static RemoteSession none(CacheStore store) {
+    return new RemoteSession(store, null, null, RemotePolicy.OFF, line -> {});
+  }
+
   /**
    * Opens the session for a run on {@code store}: none ({@link #enabled()} false) when the policy is OFF or the
    * cache has no remote (then REQUIRE is bad input, exit code 2).
    */
-  public static RemoteSession open(CacheStore store, Policy policy, Consumer<String> notices)
+  public static RemoteSession open(CacheStore store, RemotePolicy policy, Consumer<String> notices)
       throws InterruptedException {
     return open(store, policy, notices, RemoteTier.Options.defaults(false, notices));
   }
 
-  /** As {@link #open(CacheStore, Policy, Consumer)}, with the tier's timeouts and retries given. */
-  public static RemoteSession open(CacheStore store, Policy policy, Consumer<String> notices,
+  /** As {@link #open(CacheStore, RemotePolicy, Consumer)}, with the tier's timeouts and retries given. */
+  public static RemoteSession open(CacheStore store, RemotePolicy policy, Consumer<String> notices,
       RemoteTier.Options options) throws InterruptedException {
-    Optional<RemoteSetting> setting = policy == Policy.OFF ? Optional.empty() : store.remoteSetting();
+    Optional<RemoteSetting> setting = policy.choose(store.directory(), store::remoteSetting);
     if (setting.isEmpty()) {
-      if (policy == Policy.REQUIRE) {
-        throw XlacException.badInput("--require-remote: cache " + store.directory() + " has no remote tier (set one"
-            + " with 'xlac cache config remote s3://BUCKET/PREFIX')");
-      }
       return new RemoteSession(store, null, null, policy, notices);
     }
     RemoteSession[] self = new RemoteSession[1];
@@ -98,7 +91,7 @@ public final class RemoteSession implements AutoCloseable {
       if (self[0] != null) {
         self[0].stats.unavailable(line);
       }
-      if (policy != Policy.REQUIRE) {
+      if (policy != RemotePolicy.REQUIRE) {
         notices.accept(line);
       }
     };
@@ -106,10 +99,10 @@ public final class RemoteSession implements AutoCloseable {
         options.readTimeout(), options.attempts(), false, warn));
     RemoteSession s = new RemoteSession(store, tier, RemoteTrust.of(store), policy, notices);
     self[0] = s;
-    if (policy == Policy.REQUIRE) {
+    if (policy == RemotePolicy.REQUIRE) {
       try {
         tier.check();
-      } catch (RemoteTier.UnavailableException e) {
+      } catch (RemoteUnavailableException e) {
         tier.close();
         throw XlacException.environment(e.getMessage());
       }
@@ -148,7 +141,7 @@ public final class RemoteSession implements AutoCloseable {
     Optional<byte[]> body;
     try {
       body = tier.get(ak);
-    } catch (RemoteTier.UnavailableException e) {
+    } catch (RemoteUnavailableException e) {
       return false;
     }
     if (body.isEmpty()) {
@@ -289,7 +282,7 @@ public final class RemoteSession implements AutoCloseable {
         return;
       }
       count(tier.putIfAbsent(RemoteObjects.artifactKey(u.key()), body), body.length);
-    } catch (RemoteTier.UnavailableException e) {
+    } catch (RemoteUnavailableException e) {
       stats.failed.incrementAndGet();
     }
   }
@@ -299,7 +292,7 @@ public final class RemoteSession implements AutoCloseable {
   }
 
   /**
-   * Waits for the queue to drain and returns the figures (null without a remote). Under {@link Policy#REQUIRE}, a
+   * Waits for the queue to drain and returns the figures (null without a remote). Under {@link RemotePolicy#REQUIRE}, a
    * remote that failed during the run is an {@link XlacException} (exit code 3) naming why.
    */
   public RemoteStats finish() throws InterruptedException {
@@ -313,7 +306,7 @@ public final class RemoteSession implements AutoCloseable {
     for (Thread t : uploaders) {
       t.join();
     }
-    if (policy == Policy.REQUIRE && (stats.unavailable() != null || stats.failed() > 0)) {
+    if (policy == RemotePolicy.REQUIRE && (stats.unavailable() != null || stats.failed() > 0)) {
       throw XlacException.environment((stats.unavailable() != null ? stats.unavailable()
           : "remote " + tier.setting().url() + ": " + stats.failed() + " uploads failed") + "; --require-remote: the run"
           + " fails (its results are in the local cache; 'xlac cache push' uploads them)");

@@ -1,19 +1,14 @@
 package dev.xlac.cache.remote;
 
+import dev.xlac.cache.RemoteSummary;
 import dev.xlac.core.Sizes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
 
-/**
- * What one command did with the remote tier, for its summary: objects uploaded (and their bytes), already there
- * (skipped because the remote had them, or a conditional put found one), failed (the remote was unavailable, or a
- * local entry could not be read), skipped (not sent: the write-through queue was full, or the entry is too large
- * for one object); objects downloaded into the local cache (and their bytes), already local, rejected (damaged,
- * or not what their key says: each named on its own line). Thread-safe.
- */
-public final class RemoteStats {
+/** The counters behind a {@link RemoteSummary}, counted by the remote tier's classes. Thread-safe. */
+public final class RemoteStats implements RemoteSummary {
   final AtomicLong uploaded = new AtomicLong();
   final AtomicLong uploadedBytes = new AtomicLong();
   final AtomicLong alreadyThere = new AtomicLong();

@@ -5,6 +5,7 @@ import dev.xlac.cache.ArtifactKey;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.GraphInfo;
+import dev.xlac.cache.RemoteUnavailableException;
 import dev.xlac.cache.RequestInfo;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.XlacException;
@@ -68,7 +69,7 @@ public final class RemoteSync {
           tier.list(k.keyPrefix()).forEach(o -> present.add(o.key()));
         }
       }
-    } catch (RemoteTier.UnavailableException e) {
+    } catch (RemoteUnavailableException e) {
       throw XlacException.environment(e.getMessage());
     }
     List<GraphFingerprint> selected = graphs.isEmpty()
@@ -191,7 +192,7 @@ public final class RemoteSync {
       } else {
         stats.alreadyThere.incrementAndGet();
       }
-    } catch (RemoteTier.UnavailableException e) {
+    } catch (RemoteUnavailableException e) {
       stats.failed.incrementAndGet();
       throw XlacException.environment(e.getMessage());
     }
@@ -202,7 +203,7 @@ public final class RemoteSync {
     Optional<RemoteTier.Tagged> there;
     try {
       there = tier.getTagged(key);
-    } catch (RemoteTier.UnavailableException e) {
+    } catch (RemoteUnavailableException e) {
       throw XlacException.environment(e.getMessage());
     }
     if (there.isEmpty()) {
@@ -263,7 +264,7 @@ public final class RemoteSync {
           }
         }
       }
-    } catch (RemoteTier.UnavailableException e) {
+    } catch (RemoteUnavailableException e) {
       throw XlacException.environment(e.getMessage());
     }
     return stats;
@@ -292,7 +293,7 @@ public final class RemoteSync {
 
   private static void pullGraph(CacheStore store, RemoteTier tier, GraphFingerprint fp, List<String> artifactKeys,
       RemoteStats stats, Consumer<String> problems, RemoteTrust trust)
-      throws InterruptedException, RemoteTier.UnavailableException {
+      throws InterruptedException, RemoteUnavailableException {
     String gk = RemoteObjects.graphKey(fp);
     if (store.graph(fp).isPresent()) {
       stats.alreadyLocal.incrementAndGet();
@@ -408,7 +409,7 @@ public final class RemoteSync {
    * stored: counted into {@code stats} (downloaded, already local, not there, rejected: named on one line).
    */
   static void pullRuntime(CacheStore store, RemoteTier tier, RemoteObjects.RuntimeObject object, RemoteStats stats,
-      Consumer<String> problems, RemoteTrust trust) throws InterruptedException, RemoteTier.UnavailableException {
+      Consumer<String> problems, RemoteTrust trust) throws InterruptedException, RemoteUnavailableException {
     if (store.requestInfo(object.request()).isPresent()) {
       stats.alreadyLocal.incrementAndGet();
       return;
@@ -485,7 +486,7 @@ public final class RemoteSync {
         throw err;
       } else if (first instanceof InterruptedException ie) {
         throw ie;
-      } else if (first instanceof RemoteTier.UnavailableException u) {
+      } else if (first instanceof RemoteUnavailableException u) {
         throw XlacException.environment(u.getMessage());
       } else if (first != null) {
         throw new IllegalStateException(first);

@@ -1,6 +1,7 @@
 package dev.xlac.cache.remote;
 
 import dev.xlac.cache.RemoteSetting;
+import dev.xlac.cache.RemoteUnavailableException;
 import dev.xlac.core.XlacException;
 import java.io.IOException;
 import java.net.ConnectException;
@@ -44,7 +45,7 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * <p>A remote that cannot be reached, times out, or refuses access is <em>unavailable</em>: the first such failure
  * is one line, and every later call fails at once without touching the network. With {@link Options#required()}
  * that line is an {@link XlacException} of exit code 3; otherwise it goes to the warnings consumer once, and the
- * call throws {@link UnavailableException}, which callers count and go on without the remote. Thread-safe.
+ * call throws {@link RemoteUnavailableException}, which callers count and go on without the remote. Thread-safe.
  */
 public final class RemoteTier implements AutoCloseable {
   private final RemoteSetting setting;
@@ -67,17 +68,6 @@ public final class RemoteTier implements AutoCloseable {
     /** 5 s to connect, 30 s of silence, 2 attempts. */
     public static Options defaults(boolean required, Consumer<String> warnings) {
       return new Options(Duration.ofSeconds(5), Duration.ofSeconds(30), 2, required, warnings);
-    }
-
-    public Options withTimeouts(Duration connect, Duration read) {
-      return new Options(connect, read, attempts, required, warnings);
-    }
-  }
-
-  /** The remote failed in a way that makes it unusable for the rest of this command; the line is said already. */
-  public static final class UnavailableException extends Exception {
-    UnavailableException(String message) {
-      super(message);
     }
   }
 
@@ -124,17 +114,6 @@ public final class RemoteTier implements AutoCloseable {
   }
 
   /**
-   * The tier a cache is configured with, for a command whose point is the remote (push, pull, ls --remote): a
-   * failure is fatal (exit code 3); no setting is bad input (exit code 2).
-   */
-  public static RemoteTier forCommand(dev.xlac.cache.CacheStore store, Consumer<String> warnings) {
-    RemoteSetting setting = store.remoteSetting().orElseThrow(() -> XlacException.badInput("cache "
-        + store.directory() + " has no remote tier: set one with 'xlac cache config remote s3://BUCKET/PREFIX"
-        + " [--endpoint URL]'"));
-    return open(setting, Options.defaults(true, warnings));
-  }
-
-  /**
    * The region of AWS's chain (AWS_REGION, a profile, the instance); us-east-1 where none is set. With an endpoint
    * of its own (an S3-compatible store) only AWS_REGION or {@code aws.region} counts, so no instance is asked.
    */
@@ -167,13 +146,13 @@ public final class RemoteTier implements AutoCloseable {
   }
 
   /** Checks that the bucket can be listed under the prefix (one small request). */
-  public void check() throws UnavailableException, InterruptedException {
+  public void check() throws RemoteUnavailableException, InterruptedException {
     call("listing " + setting.url(), () -> client.listObjectsV2(ListObjectsV2Request.builder()
         .bucket(setting.bucket()).prefix(setting.key("v1/")).maxKeys(1).build()));
   }
 
   /** The object under {@code key} (below the prefix), whole; empty when there is none. */
-  public Optional<byte[]> get(String key) throws UnavailableException, InterruptedException {
+  public Optional<byte[]> get(String key) throws RemoteUnavailableException, InterruptedException {
     String full = setting.key(key);
     return call("reading " + full, () -> {
       try (ResponseInputStream<GetObjectResponse> in = client.getObject(GetObjectRequest.builder()
@@ -202,7 +181,7 @@ public final class RemoteTier implements AutoCloseable {
   }
 
   /** Writes {@code body} under {@code key} unless an object is there already ({@code If-None-Match: *}). */
-  public Put putIfAbsent(String key, byte[] body) throws UnavailableException, InterruptedException {
+  public Put putIfAbsent(String key, byte[] body) throws RemoteUnavailableException, InterruptedException {
     String full = setting.key(key);
     return call("writing " + full, () -> conditionalPut(() -> client.putObject(PutObjectRequest.builder()
         .bucket(setting.bucket()).key(full).ifNoneMatch("*").contentLength((long) body.length).build(),
@@ -210,7 +189,7 @@ public final class RemoteTier implements AutoCloseable {
   }
 
   /** As {@link #putIfAbsent(String, byte[])}, streaming the file's bytes (a file of any size). */
-  public Put putFileIfAbsent(String key, java.nio.file.Path file) throws UnavailableException, InterruptedException {
+  public Put putFileIfAbsent(String key, java.nio.file.Path file) throws RemoteUnavailableException, InterruptedException {
     String full = setting.key(key);
     return call("writing " + full, () -> conditionalPut(() -> client.putObject(PutObjectRequest.builder()
         .bucket(setting.bucket()).key(full).ifNoneMatch("*").build(), RequestBody.fromFile(file))));
@@ -221,7 +200,7 @@ public final class RemoteTier implements AutoCloseable {
    * ({@code If-Match}): the repair of a damaged object, which must not replace one that another writer repaired
    * first. {@link Put#ALREADY_THERE} when the object changed (PreconditionFailed) or is gone.
    */
-  public Put replace(String key, String etag, byte[] body) throws UnavailableException, InterruptedException {
+  public Put replace(String key, String etag, byte[] body) throws RemoteUnavailableException, InterruptedException {
     String full = setting.key(key);
     return call("replacing " + full, () -> {
       try {
@@ -238,7 +217,7 @@ public final class RemoteTier implements AutoCloseable {
   }
 
   /** The object under {@code key} whole, with its ETag; empty when there is none. */
-  public Optional<Tagged> getTagged(String key) throws UnavailableException, InterruptedException {
+  public Optional<Tagged> getTagged(String key) throws RemoteUnavailableException, InterruptedException {
     String full = setting.key(key);
     return call("reading " + full, () -> {
       try (ResponseInputStream<GetObjectResponse> in = client.getObject(GetObjectRequest.builder()
@@ -292,7 +271,7 @@ public final class RemoteTier implements AutoCloseable {
   }
 
   /** Every object under {@code prefix} (below the tier's prefix), in key order, keys below the tier's prefix. */
-  public List<Listed> list(String prefix) throws UnavailableException, InterruptedException {
+  public List<Listed> list(String prefix) throws RemoteUnavailableException, InterruptedException {
     String full = setting.key(prefix);
     int cut = setting.prefix().isEmpty() ? 0 : setting.prefix().length() + 1;
     return call("listing " + full, () -> {
@@ -316,10 +295,10 @@ public final class RemoteTier implements AutoCloseable {
     T run() throws IOException, InterruptedException;
   }
 
-  private <T> T call(String what, Call<T> call) throws UnavailableException, InterruptedException {
+  private <T> T call(String what, Call<T> call) throws RemoteUnavailableException, InterruptedException {
     String down = unavailable;
     if (down != null) {
-      throw new UnavailableException(down);
+      throw new RemoteUnavailableException(down);
     }
     try {
       return call.run();
@@ -334,11 +313,11 @@ public final class RemoteTier implements AutoCloseable {
     }
   }
 
-  private UnavailableException unavailable(String what, Exception e) {
+  private RemoteUnavailableException unavailable(String what, Exception e) {
     String line = "remote " + setting.describe() + ": " + reason(e) + " (while " + what + ")";
     synchronized (this) {
       if (unavailable != null) {
-        return new UnavailableException(unavailable);
+        return new RemoteUnavailableException(unavailable);
       }
       unavailable = line;
     }
@@ -347,7 +326,7 @@ public final class RemoteTier implements AutoCloseable {
     }
     options.warnings().accept(line + "; going on without it for the rest of this command (--require-remote makes"
         + " this fatal)");
-    return new UnavailableException(line);
+    return new RemoteUnavailableException(line);
   }
 
   /** What went wrong, in one line and in S3's words where it gave some. */

@@ -8,7 +8,9 @@ import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.CompileInfo;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.Fixtures;
+import dev.xlac.cache.RemotePolicy;
 import dev.xlac.cache.RemoteSetting;
+import dev.xlac.cache.RemoteUnavailableException;
 import dev.xlac.cache.RequestFixtures;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.neuron.NeuronName;
@@ -194,7 +196,7 @@ class RemoteTierTest {
     try (CacheStore c = open("c")) {
       c.setRemoteSetting(Optional.of(s));
       Fixtures.graph(c, 2);
-      try (RemoteSession session = RemoteSession.open(c, RemoteSession.Policy.USE, notices::add)) {
+      try (RemoteSession session = RemoteSession.open(c, RemotePolicy.USE, notices::add)) {
         assertThat(session.readThrough(two)).isFalse();
         assertThat(session.finish().rejected()).isEqualTo(1);
       }
@@ -265,7 +267,7 @@ class RemoteTierTest {
     try (CacheStore a = open("a")) {
       a.setRemoteSetting(Optional.of(s));
       Fixtures.graph(a, 4);
-      try (RemoteSession session = RemoteSession.open(a, RemoteSession.Policy.REQUIRE, notices::add)) {
+      try (RemoteSession session = RemoteSession.open(a, RemotePolicy.REQUIRE, notices::add)) {
         assertThat(session.readThrough(key)).isFalse();
         a.putArtifact(key, art, CompileInfo.of(2, ""));
         session.writeThrough(key, art, CompileInfo.of(2, ""));
@@ -279,7 +281,7 @@ class RemoteTierTest {
     try (CacheStore b = open("b")) {
       b.setRemoteSetting(Optional.of(s));
       Fixtures.graph(b, 4);
-      try (RemoteSession session = RemoteSession.open(b, RemoteSession.Policy.USE, notices::add)) {
+      try (RemoteSession session = RemoteSession.open(b, RemotePolicy.USE, notices::add)) {
         assertThat(session.readThrough(key)).isTrue();
         assertThat(session.finish().downloaded()).isEqualTo(1);
       }
@@ -305,7 +307,7 @@ class RemoteTierTest {
         keys.add(new ArtifactKey(Fixtures.fp(i), Fixtures.CPU));
       }
       b.putArtifact(keys.get(0), new byte[] {1}, CompileInfo.of(1, "")); // local already: not asked for
-      try (RemoteSession session = RemoteSession.open(b, RemoteSession.Policy.USE, notices::add)) {
+      try (RemoteSession session = RemoteSession.open(b, RemotePolicy.USE, notices::add)) {
         session.prefetch(keys);
         assertThat(session.readThrough(keys.get(9))).isFalse(); // known absent: no second request
         RemoteStats stats = session.finish();
@@ -328,14 +330,14 @@ class RemoteTierTest {
     try (CacheStore a = open("a")) {
       a.setRemoteSetting(Optional.of(s));
       Fixtures.graph(a, 5);
-      assertThatThrownBy(() -> RemoteSession.open(a, RemoteSession.Policy.REQUIRE, notices::add))
+      assertThatThrownBy(() -> RemoteSession.open(a, RemotePolicy.REQUIRE, notices::add))
           .isInstanceOf(XlacException.class)
           .satisfies(e -> assertThat(((XlacException) e).exitCode().code()).isEqualTo(3))
           .hasMessageContaining("access refused (S3 said 403")
           .hasMessageContaining("check the AWS credentials")
           .hasMessageNotContaining("\n");
       ArtifactKey key = new ArtifactKey(Fixtures.fp(5), Fixtures.CPU);
-      try (RemoteSession session = RemoteSession.open(a, RemoteSession.Policy.USE, notices::add)) {
+      try (RemoteSession session = RemoteSession.open(a, RemotePolicy.USE, notices::add)) {
         assertThat(session.readThrough(key)).isFalse();
         assertThat(session.readThrough(key)).isFalse();
         a.putArtifact(key, new byte[] {1, 2, 3}, CompileInfo.of(1, ""));
@@ -359,8 +361,8 @@ class RemoteTierTest {
       a.setRemoteSetting(Optional.of(RemoteSetting.parse("s3://" + BUCKET + "/stopped-a", stopped.endpoint())));
       b.setRemoteSetting(Optional.of(RemoteSetting.parse("s3://" + BUCKET + "/stopped-b", stopped.endpoint())));
       List<String> required = Collections.synchronizedList(new ArrayList<>());
-      try (RemoteSession use = RemoteSession.open(a, RemoteSession.Policy.USE, notices::add);
-          RemoteSession require = RemoteSession.open(b, RemoteSession.Policy.REQUIRE, required::add)) {
+      try (RemoteSession use = RemoteSession.open(a, RemotePolicy.USE, notices::add);
+          RemoteSession require = RemoteSession.open(b, RemotePolicy.REQUIRE, required::add)) {
         for (CacheStore c : List.of(a, b)) {
           Fixtures.graph(c, 8);
           Fixtures.graph(c, 9);
@@ -452,7 +454,7 @@ class RemoteTierTest {
       RemoteTier.Options quick = new RemoteTier.Options(Duration.ofSeconds(1), Duration.ofSeconds(1), 1, false,
           notices::add);
       long start = System.nanoTime();
-      try (RemoteSession session = RemoteSession.open(a, RemoteSession.Policy.USE, notices::add, quick)) {
+      try (RemoteSession session = RemoteSession.open(a, RemotePolicy.USE, notices::add, quick)) {
         assertThat(session.readThrough(key)).isFalse();
         assertThat(session.readThrough(new ArtifactKey(Fixtures.fp(14), Fixtures.CPU))).isFalse(); // no new wait
         a.putArtifact(key, new byte[] {13}, CompileInfo.of(1, ""));
@@ -513,7 +515,7 @@ class RemoteTierTest {
       // Read-through under require-signed: the signed remote serves, the unsigned one does not.
       b.setRemoteSetting(Optional.of(unsigned));
       Fixtures.graph(b, 3);
-      try (RemoteSession session = RemoteSession.open(b, RemoteSession.Policy.USE, notices::add)) {
+      try (RemoteSession session = RemoteSession.open(b, RemotePolicy.USE, notices::add)) {
         assertThat(session.readThrough(new ArtifactKey(Fixtures.fp(3), Fixtures.CPU))).isFalse();
         assertThat(session.finish().rejected()).isZero(); // nothing there for graph 3
       }
@@ -563,7 +565,7 @@ class RemoteTierTest {
       });
     }
     try (RemoteTier t = RemoteTier.open(typo, RemoteTier.Options.defaults(false, notices::add))) {
-      assertThatThrownBy(() -> t.get("v1/x")).isInstanceOf(RemoteTier.UnavailableException.class);
+      assertThatThrownBy(() -> t.get("v1/x")).isInstanceOf(RemoteUnavailableException.class);
       assertThat(t.available()).isFalse();
       assertThat(notices).singleElement().asString().contains("the bucket does not exist");
     }

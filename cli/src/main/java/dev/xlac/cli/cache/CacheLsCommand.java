@@ -1,13 +1,12 @@
 package dev.xlac.cli.cache;
 
+import dev.xlac.cache.CacheRemote;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.CompilerFilter;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.ListQuery;
 import dev.xlac.cache.ListRow;
 import dev.xlac.cache.RequestInfo;
-import dev.xlac.cache.remote.RemoteListing;
-import dev.xlac.cache.remote.RemoteTier;
 import dev.xlac.core.Json;
 import dev.xlac.core.Sizes;
 import java.io.PrintWriter;
@@ -88,9 +87,9 @@ final class CacheLsCommand implements Callable<Integer> {
   }
 
   private int remote() throws InterruptedException {
-    List<RemoteListing.Row> rows;
-    try (CacheStore store = cache.openReadOnly(); RemoteTier tier = RemoteTier.forCommand(store, cache.notices())) {
-      rows = RemoteListing.list(tier);
+    List<CacheRemote.Row> rows;
+    try (CacheStore store = cache.openReadOnly(); CacheRemote remote = CacheRemote.forCommand(store, cache.notices())) {
+      rows = remote.list();
     }
     PrintWriter out = cache.out();
     if (json) {
@@ -107,7 +106,7 @@ final class CacheLsCommand implements Callable<Integer> {
       out.println();
     } else {
       out.printf("%-8s  %-25s  %10s  %s%n", "KIND", "NAME", "SIZE", "MODIFIED");
-      for (RemoteListing.Row r : rows) {
+      for (CacheRemote.Row r : rows) {
         String name = r.name().length() <= 25 ? r.name() : r.name().contains("/")
             ? r.name().substring(0, 12) + "/" + r.name().substring(r.name().indexOf('/') + 1).substring(0, 12)
             : r.name().substring(0, 12);

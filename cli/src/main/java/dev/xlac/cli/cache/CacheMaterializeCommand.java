@@ -1,10 +1,9 @@
 package dev.xlac.cli.cache;
 
+import dev.xlac.cache.CacheRemote;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RemoteSetting;
 import dev.xlac.cache.layout.NeuronCacheLayout;
-import dev.xlac.cache.remote.NeuronRemoteLayout;
-import dev.xlac.cache.remote.RemoteTier;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.pipeline.run.RuntimeLayouts;
@@ -103,12 +102,11 @@ final class CacheMaterializeCommand implements Callable<Integer> {
     if (layout != Layout.neuron || plugin != null || verify) {
       throw XlacException.badInput("an s3:// target takes --layout neuron (and neither --plugin nor --verify)");
     }
-    NeuronRemoteLayout.Result r;
+    CacheRemote.NeuronUpload r;
     try (CacheStore store = cache.openReadOnly()) {
-      RemoteSetting target = NeuronRemoteLayout.target(store, this.target, endpoint);
-      try (RemoteTier tier = RemoteTier.open(target, RemoteTier.Options.defaults(true, cache.notices()))) {
-        r = NeuronRemoteLayout.materialize(store, tier, Path.of(System.getProperty("java.io.tmpdir")),
-            cache.notices());
+      RemoteSetting target = CacheRemote.neuronTarget(store, this.target, endpoint);
+      try (CacheRemote remote = CacheRemote.open(target, cache.notices())) {
+        r = remote.materializeNeuron(store, Path.of(System.getProperty("java.io.tmpdir")), cache.notices());
       }
     }
     NeuronCacheLayout.MaterializeResult m = r.layout();

@@ -1,9 +1,8 @@
 package dev.xlac.cli.cache;
 
+import dev.xlac.cache.CacheRemote;
 import dev.xlac.cache.CacheStore;
-import dev.xlac.cache.remote.RemoteStats;
-import dev.xlac.cache.remote.RemoteSync;
-import dev.xlac.cache.remote.RemoteTier;
+import dev.xlac.cache.RemoteSummary;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -30,9 +29,9 @@ final class CachePullCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
-    RemoteStats stats;
-    try (CacheStore store = cache.openWritable(); RemoteTier tier = RemoteTier.forCommand(store, cache.notices())) {
-      stats = RemoteSync.pull(store, tier, fingerprints, cache.notices());
+    RemoteSummary stats;
+    try (CacheStore store = cache.openWritable(); CacheRemote remote = CacheRemote.forCommand(store, cache.notices())) {
+      stats = remote.pull(store, fingerprints, cache.notices());
     }
     cache.out().println("Pulled from " + stats.remote() + ": " + stats.downloads());
     cache.out().flush();

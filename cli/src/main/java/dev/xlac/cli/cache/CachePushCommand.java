@@ -1,10 +1,9 @@
 package dev.xlac.cli.cache;
 
 import dev.xlac.cache.BundleSigningKey;
+import dev.xlac.cache.CacheRemote;
 import dev.xlac.cache.CacheStore;
-import dev.xlac.cache.remote.RemoteStats;
-import dev.xlac.cache.remote.RemoteSync;
-import dev.xlac.cache.remote.RemoteTier;
+import dev.xlac.cache.RemoteSummary;
 import dev.xlac.hlo.GraphFingerprint;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -47,10 +46,10 @@ final class CachePushCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     Optional<BundleSigningKey> signer = sign == null ? Optional.empty() : Optional.of(BundleSigningKey.read(sign));
-    RemoteStats stats;
-    try (CacheStore store = cache.openReadOnly(); RemoteTier tier = RemoteTier.forCommand(store, cache.notices())) {
+    RemoteSummary stats;
+    try (CacheStore store = cache.openReadOnly(); CacheRemote remote = CacheRemote.forCommand(store, cache.notices())) {
       List<GraphFingerprint> graphs = fingerprints.stream().map(store::resolve).toList();
-      stats = RemoteSync.push(store, tier, graphs, cache.notices(), signer, repair);
+      stats = remote.push(store, graphs, cache.notices(), signer, repair);
     }
     cache.out().println("Pushed to " + stats.remote() + ": " + stats.uploads());
     cache.out().flush();

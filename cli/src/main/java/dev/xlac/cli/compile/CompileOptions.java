@@ -1,6 +1,6 @@
 package dev.xlac.cli.compile;
 
-import dev.xlac.cache.remote.RemoteSession;
+import dev.xlac.cache.RemotePolicy;
 import dev.xlac.cli.cache.CacheOptions;
 import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.compiler.schedule.SchedulerSettings;
@@ -118,11 +118,11 @@ final class CompileOptions {
   }
 
   /** {@code --require-remote} / {@code --no-remote}: how the run uses the cache's remote tier. */
-  RemoteSession.Policy remotePolicy() {
+  RemotePolicy remotePolicy() {
     if (requireRemote && noRemote) {
       throw XlacException.badInput("--require-remote and --no-remote do not go together");
     }
-    return requireRemote ? RemoteSession.Policy.REQUIRE : noRemote ? RemoteSession.Policy.OFF : RemoteSession.Policy.USE;
+    return requireRemote ? RemotePolicy.REQUIRE : noRemote ? RemotePolicy.OFF : RemotePolicy.USE;
   }
 
   /** Writes {@code --report} and {@code --junit} when given, each whole or not at all. */

@@ -1,6 +1,6 @@
 package dev.xlac.cli.run;
 
-import dev.xlac.cache.remote.RemoteSession;
+import dev.xlac.cache.RemotePolicy;
 import dev.xlac.cli.cache.CacheOptions;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.Json;
@@ -207,7 +207,7 @@ public final class RunCommand implements Callable<Integer> {
     FastStart.Key plan = simpleOptions == null ? null : FastStart.Key.of(simpleOptions, report).orElse(null);
     Optional<FastStart.Adopted> adopted = FastStart.Adopted.fromProperties();
     RunSpec spec = new RunSpec(command, cache.directory(), plugin, layout, record, System.getenv(),
-        requireRemote ? RemoteSession.Policy.REQUIRE : noRemote ? RemoteSession.Policy.OFF : RemoteSession.Policy.USE);
+        requireRemote ? RemotePolicy.REQUIRE : noRemote ? RemotePolicy.OFF : RemotePolicy.USE);
     // Every line of xlac's own goes to stderr: the command's stdout is the command's (`> metrics.json`).
     Consumer<String> notices = quiet ? m -> {} : m -> {
       err.println("xlac: " + m);

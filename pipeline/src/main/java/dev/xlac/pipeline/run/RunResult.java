@@ -4,7 +4,7 @@ import static dev.xlac.core.Durations.round;
 import static dev.xlac.core.Durations.seconds;
 
 import dev.xlac.cache.RequestIngest;
-import dev.xlac.cache.remote.RemoteStats;
+import dev.xlac.cache.RemoteSummary;
 import dev.xlac.capture.NotRunnable;
 import dev.xlac.pipeline.explain.WhyMissed;
 import dev.xlac.pipeline.recording.RealPlugin;
@@ -35,12 +35,12 @@ import java.util.Map;
  */
 public record RunResult(NotRunnable notRunnable, int exitStatus, RunStatistics stats,
     RealPlugin plugin, Path layout, int[] materialized, RequestIngest ingested, Path keptSpool, int damagedRemoved,
-    Duration wall, RemoteStats remote, WhyMissed.Summary missReasons) {
+    Duration wall, RemoteSummary remote, WhyMissed.Summary missReasons) {
 
   /** A run whose misses are not explained. */
   public RunResult(NotRunnable notRunnable, int exitStatus, RunStatistics stats, RealPlugin plugin,
       Path layout, int[] materialized, RequestIngest ingested, Path keptSpool, int damagedRemoved, Duration wall,
-      RemoteStats remote) {
+      RemoteSummary remote) {
     this(notRunnable, exitStatus, stats, plugin, layout, materialized, ingested, keptSpool, damagedRemoved, wall, remote,
         WhyMissed.Summary.NONE);
   }

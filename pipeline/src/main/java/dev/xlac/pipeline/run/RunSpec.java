@@ -1,6 +1,6 @@
 package dev.xlac.pipeline.run;
 
-import dev.xlac.cache.remote.RemoteSession;
+import dev.xlac.cache.RemotePolicy;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +19,7 @@ import java.util.Map;
  *     {@code OFF} ({@code --no-remote}), {@code REQUIRE} ({@code --require-remote})
  */
 public record RunSpec(List<String> command, Path cacheDir, Path plugin, Path layout, boolean record,
-    Map<String, String> env, RemoteSession.Policy remote) {
+    Map<String, String> env, RemotePolicy remote) {
   public RunSpec {
     command = List.copyOf(command);
     env = Map.copyOf(env);
@@ -28,6 +28,6 @@ public record RunSpec(List<String> command, Path cacheDir, Path plugin, Path lay
   /** A run that uses the cache's remote tier when it has one. */
   public RunSpec(List<String> command, Path cacheDir, Path plugin, Path layout, boolean record,
       Map<String, String> env) {
-    this(command, cacheDir, plugin, layout, record, env, RemoteSession.Policy.USE);
+    this(command, cacheDir, plugin, layout, record, env, RemotePolicy.USE);
   }
 }

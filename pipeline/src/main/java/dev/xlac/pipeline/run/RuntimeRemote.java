@@ -1,14 +1,13 @@
 package dev.xlac.pipeline.run;
 
+import dev.xlac.cache.CacheRemote;
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.RemotePolicy;
 import dev.xlac.cache.RemoteSetting;
+import dev.xlac.cache.RemoteSummary;
+import dev.xlac.cache.RemoteUnavailableException;
 import dev.xlac.cache.RequestInfo;
 import dev.xlac.cache.RequestIngest;
-import dev.xlac.cache.remote.RemoteObjects;
-import dev.xlac.cache.remote.RemoteRuntime;
-import dev.xlac.cache.remote.RemoteSession;
-import dev.xlac.cache.remote.RemoteStats;
-import dev.xlac.cache.remote.RemoteTier;
 import dev.xlac.core.XlacException;
 import dev.xlac.core.io.AtomicFiles;
 import dev.xlac.pipeline.recording.RealPlugin;
@@ -50,14 +49,15 @@ final class RuntimeRemote {
   static volatile Duration fetchTimeForTests;
 
   private final RemoteSetting setting;
-  private final RemoteStats stats;
+  /** The remote as {@link #before} used it (closed since), opened again by {@link #after}; its figures. */
+  private final CacheRemote remote;
   private final Instant since;
   /** Whether {@link #setting} is what the cache holds (a run with {@code --no-remote} never asked). */
   private final boolean known;
 
-  private RuntimeRemote(RemoteSetting setting, RemoteStats stats, Instant since, boolean known) {
+  private RuntimeRemote(RemoteSetting setting, CacheRemote remote, Instant since, boolean known) {
     this.setting = setting;
-    this.stats = stats;
+    this.remote = remote;
     this.since = since;
     this.known = known;
   }
@@ -74,29 +74,29 @@ final class RuntimeRemote {
    */
   static RuntimeRemote before(RunSpec spec, CacheLocker cache, RealPlugin plugin, Path layout, boolean managed,
       Consumer<String> notices) throws InterruptedException {
-    if (spec.remote() == RemoteSession.Policy.OFF) {
+    if (spec.remote() == RemotePolicy.OFF) {
       return NONE;
     }
-    boolean required = spec.remote() == RemoteSession.Policy.REQUIRE;
-    Optional<RemoteSetting> setting = setting(spec.cacheDir(), notices);
+    boolean required = spec.remote() == RemotePolicy.REQUIRE;
+    Optional<RemoteSetting> configured = setting(spec.cacheDir(), notices);
+    Optional<RemoteSetting> setting = spec.remote().choose(spec.cacheDir(), () -> configured);
     if (setting.isEmpty()) {
-      if (required) {
-        throw XlacException.badInput("--require-remote: cache " + spec.cacheDir() + " has no remote tier (set one"
-            + " with 'xlac cache config remote s3://BUCKET/PREFIX')");
-      }
       return ABSENT;
     }
-    RemoteStats stats = new RemoteStats(setting.get().url());
-    try (RemoteTier tier = tier(setting.get(), required, stats, notices)) {
+    CacheRemote remote = CacheRemote.forRun(setting.get(), required,
+        connectTimeoutForTests != null ? connectTimeoutForTests : Duration.ofSeconds(3),
+        readTimeoutForTests != null ? readTimeoutForTests : Duration.ofSeconds(10), notices);
+    RemoteSummary stats = remote.summary();
+    try (CacheRemote tier = remote) {
       long deadline = System.nanoTime() + fetchTime().toNanos();
       if (!managed) {
         if (required) {
           tier.check();
         }
       } else {
-        fetch(spec, cache, plugin, layout, tier, deadline, stats, notices);
+        fetch(spec, cache, plugin, layout, tier, deadline, notices);
       }
-    } catch (RemoteTier.UnavailableException e) {
+    } catch (RemoteUnavailableException e) {
       // said once by the tier, and kept in the figures
     }
     if (required && stats.skipped() > 0) {
@@ -108,28 +108,27 @@ final class RuntimeRemote {
       notices.accept("remote " + setting.get().url() + ": " + stats.skipped() + " runtime entries were not fetched"
           + " within " + fetchTime().toSeconds() + " s; they are compiled if the command needs them");
     }
-    return new RuntimeRemote(setting.get(), stats, Instant.now().plusMillis(1), true);
+    return new RuntimeRemote(setting.get(), remote, Instant.now().plusMillis(1), true);
   }
 
-  private static void fetch(RunSpec spec, CacheLocker cache, RealPlugin plugin, Path layout, RemoteTier tier,
-      long deadline, RemoteStats stats, Consumer<String> notices)
-      throws RemoteTier.UnavailableException, InterruptedException {
+  private static void fetch(RunSpec spec, CacheLocker cache, RealPlugin plugin, Path layout, CacheRemote tier,
+      long deadline, Consumer<String> notices) throws RemoteUnavailableException, InterruptedException {
     // An entry in the layout is one the cache holds (materialize removes the others): only the rest can be new.
-    List<RemoteObjects.RuntimeObject> missing = RemoteRuntime.list(tier, plugin.sha256()).stream()
-        .filter(o -> !Files.exists(LayoutEntry.path(layout, o.request()))).toList();
+    CacheRemote.RuntimeEntries missing = tier.runtimeEntries(plugin.sha256(),
+        request -> !Files.exists(LayoutEntry.path(layout, request)));
     if (missing.isEmpty()) {
       return;
     }
     try (CacheStore.WriterLock lock = cache.lock(); CacheStore store = lock.open()) {
-      RemoteRuntime.fetch(store, tier, missing, deadline, stats, notices);
+      tier.fetchRuntime(store, missing, deadline, notices);
     } catch (XlacException e) { // the cache is locked, or its disk full: the command runs on what the cache holds
-      if (spec.remote() == RemoteSession.Policy.REQUIRE && !(e instanceof dev.xlac.cache.DiskFullException)) {
+      if (spec.remote() == RemotePolicy.REQUIRE && !(e instanceof dev.xlac.cache.DiskFullException)) {
         throw e;
       }
-      stats.unavailable(e.getMessage());
+      tier.noteUnavailable(e.getMessage());
       notices.accept(e.getMessage() + "; the command runs without the remote's runtime entries");
     } finally {
-      if (stats.downloaded() > 0) {
+      if (tier.summary().downloaded() > 0) {
         RuntimeCache.forget(spec.cacheDir());
       }
     }
@@ -140,13 +139,14 @@ final class RuntimeRemote {
    * {@code --record}) written through, and the memo brought up to date. The figures, or null when the run did not
    * use a remote.
    */
-  RemoteStats after(RunSpec spec, RequestIngest ingested, Consumer<String> notices) throws InterruptedException {
+  RemoteSummary after(RunSpec spec, RequestIngest ingested, Consumer<String> notices) throws InterruptedException {
     if (known) { // a run that never asked (--no-remote) must not remember "no remote" for a cache that has one
       rememberSetting(spec.cacheDir(), Optional.ofNullable(setting));
     }
     if (setting == null) {
       return null;
     }
+    RemoteSummary stats = remote.summary();
     if (ingested == null || ingested.added() == 0) {
       return stats;
     }
@@ -154,29 +154,18 @@ final class RuntimeRemote {
     try (CacheStore store = CacheStore.open(spec.cacheDir(), CacheStore.Mode.READ_ONLY, Duration.ZERO)) {
       added = store.requests().stream().filter(r -> !r.created().isBefore(since)).toList();
       if (stats.unavailable() != null) { // said before the command: not tried again
-        RemoteRuntime.notWritten(added, stats);
+        remote.notWritten(added);
         return stats;
       }
-      try (RemoteTier tier = tier(setting, false, stats, notices)) {
-        RemoteRuntime.writeThrough(store, tier, added, stats);
+      try (CacheRemote tier = remote.reopen(false)) {
+        tier.writeRuntimeThrough(store, added);
       }
     } catch (XlacException e) {
-      stats.unavailable(e.getMessage());
+      remote.noteUnavailable(e.getMessage());
       notices.accept(e.getMessage() + "; the recorded entries are not written through ('xlac cache push' sends"
           + " them)");
     }
     return stats;
-  }
-
-  private static RemoteTier tier(RemoteSetting setting, boolean required, RemoteStats stats, Consumer<String> notices) {
-    Consumer<String> warn = line -> {
-      stats.unavailable(line);
-      notices.accept(line);
-    };
-    RemoteTier.Options o = new RemoteTier.Options(
-        connectTimeoutForTests != null ? connectTimeoutForTests : Duration.ofSeconds(3),
-        readTimeoutForTests != null ? readTimeoutForTests : Duration.ofSeconds(10), 2, required, warn);
-    return RemoteTier.open(setting, o);
   }
 
   private static Duration fetchTime() {

@@ -1,12 +1,11 @@
 package dev.xlac.pipeline.slurm;
 
 import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.CacheRemote;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.NewFailure;
-import dev.xlac.cache.RemoteSetting;
-import dev.xlac.cache.remote.RemoteStats;
-import dev.xlac.cache.remote.RemoteSync;
-import dev.xlac.cache.remote.RemoteTier;
+import dev.xlac.cache.RemoteSummary;
+import dev.xlac.cache.RemoteUnavailableException;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.XlacException;
@@ -26,9 +25,9 @@ import java.util.function.Consumer;
 /**
  * A {@link ShardTransport} whose results travel through the cache's S3 tier ({@code xlac cache config remote}):
  * each task pushes the graphs it compiled and their artifacts from its node-local cache with the conditional puts of
- * {@link RemoteSync#pushProduced}, which lists nothing (so a graph another node or an earlier attempt wrote costs one
+ * {@link CacheRemote#pushProduced}, which lists nothing (so a graph another node or an earlier attempt wrote costs one
  * 412 and nothing is overwritten), then writes a small result manifest, and the submitter pulls the artifacts the manifest names
- * ({@link RemoteSync#pullArtifacts}, each checked before it is stored) and records the failures it names. The
+ * ({@link CacheRemote#pullArtifacts}, each checked before it is stored) and records the failures it names. The
  * shards' inputs, the batch script and the tasks' logs still go through the run directory ({@link
  * SharedDirectoryTransport}); no bundle is written.
  *
@@ -45,31 +44,22 @@ import java.util.function.Consumer;
  */
 public final class RemoteShardTransport implements ShardTransport {
   private final SharedDirectoryTransport inputs;
-  private final RemoteTier tier;
+  private final CacheRemote tier;
   private final String run;
-  private final RemoteStats stats;
   private final Consumer<String> problems;
   private final Set<String> discarded = ConcurrentHashMap.newKeySet();
   /** The plugin SHA-256 of each recorded request sent, under which its runtime entry comes back. */
   private final java.util.Map<RequestKey, String> requestPlugins = new ConcurrentHashMap<>();
 
-  /** {@code runDir}: the run directory (inputs, logs); {@code tier}: the remote, owned by the caller. */
-  public RemoteShardTransport(Path runDir, RemoteTier tier, Consumer<String> problems) {
-    this(runDir, tier, new RemoteStats(tier.setting().url()), problems);
-  }
-
-  /** As {@link #RemoteShardTransport(Path, RemoteTier, Consumer)}, the pulls counted into {@code stats}. */
-  public RemoteShardTransport(Path runDir, RemoteTier tier, RemoteStats stats, Consumer<String> problems) {
+  /**
+   * {@code runDir}: the run directory (inputs, logs); {@code tier}: the remote, owned by the caller, its failures
+   * fatal (the run's results depend on it), the pulls counted into its summary.
+   */
+  public RemoteShardTransport(Path runDir, CacheRemote tier, Consumer<String> problems) {
     this.inputs = new SharedDirectoryTransport(runDir);
     this.tier = tier;
     this.run = inputs.runDirectory().getFileName().toString();
-    this.stats = stats;
     this.problems = problems;
-  }
-
-  /** A tier for the transport: failures are fatal (exit code 3), as the run's results depend on it. */
-  public static RemoteTier openTier(RemoteSetting setting, Consumer<String> warnings) {
-    return RemoteTier.open(setting, RemoteTier.Options.defaults(true, warnings));
   }
 
   /** The key prefix (below the tier's prefix) of shard {@code shard}'s result manifests. */
@@ -87,8 +77,8 @@ public final class RemoteShardTransport implements ShardTransport {
   }
 
   /** What the submitter pulled: downloaded, not there, rejected (for the run's summary). */
-  public RemoteStats stats() {
-    return stats;
+  public RemoteSummary stats() {
+    return tier.summary();
   }
 
   @Override
@@ -129,7 +119,7 @@ public final class RemoteShardTransport implements ShardTransport {
     }
     if (!compiled.isEmpty() || !entries.isEmpty()) {
       // What this task compiled, and nothing else: no listing of the bucket (it may hold millions of objects).
-      RemoteStats pushed = RemoteSync.pushProduced(node, tier, compiled, entries, problems);
+      RemoteSummary pushed = tier.pushProduced(node, compiled, entries, problems);
       if (pushed.failed() > 0 || pushed.skipped() > 0) {
         throw new IOException(pushed.failed() + " objects could not be written and " + pushed.skipped()
             + " were too large for " + tier.setting().url() + " (" + pushed.uploads() + ")");
@@ -138,7 +128,7 @@ public final class RemoteShardTransport implements ShardTransport {
     String manifest = String.join("\n", lines) + "\n";
     try {
       tier.putIfAbsent(resultsPrefix(shard) + name + "-" + UUID.randomUUID() + ".tsv", manifest.getBytes(StandardCharsets.UTF_8));
-    } catch (RemoteTier.UnavailableException e) {
+    } catch (RemoteUnavailableException e) {
       throw new IOException(e.getMessage(), e);
     }
   }
@@ -146,7 +136,7 @@ public final class RemoteShardTransport implements ShardTransport {
   @Override
   public Optional<Results> receiveResults(int shard, String attempt) throws IOException {
     try {
-      for (RemoteTier.Listed o : tier.list(resultsPrefix(shard) + attemptName(attempt) + "-")) {
+      for (CacheRemote.Listed o : tier.list(resultsPrefix(shard) + attemptName(attempt) + "-")) {
         if (o.key().endsWith(".tsv") && !discarded.contains(o.key())) {
           Optional<byte[]> body = tier.get(o.key());
           if (body.isEmpty()) {
@@ -158,7 +148,7 @@ public final class RemoteShardTransport implements ShardTransport {
         }
       }
       return Optional.empty();
-    } catch (RemoteTier.UnavailableException e) { // the tier stays unusable for this run: nothing can come back
+    } catch (RemoteUnavailableException e) { // the tier stays unusable for this run: nothing can come back
       throw failed("the results of shard " + shard, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -201,10 +191,11 @@ public final class RemoteShardTransport implements ShardTransport {
         failures.add(new NewFailure(key, GraphResult.kindName(g.failureKind()), g.error(), null));
       }
     }
+    RemoteSummary stats = tier.summary();
     long before = stats.downloaded() + stats.alreadyLocal();
     try {
-      RemoteSync.pullArtifacts(store, tier, keys, stats, problems);
-      RemoteSync.pullRuntimeEntries(store, tier, entries, requestPlugins::get, stats, problems);
+      tier.pullArtifacts(store, keys, problems);
+      tier.pullRuntimeEntries(store, entries, requestPlugins::get, problems);
     } catch (XlacException e) {
       if (!tier.available()) { // not these results' fault: the tier failed, and stays failed for this run
         throw failed("the results " + tier.address(back.where()) + " names", e);

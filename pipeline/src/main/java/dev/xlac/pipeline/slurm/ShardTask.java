@@ -1,10 +1,10 @@
 package dev.xlac.pipeline.slurm;
 
 import dev.xlac.cache.BundleSigningKey;
+import dev.xlac.cache.CacheRemote;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.DiskFullException;
 import dev.xlac.cache.RemoteSetting;
-import dev.xlac.cache.remote.RemoteTier;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.compiler.schedule.SchedulerSettings;
@@ -85,7 +85,7 @@ public final class ShardTask {
         return run(setup, new SharedDirectoryTransport(runDir, runKey(runDir).orElse(null), null), shard, attempt,
             scratch);
       }
-      try (RemoteTier tier = RemoteShardTransport.openTier(remote.get(), node.notices())) {
+      try (CacheRemote tier = CacheRemote.open(remote.get(), node.notices())) {
         return run(setup, new RemoteShardTransport(runDir, tier, node.notices()), shard, attempt, scratch);
       }
     } catch (DiskFullException e) { // the cache's own advice (prune, clear) is no help for a cache made just now

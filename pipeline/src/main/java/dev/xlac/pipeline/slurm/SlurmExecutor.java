@@ -2,11 +2,10 @@ package dev.xlac.pipeline.slurm;
 
 import dev.xlac.cache.BundleKey;
 import dev.xlac.cache.BundleSigningKey;
+import dev.xlac.cache.CacheRemote;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.DiskFullException;
-import dev.xlac.cache.RemoteSetting;
-import dev.xlac.cache.remote.RemoteSession;
-import dev.xlac.cache.remote.RemoteTier;
+import dev.xlac.cache.TieredCache;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
@@ -145,7 +144,7 @@ public final class SlurmExecutor implements CompileExecutor {
   private List<GraphResult> distribute(Submission s) throws InterruptedException {
     Run r = s.run;
     CacheStore store = r.store();
-    RemoteSession session = r.remote();
+    TieredCache tiers = r.tiers();
     CompilerIdentity identity = r.drivers().identity();
     SequencedMap<GraphFingerprint, String> todo = s.graphs;
     Map<RequestKey, CompileWork.Request> requests = s.requests;
@@ -160,15 +159,13 @@ public final class SlurmExecutor implements CompileExecutor {
     // unless the remote already failed while the graphs were settled (said once): then through the shared directory.
     // With require-signed on, the cache would refuse the tasks' unsigned objects: the results then come back as
     // bundles signed by the run's own key, which the import trusts.
-    boolean enabled = session != null && session.enabled();
+    boolean enabled = tiers != null && tiers.hasRemote();
     boolean signed = store.trustSettings().requireSigned();
-    Optional<RemoteSetting> remote = enabled && session.stats().unavailable() == null && !signed
-        ? store.remoteSetting() : Optional.empty();
     if (signed && enabled) {
       slurm.progress().accept("Slurm: the cache has require-signed on: the shards' results come back as bundles"
           + " signed by the run's own key through the shared directory, not through the remote tier");
     }
-    try (RemoteTier tier = remote.map(t -> RemoteShardTransport.openTier(t, r.listener()::notice)).orElse(null)) {
+    try (CacheRemote tier = enabled && !signed ? tiers.remoteForResults(r.listener()::notice).orElse(null) : null) {
       Path script = run.resolve("task.sh");
       ShardTransport transport;
       try {
@@ -176,7 +173,7 @@ public final class SlurmExecutor implements CompileExecutor {
           BundleKey runKey = BundleSigningKey.generate(run.resolve(ShardTask.RUN_KEY), false).key();
           transport = new SharedDirectoryTransport(run, null, runKey);
         } else {
-          transport = new RemoteShardTransport(run, tier, session.stats(), line -> slurm.progress().accept(line));
+          transport = new RemoteShardTransport(run, tier, line -> slurm.progress().accept(line));
         }
         transport.sendInputs(plan, store, key -> requestInput(store, requests.get(key)));
         AtomicFiles.writeString(script, script(slurm.taskCommand(), transport.taskArguments(), run));

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.xlac.cache.CacheStore;
+import dev.xlac.cache.RemotePolicy;
 import dev.xlac.cache.RemoteSetting;
 import dev.xlac.cache.RequestFixtures;
 import dev.xlac.cache.remote.RemoteObjects;
-import dev.xlac.cache.remote.RemoteSession;
 import dev.xlac.cache.remote.SeaweedServer;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
@@ -94,7 +94,7 @@ class RuntimeRemoteTest {
     return dir;
   }
 
-  private RunResult run(Path cache, RemoteSession.Policy policy, boolean record, String script) throws Exception {
+  private RunResult run(Path cache, RemotePolicy policy, boolean record, String script) throws Exception {
     Map<String, String> env = new HashMap<>(Map.of("PATH", System.getenv("PATH")));
     return RuntimeRun.run(new RunSpec(List.of("sh", "-c", script), cache, plugin, null, record, env, policy),
         () -> CacheStore.lock(cache, Duration.ZERO, m -> {}), notices::add,
@@ -126,7 +126,7 @@ class RuntimeRemoteTest {
   void recordingRun_writesThrough_andARunOnAnEmptyCacheFetchesItsPluginsEntriesBeforeTheCommand() throws Exception {
     RemoteSetting s = setting("through");
     Path a = node("a", s);
-    RunResult recorded = run(a, RemoteSession.Policy.USE, true, recording(0, 3, sha));
+    RunResult recorded = run(a, RemotePolicy.USE, true, recording(0, 3, sha));
     assertThat(recorded.exitStatus()).isZero();
     assertThat(recorded.ingested().added()).isEqualTo(3);
     assertThat(recorded.remote().uploaded()).isEqualTo(3);
@@ -138,15 +138,14 @@ class RuntimeRemoteTest {
       o.putRequests(List.of(RequestFixtures.request(9, 1000, RequestFixtures.PLUGIN_B)));
     }
     try (CacheStore o = CacheStore.open(other, CacheStore.Mode.READ_ONLY, Duration.ZERO);
-        var tier = dev.xlac.cache.remote.RemoteTier.open(s, dev.xlac.cache.remote.RemoteTier.Options.defaults(true,
-            notices::add))) {
-      dev.xlac.cache.remote.RemoteSync.push(o, tier, List.of(), notices::add);
+        var remote = dev.xlac.cache.CacheRemote.open(s, notices::add)) {
+      remote.push(o, List.of(), notices::add, java.util.Optional.empty(), false);
     }
     assertThat(objects(s, "v1/runtime/" + RequestFixtures.PLUGIN_B + "/")).hasSize(1);
 
     Path b = node("b", s);
     Path seen = tmp.resolve("seen");
-    RunResult fetched = run(b, RemoteSession.Policy.USE, false, countLayout(seen));
+    RunResult fetched = run(b, RemotePolicy.USE, false, countLayout(seen));
     assertThat(fetched.remote().downloaded()).isEqualTo(3);
     assertThat(fetched.remote().rejected()).isZero();
     assertThat(fetched.line()).endsWith("; remote: 3 fetched, 0 written");
@@ -165,13 +164,13 @@ class RuntimeRemoteTest {
 
     // The next run: one listing, nothing fetched, the cache not opened before the command (the stamp holds).
     notices.clear();
-    RunResult again = run(b, RemoteSession.Policy.USE, false, countLayout(seen));
+    RunResult again = run(b, RemotePolicy.USE, false, countLayout(seen));
     assertThat(again.remote().downloaded()).isZero();
     assertThat(again.materialized()).as("the layout was current: nothing written before the command").isNull();
     assertThat(notices).isEmpty();
 
     // --no-remote: no remote counts at all.
-    RunResult off = run(b, RemoteSession.Policy.OFF, false, "true");
+    RunResult off = run(b, RemotePolicy.OFF, false, "true");
     assertThat(off.remote()).isNull();
     assertThat(off.line()).doesNotContain("remote");
     assertThat(off.toJson()).containsEntry("remote", null);
@@ -181,7 +180,7 @@ class RuntimeRemoteTest {
   void damagedObject_isRejectedByName_andTheRestIsFetched() throws Exception {
     RemoteSetting s = setting("damaged");
     Path a = node("a", s);
-    run(a, RemoteSession.Policy.USE, true, recording(0, 3, sha));
+    run(a, RemotePolicy.USE, true, recording(0, 3, sha));
     RecordedRequest victim = RequestFixtures.request(1, 20_001, sha);
     String key = s.key(RemoteObjects.runtimeKey(sha, victim.key()));
     try (S3Client c = server.client()) {
@@ -190,7 +189,7 @@ class RuntimeRemoteTest {
       c.putObject(PutObjectRequest.builder().bucket(BUCKET).key(key).build(), RequestBody.fromBytes(body));
     }
     Path b = node("b", s);
-    RunResult r = run(b, RemoteSession.Policy.REQUIRE, false, "true");
+    RunResult r = run(b, RemotePolicy.REQUIRE, false, "true");
     assertThat(r.exitStatus()).isZero();
     assertThat(r.remote().downloaded()).isEqualTo(2);
     assertThat(r.remote().rejected()).isEqualTo(1);
@@ -213,7 +212,7 @@ class RuntimeRemoteTest {
     Path a = node("a", s);
     stopped.close();
     Path ran = tmp.resolve("ran");
-    RunResult r = run(a, RemoteSession.Policy.USE, true, "touch " + ran + "; " + recording(0, 2, sha));
+    RunResult r = run(a, RemotePolicy.USE, true, "touch " + ran + "; " + recording(0, 2, sha));
     assertThat(r.exitStatus()).isZero();
     assertThat(ran).exists();
     assertThat(r.ingested().added()).isEqualTo(2);
@@ -223,7 +222,7 @@ class RuntimeRemoteTest {
     assertThat(notices).filteredOn(n -> n.startsWith("remote ")).singleElement().asString()
         .contains("cannot connect").contains("going on without it");
     Files.delete(ran);
-    assertThatThrownBy(() -> run(a, RemoteSession.Policy.REQUIRE, false, "touch " + ran))
+    assertThatThrownBy(() -> run(a, RemotePolicy.REQUIRE, false, "touch " + ran))
         .isInstanceOfSatisfying(XlacException.class, e -> {
           assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
           assertThat(e.getMessage()).contains("cannot connect").doesNotContain("\n");
@@ -235,13 +234,13 @@ class RuntimeRemoteTest {
   void requireRemote_withoutARemote_isBadInput_andNoRemoteIsNoCounts() throws Exception {
     Path a = node("a", null);
     Path ran = tmp.resolve("ran");
-    assertThatThrownBy(() -> run(a, RemoteSession.Policy.REQUIRE, false, "touch " + ran))
+    assertThatThrownBy(() -> run(a, RemotePolicy.REQUIRE, false, "touch " + ran))
         .isInstanceOfSatisfying(XlacException.class, e -> {
           assertThat(e.exitCode()).isEqualTo(ExitCode.BAD_INPUT);
           assertThat(e.getMessage()).contains("has no remote tier");
         });
     assertThat(ran).doesNotExist();
-    RunResult r = run(a, RemoteSession.Policy.USE, false, "true");
+    RunResult r = run(a, RemotePolicy.USE, false, "true");
     assertThat(r.remote()).isNull();
     assertThat(r.line()).doesNotContain("remote");
     assertThat(RuntimeRemote.memoFile(a)).as("the setting remembered: the next run need not read it").exists();
@@ -280,7 +279,7 @@ class RuntimeRemoteTest {
       RuntimeRemote.connectTimeoutForTests = Duration.ofSeconds(1);
       RuntimeRemote.readTimeoutForTests = Duration.ofSeconds(1);
       long start = System.nanoTime();
-      RunResult r = run(a, RemoteSession.Policy.USE, false, "true");
+      RunResult r = run(a, RemotePolicy.USE, false, "true");
       assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(15));
       assertThat(r.exitStatus()).isZero();
       assertThat(r.remote().unavailable()).contains("timed out");
@@ -298,15 +297,15 @@ class RuntimeRemoteTest {
   void fetchTimeBound_leavesTheRestUnfetched_withOneLine() throws Exception {
     RemoteSetting s = setting("bound");
     Path a = node("a", s);
-    run(a, RemoteSession.Policy.USE, true, recording(0, 3, sha));
+    run(a, RemotePolicy.USE, true, recording(0, 3, sha));
     RuntimeRemote.fetchTimeForTests = Duration.ZERO;
     Path b = node("b", s);
-    RunResult r = run(b, RemoteSession.Policy.USE, false, "true");
+    RunResult r = run(b, RemotePolicy.USE, false, "true");
     assertThat(r.remote().downloaded()).isZero();
     assertThat(r.remote().skipped()).isEqualTo(3);
     assertThat(r.line()).endsWith("; remote: 0 fetched, 0 written, 3 failed");
     assertThat(notices).filteredOn(n -> n.contains("were not fetched within")).hasSize(1);
-    assertThatThrownBy(() -> run(b, RemoteSession.Policy.REQUIRE, false, "true"))
+    assertThatThrownBy(() -> run(b, RemotePolicy.REQUIRE, false, "true"))
         .isInstanceOfSatisfying(XlacException.class, e -> assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT));
     assertThat(notices.stream().collect(Collectors.joining("\n"))).doesNotContain("Exception");
   }

@@ -111,7 +111,7 @@ class RuntimeRunTest {
     }
     Map<String, String> env = new HashMap<>(Map.of("PATH", System.getenv("PATH")));
     RunResult r = RuntimeRun.run(new RunSpec(List.of("true"), cacheDir(), plugin, null, false, env,
-        dev.xlac.cache.remote.RemoteSession.Policy.OFF), this::lock, notices::add,
+        dev.xlac.cache.RemotePolicy.OFF), this::lock, notices::add,
         () -> Path.of("/opt/xlac/libxlac_pjrt.so"));
     assertThat(r.exitStatus()).isZero();
     assertThat(r.remote()).isNull();

@@ -5,11 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.xlac.cache.ArtifactInfo;
 import dev.xlac.cache.ArtifactKey;
+import dev.xlac.cache.CacheRemote;
 import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.RemoteSetting;
 import dev.xlac.cache.remote.RemoteObjects;
-import dev.xlac.cache.remote.RemoteTier;
 import dev.xlac.cache.remote.SeaweedServer;
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.compiler.schedule.SchedulerSettings;
@@ -85,8 +85,8 @@ class RemoteShardTransportTest {
         new SchedulerSettings(2, 0, 0), false, RunListener.NONE, () -> Long.MAX_VALUE);
   }
 
-  private RemoteTier tier(String prefix) {
-    return RemoteShardTransport.openTier(RemoteSetting.parse("s3://" + BUCKET + "/" + prefix, server.endpoint()),
+  private CacheRemote tier(String prefix) {
+    return CacheRemote.open(RemoteSetting.parse("s3://" + BUCKET + "/" + prefix, server.endpoint()),
         m -> {});
   }
 
@@ -121,7 +121,7 @@ class RemoteShardTransportTest {
 
   @Test
   void eachShardsResults_comeBackThroughTheRemote_noBundle_andTheTaskArgumentsNameIt() throws Exception {
-    try (RemoteTier tier = tier("ok")) {
+    try (CacheRemote tier = tier("ok")) {
       RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-1"), tier, m -> {});
       assertThat(transport.taskArguments()).containsExactly("--remote", "s3://" + BUCKET + "/ok", "--remote-endpoint",
           server.endpoint());
@@ -154,7 +154,7 @@ class RemoteShardTransportTest {
 
   @Test
   void twoAttemptsOfOneShard_pushingAtOnce_leaveOneObjectPerKey_andEitherManifestImports() throws Exception {
-    try (RemoteTier tier = tier("concurrent")) {
+    try (CacheRemote tier = tier("concurrent")) {
       RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-5"), tier, m -> {});
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
       List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -185,19 +185,19 @@ class RemoteShardTransportTest {
       throws Exception {
     Path run = tmp.resolve("shared/run-6");
     ShardPlan.Shard shard;
-    try (RemoteTier tier = tier("nolist")) {
+    try (CacheRemote tier = tier("nolist")) {
       shard = sent(new RemoteShardTransport(run, tier, m -> {})).nonEmpty().getFirst();
     }
     List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
     String saved = System.getProperty("aws.accessKeyId");
     System.setProperty("aws.accessKeyId", server.noListAccessKey());
     try {
-      try (RemoteTier probe = tier("nolist")) {
+      try (CacheRemote probe = tier("nolist")) {
         assertThatThrownBy(() -> probe.list("v1/")).as("these credentials cannot list")
             .hasMessageContaining("403 AccessDenied");
       }
       atOnce(List.of("node-17", "node-18"), node -> {
-        try (RemoteTier tier = tier("nolist")) { // each task opens its own, as on its node
+        try (CacheRemote tier = tier("nolist")) { // each task opens its own, as on its node
           ShardTask.run(nodeSetup(tmp.resolve(node), new FakeCompiler(false)), new RemoteShardTransport(run, tier,
               m -> errors.add(new Exception(m))), shard.index(), node.substring("node-".length()),
               tmp.resolve(node + ".bundle"));
@@ -207,7 +207,7 @@ class RemoteShardTransportTest {
       System.setProperty("aws.accessKeyId", saved);
     }
     assertThat(errors).isEmpty();
-    try (RemoteTier tier = tier("nolist"); CacheStore store = open(tmp.resolve("submitter"))) {
+    try (CacheRemote tier = tier("nolist"); CacheStore store = open(tmp.resolve("submitter"))) {
       RemoteShardTransport transport = new RemoteShardTransport(run, tier, m -> {});
       assertThat(tier.list("v1/artifacts/")).hasSize(shard.items().size());
       assertThat(tier.list("v1/graphs/")).hasSize(shard.items().size());
@@ -230,7 +230,7 @@ class RemoteShardTransportTest {
   void theRemoteFailingWhileTheSubmitterPulls_isTheTransportFailing_notTheResults() throws Exception {
     try (SeaweedServer own = SeaweedServer.start(tmp.resolve("own-weed"), BUCKET, server.accessKey(),
         server.secretKey());
-        RemoteTier tier = RemoteShardTransport.openTier(RemoteSetting.parse("s3://" + BUCKET + "/gone",
+        CacheRemote tier = CacheRemote.open(RemoteSetting.parse("s3://" + BUCKET + "/gone",
             own.endpoint()), m -> {})) {
       RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-7"), tier, m -> {});
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
@@ -252,7 +252,7 @@ class RemoteShardTransportTest {
   @Test
   void anArtifactMissingFromTheBucket_failsTheImport_andOnceDiscarded_theNextAttemptsResultsAreRead()
       throws Exception {
-    try (RemoteTier tier = tier("missing"); S3Client s3 = server.client()) {
+    try (CacheRemote tier = tier("missing"); S3Client s3 = server.client()) {
       RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-2"), tier, m -> {});
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
       ShardTask.run(nodeSetup(tmp.resolve("node-a"), new FakeCompiler(false)), transport, shard.index(), "7",
@@ -284,7 +284,7 @@ class RemoteShardTransportTest {
   @Test
   void aDamagedArtifactInTheBucket_isRejectedByName_andNothingOfItIsStored() throws Exception {
     List<String> problems = new ArrayList<>();
-    try (RemoteTier tier = tier("damaged"); S3Client s3 = server.client()) {
+    try (CacheRemote tier = tier("damaged"); S3Client s3 = server.client()) {
       RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-3"), tier,
           problems::add);
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
@@ -307,7 +307,7 @@ class RemoteShardTransportTest {
 
   @Test
   void aFailedCompileInTheManifest_isRecordedAsAFailure_withItsKindAndMessage() throws Exception {
-    try (RemoteTier tier = tier("failed")) {
+    try (CacheRemote tier = tier("failed")) {
       RemoteShardTransport transport = new RemoteShardTransport(tmp.resolve("shared/run-4"), tier, m -> {});
       ShardPlan.Shard shard = sent(transport).nonEmpty().getFirst();
       GraphFingerprint fp = shard.items().getFirst().graph();
