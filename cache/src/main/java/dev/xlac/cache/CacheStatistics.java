@@ -15,7 +15,7 @@ import java.util.OptionalLong;
  * @param diskBytes what the database directory occupies on disk (includes not yet collected garbage)
  * @param timeSaved the recorded compile time of every hit
  * @param countersSince when the usage counters were last zeroed
- * @param diskReserveBytes the size of the cache's disk reserve ({@code DIR/reserve}, see docs/cache.md "Safety");
+ * @param diskReserveBytes the size of the cache's disk reserve ({@code DIR/reserve}, see docs/cache-safety.md);
  *     0 when there is none, and then {@code diskReserveNote} says why
  * @param runtimeEntries recorded PJRT compile requests with their executables (schema version 4)
  * @param runtimeBytes what they occupy (compressed requests and executables; part of {@code storedBytes})

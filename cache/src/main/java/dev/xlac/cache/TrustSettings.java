@@ -7,7 +7,7 @@ import java.util.List;
  * A cache's bundle trust settings ({@code xlac cache config require-signed}, {@code trust}): the
  * keys whose signed bundles it accepts, and whether it imports only bundles signed by one of them.
  * They live in the cache's own database, so whoever can write the cache directory can change them
- * (docs/cache.md, "Trust model").
+ * (docs/bundles.md, "Trust model").
  */
 public record TrustSettings(boolean requireSigned, List<TrustedKey> keys) {
   /** A trusted key, with the label it was added under (its file's name) and when. */

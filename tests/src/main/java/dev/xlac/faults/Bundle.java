@@ -17,7 +17,7 @@ import java.util.Random;
 
 /**
  * A bundle held in memory: its tar entries in order, the manifest first. The suite reads what
- * {@code xlac cache export} wrote (docs/cache.md, "Bundle format"), and writes bundles of its own,
+ * {@code xlac cache export} wrote (docs/cache-internals.md, "Bundle format"), and writes bundles of its own,
  * good or hostile. Only small bundles are held like this; the bombs are streamed by {@link HostileBundles}.
  */
 final class Bundle {
@@ -139,7 +139,7 @@ final class Bundle {
     return new Bundle(entries);
   }
 
-  /** The manifest: tab-separated fields per line (docs/cache.md). Kept as read; edits keep the rest intact. */
+  /** The manifest: tab-separated fields per line (docs/cache-internals.md, "Bundle format"). Kept as read; edits keep the rest intact. */
   static final class Manifest {
     final List<String[]> lines;
 

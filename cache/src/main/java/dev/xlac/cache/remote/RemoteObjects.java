@@ -22,7 +22,7 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * The objects of the remote tier (docs/cache.md "The remote tier"): their keys under the prefix, and the one envelope
+ * The objects of the remote tier (docs/cache-remote.md): their keys under the prefix, and the one envelope
  * every object is written in. Keys are content addressed, so an object never changes once written:
  *
  * <pre>

@@ -1,5 +1,5 @@
 /**
- * The S3 side of the cache's remote tier (docs/cache.md "The remote tier"), internal to the cache: other modules use
+ * The S3 side of the cache's remote tier (docs/cache-remote.md), internal to the cache: other modules use
  * it through the door in the root package ({@link dev.xlac.cache.TieredCache} for a run's lookups and stores,
  * {@link dev.xlac.cache.CacheRemote} for the remote on its own). Here: {@link dev.xlac.cache.remote.RemoteTier} (the
  * one owner of the S3 client), the objects and their keys ({@link dev.xlac.cache.remote.RemoteObjects}), push and

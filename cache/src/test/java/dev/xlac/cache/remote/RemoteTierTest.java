@@ -733,7 +733,7 @@ class RemoteTierTest {
     }
   }
 
-  /** An envelope written by hand, as docs/cache.md describes it: magic, header length, header, payload, SHA-256. */
+  /** An envelope written by hand, as docs/cache-remote.md describes it: magic, header length, header, payload, SHA-256. */
   private static byte[] envelope(String header, byte[] payload) {
     java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
     byte[] h = header.getBytes(StandardCharsets.UTF_8);

@@ -23,7 +23,7 @@ import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
- * {@code xlac run} and the cache's remote tier (docs/cache.md, "The remote tier"). Before the layout is brought up
+ * {@code xlac run} and the cache's remote tier (docs/cache-remote.md). Before the layout is brought up
  * to date ({@link #before}): the runtime entries the remote files under this run's plugin are listed (one request per
  * 1,000 entries), those without an entry in the layout and not in the cache are fetched, 8 at a time,
  * each checked as {@code cache pull} checks it, and stored, so that the layout then serves them. After a recording
