@@ -14,7 +14,7 @@ import java.util.Map;
  * collects the programs, settles each against the cache, hands those still lacking an artifact to the executor
  * ({@link Compiles#submit}), takes back one result per program ({@link Compiles#finish}), then explains and
  * reports. {@link LocalExecutor} compiles in this process's workers, {@link dev.xlac.pipeline.slurm.SlurmExecutor} on a Slurm job array.
- * Another engine is one class implementing this, plus the {@link dev.xlac.pipeline.slurm.ShardTransport} its results come back through.
+ * Another engine is one class implementing this, plus the {@link dev.xlac.pipeline.shard.ShardTransport} its results come back through.
  */
 public interface CompileExecutor {
   /** Checked before the run opens anything, so that a missing engine is one line (ENVIRONMENT), said first. */

@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
 class ExecutorRulesTest {
   /** The executor's steps and the Slurm executor's own parts, which only the run and the executor use. */
   private static final String EXECUTOR_INTERNALS = "dev\\.xlac\\.pipeline\\.(CompileExecutor\\$.*|CompileFeed.*"
-      + "|slurm\\.(SlurmExecutor\\$.*|SlurmClient.*|ShardPlan.*|ShardTransport.*|SharedDirectoryTransport.*"
-      + "|RemoteShardTransport.*))";
+      + "|slurm\\.(SlurmExecutor\\$.*|SlurmClient.*)"
+      + "|shard\\.(ShardPlan.*|ShardTransport.*|SharedDirectoryTransport.*|RemoteShardTransport.*))";
 
   static final ArchRule ONLY_THE_LOCAL_EXECUTOR_SCHEDULES = noClasses()
       .that().resideOutsideOfPackage("dev.xlac.compiler.schedule..").and().doNotBelongToAnyOf(LocalExecutor.class)
@@ -84,6 +84,6 @@ class ExecutorRulesTest {
         new ClassFileImporter().importClasses(DrivesTheExecutor.class)))
         .isInstanceOf(AssertionError.class).hasMessageContaining(DrivesTheExecutor.class.getName())
         .hasMessageContaining("dev.xlac.pipeline.CompileExecutor$Compiles")
-        .hasMessageContaining("dev.xlac.pipeline.slurm.ShardPlan");
+        .hasMessageContaining("dev.xlac.pipeline.shard.ShardPlan");
   }
 }

@@ -5,7 +5,7 @@ import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.pipeline.RunReport;
-import dev.xlac.pipeline.slurm.ShardTask;
+import dev.xlac.pipeline.shard.ShardTask;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;

@@ -1,5 +1,11 @@
 package dev.xlac.pipeline.slurm;
 
+import dev.xlac.pipeline.shard.ResultLines;
+import dev.xlac.pipeline.shard.RemoteShardTransport;
+import dev.xlac.pipeline.shard.SharedDirectoryTransport;
+import dev.xlac.pipeline.shard.ShardTransport;
+import dev.xlac.pipeline.shard.ShardTask;
+import dev.xlac.pipeline.shard.ShardPlan;
 import dev.xlac.cache.BundleKey;
 import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheStore;

@@ -1,5 +1,9 @@
 package dev.xlac.pipeline.slurm;
 
+import dev.xlac.pipeline.shard.ShardFixtures;
+import dev.xlac.pipeline.shard.SharedDirectoryTransport;
+import dev.xlac.pipeline.shard.ShardTask;
+import dev.xlac.pipeline.shard.ShardPlan;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

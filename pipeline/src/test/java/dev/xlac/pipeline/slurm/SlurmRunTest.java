@@ -1,5 +1,7 @@
 package dev.xlac.pipeline.slurm;
 
+import dev.xlac.pipeline.shard.ShardTaskMain;
+import dev.xlac.pipeline.shard.ShardTask;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
