@@ -27,7 +27,8 @@ import org.junit.jupiter.api.Test;
  */
 class PipelineRulesTest {
   static final ArchRule XLAC_RUN_STANDS_APART = noClasses().that().resideInAPackage("dev.xlac.pipeline.run..")
-      .should().dependOnClassesThat().resideInAnyPackage("dev.xlac.pipeline", "dev.xlac.pipeline.slurm..")
+      .should().dependOnClassesThat().resideInAnyPackage("dev.xlac.pipeline", "dev.xlac.pipeline.slurm..",
+          "dev.xlac.pipeline.shard..", "dev.xlac.pipeline.ray..")
       .because("xlac run serves a training command; the compile runs and their engines are another room");
 
   private static JavaClasses product;
