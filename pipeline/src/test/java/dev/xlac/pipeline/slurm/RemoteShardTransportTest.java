@@ -1,12 +1,5 @@
 package dev.xlac.pipeline.slurm;
 
-import dev.xlac.pipeline.shard.ShardRun;
-import dev.xlac.pipeline.shard.ShardFixtures;
-import dev.xlac.pipeline.shard.ResultLines;
-import dev.xlac.pipeline.shard.RemoteShardTransport;
-import dev.xlac.pipeline.shard.ShardTransport;
-import dev.xlac.pipeline.shard.ShardTask;
-import dev.xlac.pipeline.shard.ShardPlan;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -27,6 +20,13 @@ import dev.xlac.pipeline.CompileSetup;
 import dev.xlac.pipeline.DriverSource;
 import dev.xlac.pipeline.FakeCompiler;
 import dev.xlac.pipeline.RunListener;
+import dev.xlac.pipeline.shard.RemoteShardTransport;
+import dev.xlac.pipeline.shard.ResultLines;
+import dev.xlac.pipeline.shard.ShardFixtures;
+import dev.xlac.pipeline.shard.ShardPlan;
+import dev.xlac.pipeline.shard.ShardRun;
+import dev.xlac.pipeline.shard.ShardTask;
+import dev.xlac.pipeline.shard.ShardTransport;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

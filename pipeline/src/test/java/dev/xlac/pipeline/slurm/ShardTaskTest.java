@@ -1,12 +1,5 @@
 package dev.xlac.pipeline.slurm;
 
-import dev.xlac.pipeline.shard.ShardRun;
-import dev.xlac.pipeline.shard.ShardFixtures;
-import dev.xlac.pipeline.shard.ResultLines;
-import dev.xlac.pipeline.shard.SharedDirectoryTransport;
-import dev.xlac.pipeline.shard.ShardTransport;
-import dev.xlac.pipeline.shard.ShardTask;
-import dev.xlac.pipeline.shard.ShardPlan;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -24,6 +17,13 @@ import dev.xlac.pipeline.DriverSource;
 import dev.xlac.pipeline.FakeCompiler;
 import dev.xlac.pipeline.RunListener;
 import dev.xlac.pipeline.RunReport;
+import dev.xlac.pipeline.shard.ResultLines;
+import dev.xlac.pipeline.shard.ShardFixtures;
+import dev.xlac.pipeline.shard.ShardPlan;
+import dev.xlac.pipeline.shard.ShardRun;
+import dev.xlac.pipeline.shard.ShardTask;
+import dev.xlac.pipeline.shard.ShardTransport;
+import dev.xlac.pipeline.shard.SharedDirectoryTransport;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

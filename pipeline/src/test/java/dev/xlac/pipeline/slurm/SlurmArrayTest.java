@@ -1,10 +1,5 @@
 package dev.xlac.pipeline.slurm;
 
-import dev.xlac.pipeline.shard.ShardRun;
-import dev.xlac.pipeline.shard.ShardFixtures;
-import dev.xlac.pipeline.shard.SharedDirectoryTransport;
-import dev.xlac.pipeline.shard.ShardTask;
-import dev.xlac.pipeline.shard.ShardPlan;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -19,6 +14,11 @@ import dev.xlac.pipeline.DriverSource;
 import dev.xlac.pipeline.FakeCompiler;
 import dev.xlac.pipeline.RunListener;
 import dev.xlac.pipeline.StandInSlurm;
+import dev.xlac.pipeline.shard.ShardFixtures;
+import dev.xlac.pipeline.shard.ShardPlan;
+import dev.xlac.pipeline.shard.ShardRun;
+import dev.xlac.pipeline.shard.ShardTask;
+import dev.xlac.pipeline.shard.SharedDirectoryTransport;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

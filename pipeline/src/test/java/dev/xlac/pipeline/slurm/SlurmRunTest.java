@@ -1,7 +1,5 @@
 package dev.xlac.pipeline.slurm;
 
-import dev.xlac.pipeline.shard.ShardTaskMain;
-import dev.xlac.pipeline.shard.ShardTask;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -22,6 +20,8 @@ import dev.xlac.pipeline.DriverSource;
 import dev.xlac.pipeline.FakeCompiler;
 import dev.xlac.pipeline.RunListener;
 import dev.xlac.pipeline.StandInSlurm;
+import dev.xlac.pipeline.shard.ShardTask;
+import dev.xlac.pipeline.shard.ShardTaskMain;
 import dev.xlac.runtime.RecordedRequest;
 import dev.xlac.runtime.RequestKey;
 import java.nio.charset.StandardCharsets;
