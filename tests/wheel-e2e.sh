@@ -2,9 +2,10 @@
 # End-to-end test of the release (issue #26): builds the wheel and the tarball (scripts/release),
 # installs the wheel into a fresh venv, and runs the installed `xlac` from outside the checkout with
 # no Java on PATH and no JAVA_HOME: a recording run and a served run of the JAX sample (all hits),
-# a one-shot parallel-compile, cache stat; then the faults, each one line and exit 3: a machine
-# with too old a glibc, a missing and a broken bundled runtime (on the tarball's tree), an unwritable
-# cache directory. Checks that nothing was written into the install.
+# a one-shot parallel-compile, cache stat; then the faults, each one line and exit 3: no Ray
+# dashboard (the bundled runtime has java.net.http), a machine with too old a glibc, a missing and a
+# broken bundled runtime (on the tarball's tree), an unwritable cache directory. Checks that nothing
+# was written into the install.
 #
 #   tests/wheel-e2e.sh [--no-build]
 #
@@ -113,6 +114,9 @@ step "faults"
 printf '#!/bin/sh\necho "glibc 2.17"\n' >"$t/fake/getconf" && chmod +x "$t/fake/getconf"
 XDG_CACHE_HOME="$t/xdg-old" PATH="$t/fake:$PATH" expect_fault "old glibc" \
   '^xlac: this xlac is built for Linux x86_64 with glibc 2.34 or newer; this machine has 2.17' xlac --version
+# --executor ray talks HTTP through java.net.http: a runtime without that module would end in an internal error (4).
+expect_fault "no Ray dashboard" "^xlac: cannot reach Ray's dashboard at http://127.0.0.1:9/: " \
+  xlac parallel-compile --cache "$t/ray-cache" --executor ray --ray-address http://127.0.0.1:9
 touch "$t/not-a-dir"
 XDG_CACHE_HOME="$t/not-a-dir/xdg" expect_fault "unwritable cache" \
   "^xlac: cannot create xlac's state directory $t/not-a-dir/xdg/xlac/installs/.*; set XDG_CACHE_HOME to a writable directory" xlac --version

@@ -6,7 +6,7 @@ import dev.xlac.cache.EntryStatus;
 import dev.xlac.cache.GraphInfo;
 import dev.xlac.cache.RequestInfo;
 import dev.xlac.hlo.GraphFingerprint;
-import dev.xlac.pipeline.slurm.ShardPlan;
+import dev.xlac.pipeline.shard.ShardPlan;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

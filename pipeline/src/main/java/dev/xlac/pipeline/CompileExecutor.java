@@ -13,8 +13,9 @@ import java.util.Map;
  * Where a compile run's compiles run: the one step of {@link CompileRuns} that differs between engines. The run
  * collects the programs, settles each against the cache, hands those still lacking an artifact to the executor
  * ({@link Compiles#submit}), takes back one result per program ({@link Compiles#finish}), then explains and
- * reports. {@link LocalExecutor} compiles in this process's workers, {@link dev.xlac.pipeline.slurm.SlurmExecutor} on a Slurm job array.
- * Another engine is one class implementing this, plus the {@link dev.xlac.pipeline.slurm.ShardTransport} its results come back through.
+ * reports. {@link LocalExecutor} compiles in this process's workers, {@link dev.xlac.pipeline.slurm.SlurmExecutor} on a Slurm job array,
+ * {@link dev.xlac.pipeline.ray.RayExecutor} as Ray jobs. A sharding engine is a {@link dev.xlac.pipeline.shard.ShardEngine} under
+ * {@link dev.xlac.pipeline.shard.ShardedCompiles}, plus a {@link dev.xlac.pipeline.shard.ShardTransport} if none reaches its nodes.
  */
 public interface CompileExecutor {
   /** Checked before the run opens anything, so that a missing engine is one line (ENVIRONMENT), said first. */

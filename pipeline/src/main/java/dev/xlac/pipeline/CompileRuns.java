@@ -61,7 +61,7 @@ public final class CompileRuns {
   /**
    * Compiles {@code graphs}, already in the cache, submitting them in the order given, then the recorded requests
    * {@code carried} (each with its program, keyed for the submitter's plugin): a Slurm shard's task, longest first
-   * ({@link dev.xlac.pipeline.slurm.ShardTask}, which is why this is public). One keyed for a plugin identity other
+   * ({@link dev.xlac.pipeline.shard.ShardTask}, which is why this is public). One keyed for a plugin identity other
    * than this compiler's (another plugin file or other XLA_FLAGS on this node) is not compiled: its entry would be
    * keyed for a plugin that did not build it.
    */

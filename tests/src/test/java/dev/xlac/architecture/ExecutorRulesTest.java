@@ -10,6 +10,7 @@ import com.tngtech.archunit.lang.ArchRule;
 import dev.xlac.cli.archfixture.DrivesTheExecutor;
 import dev.xlac.compiler.schedule.CompileScheduler;
 import dev.xlac.pipeline.LocalExecutor;
+import dev.xlac.pipeline.archfixture.NamesTheRayEngine;
 import dev.xlac.pipeline.archfixture.NamesTheSlurmEngine;
 import dev.xlac.pipeline.archfixture.SchedulesItself;
 import org.junit.jupiter.api.BeforeAll;
@@ -24,8 +25,9 @@ import org.junit.jupiter.api.Test;
 class ExecutorRulesTest {
   /** The executor's steps and the Slurm executor's own parts, which only the run and the executor use. */
   private static final String EXECUTOR_INTERNALS = "dev\\.xlac\\.pipeline\\.(CompileExecutor\\$.*|CompileFeed.*"
-      + "|slurm\\.(SlurmExecutor\\$.*|SlurmClient.*|ShardPlan.*|ShardTransport.*|SharedDirectoryTransport.*"
-      + "|RemoteShardTransport.*))";
+      + "|slurm\\.(SlurmExecutor\\$.*|SlurmClient.*|SlurmEngine.*)|ray\\.(RayJobsClient.*|RayEngine.*)"
+      + "|shard\\.(ShardPlan.*|ShardTransport.*|SharedDirectoryTransport.*|RemoteShardTransport.*|ShardRun.*"
+      + "|ShardEngine.*|ShardedCompiles.*))";
 
   static final ArchRule ONLY_THE_LOCAL_EXECUTOR_SCHEDULES = noClasses()
       .that().resideOutsideOfPackage("dev.xlac.compiler.schedule..").and().doNotBelongToAnyOf(LocalExecutor.class)
@@ -41,6 +43,12 @@ class ExecutorRulesTest {
   static final ArchRule ONLY_THE_CLI_NAMES_THE_SLURM_ENGINE = noClasses()
       .that().resideOutsideOfPackages("dev.xlac.pipeline.slurm..", "dev.xlac.cli..", "dev.xlac.bench..")
       .should().dependOnClassesThat().resideInAPackage("dev.xlac.pipeline.slurm..")
+      .because("the compile run knows an engine only as a CompileExecutor: a new engine is a package beside it");
+
+  /** The Ray engine likewise. */
+  static final ArchRule ONLY_THE_CLI_NAMES_THE_RAY_ENGINE = noClasses()
+      .that().resideOutsideOfPackages("dev.xlac.pipeline.ray..", "dev.xlac.cli..", "dev.xlac.bench..")
+      .should().dependOnClassesThat().resideInAPackage("dev.xlac.pipeline.ray..")
       .because("the compile run knows an engine only as a CompileExecutor: a new engine is a package beside it");
 
   private static JavaClasses product;
@@ -73,6 +81,15 @@ class ExecutorRulesTest {
   }
 
   @Test
+  void theRayEngine_isNamedOnlyByTheCli() {
+    assertThat(product.stream().map(c -> c.getName())).contains("dev.xlac.pipeline.ray.RayExecutor");
+    ONLY_THE_CLI_NAMES_THE_RAY_ENGINE.check(product);
+    assertThatThrownBy(() -> ONLY_THE_CLI_NAMES_THE_RAY_ENGINE.check(
+        new ClassFileImporter().importClasses(NamesTheRayEngine.class)))
+        .isInstanceOf(AssertionError.class).hasMessageContaining(NamesTheRayEngine.class.getName());
+  }
+
+  @Test
   void eachRule_reportsAClassThatBreaksIt() {
     assertThatThrownBy(() -> ONLY_THE_CLI_NAMES_THE_SLURM_ENGINE.check(
         new ClassFileImporter().importClasses(NamesTheSlurmEngine.class)))
@@ -84,6 +101,6 @@ class ExecutorRulesTest {
         new ClassFileImporter().importClasses(DrivesTheExecutor.class)))
         .isInstanceOf(AssertionError.class).hasMessageContaining(DrivesTheExecutor.class.getName())
         .hasMessageContaining("dev.xlac.pipeline.CompileExecutor$Compiles")
-        .hasMessageContaining("dev.xlac.pipeline.slurm.ShardPlan");
+        .hasMessageContaining("dev.xlac.pipeline.shard.ShardPlan");
   }
 }

@@ -5,7 +5,7 @@ import dev.xlac.compiler.schedule.MemoryProbe;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.pipeline.RunReport;
-import dev.xlac.pipeline.slurm.ShardTask;
+import dev.xlac.pipeline.shard.ShardTask;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -17,14 +17,14 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * One array task of {@code parallel-compile --executor slurm} (hidden: the submitter writes its command line):
+ * One task of {@code parallel-compile --executor slurm} or {@code ray} (hidden: the submitter writes its command line):
  * compiles shard {@code $SLURM_ARRAY_TASK_ID} of the run in {@code --run-dir} in a node-local cache under
  * {@code $TMPDIR}, removed at the end, and hands the results back (a bundle in the run directory, or with
  * {@code --remote} through the remote tier). Exit 0 when the results were handed back, even
  * if graphs failed to compile (those are results).
  */
 @Command(name = "compile-shard", hidden = true, mixinStandardHelpOptions = true,
-    description = "Internal: one task of 'parallel-compile --executor slurm'.")
+    description = "Internal: one task of 'parallel-compile --executor slurm' or 'ray'.")
 public final class CompileShardCommand implements Callable<Integer> {
   @Mixin
   CompileOptions options;
@@ -34,6 +34,10 @@ public final class CompileShardCommand implements Callable<Integer> {
 
   @Option(names = "--shard", paramLabel = "I", description = "The shard (default: $SLURM_ARRAY_TASK_ID).")
   Integer shard;
+
+  @Option(names = "--attempt", paramLabel = "ID", description = "This attempt's name, under which the results go back"
+      + " (default: $SLURM_ARRAY_JOB_ID; a Ray job passes its submission id).")
+  String attemptGiven;
 
   @Option(names = "--remote", paramLabel = "s3://BUCKET/PREFIX", description = "Hand the results back through this"
       + " remote tier (the submitter's cache's; credentials from AWS's default chain) instead of a bundle.")
@@ -54,7 +58,7 @@ public final class CompileShardCommand implements Callable<Integer> {
         m -> err.println("xlac: " + m));
     Optional<RemoteSetting> through = remote == null ? Optional.empty()
         : Optional.of(RemoteSetting.parse(remote, remoteEndpoint));
-    RunReport r = ShardTask.runOnNode(runDir, index, attempt(), through, node);
+    RunReport r = ShardTask.runOnNode(runDir, index, attemptGiven != null ? attemptGiven : attempt(), through, node);
     var out = spec.commandLine().getOut();
     out.println("xlac compile-shard " + index + " on " + hostName() + ":");
     r.summaryLines().forEach(out::println);

@@ -14,6 +14,7 @@ import dev.xlac.pipeline.CompileSetup;
 import dev.xlac.pipeline.LocalExecutor;
 import dev.xlac.pipeline.OneShotResult;
 import dev.xlac.pipeline.RunReport;
+import dev.xlac.pipeline.ray.RayExecutor;
 import dev.xlac.pipeline.slurm.SlurmExecutor;
 import dev.xlac.pipeline.sources.TraceSpec;
 import java.nio.file.Path;
@@ -56,7 +57,10 @@ import picocli.CommandLine.Spec;
             + " the command starts (3); if it cannot start while the command runs, xlac stops the command (3).",
         "%nWith --executor slurm, one Slurm job array compiles the graphs in shards, one per node; the summary,"
             + " reports and exit codes are a local run's. No sbatch on PATH: 3. See the README, \"Distributed"
-            + " compiles on Slurm\"."})
+            + " compiles on Slurm\".",
+        "%nWith --executor ray, one Ray job per shard on an existing cluster, through its dashboard's Jobs API; the"
+            + " same summary, reports and exit codes. Dashboard not answering: 3; bad --ray-resources: 2. See the"
+            + " README, \"Distributed compiles on Ray\"."})
 public final class ParallelCompileCommand implements Callable<Integer> {
   @Mixin
   CompileOptions options;
@@ -73,6 +77,9 @@ public final class ParallelCompileCommand implements Callable<Integer> {
 
   @Mixin
   SlurmOptions slurm;
+
+  @Mixin
+  RayOptions ray;
 
   @Spec
   CommandSpec spec;
@@ -93,6 +100,9 @@ public final class ParallelCompileCommand implements Callable<Integer> {
       throw XlacException.badInput("--frontend, --keep-dumps, --module-filter and --ignore-script-errors need a"
           + " command to run: write it after '--'");
     }
+    if (ray.stopOrphans) {
+      return stopOrphans(command, paths);
+    }
     SchedulerSettings settings = options.settings();
     return command.isEmpty() ? compile(paths.stream().map(Path::of).toList(), settings) : oneShot(command, settings);
   }
@@ -105,13 +115,39 @@ public final class ParallelCompileCommand implements Callable<Integer> {
 
   /** Where the compiles run: the one choice the command makes; the run is the same either way. */
   private CompileExecutor executor() {
-    if (!slurm.slurm()) {
-      return LocalExecutor.INSTANCE;
-    }
-    return new SlurmExecutor(slurm.settings(options, cache.directory(), line -> {
+    java.util.function.Consumer<String> progress = line -> {
       cache.err().println("xlac: " + line);
       cache.err().flush();
-    }));
+    };
+    return switch (slurm.engine()) {
+      case "slurm" -> {
+        ray.requireNone();
+        yield new SlurmExecutor(slurm.settings(options, cache.directory(), progress));
+      }
+      case "ray" -> rayExecutor(progress);
+      default -> {
+        ray.requireNone();
+        yield LocalExecutor.INSTANCE;
+      }
+    };
+  }
+
+  /** --ray-stop-orphans: no compile; the dead submitters' jobs stopped, one line each on stdout. */
+  private int stopOrphans(List<String> command, List<String> paths) throws InterruptedException {
+    if (!slurm.engine().equals("ray") || !command.isEmpty() || !paths.isEmpty()) {
+      throw XlacException.badInput("--ray-stop-orphans goes with --executor ray alone, without PATHs or a command");
+    }
+    RayExecutor executor = rayExecutor(line -> {});
+    executor.checkReady();
+    int n = executor.stopOrphans(cache.out()::println);
+    cache.out().println("stopped " + n + " orphaned Ray job" + (n == 1 ? "" : "s"));
+    cache.out().flush();
+    return dev.xlac.core.ExitCode.OK.code();
+  }
+
+  private RayExecutor rayExecutor(java.util.function.Consumer<String> progress) {
+    return new RayExecutor(ray.settings(slurm.shardSettings(options, cache.directory(), progress),
+        SlurmOptions.taskCommand(options)));
   }
 
   private int compile(List<Path> paths, SchedulerSettings settings) throws InterruptedException {

@@ -2,6 +2,7 @@ package dev.xlac.cli.compile;
 
 import dev.xlac.cli.Main;
 import dev.xlac.core.XlacException;
+import dev.xlac.pipeline.shard.ShardSettings;
 import dev.xlac.pipeline.slurm.SlurmSettings;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -12,49 +13,73 @@ import java.util.Map;
 import java.util.function.Consumer;
 import picocli.CommandLine.Option;
 
-/** {@code parallel-compile --executor slurm}'s options, and what each array task runs ({@code xlac compile-shard}). */
+/**
+ * {@code parallel-compile --executor}, the options the sharding engines (slurm, ray) share, Slurm's own, and what each
+ * task runs ({@code xlac compile-shard}).
+ */
 final class SlurmOptions {
   @Option(names = "--executor", paramLabel = "NAME", defaultValue = "local",
       description = "local (default): compile on this machine; slurm: one Slurm job array, each task compiling a shard"
-          + " of the graphs on its node (README, \"Slurm\").")
+          + " of the graphs on its node (README, \"Slurm\"); ray: one job per shard on a Ray cluster (README,"
+          + " \"Ray\").")
   String executor;
 
-  @Option(names = "--shards", paramLabel = "N", description = "slurm: the most array tasks (default: 8).")
+  @Option(names = "--shards", paramLabel = "N", description = "slurm, ray: the most shards, one task or job each"
+      + " (default: 8).")
   Integer shards;
 
   @Option(names = "--sbatch-arg", paramLabel = "ARG", description = "slurm: an argument for sbatch, e.g."
       + " --sbatch-arg=--partition=cpu (repeatable; after xlac's own, so it may override --output or --job-name).")
   List<String> sbatchArgs = new ArrayList<>();
 
-  @Option(names = "--shared-dir", paramLabel = "DIR", description = "slurm: a directory every node sees, through which"
+  @Option(names = "--shared-dir", paramLabel = "DIR", description = "slurm, ray: a directory every node sees, through"
+      + " which"
       + " the shards, the tasks' logs and (without a remote tier, or with --no-remote) their results travel (default:"
-      + " CACHE/slurm, fine when the cache is on a shared file system).")
+      + " CACHE/slurm or CACHE/ray, fine when the cache is on a shared file system).")
   Path sharedDir;
 
-  boolean slurm() {
+  /** The engine named by --executor (local, slurm or ray), checked against the options given. */
+  String engine() {
     return switch (executor) {
       case "local" -> {
         if (shards != null || !sbatchArgs.isEmpty() || sharedDir != null) {
-          throw XlacException.badInput("--shards, --sbatch-arg and --shared-dir need --executor slurm");
+          throw XlacException.badInput("--shards, --sbatch-arg and --shared-dir need --executor slurm or ray");
         }
-        yield false;
+        yield executor;
       }
-      case "slurm" -> true;
-      default -> throw XlacException.badInput("--executor " + executor + ": not an executor (local or slurm)");
+      case "slurm" -> executor;
+      case "ray" -> {
+        if (!sbatchArgs.isEmpty()) {
+          throw XlacException.badInput("--sbatch-arg needs --executor slurm");
+        }
+        yield executor;
+      }
+      default -> throw XlacException.badInput("--executor " + executor + ": not an executor (local, slurm or ray)");
     };
   }
 
   SlurmSettings settings(CompileOptions compile, Path cacheDir, Consumer<String> progress) {
+    ShardSettings s = shardSettings(compile, cacheDir, progress);
+    return new SlurmSettings(s.shards(), sbatchArgs, s.taskRetries(), s.sharedDir(), taskCommand(compile),
+        System.getenv(), s.poll(), progress);
+  }
+
+  /** What every sharding engine takes from the options: the shared directory defaults to CACHE/ENGINE. */
+  ShardSettings shardSettings(CompileOptions compile, Path cacheDir, Consumer<String> progress) {
     int n = shards == null ? 8 : shards;
     if (n < 1) {
       throw XlacException.badInput("--shards must be at least 1");
     }
+    Path shared = sharedDir != null ? sharedDir : cacheDir.resolve(executor);
+    return new ShardSettings(n, compile.retries, shared.toAbsolutePath(), SlurmSettings.DEFAULT_POLL, progress);
+  }
+
+  /** What a task runs before its run directory: this xlac's {@code compile-shard} with the compile options. */
+  static List<String> taskCommand(CompileOptions compile) {
     List<String> task = new ArrayList<>(launcher());
     task.add("compile-shard");
     task.addAll(forwarded(compile));
-    Path shared = sharedDir != null ? sharedDir : cacheDir.resolve("slurm");
-    return new SlurmSettings(n, sbatchArgs, compile.retries, shared.toAbsolutePath(), task, System.getenv(),
-        SlurmSettings.DEFAULT_POLL, progress);
+    return task;
   }
 
   /** The compile options a task needs, as it parses them; the plugin's path made absolute. */

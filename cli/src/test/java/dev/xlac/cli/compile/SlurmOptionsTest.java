@@ -49,13 +49,31 @@ class SlurmOptionsTest {
   void slurmOptionsWithoutTheSlurmExecutor_orAnUnknownExecutor_areUsageErrors() {
     CliRunner r = CliRunner.run("parallel-compile", "--cache", tmp.resolve("c").toString(), "--shards", "2");
     assertThat(r.exitCode()).isEqualTo(2);
-    assertThat(r.err().strip()).isEqualTo("xlac: --shards, --sbatch-arg and --shared-dir need --executor slurm");
+    assertThat(r.err().strip()).isEqualTo("xlac: --shards, --sbatch-arg and --shared-dir need --executor slurm or"
+        + " ray");
     r = CliRunner.run("parallel-compile", "--cache", tmp.resolve("c").toString(), "--executor", "k8s");
     assertThat(r.exitCode()).isEqualTo(2);
-    assertThat(r.err().strip()).isEqualTo("xlac: --executor k8s: not an executor (local or slurm)");
+    assertThat(r.err().strip()).isEqualTo("xlac: --executor k8s: not an executor (local, slurm or ray)");
     r = CliRunner.run("parallel-compile", "--cache", tmp.resolve("c").toString(), "--executor", "slurm", "--shards",
         "0");
     assertThat(r.exitCode()).isEqualTo(2);
+  }
+
+  @Test
+  void rayOptionsWithoutTheRayExecutor_andSlurmsWithIt_areUsageErrors() {
+    CliRunner r = CliRunner.run("parallel-compile", "--cache", tmp.resolve("c").toString(), "--ray-address",
+        "http://head:8265");
+    assertThat(r.exitCode()).isEqualTo(2);
+    assertThat(r.err().strip()).isEqualTo("xlac: --ray-address, --ray-resources and --ray-stop-orphans need"
+        + " --executor ray");
+    r = CliRunner.run("parallel-compile", "--cache", tmp.resolve("c").toString(), "--executor", "ray",
+        "--ray-address", "http://head:8265", "--sbatch-arg=--partition=cpu");
+    assertThat(r.exitCode()).isEqualTo(2);
+    assertThat(r.err().strip()).isEqualTo("xlac: --sbatch-arg needs --executor slurm");
+    r = CliRunner.run("parallel-compile", "--cache", tmp.resolve("c").toString(), "--executor", "ray",
+        "--ray-address", "http://127.0.0.1:9", "--ray-resources", "{\"CPU\": 2,}");
+    assertThat(r.exitCode()).as("bad JSON is said before the cluster is asked").isEqualTo(2);
+    assertThat(r.err().strip()).startsWith("xlac: --ray-resources {\"CPU\": 2,}: not a JSON object of Ray resources");
   }
 
   @Test

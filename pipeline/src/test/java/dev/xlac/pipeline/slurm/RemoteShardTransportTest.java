@@ -20,6 +20,13 @@ import dev.xlac.pipeline.CompileSetup;
 import dev.xlac.pipeline.DriverSource;
 import dev.xlac.pipeline.FakeCompiler;
 import dev.xlac.pipeline.RunListener;
+import dev.xlac.pipeline.shard.RemoteShardTransport;
+import dev.xlac.pipeline.shard.ResultLines;
+import dev.xlac.pipeline.shard.ShardFixtures;
+import dev.xlac.pipeline.shard.ShardPlan;
+import dev.xlac.pipeline.shard.ShardRun;
+import dev.xlac.pipeline.shard.ShardTask;
+import dev.xlac.pipeline.shard.ShardTransport;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -138,7 +145,7 @@ class RemoteShardTransportTest {
           ShardTransport.Results back = transport.receiveResults(s.index(), "7").orElseThrow();
           assertThat(back.bundle()).isNull();
           assertThat(back.where()).contains("/shard-" + s.index() + "/7-");
-          List<GraphResult> results = SlurmExecutor.importResults(store, transport, back, s, FakeCompiler.IDENTITY);
+          List<GraphResult> results = ShardRun.importResults(store, transport, back, s, FakeCompiler.IDENTITY);
           assertThat(results).hasSize(s.items().size())
               .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
           for (ShardPlan.Item item : s.items()) {
@@ -167,7 +174,7 @@ class RemoteShardTransportTest {
       try (CacheStore store = open(tmp.resolve("submitter"))) {
         for (String attempt : List.of("7", "8")) {
           ShardTransport.Results back = transport.receiveResults(shard.index(), attempt).orElseThrow();
-          assertThat(SlurmExecutor.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+          assertThat(ShardRun.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
               .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
         }
       }
@@ -213,7 +220,7 @@ class RemoteShardTransportTest {
       assertThat(tier.list("v1/graphs/")).hasSize(shard.items().size());
       for (String attempt : List.of("17", "18")) {
         ShardTransport.Results back = transport.receiveResults(shard.index(), attempt).orElseThrow();
-        assertThat(SlurmExecutor.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+        assertThat(ShardRun.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
             .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
       }
     }
@@ -239,7 +246,7 @@ class RemoteShardTransportTest {
       ShardTransport.Results back = transport.receiveResults(shard.index(), "7").orElseThrow();
       own.close();
       try (CacheStore store = open(tmp.resolve("submitter"))) {
-        assertThatThrownBy(() -> SlurmExecutor.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+        assertThatThrownBy(() -> ShardRun.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
             .isInstanceOfSatisfying(ShardTransport.Failed.class, e -> assertThat(e.getMessage())
                 .startsWith("cannot take in the results s3://" + BUCKET + "/gone/v1/runs/run-7/results/shard-")
                 .contains("which failed: ").contains("the run's Slurm jobs were cancelled"));
@@ -263,7 +270,7 @@ class RemoteShardTransportTest {
       try (CacheStore store = open(tmp.resolve("submitter"))) {
         assertThat(transport.receiveResults(shard.index(), "8")).as("only the asked attempt's results").isEmpty();
         ShardTransport.Results first = transport.receiveResults(shard.index(), "7").orElseThrow();
-        assertThatThrownBy(() -> SlurmExecutor.importResults(store, transport, first, shard, FakeCompiler.IDENTITY))
+        assertThatThrownBy(() -> ShardRun.importResults(store, transport, first, shard, FakeCompiler.IDENTITY))
             .isInstanceOf(XlacException.class).hasMessageContaining("1 of the " + shard.items().size()
                 + " artifacts that s3://" + BUCKET + "/missing/v1/runs/run-2/results/shard-" + shard.index() + "/")
             .hasMessageContaining("are missing or damaged");
@@ -274,7 +281,7 @@ class RemoteShardTransportTest {
             tmp.resolve("b.bundle")); // the resubmitted task: its push writes what is missing again
         ShardTransport.Results second = transport.receiveResults(shard.index(), "8").orElseThrow();
         assertThat(second.where()).isNotEqualTo(first.where());
-        assertThat(SlurmExecutor.importResults(store, transport, second, shard, FakeCompiler.IDENTITY))
+        assertThat(ShardRun.importResults(store, transport, second, shard, FakeCompiler.IDENTITY))
             .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
         assertThat(store.getArtifact(lost)).isPresent();
       }
@@ -297,7 +304,7 @@ class RemoteShardTransportTest {
       s3.putObject(PutObjectRequest.builder().bucket(BUCKET).key(key).build(), RequestBody.fromBytes(body));
       try (CacheStore store = open(tmp.resolve("submitter"))) {
         ShardTransport.Results back = transport.receiveResults(shard.index(), "7").orElseThrow();
-        assertThatThrownBy(() -> SlurmExecutor.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+        assertThatThrownBy(() -> ShardRun.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
             .isInstanceOf(XlacException.class);
         assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("rejected s3://" + BUCKET + "/" + key + ": "));
         assertThat(store.artifactInfo(victim)).isEmpty();

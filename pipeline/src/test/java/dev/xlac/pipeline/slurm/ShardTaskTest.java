@@ -17,6 +17,13 @@ import dev.xlac.pipeline.DriverSource;
 import dev.xlac.pipeline.FakeCompiler;
 import dev.xlac.pipeline.RunListener;
 import dev.xlac.pipeline.RunReport;
+import dev.xlac.pipeline.shard.ResultLines;
+import dev.xlac.pipeline.shard.ShardFixtures;
+import dev.xlac.pipeline.shard.ShardPlan;
+import dev.xlac.pipeline.shard.ShardRun;
+import dev.xlac.pipeline.shard.ShardTask;
+import dev.xlac.pipeline.shard.ShardTransport;
+import dev.xlac.pipeline.shard.SharedDirectoryTransport;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -115,11 +122,11 @@ class ShardTaskTest {
     }
     Files.write(back.bundle(), bytes);
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      assertThatThrownBy(() -> SlurmExecutor.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
+      assertThatThrownBy(() -> ShardRun.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
           .isInstanceOf(XlacException.class);
-      assertThatThrownBy(() -> SlurmExecutor.importResults(store, submitter, new ShardTransport.Results(good,
+      assertThatThrownBy(() -> ShardRun.importResults(store, submitter, new ShardTransport.Results(good,
           List.of("hlo1:00\tCOMPILED")), shard, FakeCompiler.IDENTITY)).isInstanceOf(IllegalArgumentException.class);
-      List<GraphResult> results = SlurmExecutor.importResults(store, submitter,
+      List<GraphResult> results = ShardRun.importResults(store, submitter,
           new ShardTransport.Results(good, back.lines()), shard, FakeCompiler.IDENTITY);
       assertThat(results).hasSize(shard.items().size())
           .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
@@ -148,7 +155,7 @@ class ShardTaskTest {
       empty.exportBundle(back.bundle(), dev.xlac.cache.ExportRequest.all().signedBy(key));
     }
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      assertThatThrownBy(() -> SlurmExecutor.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
+      assertThatThrownBy(() -> ShardRun.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
           .isInstanceOfSatisfying(XlacException.class, e -> assertThat(e.getMessage()).startsWith("shard "
               + shard.index() + "'s results say ").contains(" compiled, but what came with them (")
               .endsWith(") does not hold it"));
@@ -169,7 +176,7 @@ class ShardTaskTest {
     ShardTransport.Results back = transport.receiveResults(shard.index(), "7").orElseThrow();
     Files.write(back.bundle(), new byte[] {1, 2, 3});
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      assertThatThrownBy(() -> SlurmExecutor.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
+      assertThatThrownBy(() -> ShardRun.importResults(store, transport, back, shard, FakeCompiler.IDENTITY))
           .isInstanceOf(XlacException.class);
     }
     transport.discard(shard.index(), back);
@@ -178,7 +185,7 @@ class ShardTaskTest {
     ShardTask.run(nodeSetup(tmp.resolve("node-2"), new FakeCompiler(false)), transport, shard.index(), "8",
         tmp.resolve("node-2.bundle"));
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      assertThat(SlurmExecutor.importResults(store, transport, transport.receiveResults(shard.index(), "8").orElseThrow(),
+      assertThat(ShardRun.importResults(store, transport, transport.receiveResults(shard.index(), "8").orElseThrow(),
           shard, FakeCompiler.IDENTITY)).allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
     }
   }
@@ -215,7 +222,7 @@ class ShardTaskTest {
     SharedDirectoryTransport submitter = submitter(transport, key);
     ShardTransport.Results back = submitter.receiveResults(shard.index(), "7").orElseThrow();
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      assertThat(SlurmExecutor.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY)).hasSize(shard.items().size())
+      assertThat(ShardRun.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY)).hasSize(shard.items().size())
           .allSatisfy(g -> assertThat(g.status()).isEqualTo(GraphResult.Status.COMPILED));
       for (ShardPlan.Item item : shard.items()) {
         assertThat(store.getArtifact(new ArtifactKey(item.graph(), FakeCompiler.IDENTITY))).isPresent();
@@ -230,7 +237,7 @@ class ShardTaskTest {
     try (CacheStore store = open(tmp.resolve("submitter"))) {
       for (String attempt : List.of("8", "9")) {
         ShardTransport.Results foreign = submitter.receiveResults(other.index(), attempt).orElseThrow();
-        assertThatThrownBy(() -> SlurmExecutor.importResults(store, submitter, foreign, other, FakeCompiler.IDENTITY))
+        assertThatThrownBy(() -> ShardRun.importResults(store, submitter, foreign, other, FakeCompiler.IDENTITY))
             .as(attempt).isInstanceOf(XlacException.class);
       }
     }
@@ -251,7 +258,7 @@ class ShardTaskTest {
       try (CacheStore store = open(tmp.resolve("submitter"))) {
         SharedDirectoryTransport submitter = new SharedDirectoryTransport(tmp.resolve("run"), null,
             runKey(tmp.resolve("k" + bad.hashCode())).publicKey());
-        assertThatThrownBy(() -> SlurmExecutor.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
+        assertThatThrownBy(() -> ShardRun.importResults(store, submitter, back, shard, FakeCompiler.IDENTITY))
             .isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining(bad.get(1)).hasMessageStartingWith("shard result line 1: ")
             .satisfies(e -> assertThat(e.getMessage()).doesNotContain("java.", "Exception", "\n"));

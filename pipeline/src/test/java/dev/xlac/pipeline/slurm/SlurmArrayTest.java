@@ -14,6 +14,11 @@ import dev.xlac.pipeline.DriverSource;
 import dev.xlac.pipeline.FakeCompiler;
 import dev.xlac.pipeline.RunListener;
 import dev.xlac.pipeline.StandInSlurm;
+import dev.xlac.pipeline.shard.ShardFixtures;
+import dev.xlac.pipeline.shard.ShardPlan;
+import dev.xlac.pipeline.shard.ShardRun;
+import dev.xlac.pipeline.shard.ShardTask;
+import dev.xlac.pipeline.shard.SharedDirectoryTransport;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,7 +32,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The submitter's loop over one job array ({@link SlurmExecutor.Array}) against stand-ins for sbatch, squeue and
+ * The submitter's loop over one job array ({@link ShardRun}) against stand-ins for sbatch, squeue and
  * scancel on the PATH it is given (shell scripts that log their calls; the real Slurm runs in SlurmE2ETest). Every
  * job stays RUNNING until scancel names it, so what is left in the queue is what the run failed to cancel.
  */
@@ -84,11 +89,11 @@ class SlurmArrayTest {
         tmp.resolve("node-" + attempt + ".bundle"));
   }
 
-  private SlurmExecutor.Array array(Setup s, CacheStore store, Duration timeout) {
+  private ShardRun array(Setup s, CacheStore store, Duration timeout) {
     Map<String, String> env = Map.of("PATH", slurm.path());
     SlurmSettings settings = new SlurmSettings(1, List.of(), 3, tmp.resolve("shared"), List.of("true"), env,
         Duration.ofMillis(20), progress::add);
-    return new SlurmExecutor.Array(new SlurmClient(env, timeout), settings,
+    return SlurmExecutor.array(new SlurmClient(env, timeout), settings,
         new SharedDirectoryTransport(s.run(), null, s.key().publicKey()), s.run(), s.plan(), store,
         FakeCompiler.IDENTITY);
   }
@@ -128,7 +133,7 @@ class SlurmArrayTest {
     Setup s = sent();
     long start = System.nanoTime();
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      SlurmExecutor.Array array = array(s, store, Duration.ofMillis(500));
+      ShardRun array = array(s, store, Duration.ofMillis(500));
       assertThatThrownBy(array::run).isInstanceOfSatisfying(XlacException.class, e -> {
         assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
         assertThat(e.getMessage()).isEqualTo("squeue did not answer within 0.5 s; is slurmctld up?");
@@ -180,7 +185,7 @@ class SlurmArrayTest {
     try (CacheStore store = open(tmp.resolve("submitter"))) {
       Thread t = Thread.ofPlatform().start(() -> {
         try {
-          results.addAll(new SlurmExecutor.Array(new SlurmClient(Map.of("PATH", slurm.path())),
+          results.addAll(SlurmExecutor.array(new SlurmClient(Map.of("PATH", slurm.path())),
               new SlurmSettings(1, List.of(), 3, tmp.resolve("shared"), List.of("true"), Map.of("PATH", slurm.path()), Duration.ofMillis(20), progress::add), new SharedDirectoryTransport(s.run(),
               null, s.key().publicKey()), s.run(), s.plan(), store, FakeCompiler.IDENTITY, Duration.ofSeconds(60))
               .run());
@@ -212,7 +217,7 @@ class SlurmArrayTest {
     Map<String, String> env = Map.of("PATH", slurm.path());
     List<GraphResult> results;
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      results = new SlurmExecutor.Array(new SlurmClient(env), new SlurmSettings(1, List.of(), 0, tmp.resolve("shared"),
+      results = SlurmExecutor.array(new SlurmClient(env), new SlurmSettings(1, List.of(), 0, tmp.resolve("shared"),
           List.of("true"), env, Duration.ofMillis(20), progress::add), new SharedDirectoryTransport(s.run(), null,
           s.key().publicKey()), s.run(), s.plan(), store, FakeCompiler.IDENTITY, Duration.ofMillis(300)).run();
     }
@@ -243,7 +248,7 @@ class SlurmArrayTest {
         """);
     Setup s = sent();
     try (CacheStore store = open(tmp.resolve("submitter"))) {
-      SlurmExecutor.Array array = array(s, store, Duration.ofMillis(500));
+      ShardRun array = array(s, store, Duration.ofMillis(500));
       assertThatThrownBy(array::run).isInstanceOfSatisfying(XlacException.class, e -> {
         assertThat(e.exitCode()).isEqualTo(ExitCode.ENVIRONMENT);
         assertThat(e.getMessage()).isEqualTo("sbatch did not answer within 0.5 s; is slurmctld up?; the 1 job it"

@@ -20,6 +20,8 @@ import dev.xlac.pipeline.DriverSource;
 import dev.xlac.pipeline.FakeCompiler;
 import dev.xlac.pipeline.RunListener;
 import dev.xlac.pipeline.StandInSlurm;
+import dev.xlac.pipeline.shard.ShardTask;
+import dev.xlac.pipeline.shard.ShardTaskMain;
 import dev.xlac.runtime.RecordedRequest;
 import dev.xlac.runtime.RequestKey;
 import java.nio.charset.StandardCharsets;

@@ -1,7 +1,7 @@
 package dev.xlac.cli.archfixture;
 
 import dev.xlac.pipeline.CompileExecutor;
-import dev.xlac.pipeline.slurm.ShardPlan;
+import dev.xlac.pipeline.shard.ShardPlan;
 import java.util.List;
 
 /**

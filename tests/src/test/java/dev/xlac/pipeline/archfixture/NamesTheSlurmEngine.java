@@ -1,7 +1,6 @@
 package dev.xlac.pipeline.archfixture;
 
-import dev.xlac.pipeline.slurm.ShardPlan;
-import java.util.List;
+import dev.xlac.pipeline.slurm.SlurmSettings;
 
 /**
  * A pipeline class outside the Slurm engine's package that reaches into it: what {@code ExecutorRulesTest} must
@@ -10,7 +9,7 @@ import java.util.List;
 public final class NamesTheSlurmEngine {
   private NamesTheSlurmEngine() {}
 
-  public static int shards(List<ShardPlan.Item> items) {
-    return ShardPlan.plan(items, 2).shards().size();
+  public static int shards(SlurmSettings slurm) {
+    return slurm.shards();
   }
 }

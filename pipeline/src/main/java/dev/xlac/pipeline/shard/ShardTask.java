@@ -1,4 +1,4 @@
-package dev.xlac.pipeline.slurm;
+package dev.xlac.pipeline.shard;
 
 import dev.xlac.cache.BundleSigningKey;
 import dev.xlac.cache.CacheRemote;

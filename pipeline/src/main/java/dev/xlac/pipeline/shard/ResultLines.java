@@ -1,4 +1,4 @@
-package dev.xlac.pipeline.slurm;
+package dev.xlac.pipeline.shard;
 
 import dev.xlac.compiler.schedule.GraphResult;
 import dev.xlac.core.FailureKind;
@@ -11,14 +11,14 @@ import java.util.Locale;
  * The shard's result lines, which a task writes ({@link ShardTask}) and the submitter reads back through either
  * transport ({@link SharedDirectoryTransport}, {@link RemoteShardTransport}): one per graph or recorded request.
  */
-final class ResultLines {
+public final class ResultLines {
   private ResultLines() {}
 
   /**
    * One graph's result as a line: fingerprint, status, compile milliseconds, attempts, failure kind ({@code -}
    * for none), module name, error (empty for none), tab-separated.
    */
-  static String of(GraphResult g) {
+  public static String of(GraphResult g) {
     return String.join("\t", g.fingerprint().value(), g.status().name(), Long.toString(g.compileTime().toMillis()),
         Integer.toString(g.attempts()), g.failureKind() == null ? "-" : g.failureKind().name(),
         SharedDirectoryTransport.oneField(g.moduleName()),
@@ -26,7 +26,7 @@ final class ResultLines {
   }
 
   /** The result a {@link #of} describes; a malformed line is an IllegalArgumentException. */
-  static GraphResult parse(String line) {
+  public static GraphResult parse(String line) {
     String[] f = line.split("\t", -1);
     if (f.length != 7) {
       throw new IllegalArgumentException("not a shard result line (" + f.length + " fields, 7 expected)");

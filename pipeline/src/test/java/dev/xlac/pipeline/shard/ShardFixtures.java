@@ -1,4 +1,4 @@
-package dev.xlac.pipeline.slurm;
+package dev.xlac.pipeline.shard;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.hlo.GraphFingerprint;
@@ -10,14 +10,14 @@ import java.util.LinkedHashMap;
 import java.util.SequencedMap;
 
 /** The submitter's side of the shard tests: graphs put into a cache, planned over shards and sent. */
-final class ShardFixtures {
+public final class ShardFixtures {
   private ShardFixtures() {}
 
   /**
    * {@code count} distinct small graphs (constants {@code first}, {@code first + 1}, ...; dumps written to
    * {@code dumps}) put into {@code store}, planned over {@code shards} shards and sent through {@code transport}.
    */
-  static ShardPlan sendGraphs(CacheStore store, Path dumps, ShardTransport transport, int count, float first,
+  public static ShardPlan sendGraphs(CacheStore store, Path dumps, ShardTransport transport, int count, float first,
       int shards) throws Exception {
     SequencedMap<GraphFingerprint, String> graphs = new LinkedHashMap<>();
     for (int i = 0; i < count; i++) {

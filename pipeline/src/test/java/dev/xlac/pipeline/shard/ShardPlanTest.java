@@ -1,4 +1,4 @@
-package dev.xlac.pipeline.slurm;
+package dev.xlac.pipeline.shard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

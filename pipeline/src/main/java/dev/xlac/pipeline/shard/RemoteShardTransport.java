@@ -1,4 +1,4 @@
-package dev.xlac.pipeline.slurm;
+package dev.xlac.pipeline.shard;
 
 import dev.xlac.cache.ArtifactKey;
 import dev.xlac.cache.CacheRemote;
@@ -63,7 +63,7 @@ public final class RemoteShardTransport implements ShardTransport {
   }
 
   /** The key prefix (below the tier's prefix) of shard {@code shard}'s result manifests. */
-  String resultsPrefix(int shard) {
+  public String resultsPrefix(int shard) {
     return "v1/runs/" + run + "/results/shard-" + shard + "/";
   }
 

@@ -1,4 +1,4 @@
-package dev.xlac.pipeline.slurm;
+package dev.xlac.pipeline.shard;
 
 import dev.xlac.cache.RemoteSetting;
 import dev.xlac.compiler.schedule.SchedulerSettings;
