@@ -49,6 +49,8 @@ if [[ "${1:-}" != run ]]; then
   case "${1:-} ${2:-}" in
     " "* | -V* | --version* | -h* | --help* | "help "* | "completion "* | "cache stat" | "cache ls" | "cache config" | \
       "cache why" | "cache log" | "cache keygen" | "cache -h" | "cache --help" | "cache " ) ;;
+    *" -h" | *" --help") ;;  # SUB --help
+    "cache "*) [[ "${3:-}" == -h || "${3:-}" == --help ]] || xlac_opts=() ;;
     *) xlac_opts=() ;;
   esac
 fi

@@ -24,7 +24,8 @@ public final class CliTraining {
       String[][] commands = {
           {"--version"}, {"--help"}, {"cache", "stat", "--cache", cache}, {"cache", "ls", "--cache", cache},
           {"cache", "stat", "--json", "--cache", cache}, {"hash", dir.toString()}, {"completion", "bash"},
-          {"parallel-compile", "--help"}, {"no-such-command"}};
+          {"parallel-compile", "--help"}, {"diff", "--help"}, {"cache", "--help"}, {"cache", "stat", "--help"},
+          {"no-such-command"}};
       for (String[] command : commands) {
         StringWriter sink = new StringWriter();
         int code = new Main(new PrintWriter(sink), new PrintWriter(sink)).run(command);
