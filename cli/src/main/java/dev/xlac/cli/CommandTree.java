@@ -17,12 +17,12 @@ import picocli.CommandLine.ParseResult;
 /**
  * The xlac command tree, listed once. picocli reflects over every command class and option of the tree it
  * builds, which costs a cold JVM about 200 ms for the whole tree; a run whose arguments start with a
- * subcommand's name builds that branch only ({@code cache stat}: the root, cache and stat). Anything else ({@code
- * help}, a misspelt name, an option and then a name) builds all of that level, so help, suggestions and usage
- * errors are exactly those of the whole tree. Where the arguments left at a level are options only ({@code
- * --help}, {@code cache -h}, none), picocli never goes below it, and needs of each subcommand only what the
- * level's help lists: its names and summary, read from its {@code @Command} alone. {@code xlac --version} alone
- * builds none ({@link Main}).
+ * subcommand's name builds that branch only ({@code cache stat}: the root, cache and stat). Anything else (a
+ * misspelt name, an option and then a name) builds all of that level, so suggestions and usage errors are exactly
+ * those of the whole tree. Where the arguments left at a level are options only ({@code --help}, {@code cache -h},
+ * none), picocli never goes below it, and needs of each subcommand only what the level's help lists: its names and
+ * summary, read from its {@code @Command} alone; so does {@code help [COMMAND]} of all but COMMAND. {@code xlac
+ * --version} alone builds none ({@link Main}).
  */
 final class CommandTree {
   /** The top-level subcommands in the order help lists them; each key is the name in the class's {@code @Command}. */
@@ -85,7 +85,17 @@ final class CommandTree {
   private static void addSubcommands(CommandLine parent, SequencedMap<String, Class<?>> subcommands,
       List<String> args, boolean whole) {
     Class<?> named = args.isEmpty() ? null : subcommands.get(args.getFirst());
-    if (named != null && named != HelpCommand.class) {  // help describes the whole tree
+    if (named == HelpCommand.class && !whole) {
+      // help [COMMAND] prints the root's usage or COMMAND's: that one whole, the others as its listing shows them.
+      String shown = args.size() > 1 ? args.get(1) : "";
+      subcommands.forEach((name, command) -> {
+        if (command == HelpCommand.class || name.equals(shown)) {
+          add(parent, name, command, List.of(), false);
+        } else {
+          parent.addSubcommand(listedOnly(command));
+        }
+      });
+    } else if (named != null && named != HelpCommand.class) {
       add(parent, args.getFirst(), named, args.subList(1, args.size()), whole);
     } else if (!whole && onlyOptions(args)) {
       for (Class<?> command : subcommands.values()) {

@@ -59,8 +59,7 @@ class CommandTreeTest {
   }
 
   static Stream<List<String>> argumentsThatNameNoBranch() {
-    return Stream.of(List.of("--version", "x"), List.of("help"),
-        List.of("help", "parallel-compile"), List.of("nosuchcmd"), List.of("hsh", "x"), List.of("--verbose", "hash"),
+    return Stream.of(List.of("--version", "x"), List.of("nosuchcmd"), List.of("hsh", "x"), List.of("--verbose", "hash"),
         List.of("Hash"));
   }
 
@@ -92,10 +91,24 @@ class CommandTreeTest {
     });
   }
 
+  @Test
+  void helpCommand_buildsWholeOnlyTheCommandItShows() {
+    CommandLine help = CommandTree.forArgs(new XlacCommand(), "help", "cache");
+    assertThat(subcommandNames(help)).containsExactlyElementsOf(CommandTree.SUBCOMMANDS.sequencedKeySet());
+    assertThat(cacheOf(help).getCommandSpec().findOption("--help")).isNotNull();  // cache is whole: it is shown
+    assertThat(subcommandNames(cacheOf(help))).containsExactlyElementsOf(CacheCommand.SUBCOMMANDS.sequencedKeySet());
+    assertThat(cacheOf(help).getSubcommands().get("stat").getCommandSpec().findOption("--json")).isNull();
+    assertThat(help.getSubcommands().get("hash").getCommandSpec().findOption("--json")).isNull();
+    assertThat(CommandTree.forArgs(new XlacCommand(), "help", "hash").getSubcommands().get("hash").getCommandSpec()
+        .findOption("--json")).isNotNull();
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"", "--help", "-h", "--verbose", "--verbose --help", "-hV", "--bogus", "--help --bogus",
-      "--", "cache", "cache --help", "cache -h", "cache --verbose", "cache --bogus", "cache --help --verbose"})
-  void optionsOnly_printTheSameAsTheWholeTree(String line) {
+      "--", "cache", "cache --help", "cache -h", "cache --verbose", "cache --bogus", "cache --help --verbose",
+      "help", "help cache", "help hash", "help parallel-compile", "help --help", "help nosuch", "help cache stat",
+      "help help"})
+  void optionsOnlyAndHelp_printTheSameAsTheWholeTree(String line) {
     sameAsWholeTree(line.isEmpty() ? new String[0] : line.split(" "));
   }
 
