@@ -44,7 +44,7 @@ xlac_opts=(-XX:TieredStopAtLevel=1)
 xlac_train_opts=(-XX:TieredStopAtLevel=1)
 xlac_aot="$xlac_aot_dir/xlac-run.aot"
 xlac_training=dev.xlac.cli.run.RunTraining
-if [[ "${1:-}" != run ]]; then
+if [[ "${1:-}" != run || "${2:-}" == --help || "${2:-}" == -h ]]; then  # run's help is help, not a run
   xlac_train_opts=()
   xlac_aot="$xlac_aot_dir/xlac.aot"
   xlac_training=dev.xlac.cli.CliTraining

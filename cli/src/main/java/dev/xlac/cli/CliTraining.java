@@ -38,7 +38,7 @@ public final class CliTraining {
           {"--version"}, {"--help"}, {"cache", "stat", "--cache", cache}, {"cache", "ls", "--cache", cache},
           {"cache", "stat", "--json", "--cache", cache}, {"hash", dumps.toString()}, {"inspect", seed},
           {"diff", seed, unstack}, {"completion", "bash"},
-          {"parallel-compile", "--help"}, {"diff", "--help"}, {"cache", "--help"}, {"cache", "stat", "--help"},
+          {"parallel-compile", "--help"}, {"diff", "--help"}, {"run", "--help"}, {"cache", "--help"}, {"cache", "stat", "--help"},
           {"no-such-command"}};
       for (String[] command : commands) {
         StringWriter sink = new StringWriter();
