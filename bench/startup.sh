@@ -1,28 +1,33 @@
 #!/usr/bin/env bash
-# Start-up of every kind of command, spawn to exit: `xlac --version`, `xlac cache stat` (an empty
-# cache) and `xlac run -- true` (a served run's start, with the real CPU plugin), from the checkout
-# (./xlac), with --installed from an installed xlac (pip's wheel or the tarball), and with --baseline
-# from another launcher (e.g. an older checkout's ./xlac, for before and after). Median of N runs each,
-# after one untimed run that makes the class caches, as wall seconds and as CPU seconds (user +
-# system, which a busy machine inflates less); the anchor is `java -version` of the same Java
-# runtime, measured in the same run, so the ratios hold on a busy machine.
+# Start-up of every command, spawn to exit, each in its cheapest real use: `xlac --version`, `xlac
+# --help` and every `SUB --help` (cache's subcommands too), `help`, the read-only cache commands on an
+# empty cache, `hash`/`inspect`/`diff` of a small real module, `completion bash`, `run -- true` (a served
+# run's start, with the real CPU plugin) and `parallel-compile` with nothing to compile. From the
+# checkout (./xlac), with --installed from an installed xlac (pip's wheel or the tarball), and with
+# --baseline from another launcher (e.g. an older checkout's ./xlac, for before and after). Median of N
+# runs each, after one untimed run that makes the class caches, as wall seconds and as CPU seconds (user
+# + system, which a busy machine inflates less); the anchor is `java -version` of the same Java runtime,
+# measured in the same run, so the ratios hold on a busy machine.
 #
-#   bench/startup.sh [-n N] [--installed PATH/TO/xlac] [--baseline PATH/TO/xlac]
+#   bench/startup.sh [-n N] [--only REGEX] [--installed PATH/TO/xlac] [--baseline PATH/TO/xlac]
 #
-# xlac run needs $XLAC_PJRT_PLUGIN (the pinned environment's CPU plugin, as scripts/test sets it);
-# without it that row is left out. `run -- true` compiles nothing, so it writes no launch plan and
-# takes the JVM path every time: it measures xlac run's own start, not the fast start.
+# --only: just the rows whose label matches REGEX (grep -E), e.g. 'help|version'.
+# xlac run and parallel-compile need $XLAC_PJRT_PLUGIN (the pinned environment's CPU plugin, as
+# scripts/test sets it); without it their rows are left out. `run -- true` compiles nothing, so it writes
+# no launch plan and takes the JVM path every time: it measures xlac run's own start, not the fast start.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 n=11
+only=
 installed=
 baseline=
 while (( $# )); do
   case "$1" in
     -n) n=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
     --installed) installed=$(realpath "$2"); shift 2 ;;
     --baseline) baseline=$(realpath "$2"); shift 2 ;;
-    *) echo "usage: bench/startup.sh [-n N] [--installed PATH/TO/xlac] [--baseline PATH/TO/xlac]" >&2; exit 2 ;;
+    *) echo "usage: bench/startup.sh [-n N] [--only REGEX] [--installed PATH/TO/xlac] [--baseline PATH/TO/xlac]" >&2; exit 2 ;;
   esac
 done
 bench_workdir startup
@@ -42,9 +47,13 @@ median_of() {
   echo "$(median "${w[@]}") $(median "${c[@]}")"
 }
 
+# refused CMD...: runs CMD, which must refuse its input (exit 2), as `cache why` does on an empty cache.
+refused() { if "$@"; then return 1; else (( $? == 2 )); fi; }
+
 row() {  # row LABEL "ANCHOR_WALL ANCHOR_CPU" CMD...
   local label=$1 anchor=$2 m
   shift 2
+  [[ -z "$only" || "$label" =~ $only ]] || return 0
   m=$(median_of "$@")
   printf '%-32s %7.3f s %7s   %7.3f s %7s\n' "$label" "${m% *}" "$(ratio "${m% *}" "${anchor% *}")" \
     "${m#* }" "$(ratio "${m#* }" "${anchor#* }")"
@@ -56,12 +65,36 @@ measure() {  # measure NAME XLAC JAVA
   printf '%s: %s (load average %s)\n' "$name" "$xlac" "$(cut -d' ' -f1 /proc/loadavg)"
   printf '%-32s %9s %7s   %9s %7s\n' "" "wall" "ratio" "cpu" "ratio"
   printf '%-32s %7.3f s %7s   %7.3f s %7s\n' "java -version (anchor)" "${anchor% *}" 1.00x "${anchor#* }" 1.00x
+  local cache="$WORK/cache-$name" sub
   row "xlac --version" "$anchor" "$xlac" --version
-  row "xlac cache stat" "$anchor" "$xlac" cache stat --cache "$WORK/cache-$name"
+  row "xlac --help" "$anchor" "$xlac" --help
+  for sub in hash inspect diff dump run cache parallel-compile completion; do
+    row "xlac $sub --help" "$anchor" "$xlac" "$sub" --help
+  done
+  for sub in add ls stat prune export import verify log why rm clear config keygen materialize push pull; do
+    row "xlac cache $sub --help" "$anchor" "$xlac" cache "$sub" --help
+  done
+  row "xlac help" "$anchor" "$xlac" help
+  row "xlac help cache" "$anchor" "$xlac" help cache
+  row "xlac cache stat" "$anchor" "$xlac" cache stat --cache "$cache"
+  row "xlac cache ls" "$anchor" "$xlac" cache ls --cache "$cache"
+  row "xlac cache verify" "$anchor" "$xlac" cache verify --cache "$cache"
+  row "xlac cache config max-size" "$anchor" "$xlac" cache config --cache "$cache" max-size
+  row "xlac cache why FP (not there)" "$anchor" refused "$xlac" cache why --cache "$cache" "$fingerprint"
+  row "xlac completion bash" "$anchor" "$xlac" completion bash
+  row "xlac hash MODULE" "$anchor" "$xlac" hash "$module1"
+  row "xlac inspect MODULE" "$anchor" "$xlac" inspect "$module1"
+  row "xlac diff MODULE MODULE" "$anchor" "$xlac" diff "$module1" "$module2"
   if [[ -n "${XLAC_PJRT_PLUGIN:-}" ]]; then
-    row "xlac run -- true (JVM path)" "$anchor" "$xlac" run --cache "$WORK/cache-$name" --plugin "$XLAC_PJRT_PLUGIN" -- true
+    row "xlac run -- true (JVM path)" "$anchor" "$xlac" run --cache "$cache" --plugin "$XLAC_PJRT_PLUGIN" -- true
+    row "xlac parallel-compile (none)" "$anchor" "$xlac" parallel-compile --cache "$cache" --plugin "$XLAC_PJRT_PLUGIN"
   fi
 }
+
+# Two runs of one small real JAX graph (1 KB, 8 instructions), as the hlo module's tests have them.
+module1="$ROOT/hlo/src/test/resources/golden/mlp_run1/module_0002.jit__threefry_seed.before_optimizations.hlo.pb"
+fingerprint=hlo1:be30264999e8629bf5c681ec92c783c2531223f65a811c906174b8d28e0fdb8f  # module1's
+module2="$ROOT/hlo/src/test/resources/golden/mlp_run2/module_0002.jit__threefry_seed.before_optimizations.hlo.pb"
 
 "$ROOT/xlac" --version >/dev/null  # builds the checkout's CLI first when its sources changed
 measure checkout "$ROOT/xlac" "$JAVA_HOME/bin/java"

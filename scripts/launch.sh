@@ -36,21 +36,26 @@ fi
 # not used. xlac run stands in front of a training run's start: it also runs with C1 only (it does
 # under a second of work, and C2's compiler threads would compete with the training command's
 # start-up for the cores). So do the commands that only print what they know or look up a few
-# entries (C1 halves their JIT's CPU time); those that hash, compile, import or verify keep C2 for
-# their long loops. Their cache is made without the option: it serves both.
+# entries (C1 halves their JIT's CPU time), and they compile a method only after 4 times the usual
+# number of calls: in their 0.1-0.2 s the compiler thread cost more CPU than it saved (about 0.05 s of
+# `SUB --help`'s 0.25, bench/README.md "Start-up"). Those that hash, compile, import or verify keep C2
+# for their long loops. Their cache is made without these options: it serves both.
 xlac_opts=(-XX:TieredStopAtLevel=1)
 xlac_train_opts=(-XX:TieredStopAtLevel=1)
 xlac_aot="$xlac_aot_dir/xlac-run.aot"
 xlac_training=dev.xlac.cli.run.RunTraining
-if [[ "${1:-}" != run ]]; then
+if [[ "${1:-}" != run || "${2:-}" == --help || "${2:-}" == -h ]]; then  # run's help is help, not a run
   xlac_train_opts=()
   xlac_aot="$xlac_aot_dir/xlac.aot"
   xlac_training=dev.xlac.cli.CliTraining
+  xlac_light=0
   case "${1:-} ${2:-}" in
     " "* | -V* | --version* | -h* | --help* | "help "* | "completion "* | "cache stat" | "cache ls" | "cache config" | \
-      "cache why" | "cache log" | "cache keygen" | "cache -h" | "cache --help" | "cache " ) ;;
-    *) xlac_opts=() ;;
+      "cache why" | "cache log" | "cache keygen" | "cache -h" | "cache --help" | "cache " ) xlac_light=1 ;;
+    *" -h" | *" --help") xlac_light=1 ;;  # SUB --help
+    "cache "*) if [[ "${3:-}" == -h || "${3:-}" == --help ]]; then xlac_light=1; fi ;;
   esac
+  if (( xlac_light )); then xlac_opts+=(-XX:CompileThresholdScaling=4); else xlac_opts=(); fi
 fi
 # The JVM's own log lines go to stderr, not to its default stdout: results (--json) are on stdout, and
 # under xlac run stdout is the training command's.
