@@ -234,7 +234,7 @@ class RayE2ETest {
     }
     assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     Map<String, String> m = new HashMap<>();
-    for (Object o : (List<?>) dev.xlac.core.JsonReader.parse(r.body())) {
+    for (Object o : (List<?>) com.fasterxml.jackson.jr.ob.JSON.std.anyFrom(r.body())) {
       Map<?, ?> job = (Map<?, ?>) o;
       if (job.get("submission_id") instanceof String id && id.startsWith(prefix + "_s")) {
         m.put(id, (String) job.get("status"));

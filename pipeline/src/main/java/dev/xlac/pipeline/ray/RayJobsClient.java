@@ -2,7 +2,6 @@ package dev.xlac.pipeline.ray;
 
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.Json;
-import dev.xlac.core.JsonReader;
 import dev.xlac.core.XlacException;
 import java.io.IOException;
 import java.net.URI;
@@ -108,7 +107,7 @@ final class RayJobsClient {
     HttpResponse<String> r = call("GET", "/api/jobs/", null, 200);
     Object list;
     try {
-      list = JsonReader.parse(r.body());
+      list = RayJson.parse(r.body());
     } catch (IllegalArgumentException e) {
       throw environment("Ray's answer to GET /api/jobs/ is not JSON: " + e.getMessage());
     }
@@ -157,13 +156,14 @@ final class RayJobsClient {
       });
     }
     return new Job(String.valueOf(m.get("submission_id")), String.valueOf(m.get("status")),
-        m.get("message") instanceof String s ? s : "", m.get("driver_exit_code") instanceof Long l ? l : null,
+        m.get("message") instanceof String s ? s : "",
+        m.get("driver_exit_code") instanceof Number n ? Long.valueOf(n.longValue()) : null,
         metadata);
   }
 
   private Map<String, Object> object(HttpResponse<String> r, String what) {
     try {
-      return JsonReader.object(r.body());
+      return RayJson.object(r.body());
     } catch (IllegalArgumentException e) {
       throw environment("Ray's answer to " + what + " is not a JSON object: " + e.getMessage());
     }

@@ -1,6 +1,5 @@
 package dev.xlac.pipeline.ray;
 
-import dev.xlac.core.JsonReader;
 import dev.xlac.core.XlacException;
 import dev.xlac.pipeline.shard.ShardSettings;
 import java.net.URI;
@@ -81,7 +80,7 @@ public record RaySettings(URI address, Map<String, String> headers, Map<String, 
     }
     Map<String, String> out = new LinkedHashMap<>();
     try {
-      JsonReader.object(json).forEach((name, value) -> {
+      RayJson.object(json).forEach((name, value) -> {
         if (!(value instanceof String s)) {
           throw new IllegalArgumentException("the value of " + name + " is not a string");
         }
@@ -101,7 +100,7 @@ public record RaySettings(URI address, Map<String, String> headers, Map<String, 
     }
     Map<String, Double> out = new LinkedHashMap<>();
     try {
-      JsonReader.object(json).forEach((name, value) -> {
+      RayJson.object(json).forEach((name, value) -> {
         if (!(value instanceof Number n) || n.doubleValue() < 0 || !Double.isFinite(n.doubleValue())) {
           throw new IllegalArgumentException("the amount of " + name + " is not a number of at least 0");
         }

@@ -45,7 +45,8 @@ class RaySettingsTest {
     assertThat(RaySettings.resources("{\"CPU\": 8, \"neuron_cores\": 0.5}"))
         .isEqualTo(Map.of("CPU", 8.0, "neuron_cores", 0.5));
     badInput(() -> RaySettings.resources("{\"CPU\": 8,}"), "--ray-resources {\"CPU\": 8,}: not a JSON object of Ray"
-        + " resources to amounts, e.g. {\"CPU\": 4}: expected a member name in quotes at offset 10");
+        + " resources to amounts, e.g. {\"CPU\": 4}: Unexpected character ('}' (code 125)): was expecting double-quote to"
+        + " start field name at offset 10");
     badInput(() -> RaySettings.resources("{\"CPU\": -1}"), "--ray-resources {\"CPU\": -1}: not a JSON object of Ray"
         + " resources to amounts, e.g. {\"CPU\": 4}: the amount of CPU is not a number of at least 0");
     badInput(() -> RaySettings.resources("[]"), "--ray-resources []: not a JSON object of Ray resources to amounts,"
