@@ -40,7 +40,7 @@ import picocli.CommandLine.Parameters;
         + " config import-max-unpacked 200G', 'xlac cache config remote s3://team-cache/xlac', 'xlac cache config remote"
         + " s3://xlac/ci --endpoint http://seaweed:8333', 'xlac cache config remote none'.",
         "%nThe settings live in the cache directory, so whoever can write that directory can change them"
-        + " (docs/cache.md, 'Trust model')."})
+        + " (docs/bundles.md, 'Trust model')."})
 final class CacheConfigCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "KEY",
       description = "max-size, require-signed, trust, import-max-unpacked or remote.")

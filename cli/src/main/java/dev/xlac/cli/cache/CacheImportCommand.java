@@ -30,7 +30,7 @@ import picocli.CommandLine.Parameters;
             + " are imported, and the exit code is 2.",
         "%nA signed bundle's signature is always checked. An unsigned bundle, or one signed by a key that is not"
         + " trusted, is refused when the cache requires signed bundles ('xlac cache config require-signed on') or"
-        + " when --trust is given. Details, and the trust model: docs/cache.md.",
+        + " when --trust is given. Details, and the trust model: docs/bundles.md.",
         "%nA bundle that unpacks to more than the limit (--max-unpacked, else 'xlac cache config import-max-unpacked',"
         + " else 1 TiB), or whose new values do not fit into the free space of the cache's filesystem, is refused"
         + " before anything is written (exit codes 2 and 3). Entries of any size are imported a piece at a time."})

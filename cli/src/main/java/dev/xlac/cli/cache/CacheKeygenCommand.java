@@ -19,7 +19,7 @@ import picocli.CommandLine.Spec;
         + " trust add PREFIX.pub' or 'xlac cache import --trust PREFIX.pub'."},
     footer = {"%nAn existing PREFIX.key or PREFIX.pub is not replaced unless --force is given. Bundles signed with"
         + " a replaced key still verify against its old public key wherever that is trusted. The trust model is"
-        + " described in docs/cache.md."})
+        + " described in docs/bundles.md."})
 final class CacheKeygenCommand implements Callable<Integer> {
   @Parameters(paramLabel = "PREFIX", description = "Where to write the pair: PREFIX.key and PREFIX.pub (e.g. ci-bundles).")
   Path prefix;

@@ -18,7 +18,7 @@ import picocli.CommandLine.Parameters;
         + " stderr and not stored. A cache with 'require-signed on' takes only objects signed by a key it trusts"
         + " ('xlac cache push --sign KEYFILE').",
         "%nExit codes: 0 done; 1 some objects were rejected; 2 no remote is set, or an unknown fingerprint; 3 the remote is unreachable or refuses access, or the cache is locked. Details:"
-        + " docs/cache.md, 'The remote tier'."})
+        + " docs/cache-remote.md."})
 final class CachePullCommand implements Callable<Integer> {
   @Parameters(paramLabel = "FINGERPRINT", arity = "0..*",
       description = "Graphs to download: full fingerprints or unique prefixes (at least 6 hex digits) of the remote's.")

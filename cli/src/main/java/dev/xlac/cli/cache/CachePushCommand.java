@@ -23,7 +23,7 @@ import picocli.CommandLine.Parameters;
         + " works while another xlac process writes to it. An object already there is not replaced (to sign what"
         + " write-through uploaded unsigned, push to another prefix), unless --repair finds it damaged.",
         "%nExit codes: 0 done; 1 some local entries were damaged and not sent (named on stderr); 2 no remote is set;"
-        + " 3 the remote is unreachable or refuses access. Details: docs/cache.md, 'The remote tier'."})
+        + " 3 the remote is unreachable or refuses access. Details: docs/cache-remote.md."})
 final class CachePushCommand implements Callable<Integer> {
   @Parameters(paramLabel = "FINGERPRINT", arity = "0..*",
       description = "Graphs to upload: full fingerprints or unique prefixes of at least 6 hex digits.")

@@ -56,11 +56,11 @@ import picocli.CommandLine.Spec;
             + " command was not found or cannot run; 1: it dumped no graph. The plugin or compiler is checked before"
             + " the command starts (3); if it cannot start while the command runs, xlac stops the command (3).",
         "%nWith --executor slurm, one Slurm job array compiles the graphs in shards, one per node; the summary,"
-            + " reports and exit codes are a local run's. No sbatch on PATH: 3. See the README, \"Distributed"
-            + " compiles on Slurm\".",
+            + " reports and exit codes are a local run's. No sbatch on PATH: 3. See docs/reference.md,"
+            + " \"Distributed compiles on Slurm\".",
         "%nWith --executor ray, one Ray job per shard on an existing cluster, through its dashboard's Jobs API; the"
-            + " same summary, reports and exit codes. Dashboard not answering: 3; bad --ray-resources: 2. See the"
-            + " README, \"Distributed compiles on Ray\"."})
+            + " same summary, reports and exit codes. Dashboard not answering: 3; bad --ray-resources: 2. See"
+            + " docs/reference.md, \"Distributed compiles on Ray\"."})
 public final class ParallelCompileCommand implements Callable<Integer> {
   @Mixin
   CompileOptions options;

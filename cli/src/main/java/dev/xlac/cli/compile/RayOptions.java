@@ -8,14 +8,14 @@ import picocli.CommandLine.Option;
 
 /** {@code parallel-compile --executor ray}'s own options (the shared ones are in {@link SlurmOptions}). */
 final class RayOptions {
-  @Option(names = "--ray-address", paramLabel = "URL", description = "ray: the cluster dashboard's address, e.g."
-      + " http://head:8265 (default: $RAY_API_SERVER_ADDRESS, else $RAY_ADDRESS); request headers such as auth from"
-      + " $RAY_JOB_HEADERS (a JSON object), as for 'ray job submit'.")
+  @Option(names = "--ray-address", paramLabel = "URL", description = "ray: the URL of the cluster's dashboard, whose"
+      + " port is 8265 unless the cluster says otherwise (default: $RAY_API_SERVER_ADDRESS, else $RAY_ADDRESS); request"
+      + " headers such as auth from $RAY_JOB_HEADERS (a JSON object), as for 'ray job submit'.")
   String address;
 
   @Option(names = "--ray-resources", paramLabel = "JSON", description = "ray: what each shard's job reserves on its"
-      + " node, as a JSON object of Ray resources, e.g. '{\\\"CPU\\\": 8, \\\"memory\\\": 17179869184}' (default:"
-      + " {\\\"CPU\\\": 1}).")
+      + " node, as a JSON object of Ray resources, e.g. '{\"CPU\": 8, \"memory\": 17179869184}' (default:"
+      + " {\"CPU\": 1}).")
   String resources;
 
   @Option(names = "--ray-stop-orphans", description = "ray: compile nothing; stop the jobs still pending or running"

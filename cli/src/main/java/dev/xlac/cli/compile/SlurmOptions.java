@@ -20,8 +20,8 @@ import picocli.CommandLine.Option;
 final class SlurmOptions {
   @Option(names = "--executor", paramLabel = "NAME", defaultValue = "local",
       description = "local (default): compile on this machine; slurm: one Slurm job array, each task compiling a shard"
-          + " of the graphs on its node (README, \"Slurm\"); ray: one job per shard on a Ray cluster (README,"
-          + " \"Ray\").")
+          + " of the graphs on its node; ray: one job per shard on a Ray cluster (docs/reference.md,"
+          + " \"Distributed compiles on Slurm\" and \"... on Ray\").")
   String executor;
 
   @Option(names = "--shards", paramLabel = "N", description = "slurm, ray: the most shards, one task or job each"
