@@ -1,5 +1,8 @@
 package dev.xlac.e2e;
 
+import static dev.xlac.e2e.ShardedRuns.mlp;
+import static dev.xlac.e2e.ShardedRuns.shardTask;
+import static dev.xlac.e2e.ShardedRuns.xlac;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.xlac.cache.remote.SeaweedServer;
@@ -23,8 +26,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.services.s3.S3Client;
-import software.amazon.awssdk.services.s3.model.GetObjectRequest;
-import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 
 /**
  * {@code parallel-compile --executor ray} on a real Ray cluster ({@link RayCluster}: a head and a second node on
@@ -79,61 +80,11 @@ class RayE2ETest {
     return env;
   }
 
-  private static String xlac() {
-    return Launcher.root().resolve("xlac").toString();
-  }
-
-  private static List<String> mlp() {
-    return List.of(Launcher.python(), Launcher.root().resolve("samples/jax/mlp.py").toString(), "--steps", "2");
-  }
-
   private List<String> rayCompile(Path cache, String plugin, Path shared, String... options) {
     List<String> cmd = new ArrayList<>(List.of(xlac(), "parallel-compile", "--cache", cache.toString(), "--plugin",
         plugin, "--executor", "ray", "--shared-dir", shared.toString()));
     cmd.addAll(List.of(options));
     return cmd;
-  }
-
-  /** Compiles per fingerprint, over every result manifest the jobs wrote under {@code prefix} in the bucket. */
-  private static Map<String, Integer> compilesPerGraph(String prefix) {
-    Map<String, Integer> count = new HashMap<>();
-    try (S3Client s3 = weed.client()) {
-      for (var page : s3.listObjectsV2Paginator(ListObjectsV2Request.builder().bucket(BUCKET)
-          .prefix(prefix + "/v1/runs/").build())) {
-        for (var o : page.contents()) {
-          if (o.key().endsWith(".tsv")) {
-            String text = s3.getObjectAsBytes(GetObjectRequest.builder().bucket(BUCKET).key(o.key()).build())
-                .asUtf8String();
-            for (String line : text.lines().toList()) {
-              String[] fields = line.split("\t");
-              if (fields.length > 1 && fields[1].equals("COMPILED")) {
-                count.merge(fields[0], 1, Integer::sum);
-              }
-            }
-          }
-        }
-      }
-    }
-    return count;
-  }
-
-  /** The pid of a running {@code xlac compile-shard} of a run in {@code shared}, as /proc shows it. */
-  private static Optional<Long> shardTask(Path shared) {
-    try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
-      for (Path p : procs.filter(d -> d.getFileName().toString().matches("\\d+")).toList()) {
-        try {
-          String cmdline = new String(Files.readAllBytes(p.resolve("cmdline")), StandardCharsets.UTF_8);
-          if (cmdline.contains("compile-shard") && cmdline.contains(shared.toString()) && cmdline.contains("java")) {
-            return Optional.of(Long.parseLong(p.getFileName().toString()));
-          }
-        } catch (IOException gone) {
-          // the process ended while we looked
-        }
-      }
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
-    return Optional.empty();
   }
 
   /** Starts xlac in the background; stdout and stderr go to files in {@code work}. */
@@ -199,7 +150,10 @@ class RayE2ETest {
     assertThat(graphs).isGreaterThan(3);
     assertThat(out).as("every artifact came back through the remote").contains("remote s3://" + BUCKET
         + "/sharded: read through " + graphs + " (");
-    Map<String, Integer> compiles = compilesPerGraph("sharded");
+    Map<String, Integer> compiles;
+    try (S3Client s3 = weed.client()) {
+      compiles = ShardedRuns.compilesPerGraph(s3, BUCKET, "sharded");
+    }
     assertThat(compiles).as("each graph compiled on some shard, once").hasSize(graphs)
         .allSatisfy((fp, n) -> assertThat(n).as(fp).isEqualTo(1));
 

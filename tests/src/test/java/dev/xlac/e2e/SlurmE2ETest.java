@@ -1,5 +1,8 @@
 package dev.xlac.e2e;
 
+import static dev.xlac.e2e.ShardedRuns.mlp;
+import static dev.xlac.e2e.ShardedRuns.shardTask;
+import static dev.xlac.e2e.ShardedRuns.xlac;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.xlac.cache.remote.SeaweedServer;
@@ -23,8 +26,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.services.s3.S3Client;
-import software.amazon.awssdk.services.s3.model.GetObjectRequest;
-import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 
 /**
  * {@code parallel-compile --executor slurm} on a real Slurm: Debian's slurmctld, slurmd and munge (slurm-wlm
@@ -99,14 +100,6 @@ class SlurmE2ETest {
     return env;
   }
 
-  private static String xlac() {
-    return Launcher.root().resolve("xlac").toString();
-  }
-
-  private static List<String> mlp() {
-    return List.of(Launcher.python(), Launcher.root().resolve("samples/jax/mlp.py").toString(), "--steps", "2");
-  }
-
   private List<String> slurmCompile(Path cache, Path shared, String... options) {
     List<String> cmd = new ArrayList<>(List.of(xlac(), "parallel-compile", "--cache", cache.toString(), "--plugin",
         Launcher.cpuPlugin(), "--executor", "slurm", "--shared-dir", shared.toString()));
@@ -142,34 +135,6 @@ class SlurmE2ETest {
     return m;
   }
 
-  /** Compiles per fingerprint, over every result manifest the tasks wrote under {@code prefix} in the bucket. */
-  private static Map<String, Integer> compilesPerGraph(String prefix) {
-    Map<String, Integer> count = new HashMap<>();
-    try (S3Client s3 = weed.client()) {
-      for (String key : objects(s3, prefix + "/v1/runs/")) {
-        if (key.endsWith(".tsv")) {
-          String text = s3.getObjectAsBytes(GetObjectRequest.builder().bucket(BUCKET).key(key).build())
-              .asUtf8String();
-          for (String line : text.lines().toList()) {
-            String[] fields = line.split("\t");
-            if (fields.length > 1 && fields[1].equals("COMPILED")) {
-              count.merge(fields[0], 1, Integer::sum);
-            }
-          }
-        }
-      }
-    }
-    return count;
-  }
-
-  private static List<String> objects(S3Client s3, String prefix) {
-    List<String> keys = new ArrayList<>();
-    for (var page : s3.listObjectsV2Paginator(ListObjectsV2Request.builder().bucket(BUCKET).prefix(prefix).build())) {
-      page.contents().forEach(o -> keys.add(o.key()));
-    }
-    return keys;
-  }
-
   @Test
   void shardedOneShot_throughTheRemoteTier_compilesEveryGraphOnce_thenLocalRunIsAllCached_andXlacRunAllHits()
       throws Exception {
@@ -197,13 +162,16 @@ class SlurmE2ETest {
 
     Map<String, String> statuses = reportStatuses(report);
     assertThat(statuses).hasSize(graphs).allSatisfy((fp, status) -> assertThat(status).isEqualTo("compiled"));
-    Map<String, Integer> compiles = compilesPerGraph("sharded");
+    Map<String, Integer> compiles;
+    try (S3Client s3 = weed.client()) {
+      compiles = ShardedRuns.compilesPerGraph(s3, BUCKET, "sharded");
+    }
     assertThat(compiles.keySet()).as("every graph of the report compiled on some shard").isEqualTo(statuses.keySet());
     assertThat(compiles).allSatisfy((fp, n) -> assertThat(n).as(fp).isEqualTo(1));
     try (S3Client s3 = weed.client()) {
-      assertThat(objects(s3, "sharded/v1/graphs/")).hasSize(graphs);
-      assertThat(objects(s3, "sharded/v1/artifacts/")).hasSize(graphs);
-      assertThat(objects(s3, "sharded/v1/runs/")).as("one result manifest per shard").hasSize(3);
+      assertThat(ShardedRuns.objects(s3, BUCKET, "sharded/v1/graphs/")).hasSize(graphs);
+      assertThat(ShardedRuns.objects(s3, BUCKET, "sharded/v1/artifacts/")).hasSize(graphs);
+      assertThat(ShardedRuns.objects(s3, BUCKET, "sharded/v1/runs/")).as("one result manifest per shard").hasSize(3);
     }
     try (Stream<Path> files = Files.walk(shared)) {
       assertThat(files.map(shared::relativize).map(Path::toString).toList()).as("no results through the shared dir")
@@ -313,25 +281,6 @@ class SlurmE2ETest {
     Path dumps = work.resolve("dumps");
     Launcher.traceJax(Launcher.root().resolve("samples/jax/mlp.py"), dumps, "--steps", "2");
     return dumps;
-  }
-
-  /** The pid of a running {@code xlac compile-shard} task of a run in {@code shared}, as /proc shows it. */
-  private static Optional<Long> shardTask(Path shared) {
-    try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
-      for (Path p : procs.filter(d -> d.getFileName().toString().matches("\\d+")).toList()) {
-        try {
-          String cmdline = new String(Files.readAllBytes(p.resolve("cmdline")), StandardCharsets.UTF_8);
-          if (cmdline.contains("compile-shard") && cmdline.contains(shared.toString()) && cmdline.contains("java")) {
-            return Optional.of(Long.parseLong(p.getFileName().toString()));
-          }
-        } catch (IOException gone) {
-          // the process ended while we looked
-        }
-      }
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
-    return Optional.empty();
   }
 
   @Test
