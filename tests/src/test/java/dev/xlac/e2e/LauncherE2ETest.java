@@ -86,7 +86,7 @@ class LauncherE2ETest {
 
   /**
    * hash, inspect and diff of files of at most 4 MiB in all start with the light JIT settings (C1 only), which took
-   * less CPU there; more, or a directory, keeps C2 for the long loops (scripts/launch.sh).
+   * less CPU there; more, or a directory, keeps C2 for the long loops (scripts/launch.sh, as the next test).
    */
   @Test
   void hashInspectDiff_ofSmallFiles_runWithC1Only_biggerOrADirectory_keepC2() throws Exception {
@@ -99,6 +99,18 @@ class LauncherE2ETest {
     assertThat(tieredStopAtLevel("diff", "--json", small.toString(), small.toString())).isEqualTo("1");
     assertThat(tieredStopAtLevel("inspect", big.toString())).isEqualTo("4");
     assertThat(tieredStopAtLevel("hash", small.getParent().toString())).isEqualTo("4");
+  }
+
+  /** parallel-compile over the cache alone only looks up and schedules (its compiles run in workers): C1 only. */
+  @Test
+  void parallelCompile_overTheCacheAlone_runsWithC1Only_withPathsOrACommand_keepsC2() throws Exception {
+    String cache = dir.resolve("cache").toString();
+    String plugin = dir.resolve("no-plugin.so").toString();  // the launcher decides before the plugin is checked
+    String dumps = TestModules.golden("mlp_run1").toString();
+    assertThat(tieredStopAtLevel("parallel-compile", "--cache", cache, "--plugin", plugin)).isEqualTo("1");
+    assertThat(tieredStopAtLevel("parallel-compile", "--cache", cache, "--plugin", plugin, dumps)).isEqualTo("4");
+    assertThat(tieredStopAtLevel("parallel-compile", "--cache", cache, "--plugin", plugin, "--", "true"))
+        .isEqualTo("4");
   }
 
   /** The JIT's top tier that the launcher gave the JVM for {@code xlac ARGS}. */
