@@ -28,6 +28,36 @@ if (( ${#xlac_probe} != 1 )); then
   fi
 fi
 
+# xlac_small_files LIMIT ARG...: true when every argument but options is a regular file and they hold at most
+# LIMIT bytes in all (a directory, a fingerprint or an option's value: false, as the size of the work is unknown).
+xlac_small_files() {
+  local limit=$1 arg files=() sizes size total=0
+  shift
+  for arg; do
+    if [[ "$arg" == -* ]]; then continue; fi
+    [[ -f "$arg" ]] || return 1
+    files+=("$arg")
+  done
+  (( ${#files[@]} )) || return 1
+  sizes=$(stat -L -c %s -- "${files[@]}" 2>/dev/null) || return 1
+  for size in $sizes; do total=$(( total + size )); done
+  (( total <= limit ))
+}
+# xlac_names_no_input ARG...: true when no argument before '--' (and no '--') names an existing file or directory
+# but the value of an option that takes a path, as in parallel-compile's runs over the cache alone.
+xlac_names_no_input() {
+  local arg value=0
+  for arg; do
+    if (( value )); then value=0; continue; fi
+    case "$arg" in
+      --) return 1 ;;
+      --cache | --plugin | --keep-dumps | --shared-dir | --junit | --report) value=1 ;;
+      -*) ;;
+      *) if [[ -e "$arg" ]]; then return 1; fi ;;
+    esac
+  done
+}
+
 # Every command starts a fresh JVM, so its start is most of a short command's time (bench/README.md,
 # "Start-up"). Each runs with an ahead-of-time class cache (JDK 25, -XX:AOTCache): one for xlac run,
 # one for every other command, each made once per build by a throwaway run of a training class
@@ -39,7 +69,8 @@ fi
 # entries (C1 halves their JIT's CPU time), and they compile a method only after 4 times the usual
 # number of calls: in their 0.1-0.2 s the compiler thread cost more CPU than it saved (about 0.05 s of
 # `SUB --help`'s 0.25, bench/README.md "Start-up"). Those that hash, compile, import or verify keep C2
-# for their long loops. Their cache is made without these options: it serves both.
+# for their long loops, unless their files are small (below). Their cache is made without these
+# options: it serves both.
 xlac_opts=(-XX:TieredStopAtLevel=1)
 xlac_train_opts=(-XX:TieredStopAtLevel=1)
 xlac_aot="$xlac_aot_dir/xlac-run.aot"
@@ -54,6 +85,16 @@ if [[ "${1:-}" != run || "${2:-}" == --help || "${2:-}" == -h ]]; then  # run's 
       "cache why" | "cache log" | "cache keygen" | "cache -h" | "cache --help" | "cache " ) xlac_light=1 ;;
     *" -h" | *" --help") xlac_light=1 ;;  # SUB --help
     "cache "*) if [[ "${3:-}" == -h || "${3:-}" == --help ]]; then xlac_light=1; fi ;;
+  esac
+  # hash, inspect and diff keep C2 for big graphs (bench/hash.sh), but on files of a few MB they end before it
+  # pays off: up to 1.7 MB the light settings took less CPU and wall time, at 7 MB less CPU and the same wall
+  # time, at 29 MB C2 took less wall time (bench/README.md, "Start-up"). Hence light up to 4 MiB of files in all.
+  # parallel-compile's compiles run in worker JVMs of their own; over the cache alone (no PATHs, no command) its
+  # JVM only looks up and schedules: light took 0.36 CPU s against 0.57 with nothing to compile, 0.57-0.60
+  # against 0.83 with 1000 graphs all cached, the same wall time (bench/compile.sh). PATHs or a command: C2.
+  case "${1:-}" in
+    hash | inspect | diff) if xlac_small_files 4194304 "${@:2}"; then xlac_light=1; fi ;;
+    parallel-compile) if xlac_names_no_input "${@:2}"; then xlac_light=1; fi ;;
   esac
   if (( xlac_light )); then xlac_opts+=(-XX:CompileThresholdScaling=4); else xlac_opts=(); fi
 fi

@@ -4,15 +4,14 @@ import dev.xlac.core.XlacException;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.Callable;
-import picocli.AutoComplete;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code xlac completion bash|zsh}: prints a completion script for every command and option. A run builds only
- * the branch of the command tree it names (see {@link CommandTree}), so this command builds the whole tree itself.
+ * {@code xlac completion bash|zsh}: prints a completion script for every command and option, picocli's for the whole
+ * command tree, which the build prepares ({@link CompletionScript}).
  *
  * <p>picocli's script serves both shells: under zsh it loads zsh's completion system (compinit, when the shell has
  * not) and its bash compatibility layer (bashcompinit) itself, so the zsh script is the same with its own header.
@@ -41,7 +40,7 @@ final class CompletionCommand implements Callable<Integer> {
     String rc = shell.equals("zsh") ? "~/.zshrc" : "~/.bashrc";
     String header = "# xlac completion for " + shell + ", made by 'xlac completion " + shell + "'.\n"
         + "# Load it in every new shell with this line in " + rc + ": source <(xlac completion " + shell + ")\n";
-    String script = AutoComplete.bash("xlac", CommandTree.whole(new XlacCommand()));
+    String script = CompletionScript.prepared();
     int afterShebang = script.startsWith("#!") ? script.indexOf('\n') + 1 : 0;
     var out = spec.commandLine().getOut();
     out.print(script.substring(0, afterShebang) + header + script.substring(afterShebang));

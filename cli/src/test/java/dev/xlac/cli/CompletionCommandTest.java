@@ -2,7 +2,11 @@ package dev.xlac.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
+
 import dev.xlac.cli.cache.CacheCommand;
+import java.io.IOException;
+import java.io.InputStream;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -40,6 +44,15 @@ class CompletionCommandTest {
     assertThat(script).contains("'--retry-failed'", "'--ignore-script-errors'", "'--layout'", "'--max-unpacked'",
         "'--cache'", "'--verbose'");
     assertThat(script).contains("(\"bash\" \"zsh\")");  // what completes `xlac completion <TAB>`
+  }
+
+  /** The script the build prepared (a resource) is byte for byte what picocli makes of the tree compiled now. */
+  @Test
+  void preparedScript_isWhatPicocliMakesOfTheCurrentTree() throws IOException {
+    try (InputStream in = CompletionScript.class.getResourceAsStream(CompletionScript.RESOURCE)) {
+      assertThat(in).as("the build's " + CompletionScript.RESOURCE).isNotNull();
+      assertThat(new String(in.readAllBytes(), UTF_8)).isEqualTo(CompletionScript.generated());
+    }
   }
 
   /** picocli's script turns on zsh's bash completion layer itself; nothing else has to be loaded first. */

@@ -84,6 +84,44 @@ class LauncherE2ETest {
     assertThat(versioned).singleElement().asString().startsWith("zstd-jni-");
   }
 
+  /**
+   * hash, inspect and diff of files of at most 4 MiB in all start with the light JIT settings (C1 only), which took
+   * less CPU there; more, or a directory, keeps C2 for the long loops (scripts/launch.sh, as the next test).
+   */
+  @Test
+  void hashInspectDiff_ofSmallFiles_runWithC1Only_biggerOrADirectory_keepC2() throws Exception {
+    Path small = TestModules.golden("mlp_run1").resolve("module_0000.jit_stage.before_optimizations.hlo.pb");
+    Path big = dir.resolve("module_0001.jit_big.before_optimizations.hlo.pb");
+    try (var f = new java.io.RandomAccessFile(big.toFile(), "rw")) {
+      f.setLength(4 * 1024 * 1024 + 1);  // the launcher goes by size alone
+    }
+    assertThat(tieredStopAtLevel("hash", small.toString())).isEqualTo("1");
+    assertThat(tieredStopAtLevel("diff", "--json", small.toString(), small.toString())).isEqualTo("1");
+    assertThat(tieredStopAtLevel("inspect", big.toString())).isEqualTo("4");
+    assertThat(tieredStopAtLevel("hash", small.getParent().toString())).isEqualTo("4");
+  }
+
+  /** parallel-compile over the cache alone only looks up and schedules (its compiles run in workers): C1 only. */
+  @Test
+  void parallelCompile_overTheCacheAlone_runsWithC1Only_withPathsOrACommand_keepsC2() throws Exception {
+    String cache = dir.resolve("cache").toString();
+    String plugin = dir.resolve("no-plugin.so").toString();  // the launcher decides before the plugin is checked
+    String dumps = TestModules.golden("mlp_run1").toString();
+    assertThat(tieredStopAtLevel("parallel-compile", "--cache", cache, "--plugin", plugin)).isEqualTo("1");
+    assertThat(tieredStopAtLevel("parallel-compile", "--cache", cache, "--plugin", plugin, dumps)).isEqualTo("4");
+    assertThat(tieredStopAtLevel("parallel-compile", "--cache", cache, "--plugin", plugin, "--", "true"))
+        .isEqualTo("4");
+  }
+
+  /** The JIT's top tier that the launcher gave the JVM for {@code xlac ARGS}. */
+  private static String tieredStopAtLevel(String... args) throws Exception {
+    List<String> command = new java.util.ArrayList<>(List.of(Launcher.root().resolve("xlac").toString()));
+    command.addAll(List.of(args));
+    Launcher.Result r = Launcher.run(command, Map.of("XLAC_JAVA_OPTS", "-XX:+PrintFlagsFinal"), 300);
+    return r.out().lines().filter(l -> l.matches("\\s*intx TieredStopAtLevel .*")).findFirst()
+        .map(l -> l.trim().split("\\s+")[3]).orElseThrow(() -> new AssertionError("no flag in: " + r.out()));
+  }
+
   @Test
   void unknownCommand_exits2() throws Exception {
     Launcher.Result r = Launcher.xlac("frobnicate");
