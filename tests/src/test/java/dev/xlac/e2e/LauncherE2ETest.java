@@ -41,7 +41,9 @@ class LauncherE2ETest {
     Path log = dir.resolve("classes.txt");
     Path dump = TestModules.golden("mlp_run1").resolve("module_0000.jit_stage.before_optimizations.hlo.pb");
     Launcher.Result r = Launcher.run(List.of(Launcher.root().resolve("xlac").toString(), "hash", dump.toString()),
-        Map.of("XLAC_JAVA_OPTS", "-Xlog:class+load=info:file=" + log), 300);
+        // Without the AOT class cache: every class it holds (trained on inspect and diff too, which parse messages)
+        // is loaded at start whether used or not, which would hide what hash itself needs.
+        Map.of("XLAC_JAVA_OPTS", "-XX:AOTMode=off -Xlog:class+load=info:file=" + log), 300);
     assertThat(r.exitCode()).as(r.err()).isZero();
     assertThat(r.out()).startsWith("hlo1:").contains("jit_stage");
     List<String> loaded = Files.readAllLines(log).stream()
@@ -68,20 +70,28 @@ class LauncherE2ETest {
     assertThat(zstd).noneMatch(l -> l.contains("ZstdBinding") || l.contains("META-INF/versions/"));
   }
 
-  /** The launcher turns multi-release jars off for all jars; only zstd-jni may have versioned classes. */
+  /**
+   * The launcher turns multi-release jars off for all jars (for zstd-jni's sake: its versioned classes are the FFM
+   * binding it is to leave out). That is safe for a jar only when each of its versioned classes has a base class to
+   * fall back on (jackson-core's are faster variants of its number parsing): then nothing is missing, only a speed-up.
+   */
   @Test
-  void noJarButZstdJni_hasVersionedClasses() throws Exception {
-    List<String> versioned = new java.util.ArrayList<>();
+  void everyVersionedClass_butZstdJnis_hasABaseClass_soMultiReleaseOffLosesNone() throws Exception {
+    List<String> withoutBase = new java.util.ArrayList<>();
     try (var jars = Files.list(Launcher.root().resolve("cli/target/lib"))) {
       for (Path jar : jars.filter(p -> p.toString().endsWith(".jar")).toList()) {
+        if (jar.getFileName().toString().startsWith("zstd-jni-")) {
+          continue;
+        }
         try (java.util.zip.ZipFile z = new java.util.zip.ZipFile(jar.toFile())) {
           z.stream().map(java.util.zip.ZipEntry::getName)
               .filter(n -> n.startsWith("META-INF/versions/") && n.endsWith(".class") && !n.endsWith("module-info.class"))
-              .findFirst().ifPresent(n -> versioned.add(jar.getFileName().toString()));
+              .filter(n -> z.getEntry(n.replaceFirst("^META-INF/versions/[0-9]+/", "")) == null)
+              .forEach(n -> withoutBase.add(jar.getFileName() + "!" + n));
         }
       }
     }
-    assertThat(versioned).singleElement().asString().startsWith("zstd-jni-");
+    assertThat(withoutBase).isEmpty();
   }
 
   /**
