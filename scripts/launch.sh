@@ -125,7 +125,8 @@ fi
 
 # enableMultiRelease=false: zstd-jni's documented switch to its JNI binding; its FFM binding (the
 # jar's Java 22+ classes) costs about 0.15-0.3 s of downcall set-up in every fresh JVM that
-# stores or reads a graph. No other jar on the class path has versioned classes.
+# stores or reads a graph. Other jars' versioned classes have base classes to fall back on (jackson-core's are
+# faster number parsing): LauncherE2ETest checks it.
 # shellcheck disable=SC2086
 xlac_java=("$xlac_java_home/bin/java" "${xlac_jvm[@]}" "${xlac_opts[@]}" ${XLAC_JAVA_OPTS:-} -cp "$xlac_jar" dev.xlac.cli.Main)
 # xlac run: the native fast start (runtime/README.md, "The fast start") runs the command without a JVM
