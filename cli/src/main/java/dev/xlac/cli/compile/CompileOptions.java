@@ -70,7 +70,7 @@ final class CompileOptions {
   boolean requireRemote;
 
   @Option(names = "--no-remote", description = "Neither read through to nor write through to the cache's remote tier"
-      + " (with --executor slurm: the shards' results come back through --shared-dir instead).")
+      + " (with --executor slurm or ray: the shards' results come back through --shared-dir instead).")
   boolean noRemote;
 
   @Option(names = "--report", paramLabel = "FILE.json", description = "Write a JSON report.")

@@ -2,6 +2,9 @@ package dev.xlac.pipeline.ray;
 
 import dev.xlac.core.XlacException;
 import dev.xlac.pipeline.shard.ShardEngine;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -16,10 +19,12 @@ import java.util.Optional;
  * submission id, {@code xlac_RUN_sI_aN}; the job runs {@code xlac compile-shard --shard I --attempt ID} on its node,
  * which compiles in a node-local cache as a Slurm task does. Every job carries metadata naming the run, the shard,
  * and the submitting host and pid, by which {@link RayExecutor#stopOrphans} finds those of a submitter that died.
+ * It owns its client ({@link #close}).
  */
 final class RayEngine implements ShardEngine {
   static final String RUN = "xlac_run";
   static final String HOST = "xlac_host";
+  static final String HOST_ID = "xlac_host_id";
   static final String PID = "xlac_pid";
   static final String SHARD = "xlac_shard";
 
@@ -28,7 +33,8 @@ final class RayEngine implements ShardEngine {
   private final Path run;
   private final List<String> transportArgs;
   private final Map<Integer, Integer> attempts = new HashMap<>();
-  private final List<String> submitted = new ArrayList<>();
+  private final List<Task> submitted = new ArrayList<>(); // every job posted, or being posted
+  private volatile boolean cancelled;
 
   RayEngine(RayJobsClient client, RaySettings ray, Path run, List<String> transportArgs) {
     this.client = client;
@@ -42,29 +48,51 @@ final class RayEngine implements ShardEngine {
     return "Ray";
   }
 
+  /**
+   * One POST per shard. All or nothing: when one fails (Ray refused it, the dashboard did not answer, the thread was
+   * interrupted) or a {@link #cancelAll} came meanwhile, the jobs this call posted are stopped before it throws,
+   * the one whose POST failed included (a POST that timed out may still have made its job).
+   */
   @Override
   public Submitted submit(List<Integer> shards) throws InterruptedException {
     Map<Integer, String> ids = new LinkedHashMap<>();
-    for (int shard : shards) {
-      int attempt;
-      synchronized (this) {
-        attempt = attempts.merge(shard, 1, Integer::sum);
+    List<Task> posted = new ArrayList<>();
+    try {
+      for (int shard : shards) {
+        stopIfCancelled();
+        int attempt;
+        synchronized (this) {
+          attempt = attempts.merge(shard, 1, Integer::sum);
+        }
+        String id = jobPrefix() + "_s" + shard + "_a" + attempt;
+        Map<String, String> metadata = new LinkedHashMap<>();
+        metadata.put(RUN, run.getFileName().toString());
+        metadata.put(SHARD, Integer.toString(shard));
+        metadata.put(HOST, Host.NAME);
+        metadata.put(HOST_ID, Host.ID);
+        metadata.put(PID, Long.toString(ProcessHandle.current().pid()));
+        Task task = new Task(shard, id);
+        posted.add(task);
+        synchronized (this) { // before the call: a submit that timed out may still have made the job
+          submitted.add(task);
+        }
+        client.submit(id, entrypoint(shard, id), metadata, ray.resources(), Map.of());
+        ids.put(shard, id);
       }
-      String id = jobPrefix() + "_s" + shard + "_a" + attempt;
-      Map<String, String> metadata = new LinkedHashMap<>();
-      metadata.put(RUN, run.getFileName().toString());
-      metadata.put(SHARD, Integer.toString(shard));
-      metadata.put(HOST, hostName());
-      metadata.put(PID, Long.toString(ProcessHandle.current().pid()));
-      synchronized (this) { // before the call: a submit that timed out may still have made the job
-        submitted.add(id);
-      }
-      client.submit(id, entrypoint(shard, id), metadata, ray.resources(), Map.of());
-      ids.put(shard, id);
+      stopIfCancelled(); // a cancelAll during the last POST stopped its job before Ray had it
+    } catch (InterruptedException | RuntimeException e) { // RuntimeException: XlacException among others
+      cancel(posted);
+      throw e;
     }
     String first = ids.size() == 1 ? "Ray job " + ids.values().iterator().next()
         : ids.size() + " Ray jobs " + jobPrefix() + "_s*_a1";
     return new Submitted(ids, first, "job " + String.join(", ", ids.values()));
+  }
+
+  private void stopIfCancelled() {
+    if (cancelled) {
+      throw XlacException.environment("the run was stopped while its Ray jobs were submitted");
+    }
   }
 
   /** The run's jobs' common prefix: an attempt's name is a remote tier's key part, so letters, digits and '_' only. */
@@ -121,13 +149,21 @@ final class RayEngine implements ShardEngine {
     stop(tasks.stream().map(Task::attempt).toList());
   }
 
+  /** Also makes a {@link #submit} under way stop posting and stop what it posted. */
   @Override
   public void cancelAll() {
-    List<String> all;
-    synchronized (this) {
-      all = List.copyOf(submitted);
-    }
-    stop(all);
+    cancelled = true;
+    stop(submitted().stream().map(Task::attempt).toList());
+  }
+
+  @Override
+  public synchronized List<Task> submitted() {
+    return List.copyOf(submitted);
+  }
+
+  @Override
+  public void close() {
+    client.close();
   }
 
   private void stop(List<String> ids) {
@@ -177,11 +213,45 @@ final class RayEngine implements ShardEngine {
     }
   }
 
-  static String hostName() {
-    try {
-      return java.net.InetAddress.getLocalHost().getHostName();
-    } catch (java.net.UnknownHostException e) {
-      return System.getenv().getOrDefault("HOSTNAME", "localhost");
+  /**
+   * The submitting host, as its jobs' metadata names it: {@code NAME} for people, {@code ID} to tell hosts apart when
+   * their names do not (two hosts both called localhost): the machine id, else the boot id, else the name.
+   */
+  static final class Host {
+    static final String NAME = name();
+    static final String ID = id();
+
+    private Host() {}
+
+    private static String name() {
+      String name = read(Path.of("/proc/sys/kernel/hostname")); // the kernel's: no name lookup that may fail
+      if (name != null) {
+        return name;
+      }
+      try {
+        return InetAddress.getLocalHost().getHostName();
+      } catch (IOException e) {
+        return System.getenv().getOrDefault("HOSTNAME", "unknown");
+      }
+    }
+
+    private static String id() {
+      for (String file : List.of("/etc/machine-id", "/var/lib/dbus/machine-id", "/proc/sys/kernel/random/boot_id")) {
+        String id = read(Path.of(file));
+        if (id != null) {
+          return id;
+        }
+      }
+      return "name:" + NAME;
+    }
+
+    private static String read(Path file) {
+      try {
+        String s = Files.readString(file).strip();
+        return s.isEmpty() ? null : s;
+      } catch (IOException | RuntimeException e) { // absent, unreadable, not text: the next source
+        return null;
+      }
     }
   }
 }

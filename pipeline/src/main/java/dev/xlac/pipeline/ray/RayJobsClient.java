@@ -20,10 +20,12 @@ import java.util.Optional;
 /**
  * Ray's Jobs API, the REST endpoint of a cluster's dashboard ({@code ray job submit} semantics): submit
  * ({@code POST /api/jobs/}), status ({@code GET /api/jobs/ID}), list ({@code GET /api/jobs/}), stop
- * ({@code POST /api/jobs/ID/stop}) and logs ({@code GET /api/jobs/ID/logs}). The JDK's {@link HttpClient} (no
+ * ({@code POST /api/jobs/ID/stop}) and logs ({@code GET /api/jobs/ID/logs}), each under the dashboard's address,
+ * path included (a dashboard behind an ingress: {@code https://gw/ray/api/jobs/}). The JDK's {@link HttpClient} (no
  * dependency beyond the platform), every call bounded in time; the headers (a site's auth) go with every request.
+ * Its owner closes it: the client's selector thread lives until then.
  */
-final class RayJobsClient {
+final class RayJobsClient implements AutoCloseable {
   private static final Duration CONNECT = Duration.ofSeconds(10);
   private static final Duration CALL = Duration.ofSeconds(60);
 
@@ -44,7 +46,8 @@ final class RayJobsClient {
   }
 
   RayJobsClient(URI address, Map<String, String> headers, Duration timeout) {
-    this.address = address;
+    // the API's paths are resolved against the address: without its last '/', its last segment would be dropped
+    this.address = address.getPath().endsWith("/") ? address : URI.create(address + "/");
     this.headers = Map.copyOf(headers);
     this.timeout = timeout;
     this.http = HttpClient.newBuilder().connectTimeout(CONNECT).followRedirects(HttpClient.Redirect.NORMAL).build();
@@ -54,12 +57,19 @@ final class RayJobsClient {
     return address;
   }
 
+  /** Waits for the calls under way (each bounded in time), then ends the client's threads. Safe twice. */
+  @Override
+  public void close() {
+    http.close();
+  }
+
   /** The cluster's Ray version; exit 3 with one line when the dashboard does not answer as Ray's. */
   String version() throws InterruptedException {
-    Map<String, Object> v = object(call("GET", "/api/version", null, 200), "/api/version");
+    Map<String, Object> v = object(call("GET", "api/version", null, 200), "GET /api/version");
     Object ray = v.get("ray_version");
     if (!(ray instanceof String s)) {
-      throw environment("the answer of " + address + "/api/version names no ray_version: is this Ray's dashboard?");
+      throw environment("the answer of " + address.resolve("api/version") + " names no ray_version: is this Ray's"
+          + " dashboard?");
     }
     return s;
   }
@@ -90,7 +100,7 @@ final class RayJobsClient {
     if (!env.isEmpty()) {
       body.put("runtime_env", Map.of("env_vars", env));
     }
-    Map<String, Object> answer = object(call("POST", "/api/jobs/", Json.write(body), 200), "/api/jobs/");
+    Map<String, Object> answer = object(call("POST", "api/jobs/", Json.write(body), 200), "POST /api/jobs/");
     if (!submissionId.equals(answer.get("submission_id"))) {
       throw environment("Ray accepted job " + submissionId + " under another id: " + answer.get("submission_id"));
     }
@@ -98,13 +108,13 @@ final class RayJobsClient {
 
   /** The job {@code id}; empty when Ray does not know it. */
   Optional<Job> job(String id) throws InterruptedException {
-    HttpResponse<String> r = call("GET", "/api/jobs/" + path(id), null, 200, 404);
-    return r.statusCode() == 404 ? Optional.empty() : Optional.of(job(object(r, "/api/jobs/" + id)));
+    HttpResponse<String> r = call("GET", "api/jobs/" + path(id), null, 200, 404);
+    return r.statusCode() == 404 ? Optional.empty() : Optional.of(job(object(r, "GET /api/jobs/" + id)));
   }
 
   /** Every job the cluster keeps. */
   List<Job> jobs() throws InterruptedException {
-    HttpResponse<String> r = call("GET", "/api/jobs/", null, 200);
+    HttpResponse<String> r = call("GET", "api/jobs/", null, 200);
     Object list;
     try {
       list = RayJson.parse(r.body());
@@ -129,17 +139,17 @@ final class RayJobsClient {
 
   /** Stops job {@code id}; whether it was still running. A job Ray does not know is not running. */
   boolean stop(String id) throws InterruptedException {
-    HttpResponse<String> r = call("POST", "/api/jobs/" + path(id) + "/stop", "", 200, 404);
-    return r.statusCode() == 200 && Boolean.TRUE.equals(object(r, "stop").get("stopped"));
+    HttpResponse<String> r = call("POST", "api/jobs/" + path(id) + "/stop", "", 200, 404);
+    return r.statusCode() == 200 && Boolean.TRUE.equals(object(r, "POST /api/jobs/" + id + "/stop").get("stopped"));
   }
 
   /** The logs of job {@code id} so far; empty when Ray does not know it. */
   Optional<String> logs(String id) throws InterruptedException {
-    HttpResponse<String> r = call("GET", "/api/jobs/" + path(id) + "/logs", null, 200, 404);
+    HttpResponse<String> r = call("GET", "api/jobs/" + path(id) + "/logs", null, 200, 404);
     if (r.statusCode() == 404) {
       return Optional.empty();
     }
-    return Optional.ofNullable(object(r, "logs").get("logs") instanceof String s ? s : null);
+    return Optional.ofNullable(object(r, "GET /api/jobs/" + id + "/logs").get("logs") instanceof String s ? s : null);
   }
 
   private static String path(String id) {
@@ -169,6 +179,7 @@ final class RayJobsClient {
     }
   }
 
+  /** {@code path}: relative ("api/jobs/"), so that it goes under the address's own path. */
   private HttpResponse<String> call(String method, String path, String json, int... ok) throws InterruptedException {
     HttpRequest.Builder b = HttpRequest.newBuilder(address.resolve(path)).timeout(timeout);
     headers.forEach(b::header);
@@ -181,7 +192,7 @@ final class RayJobsClient {
     try {
       r = http.send(b.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
     } catch (java.net.http.HttpTimeoutException e) {
-      throw environment("Ray's dashboard at " + address + " did not answer " + method + " " + path + " within "
+      throw environment("Ray's dashboard at " + address + " did not answer " + method + " /" + path + " within "
           + timeout.toSeconds() + " s");
     } catch (IOException e) {
       // The JDK's refusal carries no message of its own (its cause says "the file was closed").
@@ -194,7 +205,8 @@ final class RayJobsClient {
         return r;
       }
     }
-    throw environment("Ray refused " + method + " " + path + " (HTTP " + r.statusCode() + "): " + lastLine(r.body()));
+    throw environment("Ray refused " + method + " /" + path + " (HTTP " + r.statusCode() + "): "
+        + lastLine(r.body()));
   }
 
   /** Ray answers a failure with its Python traceback: the last line says what went wrong. */

@@ -73,24 +73,39 @@ public record RaySettings(URI address, Map<String, String> headers, Map<String, 
     return uri;
   }
 
-  /** {@code $RAY_JOB_HEADERS}: a JSON object of header names to values; none when absent. */
+  /**
+   * {@code $RAY_JOB_HEADERS}: a JSON object of header names to values; none when absent. It holds credentials (a
+   * token), so what is wrong with it is said without quoting any of it: jackson's reasons quote the text they met.
+   */
   public static Map<String, String> headers(String json) {
     if (json == null || json.isBlank()) {
       return Map.of();
     }
-    Map<String, String> out = new LinkedHashMap<>();
+    String expected = "$RAY_JOB_HEADERS must be a JSON object of header names to strings, e.g. {\"Authorization\":"
+        + " \"Bearer TOKEN\"}: ";
+    Object parsed;
     try {
-      RayJson.object(json).forEach((name, value) -> {
-        if (!(value instanceof String s)) {
-          throw new IllegalArgumentException("the value of " + name + " is not a string");
-        }
-        out.put(name, s);
-      });
+      parsed = RayJson.parse(json);
     } catch (IllegalArgumentException e) {
-      throw XlacException.badInput("$RAY_JOB_HEADERS: not a JSON object of header names to strings: "
-          + e.getMessage());
+      throw XlacException.badInput(expected + "it is not valid JSON" + offset(e.getMessage()));
     }
+    if (!(parsed instanceof Map<?, ?> object)) {
+      throw XlacException.badInput(expected + "it is not a JSON object");
+    }
+    Map<String, String> out = new LinkedHashMap<>();
+    object.forEach((name, value) -> {
+      if (!(value instanceof String s)) {
+        throw XlacException.badInput(expected + "the value of " + name + " is not a string");
+      }
+      out.put((String) name, s);
+    });
     return out;
+  }
+
+  /** " (at character N)" from RayJson's reason, which ends with the offset; else nothing. */
+  private static String offset(String reason) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile(" at offset (\\d+)$").matcher(reason);
+    return m.find() ? " (at character " + (Long.parseLong(m.group(1)) + 1) + ")" : "";
   }
 
   /** {@code --ray-resources}: a JSON object of resource names to amounts, e.g. {"CPU": 4, "neuron_cores": 2}. */

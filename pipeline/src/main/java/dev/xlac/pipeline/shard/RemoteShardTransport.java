@@ -158,7 +158,7 @@ public final class RemoteShardTransport implements ShardTransport {
 
   private Failed failed(String what, Exception e) {
     return new Failed("cannot take in " + what + " through " + tier.setting().url() + ", which failed: "
-        + e.getMessage() + "; the run's Slurm jobs were cancelled, what was taken in before stays in the cache", e);
+        + e.getMessage() + "; every job of the run was stopped, what was taken in before stays in the cache", e);
   }
 
   /**

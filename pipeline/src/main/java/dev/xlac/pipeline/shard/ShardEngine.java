@@ -7,9 +7,9 @@ import java.util.Map;
  * What differs between the engines a sharded compile runs on ({@link ShardRun}): how shards are submitted, how their
  * tasks show in the engine's queue, how a task ended, how tasks are stopped, where their logs are. Everything else
  * (the plan, the transport, retries, progress, results) is the run's. A task is one attempt of one shard, named by
- * its attempt, under which it hands back its results ({@link ShardTransport#sendResults}).
+ * its attempt, under which it hands back its results ({@link ShardTransport#sendResults}). The run closes it last.
  */
-public interface ShardEngine {
+public interface ShardEngine extends AutoCloseable {
   /** Attempt {@code attempt} of {@code shard}. */
   record Task(int shard, String attempt) {}
 
@@ -25,8 +25,21 @@ public interface ShardEngine {
   /** The engine's name in progress lines and reasons: "Slurm", "Ray". */
   String name();
 
-  /** Submits one attempt of each of {@code shards}; an {@link dev.xlac.core.XlacException} when the engine refused. */
+  /**
+   * Submits one attempt of each of {@code shards}, all or nothing: an {@link dev.xlac.core.XlacException} when the
+   * engine refused (or, for an engine that submits in several calls, when {@link #cancelAll} came meanwhile), and
+   * then nothing this call submitted is left running.
+   */
   Submitted submit(List<Integer> shards) throws InterruptedException;
+
+  /**
+   * Every task the engine submitted for the run, or may have (a submission that failed after the engine may have
+   * taken it): what the run stops at its end beyond those {@link #submit} returned. None for an engine that learns
+   * of a task only from a submission that succeeded.
+   */
+  default List<Task> submitted() {
+    return List.of();
+  }
 
   /**
    * Of {@code tasks}, those still queued or running, each mapped to true when it waits for resources (pending);
@@ -51,4 +64,8 @@ public interface ShardEngine {
 
   /** The last non-blank line of {@code task}'s log, or null. */
   String logTail(Task task);
+
+  /** Frees what the engine holds (a connection); after the run's last call to it, never throws. */
+  @Override
+  default void close() {}
 }

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -83,22 +84,22 @@ public final class ShardRun {
 
   /**
    * Leaves nothing of the run in the engine: after a normal end the tasks still queued or running whose results were
-   * not imported (superseded attempts), otherwise everything. Never throws (it runs in a finally), and runs with the
-   * interrupt cleared, so that the engine is told even when the run was interrupted.
+   * not imported (superseded attempts, and those of a submission that failed after the engine took them), otherwise
+   * everything (even when no submission returned: one may have failed partway). Never throws (it runs in a finally),
+   * and runs with the interrupt cleared, so that the engine is told even when the run was interrupted.
    */
   private void release(boolean normal) {
     boolean interrupted = Thread.interrupted();
     try {
-      List<ShardEngine.Task> unimported;
-      synchronized (this) {
-        if (tasks.isEmpty()) {
-          return;
-        }
-        unimported = tasks.stream().filter(t -> !imported.contains(t)).toList();
-      }
       if (!normal) {
         engine.cancelAll();
         return;
+      }
+      Set<ShardEngine.Task> known = new LinkedHashSet<>(engine.submitted());
+      List<ShardEngine.Task> unimported;
+      synchronized (this) {
+        known.addAll(tasks);
+        unimported = known.stream().filter(t -> !imported.contains(t)).toList();
       }
       if (unimported.isEmpty()) {
         return;
@@ -121,7 +122,18 @@ public final class ShardRun {
   private List<GraphResult> runShards() throws InterruptedException {
     List<Integer> shards = plan.nonEmpty().stream().map(ShardPlan.Shard::index).toList();
     outstanding.addAll(shards);
-    ShardEngine.Submitted first = submit(shards);
+    ShardEngine.Submitted first;
+    try {
+      first = submit(shards);
+    } catch (XlacException e) {
+      synchronized (this) {
+        if (!cancelled) {
+          throw e;
+        }
+      }
+      // a shutdown stopped the submission, and the engine left nothing of it running
+      return stopped("the run was stopped while it was being submitted to " + engine.name());
+    }
     int graphs = plan.shards().stream().mapToInt(s -> s.items().size()).sum();
     settings.progress().accept(String.format("submitted %s: %d task%s for %d graph%s; shards in %s", first.first(),
         shards.size(), shards.size() == 1 ? "" : "s", graphs, graphs == 1 ? "" : "s", transport.describe()));
@@ -149,6 +161,17 @@ public final class ShardRun {
       }
       outstanding.clear();
     }
+    return results;
+  }
+
+  /** Every graph of the run as not compiled, saying {@code why}. */
+  private synchronized List<GraphResult> stopped(String why) {
+    for (int shard : outstanding) {
+      for (ShardPlan.Item item : plan.shards().get(shard).items()) {
+        results.add(notCompiled(item.fingerprint(), item.moduleName(), why));
+      }
+    }
+    outstanding.clear();
     return results;
   }
 

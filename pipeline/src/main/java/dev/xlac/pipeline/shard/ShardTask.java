@@ -93,7 +93,8 @@ public final class ShardTask {
           e.getMessage());
       throw new XlacException(ExitCode.ENVIRONMENT, "shard " + shard + ": the node-local cache in " + node.tmp()
           + " is on a full disk (" + (detail.find() ? detail.group(1) : e.getMessage()) + "); free space there, or"
-          + " give the tasks a TMPDIR with room (e.g. --sbatch-arg=--export=ALL,TMPDIR=/scratch)", e);
+          + " give the tasks a TMPDIR with room (Slurm: --sbatch-arg=--export=ALL,TMPDIR=/scratch; Ray: TMPDIR in the"
+          + " environment its nodes start with)", e);
     } catch (UncheckedIOException e) { // e.g. a full disk met while writing a scratch file
       throw new XlacException(ExitCode.ENVIRONMENT, "shard " + shard + ": node-local cache in " + dir + ": "
           + XlacException.reason(e.getCause()), e);

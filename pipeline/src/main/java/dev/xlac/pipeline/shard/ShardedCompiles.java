@@ -148,15 +148,17 @@ public final class ShardedCompiles implements CompileExecutor.Compiles {
         throw new XlacException(ExitCode.ENVIRONMENT, "cannot write the shards to " + runDir + ": "
             + XlacException.reason(e) + " (--shared-dir must be a directory every node sees, writable here)", e);
       }
-      ShardRun shards = new ShardRun(engine, transport, plan, store, identity, settings, ShardRun.RESULTS_GRACE);
-      if (!started(shards)) {
-        return stopped();
+      try (ShardEngine opened = engine) {
+        ShardRun shards = new ShardRun(opened, transport, plan, store, identity, settings, ShardRun.RESULTS_GRACE);
+        if (!started(shards)) {
+          return stopped();
+        }
+        List<GraphResult> results = shards.run();
+        synchronized (this) {
+          jobs = run.settings().jobs() * plan.nonEmpty().size();
+        }
+        return results;
       }
-      List<GraphResult> results = shards.run();
-      synchronized (this) {
-        jobs = run.settings().jobs() * plan.nonEmpty().size();
-      }
-      return results;
     } finally {
       try { // the key signs nothing more: no one may use it to sign a bundle this run would take
         Files.deleteIfExists(runDir.resolve(ShardTask.RUN_KEY + ".key"));

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import java.net.URI;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -57,7 +58,27 @@ class RaySettingsTest {
   void headers_areRaysJobHeadersObject() {
     assertThat(RaySettings.headers("{\"Authorization\": \"Bearer t\"}")).isEqualTo(Map.of("Authorization", "Bearer t"));
     assertThat(RaySettings.headers(null)).isEmpty();
-    badInput(() -> RaySettings.headers("{\"Authorization\": 1}"), "$RAY_JOB_HEADERS: not a JSON object of header names"
-        + " to strings: the value of Authorization is not a string");
+    badInput(() -> RaySettings.headers("{\"Authorization\": 1}"), "$RAY_JOB_HEADERS must be a JSON object of header"
+        + " names to strings, e.g. {\"Authorization\": \"Bearer TOKEN\"}: the value of Authorization is not a string");
+    badInput(() -> RaySettings.headers("[\"Bearer t\"]"), "$RAY_JOB_HEADERS must be a JSON object of header names to"
+        + " strings, e.g. {\"Authorization\": \"Bearer TOKEN\"}: it is not a JSON object");
+  }
+
+  /** jackson's reason quoted the token it met ("Unrecognized token 'Bearer'"): now no part of the value is said. */
+  @Test
+  void rayJobHeadersThatAreNotJson_areRefused_withoutQuotingTheirCredentials() {
+    String valid = "{\"Authorization\": \"Bearer s3cr3t-t0ken\"}";
+    for (String bad : List.of("{\"Authorization\": Bearer s3cr3t-t0ken}", valid.substring(0, valid.length() - 1),
+        "Bearer s3cr3t-t0ken", valid + " " + valid)) {
+      assertThatThrownBy(() -> RaySettings.headers(bad)).isInstanceOfSatisfying(XlacException.class, e -> {
+        assertThat(e.exitCode()).isEqualTo(ExitCode.BAD_INPUT);
+        assertThat(e.getMessage()).startsWith("$RAY_JOB_HEADERS must be a JSON object of header names to strings,"
+            + " e.g. {\"Authorization\": \"Bearer TOKEN\"}: it is not valid JSON (at character ")
+            .doesNotContain("s3cr3t").doesNotContain("t0ken").doesNotContain("'Bearer");
+      });
+    }
+    badInput(() -> RaySettings.headers("{\"Authorization\": Bearer s3cr3t}"), "$RAY_JOB_HEADERS must be a JSON object"
+        + " of header names to strings, e.g. {\"Authorization\": \"Bearer TOKEN\"}: it is not valid JSON (at character"
+        + " 19)"); // its B
   }
 }

@@ -342,7 +342,8 @@ class SlurmRunTest {
     assertThat(summary.stream().filter(l -> l.startsWith("  failed: ")).toList()).hasSize(5).allSatisfy(l ->
         assertThat(l).containsPattern("the Slurm task of shard \\d failed 2 times \\(its task ended without results:"
             + " FAILED \\(exit 3:0, NonZeroExitCode\\); its log ends: xlac: shard \\d: the node-local cache in \\S+ is on a full disk \\(.*No space left on device.*\\); free space"
-            + " there, or give the tasks a TMPDIR with room"));
+            + " there, or give the tasks a TMPDIR with room \\(Slurm: --sbatch-arg=--export=ALL,TMPDIR=/scratch; Ray:"
+            + " TMPDIR in the environment its nodes start with\\)"));
     assertThat(slurm.lines("sbatch.log")).as("the array, then each of its 2 shards once again").hasSize(3);
     assertThat(String.join("\n", progress)).contains("submitted again as job");
     try (Stream<Path> logs = Files.list(tmp.resolve("shared")).flatMap(run -> {

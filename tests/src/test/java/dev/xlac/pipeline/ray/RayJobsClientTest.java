@@ -6,8 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import dev.xlac.e2e.RayCluster;
+import com.sun.net.httpserver.HttpServer;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -33,6 +36,9 @@ class RayJobsClientTest {
 
   @AfterAll
   static void stopHead() throws Exception {
+    if (client != null) {
+      client.close();
+    }
     if (ray != null) {
       ray.close();
     }
@@ -111,6 +117,54 @@ class RayJobsClientTest {
       assertThat(e.getMessage()).isEqualTo("cannot reach Ray's dashboard at http://127.0.0.1:9/: nothing answers"
           + " there (is the cluster up? --ray-address or RAY_ADDRESS names its dashboard, http://HEAD:8265)");
     });
+  }
+
+  /**
+   * A dashboard behind an ingress under a path (KubeRay's https://GATEWAY/ray/): the API was called at the root
+   * ({@code resolve("/api/...")} drops the path), which the ingress does not route. Each call now goes under the
+   * path, with the headers of $RAY_JOB_HEADERS, as the proxy saw them on the wire.
+   */
+  @Test
+  void aDashboardUnderAPath_isCalledUnderIt_withRaysJobHeadersOnEveryRequest() throws Exception {
+    try (DashboardProxy proxy = DashboardProxy.start(ray.address(), "/ray/");
+        RayJobsClient behind = new RayJobsClient(RaySettings.address(proxy.address(), Map.of()),
+            RaySettings.headers("{\"Authorization\": \"Bearer xlac-test-token\", \"X-Site\": \"kuberay\"}"))) {
+      assertThat(behind.version()).isEqualTo("2.60.0");
+      behind.submit("xlac_t_path", "true", Map.of(), Map.of(), Map.of());
+      assertThat(waitFor("xlac_t_path", "SUCCEEDED").status()).isEqualTo("SUCCEEDED");
+      assertThat(behind.job("xlac_t_path")).hasValueSatisfying(j -> assertThat(j.status()).isEqualTo("SUCCEEDED"));
+      assertThat(behind.jobs()).anySatisfy(j -> assertThat(j.submissionId()).isEqualTo("xlac_t_path"));
+      assertThat(behind.logs("xlac_t_path")).isPresent();
+      assertThat(behind.stop("xlac_t_path")).isFalse();
+      List<DashboardProxy.Seen> seen = proxy.seen();
+      assertThat(seen).extracting(DashboardProxy.Seen::path).containsExactly("/ray/api/version", "/ray/api/jobs/",
+          "/ray/api/jobs/xlac_t_path", "/ray/api/jobs/", "/ray/api/jobs/xlac_t_path/logs",
+          "/ray/api/jobs/xlac_t_path/stop");
+      assertThat(seen).allSatisfy(s -> {
+        assertThat(s.headers().get("Authorization")).containsExactly("Bearer xlac-test-token");
+        assertThat(s.headers().get("X-site")).containsExactly("kuberay");
+      });
+    }
+  }
+
+  /** Messages name the API's URL under the address's path once, without a doubled '/'. */
+  @Test
+  void anAnswerThatIsNotRays_namesTheUrlUnderThePath() throws Exception {
+    HttpServer notRay = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    notRay.createContext("/", exchange -> {
+      try (exchange) {
+        exchange.sendResponseHeaders(200, 2);
+        exchange.getResponseBody().write("{}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      }
+    });
+    notRay.start();
+    String at = "http://127.0.0.1:" + notRay.getAddress().getPort();
+    try (RayJobsClient c = new RayJobsClient(RaySettings.address(at + "/gw", Map.of()), Map.of())) {
+      assertThatThrownBy(c::version).hasMessage("the answer of " + at + "/gw/api/version names no ray_version: is"
+          + " this Ray's dashboard?");
+    } finally {
+      notRay.stop(0);
+    }
   }
 
   @Test
