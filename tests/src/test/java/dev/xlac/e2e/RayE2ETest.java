@@ -102,16 +102,8 @@ class RayE2ETest {
   }
 
   @AfterEach
-  void killStarted() throws InterruptedException {
-    for (Process p : started) {
-      List<ProcessHandle> tree = new ArrayList<>(p.descendants().toList());
-      tree.add(p.toHandle());
-      tree.forEach(ProcessHandle::destroyForcibly);
-      for (ProcessHandle h : tree) {
-        h.onExit().completeOnTimeout(null, 30, TimeUnit.SECONDS).join();
-      }
-    }
-    started.clear();
+  void killStarted() {
+    ShardedRuns.killWithChildren(started);
   }
 
   @Test

@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.GetObjectRequest;
@@ -70,5 +71,18 @@ final class ShardedRuns {
       page.contents().forEach(o -> keys.add(o.key()));
     }
     return keys;
+  }
+
+  /** Whatever a test started and left running (it failed half-way): killed with its children, and waited for. */
+  static void killWithChildren(List<Process> started) {
+    for (Process p : started) {
+      List<ProcessHandle> tree = new ArrayList<>(p.descendants().toList());
+      tree.add(p.toHandle());
+      tree.forEach(ProcessHandle::destroyForcibly);
+      for (ProcessHandle h : tree) {
+        h.onExit().completeOnTimeout(null, 30, TimeUnit.SECONDS).join();
+      }
+    }
+    started.clear();
   }
 }

@@ -261,16 +261,8 @@ class SlurmE2ETest {
 
   /** Whatever a test started and left running (it failed half-way): killed with its children, and waited for. */
   @AfterEach
-  void killStarted() throws InterruptedException {
-    for (Process p : started) {
-      List<ProcessHandle> tree = new ArrayList<>(p.descendants().toList());
-      tree.add(p.toHandle());
-      tree.forEach(ProcessHandle::destroyForcibly);
-      for (ProcessHandle h : tree) {
-        h.onExit().completeOnTimeout(null, 30, TimeUnit.SECONDS).join();
-      }
-    }
-    started.clear();
+  void killStarted() {
+    ShardedRuns.killWithChildren(started);
   }
 
   private String bgErr() throws IOException {
