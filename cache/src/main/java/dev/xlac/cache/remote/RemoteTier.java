@@ -5,6 +5,7 @@ import dev.xlac.cache.RemoteUnavailableException;
 import dev.xlac.core.XlacException;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.time.Duration;
@@ -354,6 +355,10 @@ public final class RemoteTier implements AutoCloseable {
       }
       if (t instanceof UnknownHostException) {
         return "unknown host " + t.getMessage();
+      }
+      if (t instanceof SocketException || t instanceof IOException && t.getMessage() != null
+          && t.getMessage().startsWith("Error writing request body")) { // a server that went away mid-request
+        return "the connection broke (" + t.getMessage() + ")";
       }
     }
     String m = e.getMessage() == null || e.getMessage().isBlank()
