@@ -93,7 +93,7 @@ public final class TieredCache implements AutoCloseable {
   }
 
   /**
-   * The remote's figures so far (null without a remote), live: a Slurm run's shard results count into them too
+   * The remote's figures so far (null without a remote), live: a sharded run's (Slurm, Ray) shard results count into them too
    * ({@link #remoteForResults}).
    */
   public RemoteSummary remoteSoFar() {
@@ -101,7 +101,7 @@ public final class TieredCache implements AutoCloseable {
   }
 
   /**
-   * The remote opened on its own for a Slurm run's shard results (failures fatal, exit code 3), its pulls counted
+   * The remote opened on its own for a sharded run's (Slurm, Ray) shard results (failures fatal, exit code 3), its pulls counted
    * into {@link #remoteSoFar}; empty without a remote, or when it already failed in this run.
    */
   public Optional<CacheRemote> remoteForResults(Consumer<String> warnings) {

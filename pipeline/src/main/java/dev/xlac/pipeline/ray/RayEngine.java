@@ -1,6 +1,7 @@
 package dev.xlac.pipeline.ray;
 
 import dev.xlac.core.XlacException;
+import dev.xlac.core.os.HostName;
 import dev.xlac.pipeline.shard.ShardEngine;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -224,9 +225,9 @@ final class RayEngine implements ShardEngine {
     private Host() {}
 
     private static String name() {
-      String name = read(Path.of("/proc/sys/kernel/hostname")); // the kernel's: no name lookup that may fail
-      if (name != null) {
-        return name;
+      Optional<String> kernel = HostName.kernel().filter(n -> !n.isEmpty());
+      if (kernel.isPresent()) {
+        return kernel.get();
       }
       try {
         return InetAddress.getLocalHost().getHostName();

@@ -4,9 +4,9 @@ import dev.xlac.cache.CacheStore;
 import dev.xlac.cache.RequestIngest;
 import dev.xlac.cache.layout.PjrtRecordSpool;
 import dev.xlac.core.io.FileTrees;
+import dev.xlac.core.os.HostName;
 import dev.xlac.runtime.RecordSpool;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -123,12 +123,7 @@ public final class OrphanedSpools {
 
   /** This host's name as the kernel has it, made safe for a file name; "localhost" when it cannot be read. */
   private static String host() {
-    String name;
-    try {
-      name = Files.readString(Path.of("/proc/sys/kernel/hostname"), StandardCharsets.UTF_8).strip();
-    } catch (IOException | RuntimeException e) {
-      name = System.getenv().getOrDefault("HOSTNAME", "");
-    }
+    String name = HostName.kernel().orElseGet(() -> System.getenv().getOrDefault("HOSTNAME", ""));
     name = name.replaceAll("[^A-Za-z0-9.-]", "_");
     return name.isEmpty() ? "localhost" : name;
   }

@@ -1,6 +1,7 @@
 package dev.xlac.pipeline.recording;
 
 import dev.xlac.core.XlacException;
+import dev.xlac.core.os.HostName;
 import dev.xlac.runtime.RunStatistics;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -167,12 +168,7 @@ public final class StatsDirectories {
 
   /** This host's name as the kernel has it, each byte outside {@code [A-Za-z0-9.]} made '_' (as the fast start does). */
   private static String host() {
-    String name;
-    try {
-      name = Files.readString(Path.of("/proc/sys/kernel/hostname"), StandardCharsets.UTF_8).strip();
-    } catch (IOException | RuntimeException e) {
-      name = "";
-    }
+    String name = HostName.kernel().orElse("");
     StringBuilder b = new StringBuilder();
     for (byte c : name.getBytes(StandardCharsets.UTF_8)) {
       b.append(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' ? (char) c : '_');
