@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Start-up of every command, spawn to exit, each in its cheapest real use: `xlac --version`, `xlac
 # --help` and every `SUB --help` (cache's subcommands too), `help`, the read-only cache commands on an
-# empty cache, `hash`/`inspect`/`diff` of a small real module, `completion bash`, `run -- true` (a served
+# empty cache, add/log/verify/export/import/prune on a cache of one graph, `dump -- true` (which dumps
+# nothing), `hash`/`inspect`/`diff` of a small real module, `completion bash`, `run -- true` (a served
 # run's start, with the real CPU plugin) and `parallel-compile` with nothing to compile. From the
 # checkout (./xlac), with --installed from an installed xlac (pip's wheel or the tarball), and with
 # --baseline from another launcher (e.g. an older checkout's ./xlac, for before and after). Median of N
@@ -49,6 +50,8 @@ median_of() {
 
 # refused CMD...: runs CMD, which must refuse its input (exit 2), as `cache why` does on an empty cache.
 refused() { if "$@"; then return 1; else (( $? == 2 )); fi; }
+# found_nothing CMD...: runs CMD, which must end with exit 1, as `dump -- true` does: the command dumped no graph.
+found_nothing() { if "$@"; then return 1; else (( $? == 1 )); fi; }
 
 row() {  # row LABEL "ANCHOR_WALL ANCHOR_CPU" CMD...
   local label=$1 anchor=$2 m
@@ -81,6 +84,16 @@ measure() {  # measure NAME XLAC JAVA
   row "xlac cache verify" "$anchor" "$xlac" cache verify --cache "$cache"
   row "xlac cache config max-size" "$anchor" "$xlac" cache config --cache "$cache" max-size
   row "xlac cache why FP (not there)" "$anchor" refused "$xlac" cache why --cache "$cache" "$fingerprint"
+  # A cache holding one graph: the commands that read or write its values (the first, untimed run adds the graph).
+  local filled="$WORK/filled-$name"
+  row "xlac cache add MODULE" "$anchor" "$xlac" cache add --cache "$filled" "$module1"
+  row "xlac cache log FP (1 graph)" "$anchor" "$xlac" cache log --cache "$filled" "$fingerprint"
+  row "xlac cache verify (1 graph)" "$anchor" "$xlac" cache verify --cache "$filled"
+  row "xlac cache export (1 graph)" "$anchor" "$xlac" cache export --cache "$filled" "$WORK/bundle-$name.tar.zst"
+  [[ -f "$WORK/bundle-$name.tar.zst" ]] || "$xlac" cache export --cache "$filled" "$WORK/bundle-$name.tar.zst" >/dev/null
+  row "xlac cache import BUNDLE" "$anchor" "$xlac" cache import --cache "$filled" "$WORK/bundle-$name.tar.zst"
+  row "xlac cache prune (1 graph)" "$anchor" "$xlac" cache prune --cache "$filled" --max-size 1G
+  row "xlac dump -- true (no graph)" "$anchor" found_nothing "$xlac" dump --cache "$filled" -- true
   row "xlac completion bash" "$anchor" "$xlac" completion bash
   row "xlac hash MODULE" "$anchor" "$xlac" hash "$module1"
   row "xlac inspect MODULE" "$anchor" "$xlac" inspect "$module1"

@@ -31,14 +31,43 @@ fi
 # xlac_small_files LIMIT ARG...: true when every argument but options is a regular file and they hold at most
 # LIMIT bytes in all (a directory, a fingerprint or an option's value: false, as the size of the work is unknown).
 xlac_small_files() {
-  local limit=$1 arg files=() sizes size total=0
+  local limit=$1 arg files=() sizes size total=0 value=0
   shift
   for arg; do
+    if (( value )); then value=0; continue; fi
+    if [[ "$arg" == --cache ]]; then value=1; continue; fi  # the cache directory, not an input
     if [[ "$arg" == -* ]]; then continue; fi
     [[ -f "$arg" ]] || return 1
     files+=("$arg")
   done
   (( ${#files[@]} )) || return 1
+  sizes=$(stat -L -c %s -- "${files[@]}" 2>/dev/null) || return 1
+  for size in $sizes; do total=$(( total + size )); done
+  (( total <= limit ))
+}
+# xlac_small_cache LIMIT ARG...: true when the cache the arguments name (--cache DIR, else as the cache's own
+# CacheLocation finds it: $XLAC_CACHE_DIR, an absolute $XDG_CACHE_HOME/xlac, ~/.cache/xlac) holds at most LIMIT bytes
+# of database files in at most 256 files; a cache with no database yet is small. Unknown: false.
+xlac_small_cache() {
+  local limit=$1 arg dir= value=0 files sizes size total=0
+  shift
+  for arg; do
+    if (( value )); then dir=$arg; value=0; continue; fi
+    case "$arg" in
+      --) break ;;
+      --cache) value=1 ;;
+      --cache=*) dir=${arg#--cache=} ;;
+    esac
+  done
+  if [[ -z "$dir" && "${XLAC_CACHE_DIR:-}" == *[![:space:]]* ]]; then dir=$XLAC_CACHE_DIR; fi
+  if [[ -z "$dir" && "${XDG_CACHE_HOME:-}" == /* ]]; then dir=$XDG_CACHE_HOME/xlac; fi
+  if [[ -z "$dir" && -n "${HOME:-}" ]]; then dir=$HOME/.cache/xlac; fi
+  [[ -n "$dir" ]] || return 1
+  [[ -e "$dir/db" ]] || return 0
+  [[ -d "$dir/db" && -r "$dir/db" ]] || return 1
+  files=("$dir"/db/*)
+  [[ -e "${files[0]}" ]] || return 0  # an empty directory: the glob stayed as written
+  (( ${#files[@]} <= 256 )) || return 1
   sizes=$(stat -L -c %s -- "${files[@]}" 2>/dev/null) || return 1
   for size in $sizes; do total=$(( total + size )); done
   (( total <= limit ))
@@ -63,13 +92,16 @@ xlac_names_no_input() {
 # one for every other command, each made once per build by a throwaway run of a training class
 # (dev.xlac.cli.run.RunTraining, dev.xlac.cli.CliTraining) and used only while it is newer than the
 # jar and was made by this Java runtime. Their log tags are off: a cache the JVM cannot use is simply
-# not used. xlac run stands in front of a training run's start: it also runs with C1 only (it does
+# not used. The caches hold classes, not the training's method profiles (-XX:-AOTRecordTraining,
+# ignored by a JDK that does not know it): replayed, those made the JIT compile the training's hot
+# methods at every start, 0.02-0.1 s of CPU in every command (bench/README.md, "Start-up").
+# xlac run stands in front of a training run's start: it also runs with C1 only (it does
 # under a second of work, and C2's compiler threads would compete with the training command's
 # start-up for the cores). So do the commands that only print what they know or look up a few
 # entries (C1 halves their JIT's CPU time), and they compile a method only after 4 times the usual
 # number of calls: in their 0.1-0.2 s the compiler thread cost more CPU than it saved (about 0.05 s of
 # `SUB --help`'s 0.25, bench/README.md "Start-up"). Those that hash, compile, import or verify keep C2
-# for their long loops, unless their files are small (below). Their cache is made without these
+# for their long loops, unless their files or the cache are small (below). Their cache is made without these
 # options: it serves both.
 xlac_opts=(-XX:TieredStopAtLevel=1)
 xlac_train_opts=(-XX:TieredStopAtLevel=1)
@@ -92,9 +124,19 @@ if [[ "${1:-}" != run || "${2:-}" == --help || "${2:-}" == -h ]]; then  # run's 
   # parallel-compile's compiles run in worker JVMs of their own; over the cache alone (no PATHs, no command) its
   # JVM only looks up and schedules: light took 0.36 CPU s against 0.57 with nothing to compile, 0.57-0.60
   # against 0.83 with 1000 graphs all cached, the same wall time (bench/compile.sh). PATHs or a command: C2.
+  # The cache commands that read every value (verify and export check each one's SHA-256, which C2 does about 14
+  # times faster than C1) or every record take the light settings on a cache of up to 4 MiB of database files, and
+  # add and import on up to 4 MiB and 1 MiB (a compressed bundle) of files: there they took 0.16-0.20 s against
+  # 0.21-0.26 (bench/README.md, "Start-up").
   case "${1:-}" in
     hash | inspect | diff) if xlac_small_files 4194304 "${@:2}"; then xlac_light=1; fi ;;
     parallel-compile) if xlac_names_no_input "${@:2}"; then xlac_light=1; fi ;;
+    cache)
+      case "${2:-}" in
+        add) if xlac_small_files 4194304 "${@:3}"; then xlac_light=1; fi ;;
+        import) if xlac_small_files 1048576 "${@:3}"; then xlac_light=1; fi ;;
+        verify | export | prune | rm | clear | materialize) if xlac_small_cache 4194304 "${@:3}"; then xlac_light=1; fi ;;
+      esac ;;
   esac
   if (( xlac_light )); then xlac_opts+=(-XX:CompileThresholdScaling=4); else xlac_opts=(); fi
 fi
@@ -110,7 +152,8 @@ if ! xlac_aot_fresh && ! xlac_aot_tried && [[ -d "$xlac_aot_dir" && -w "$xlac_ao
   flock 9
   if ! xlac_aot_fresh && ! xlac_aot_tried; then
     rm -f "$xlac_aot" "$xlac_aot.jdk"
-    "$xlac_java_home/bin/java" "${xlac_jvm[@]}" "${xlac_train_opts[@]}" -Xlog:aot=off -Xlog:cds=off -XX:AOTCacheOutput="$xlac_aot.$$.tmp" \
+    "$xlac_java_home/bin/java" "${xlac_jvm[@]}" "${xlac_train_opts[@]}" -Xlog:aot=off -Xlog:cds=off \
+      -XX:+IgnoreUnrecognizedVMOptions -XX:+UnlockDiagnosticVMOptions -XX:-AOTRecordTraining -XX:AOTCacheOutput="$xlac_aot.$$.tmp" \
       -cp "$xlac_jar" "$xlac_training" >/dev/null 2>&1 </dev/null \
       && mv -f "$xlac_aot.$$.tmp" "$xlac_aot" && echo "$xlac_java_home" >"$xlac_aot.jdk"
     rm -f "$xlac_aot.$$.tmp" "$xlac_aot.$$.tmp.config"

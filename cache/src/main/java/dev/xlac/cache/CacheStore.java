@@ -442,6 +442,14 @@ public final class CacheStore implements AutoCloseable {
   }
 
   /**
+   * Starts, on a daemon thread, the one-time set-up that reading or writing a bundle's tar needs (see
+   * {@link dev.xlac.cache.bundle.TarWarmUp}), for an import or export to call before it opens the cache.
+   */
+  public static void warmUpBundles() {
+    dev.xlac.cache.bundle.TarWarmUp.start();
+  }
+
+  /**
    * Writes a bundle of the selected entries to {@code file}; see {@link BundleExporter}. First removes what
    * earlier exports to {@code file} that were killed left beside it (see {@link SiblingTemporaries}).
    */

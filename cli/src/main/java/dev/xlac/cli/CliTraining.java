@@ -1,5 +1,8 @@
 package dev.xlac.cli;
 
+import dev.xlac.compiler.select.DriverOptions;
+import dev.xlac.compiler.select.Drivers;
+import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.io.FileTrees;
 import java.io.IOException;
 import java.io.InputStream;
@@ -7,15 +10,18 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The training run of the launcher's ahead-of-time class cache for every command but {@code xlac run}
  * ({@code -XX:AOTCacheOutput}, JDK 25; {@code xlac run} has {@link dev.xlac.cli.run.RunTraining}): the commands a
  * user types most, in-process through {@link Main}, against a throwaway cache, so that the cache holds picocli's
- * model of the command tree, the cache's store (RocksDB) and the report printers, and reads two small real JAX graphs
- * (resources of this package) the way hash, inspect and diff do. Prints nothing; exits 0 when every command went
+ * model of the command tree, the cache's store (RocksDB) and the report printers, reads two small real JAX graphs
+ * (resources of this package) the way hash, inspect and diff do, adds, exports, imports and prunes one graph, runs
+ * parallel-compile with nothing to compile and dump on a command that compiles nothing ({@code true}). Prints nothing; exits 0 when every command went
  * through.
  */
 public final class CliTraining {
@@ -34,16 +40,35 @@ public final class CliTraining {
       Path dumps = Files.createDirectory(dir.resolve("dumps"));
       String seed = copy("threefry_seed.hlo.pb", dumps);
       String unstack = copy("unstack.hlo.pb", dumps);
+      String filled = dir.resolve("filled").toString();
+      String imported = dir.resolve("imported").toString();
+      String bundle = dir.resolve("bundle.tar.zst").toString();
+      // parallel-compile over the empty cache, as a CI job's second run is: nothing to compile, so its plugin is
+      // never loaded, and this one is a stand-in file whose identity is recorded where the run looks first.
+      Path plugin = Files.writeString(dir.resolve("stand-in-pjrt-plugin.so"), "never loaded\n");
+      Drivers.remember(Drivers.resolve(new DriverOptions("pjrt", plugin, null, null, Map.of(), Map.of(),
+          Duration.ofMinutes(1), Path.of(cache, "probes")), Map.of()),
+          new CompilerIdentity("pjrt", "cpu 0.0 (training stand-in)", "cpu", List.of(), Map.of()));
+      String fingerprint = "hlo1:be30264999e8629bf5c681ec92c783c2531223f65a811c906174b8d28e0fdb8f"; // seed's
       String[][] commands = {
           {"--version"}, {"--help"}, {"cache", "stat", "--cache", cache}, {"cache", "ls", "--cache", cache},
-          {"cache", "stat", "--json", "--cache", cache}, {"hash", dumps.toString()}, {"inspect", seed},
+          {"cache", "stat", "--json", "--cache", cache}, {"cache", "verify", "--cache", cache},
+          {"cache", "config", "--cache", cache, "max-size"}, {"cache", "why", "--cache", cache, fingerprint},
+          {"parallel-compile", "--cache", cache, "--plugin", plugin.toString()},
+          {"cache", "add", "--cache", filled, seed}, {"cache", "ls", "--cache", filled},
+          {"cache", "log", "--cache", filled, fingerprint}, {"cache", "verify", "--cache", filled},
+          {"cache", "export", "--cache", filled, bundle}, {"cache", "import", "--cache", imported, bundle},
+          {"cache", "prune", "--cache", filled, "--max-size", "1G"}, {"dump", "--cache", filled, "--", "true"},
+          {"hash", dumps.toString()}, {"inspect", seed},
           {"diff", seed, unstack}, {"completion", "bash"},
           {"parallel-compile", "--help"}, {"diff", "--help"}, {"run", "--help"}, {"cache", "--help"}, {"cache", "stat", "--help"},
           {"no-such-command"}};
       for (String[] command : commands) {
         StringWriter sink = new StringWriter();
         int code = new Main(new PrintWriter(sink), new PrintWriter(sink)).run(command);
-        if (code != (command[0].equals("no-such-command") ? 2 : 0)) {
+        boolean refused = command[0].equals("no-such-command") || command.length > 1 && command[1].equals("why");
+        boolean dumpedNothing = command[0].equals("dump"); // `true` compiles no graph: exit 1
+        if (code != (refused ? 2 : dumpedNothing ? 1 : 0)) {
           failed.add(String.join(" ", command) + ": exit " + code + ": " + sink);
         }
       }

@@ -123,11 +123,59 @@ class LauncherE2ETest {
         .isEqualTo("4");
   }
 
+  /**
+   * The cache commands that read every value take the light settings on a cache of at most 4 MiB of database files
+   * (or none yet), wherever the cache is named from; add and import on small files; a bigger cache, or more than 256
+   * database files, keeps C2 for SHA-256's intrinsic.
+   */
+  @Test
+  void cacheCommands_onASmallCacheOrSmallFiles_runWithC1Only_aBigCacheOrBigFilesKeepC2() throws Exception {
+    Path empty = dir.resolve("empty-cache");
+    Path small = Files.createDirectories(dir.resolve("small-cache/db"));
+    Files.write(small.resolve("000011.sst"), new byte[4096]);
+    Path big = Files.createDirectories(dir.resolve("big-cache/db"));
+    try (var f = new java.io.RandomAccessFile(big.resolve("000012.blob").toFile(), "rw")) {
+      f.setLength(4 * 1024 * 1024 + 1);  // the launcher goes by size alone
+    }
+    Path many = Files.createDirectories(dir.resolve("many-cache/db"));
+    for (int i = 0; i < 257; i++) {
+      Files.write(many.resolve(String.format("%06d.sst", i)), new byte[1]);
+    }
+    Path module = TestModules.golden("mlp_run1").resolve("module_0000.jit_stage.before_optimizations.hlo.pb");
+    Path bundle = dir.resolve("big.tar.zst");
+    try (var f = new java.io.RandomAccessFile(bundle.toFile(), "rw")) {
+      f.setLength(1024 * 1024 + 1);
+    }
+
+    assertThat(tieredStopAtLevel("cache", "verify", "--cache", empty.toString())).isEqualTo("1");
+    assertThat(tieredStopAtLevel("cache", "verify", "--cache=" + small.getParent())).isEqualTo("1");
+    assertThat(tieredStopAtLevel("cache", "export", "--cache", small.getParent().toString(), "out.tar.zst"))
+        .isEqualTo("1");
+    assertThat(tieredStopAtLevel("cache", "verify", "--cache", big.getParent().toString())).isEqualTo("4");
+    assertThat(tieredStopAtLevel("cache", "prune", "--cache", many.getParent().toString(), "--max-size", "1G"))
+        .isEqualTo("4");
+    assertThat(tieredStopAtLevel(Map.of("XLAC_CACHE_DIR", big.getParent().toString()), "cache", "export", "x.tar.zst"))
+        .isEqualTo("4");
+    assertThat(tieredStopAtLevel(Map.of("XLAC_CACHE_DIR", small.getParent().toString()), "cache", "verify"))
+        .isEqualTo("1");
+    assertThat(tieredStopAtLevel("cache", "add", "--cache", empty.toString(), module.toString())).isEqualTo("1");
+    assertThat(tieredStopAtLevel("cache", "add", "--cache", empty.toString(), module.getParent().toString()))
+        .isEqualTo("4");
+    assertThat(tieredStopAtLevel("cache", "import", "--cache", empty.toString(), bundle.toString())).isEqualTo("4");
+  }
+
   /** The JIT's top tier that the launcher gave the JVM for {@code xlac ARGS}. */
   private static String tieredStopAtLevel(String... args) throws Exception {
+    return tieredStopAtLevel(Map.of(), args);
+  }
+
+  /** The same, with {@code env} added to the environment. */
+  private static String tieredStopAtLevel(Map<String, String> env, String... args) throws Exception {
     List<String> command = new java.util.ArrayList<>(List.of(Launcher.root().resolve("xlac").toString()));
     command.addAll(List.of(args));
-    Launcher.Result r = Launcher.run(command, Map.of("XLAC_JAVA_OPTS", "-XX:+PrintFlagsFinal"), 300);
+    Map<String, String> all = new java.util.HashMap<>(env);
+    all.put("XLAC_JAVA_OPTS", "-XX:+PrintFlagsFinal");
+    Launcher.Result r = Launcher.run(command, all, 300);
     return r.out().lines().filter(l -> l.matches("\\s*intx TieredStopAtLevel .*")).findFirst()
         .map(l -> l.trim().split("\\s+")[3]).orElseThrow(() -> new AssertionError("no flag in: " + r.out()));
   }

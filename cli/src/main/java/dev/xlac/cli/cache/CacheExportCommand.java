@@ -43,6 +43,7 @@ final class CacheExportCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     BundleSigningKey key = sign == null ? null : BundleSigningKey.read(sign); // a bad key file fails before any work
+    CacheStore.warmUpBundles();
     ExportResult r;
     try (CacheStore store = cache.openReadOnly()) {
       r = store.exportBundle(file, new ExportRequest(compiler == null ? null : CompilerFilter.parse(compiler), since,

@@ -74,6 +74,7 @@ final class CacheImportCommand implements Callable<Integer> {
     if (maxUnpacked != null) {
       request = request.withMaxUnpacked(CacheConfigCommand.sizeOrNone(maxUnpacked, "--max-unpacked"));
     }
+    CacheStore.warmUpBundles();
     ImportResult r;
     try (CacheStore store = cache.openWritable()) {
       r = store.importBundle(file, request);

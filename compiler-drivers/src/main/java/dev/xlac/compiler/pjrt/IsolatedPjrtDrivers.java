@@ -107,6 +107,18 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
     return identity;
   }
 
+  /**
+   * Records {@code id} as this plugin's identity in every probe directory, as a first probe would have, without
+   * loading the plugin; later calls of {@link #identity()} read it. For a caller that knows the identity already.
+   */
+  public synchronized void remember(CompilerIdentity id) {
+    String key = probeKey(); // also checks that the plugin file is there
+    probeFiles = probeDirs.stream().map(d -> d.resolve("pjrt-" + key + ".identity")).toList();
+    writeRecord(id);
+    identity = id;
+    fromRecord = true;
+  }
+
   /** Whether {@link #identity()} came from a record, without starting the plugin. */
   public synchronized boolean identityFromRecord() {
     identity();

@@ -132,6 +132,24 @@ public final class Drivers {
     };
   }
 
+  /**
+   * Records {@code identity} as the compiler's of a PJRT {@code spec} where its runs look for it, without loading the
+   * plugin: the launcher's class-cache training ({@code CliTraining}) runs {@code parallel-compile} over an empty
+   * cache with a stand-in plugin file that must never be loaded. Only in the spec's first probe directory (the
+   * cache's own), so that a stand-in's identity never reaches the user's records. neuronx-cc keeps no record:
+   * BAD_INPUT.
+   */
+  public static void remember(DriverSpec spec, CompilerIdentity identity) {
+    if (!(spec instanceof DriverSpec.Pjrt p)) {
+      throw usage("only a PJRT plugin's identity is recorded");
+    }
+    DriverSpec.Pjrt first = new DriverSpec.Pjrt(p.plugin(), p.target(), p.clientOptions(), p.compileOptions(),
+        p.timeout(), p.probeDirs().subList(0, Math.min(1, p.probeDirs().size())));
+    try (IsolatedPjrtDrivers drivers = pjrtFactory(first)) {
+      drivers.remember(identity);
+    }
+  }
+
   private static IsolatedPjrtDrivers pjrtFactory(DriverSpec.Pjrt p) {
     return new IsolatedPjrtDrivers(p.plugin(), p.clientOptions(), p.compileOptions(), p.timeout(), p.probeDirs());
   }

@@ -3,6 +3,8 @@ package dev.xlac.compiler.select;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.xlac.compiler.schedule.DriverFactory;
+import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.ExitCode;
 import dev.xlac.core.XlacException;
 import java.nio.file.Files;
@@ -88,5 +90,28 @@ class DriversTest {
     DriverSpec notAFile = Drivers.resolve(options("pjrt", dir, null, Map.of()), Map.of());
     assertThatThrownBy(() -> Drivers.open(notAFile, null)).isInstanceOf(XlacException.class)
         .hasMessageEndingWith("dir.so: not a regular file");
+  }
+
+  @Test
+  void remember_recordsTheIdentityInTheCachesProbeDirectoryOnly_andARunReadsItWithoutLoadingThePlugin() throws Exception {
+    Path standIn = Files.writeString(tmp.resolve("stand-in.so"), "not a shared library: loading it would fail\n");
+    Path user = tmp.resolve("xdg");
+    Map<String, String> env = Map.of("XDG_CACHE_HOME", user.toString());
+    DriverSpec spec = Drivers.resolve(options("pjrt", standIn, null, Map.of()), env);
+    CompilerIdentity id = new CompilerIdentity("pjrt", "cpu 0.0 (stand-in)", "cpu", java.util.List.of(), Map.of());
+
+    Drivers.remember(spec, id);
+
+    try (var listing = Files.list(tmp.resolve("probes"))) {
+      assertThat(listing.toList()).singleElement().satisfies(f -> assertThat(Files.readString(f)).isEqualTo(id.encode()));
+    }
+    assertThat(user).doesNotExist(); // the user's records never learn a stand-in
+    // What a run opens reads the record: the identity, and no worker started to ask the file.
+    try (DriverFactory f = Drivers.open(spec, null)) {
+      assertThat(((dev.xlac.compiler.pjrt.IsolatedPjrtDrivers) f).identityFromRecord()).isTrue();
+      assertThat(f.identity()).isEqualTo(id);
+    }
+    assertUsage(() -> Drivers.remember(Drivers.resolve(options("neuronx-cc", null, null, Map.of()), Map.of()), id),
+        "only a PJRT plugin's identity is recorded");
   }
 }
