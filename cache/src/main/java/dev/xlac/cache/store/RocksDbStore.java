@@ -293,10 +293,10 @@ public final class RocksDbStore implements AutoCloseable {
   /**
    * {@code max_file_opening_threads}: an open reads every table file's footer and index (all of them, as
    * {@code max_open_files} is -1), and RocksDB starts this many threads less one for it in every column family, whether
-   * the family has a file or not: with its default of 16, about 210 threads in every command that opens the cache
-   * (0.02-0.05 s on two cores). A cache of up to {@value #TABLE_FILES_ONE_THREAD} table files is read in the opening
-   * thread; a bigger one with as many threads as there are cores, up to RocksDB's 16, as its files may lie on a slow
-   * disk.
+   * the family has a file or not: with its default of 16, 180 threads in every command that opens the cache
+   * (0.01-0.02 s on two cores; bench/README.md, "Start-up"). A cache of up to {@value #TABLE_FILES_ONE_THREAD} table
+   * files is read in the opening thread; a bigger one with as many threads as there are cores, up to RocksDB's 16,
+   * as its files may lie on a slow disk.
    */
   static int fileOpeningThreads(Path dbDir) {
     int tables = 0;
