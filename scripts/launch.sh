@@ -46,24 +46,26 @@ xlac_small_files() {
   (( total <= limit ))
 }
 # xlac_small_cache LIMIT ARG...: true when the cache the arguments name (--cache DIR, else as the cache's own
-# CacheLocation finds it: $XLAC_CACHE_DIR, an absolute $XDG_CACHE_HOME/xlac, ~/.cache/xlac) holds at most LIMIT bytes
-# of database files in at most 256 files; a cache with no database yet is small. Unknown: false.
+# CacheLocation finds it: $XLAC_CACHE_DIR, an absolute $XDG_CACHE_HOME/xlac) holds at most LIMIT bytes of database
+# files in at most 256 files; a cache with no database yet is small. Unknown: false, as for the default
+# ~/.cache/xlac when it has no database here: Java's home is the passwd entry's, which $HOME need not be.
 xlac_small_cache() {
-  local limit=$1 arg dir= value=0 files sizes size total=0
+  local limit=$1 arg dir= value=0 files sizes size total=0 guessed=0 given=0
   shift
   for arg; do
     if (( value )); then dir=$arg; value=0; continue; fi
     case "$arg" in
       --) break ;;
-      --cache) value=1 ;;
-      --cache=*) dir=${arg#--cache=} ;;
+      --cache) value=1; given=1 ;;
+      --cache=*) dir=${arg#--cache=}; given=1 ;;
     esac
   done
+  if (( given )) && [[ -z "$dir" ]]; then return 1; fi  # --cache= (picocli: the current directory)
   if [[ -z "$dir" && "${XLAC_CACHE_DIR:-}" == *[![:space:]]* ]]; then dir=$XLAC_CACHE_DIR; fi
   if [[ -z "$dir" && "${XDG_CACHE_HOME:-}" == /* ]]; then dir=$XDG_CACHE_HOME/xlac; fi
-  if [[ -z "$dir" && -n "${HOME:-}" ]]; then dir=$HOME/.cache/xlac; fi
+  if [[ -z "$dir" && -n "${HOME:-}" ]]; then dir=$HOME/.cache/xlac; guessed=1; fi
   [[ -n "$dir" ]] || return 1
-  [[ -e "$dir/db" ]] || return 0
+  if [[ ! -e "$dir/db" ]]; then return "$guessed"; fi
   [[ -d "$dir/db" && -r "$dir/db" ]] || return 1
   files=("$dir"/db/*)
   [[ -e "${files[0]}" ]] || return 0  # an empty directory: the glob stayed as written
@@ -126,8 +128,8 @@ if [[ "${1:-}" != run || "${2:-}" == --help || "${2:-}" == -h ]]; then  # run's 
   # against 0.83 with 1000 graphs all cached, the same wall time (bench/compile.sh). PATHs or a command: C2.
   # The cache commands that read every value (verify and export check each one's SHA-256, which C2 does about 14
   # times faster than C1) or every record take the light settings on a cache of up to 4 MiB of database files, and
-  # add and import on up to 4 MiB and 1 MiB (a compressed bundle) of files: there they took 0.16-0.20 s against
-  # 0.21-0.26 (bench/README.md, "Start-up").
+  # add and import on up to 4 MiB of files and a bundle of up to 1 MiB (compressed: it unpacks to more): there they
+  # took 0.16-0.20 s against 0.21-0.26 (bench/README.md, "Start-up").
   case "${1:-}" in
     hash | inspect | diff) if xlac_small_files 4194304 "${@:2}"; then xlac_light=1; fi ;;
     parallel-compile) if xlac_names_no_input "${@:2}"; then xlac_light=1; fi ;;
@@ -135,7 +137,8 @@ if [[ "${1:-}" != run || "${2:-}" == --help || "${2:-}" == -h ]]; then  # run's 
       case "${2:-}" in
         add) if xlac_small_files 4194304 "${@:3}"; then xlac_light=1; fi ;;
         import) if xlac_small_files 1048576 "${@:3}"; then xlac_light=1; fi ;;
-        verify | export | prune | rm | clear | materialize) if xlac_small_cache 4194304 "${@:3}"; then xlac_light=1; fi ;;
+        verify | export | prune | rm | clear | materialize)
+          if xlac_small_cache 4194304 "${@:3}"; then xlac_light=1; fi ;;
       esac ;;
   esac
   if (( xlac_light )); then xlac_opts+=(-XX:CompileThresholdScaling=4); else xlac_opts=(); fi
@@ -153,7 +156,8 @@ if ! xlac_aot_fresh && ! xlac_aot_tried && [[ -d "$xlac_aot_dir" && -w "$xlac_ao
   if ! xlac_aot_fresh && ! xlac_aot_tried; then
     rm -f "$xlac_aot" "$xlac_aot.jdk"
     "$xlac_java_home/bin/java" "${xlac_jvm[@]}" "${xlac_train_opts[@]}" -Xlog:aot=off -Xlog:cds=off \
-      -XX:+IgnoreUnrecognizedVMOptions -XX:+UnlockDiagnosticVMOptions -XX:-AOTRecordTraining -XX:AOTCacheOutput="$xlac_aot.$$.tmp" \
+      -XX:+IgnoreUnrecognizedVMOptions -XX:+UnlockDiagnosticVMOptions -XX:-AOTRecordTraining \
+      -XX:AOTCacheOutput="$xlac_aot.$$.tmp" \
       -cp "$xlac_jar" "$xlac_training" >/dev/null 2>&1 </dev/null \
       && mv -f "$xlac_aot.$$.tmp" "$xlac_aot" && echo "$xlac_java_home" >"$xlac_aot.jdk"
     rm -f "$xlac_aot.$$.tmp" "$xlac_aot.$$.tmp.config"

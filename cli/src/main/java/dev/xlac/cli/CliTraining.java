@@ -21,14 +21,18 @@ import java.util.Map;
  * user types most, in-process through {@link Main}, against a throwaway cache, so that the cache holds picocli's
  * model of the command tree, the cache's store (RocksDB) and the report printers, reads two small real JAX graphs
  * (resources of this package) the way hash, inspect and diff do, adds, exports, imports and prunes one graph, runs
- * parallel-compile with nothing to compile and dump on a command that compiles nothing ({@code true}). Prints nothing; exits 0 when every command went
- * through.
+ * parallel-compile with nothing to compile and dump on a command that compiles nothing ({@code true}). Prints
+ * nothing; writes nothing outside its temporary directory but what any dump writes first: xlac's Python hooks, in
+ * the user's cache directory ({@code dev.xlac.capture.PythonHooks}). A command that fails here (an environment where,
+ * say, {@code true} cannot be started) only leaves its own classes out of the cache, so the training still exits 0
+ * and the cache is made for the others; {@code CliTrainingTest} requires every command to go through.
  */
 public final class CliTraining {
   private CliTraining() {}
 
   public static void main(String[] args) throws Exception {
-    System.exit(failures().isEmpty() ? 0 : 1);
+    failures();
+    System.exit(0);
   }
 
   /** Runs every command of the training; returns those that did not end as they should. */
@@ -58,7 +62,8 @@ public final class CliTraining {
           {"cache", "add", "--cache", filled, seed}, {"cache", "ls", "--cache", filled},
           {"cache", "log", "--cache", filled, fingerprint}, {"cache", "verify", "--cache", filled},
           {"cache", "export", "--cache", filled, bundle}, {"cache", "import", "--cache", imported, bundle},
-          {"cache", "prune", "--cache", filled, "--max-size", "1G"}, {"dump", "--cache", filled, "--", "true"},
+          {"cache", "prune", "--cache", filled, "--max-size", "1G"},
+          {"dump", "--cache", filled, "--", "true"},
           {"hash", dumps.toString()}, {"inspect", seed},
           {"diff", seed, unstack}, {"completion", "bash"},
           {"parallel-compile", "--help"}, {"diff", "--help"}, {"run", "--help"}, {"cache", "--help"}, {"cache", "stat", "--help"},

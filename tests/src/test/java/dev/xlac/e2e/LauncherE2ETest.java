@@ -147,21 +147,51 @@ class LauncherE2ETest {
       f.setLength(1024 * 1024 + 1);
     }
 
-    assertThat(tieredStopAtLevel("cache", "verify", "--cache", empty.toString())).isEqualTo("1");
-    assertThat(tieredStopAtLevel("cache", "verify", "--cache=" + small.getParent())).isEqualTo("1");
-    assertThat(tieredStopAtLevel("cache", "export", "--cache", small.getParent().toString(), "out.tar.zst"))
+    assertThat(tierOnly("cache", "verify", "--cache", empty.toString())).isEqualTo("1");
+    assertThat(tierOnly("cache", "verify", "--cache=" + small.getParent())).isEqualTo("1");
+    assertThat(tierOnly("cache", "export", "--cache", small.getParent().toString(), "out.tar.zst"))
         .isEqualTo("1");
-    assertThat(tieredStopAtLevel("cache", "verify", "--cache", big.getParent().toString())).isEqualTo("4");
-    assertThat(tieredStopAtLevel("cache", "prune", "--cache", many.getParent().toString(), "--max-size", "1G"))
+    assertThat(tierOnly("cache", "verify", "--cache", big.getParent().toString())).isEqualTo("4");
+    assertThat(tierOnly("cache", "prune", "--cache", many.getParent().toString(), "--max-size", "1G"))
         .isEqualTo("4");
-    assertThat(tieredStopAtLevel(Map.of("XLAC_CACHE_DIR", big.getParent().toString()), "cache", "export", "x.tar.zst"))
+    assertThat(tierOnly(Map.of("XLAC_CACHE_DIR", big.getParent().toString()), "cache", "export", "x.tar.zst"))
         .isEqualTo("4");
-    assertThat(tieredStopAtLevel(Map.of("XLAC_CACHE_DIR", small.getParent().toString()), "cache", "verify"))
+    // $XLAC_CACHE_DIR is read before the home's default cache, which here is big; an absolute $XDG_CACHE_HOME too.
+    // (An empty $XDG_CACHE_HOME or $XLAC_CACHE_DIR names nothing, for the launcher as for CacheLocation.)
+    Path home = Files.createDirectories(dir.resolve("home/.cache"));
+    Files.createSymbolicLink(home.resolve("xlac"), big.getParent());
+    String homeDir = home.getParent().toString();
+    assertThat(tierOnly(Map.of("HOME", homeDir, "XDG_CACHE_HOME", "", "XLAC_CACHE_DIR",
+        small.getParent().toString()), "cache", "verify")).isEqualTo("1");
+    assertThat(tierOnly(Map.of("HOME", homeDir, "XDG_CACHE_HOME", "", "XLAC_CACHE_DIR", ""),
+        "cache", "verify")).isEqualTo("4");
+    assertThat(tierOnly(Map.of("HOME", homeDir, "XDG_CACHE_HOME", dir.toString(), "XLAC_CACHE_DIR", ""),
+        "cache", "verify")).isEqualTo("1"); // DIR/xlac: no database yet
+    // The home's default cache with no database: unknown (Java's home is the passwd entry's, not always $HOME).
+    assertThat(tierOnly(Map.of("HOME", dir.resolve("nowhere").toString(), "XDG_CACHE_HOME", "",
+        "XLAC_CACHE_DIR", ""), "cache", "verify")).isEqualTo("4");
+    assertThat(tierOnly("cache", "verify", "--cache=")).isEqualTo("4");
+    assertThat(tierOnly("cache", "add", "--cache", empty.toString(), module.toString())).isEqualTo("1");
+    assertThat(tierOnly("cache", "add", "--cache", empty.toString(), module.getParent().toString()))
+        .isEqualTo("4");
+    assertThat(tierOnly("cache", "import", "--cache", empty.toString(), bundle.toString())).isEqualTo("4");
+    Path smallBundle = Files.write(dir.resolve("small.tar.zst"), new byte[1024 * 1024]);
+    assertThat(tierOnly("cache", "import", "--cache", empty.toString(), smallBundle.toString()))
         .isEqualTo("1");
-    assertThat(tieredStopAtLevel("cache", "add", "--cache", empty.toString(), module.toString())).isEqualTo("1");
-    assertThat(tieredStopAtLevel("cache", "add", "--cache", empty.toString(), module.getParent().toString()))
-        .isEqualTo("4");
-    assertThat(tieredStopAtLevel("cache", "import", "--cache", empty.toString(), bundle.toString())).isEqualTo("4");
+  }
+
+  /**
+   * The JIT's top tier that the launcher chose for {@code xlac ARGS}, with an unknown option after them: the JVM
+   * starts with that tier, then refuses, so that no cache (the fake ones here, or the user's) is read or written.
+   */
+  private static String tierOnly(String... args) throws Exception {
+    return tierOnly(Map.of(), args);
+  }
+
+  private static String tierOnly(Map<String, String> env, String... args) throws Exception {
+    String[] refused = java.util.Arrays.copyOf(args, args.length + 1);
+    refused[args.length] = "--no-such-option";
+    return tieredStopAtLevel(env, refused);
   }
 
   /** The JIT's top tier that the launcher gave the JVM for {@code xlac ARGS}. */

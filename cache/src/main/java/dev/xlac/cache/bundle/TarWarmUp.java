@@ -1,8 +1,8 @@
 package dev.xlac.cache.bundle;
 
 /**
- * Reading or writing a bundle's first tar header initialises Commons IO's {@code FileTimes} (Commons Compress keeps each
- * entry's times with it), whose set-up initialises the JDK's {@code BigDecimal}, and JDK 25's {@code BigDecimal}
+ * Reading or writing a bundle's first tar header initialises Commons IO's {@code FileTimes} (Commons Compress keeps
+ * each entry's times with it), whose set-up initialises the JDK's {@code BigDecimal}, and JDK 25's {@code BigDecimal}
  * computes 5^(2^16) when it is initialised: 12-18 ms of one core in every import and export, before the first entry is
  * read. {@link #start()} does that on a daemon thread, while the caller opens the cache on its own.
  */

@@ -192,11 +192,12 @@ public final class RocksDbStore implements AutoCloseable {
    * RocksDB's loader picks its glibc or its musl library by asking a shell {@code ldd /usr/bin/env | grep -q musl}
    * (three processes, about 0.02 s of every cache command) unless {@code $ROCKSDB_MUSL_LIBC} says. The C library this
    * JVM itself runs on, which is the one the library must link against, is in {@code /proc/self/maps}: tell RocksDB's
-   * loader that instead (its {@code Environment.MUSL_LIBC}, the answer it keeps). When the variable is set, the maps
-   * name neither library, or the field is not there (another rocksdbjni), RocksDB asks as before.
+   * loader that instead (its {@code Environment.MUSL_LIBC}, the answer it keeps). When the variable says true or false,
+   * the maps name neither library, or the field is not there (another rocksdbjni), RocksDB decides as before.
    */
   private static void presetLibc() {
-    if (System.getenv("ROCKSDB_MUSL_LIBC") != null) {
+    String told = System.getenv("ROCKSDB_MUSL_LIBC");
+    if ("true".equalsIgnoreCase(told) || "false".equalsIgnoreCase(told)) { // what RocksDB's loader honours
       return;
     }
     try {
@@ -230,7 +231,7 @@ public final class RocksDbStore implements AutoCloseable {
       if (name.startsWith("ld-musl-") || name.startsWith("libc.musl-")) {
         return true;
       }
-      if (name.equals("libc.so.6") || name.matches("libc-2\\.[0-9]+\\.so")) {
+      if (name.equals("libc.so.6") || name.startsWith("libc-2.") && name.endsWith(".so")) {
         glibc = false;
       }
     }
@@ -286,7 +287,6 @@ public final class RocksDbStore implements AutoCloseable {
   private final Set<Cursor> cursors = Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
   private volatile boolean closed;
 
-  /** One opened database: its handles by family (a reader may lack families a writer has not created yet). */
   /** Up to this many table files, an open reads them all in its own thread ({@link #fileOpeningThreads}). */
   static final int TABLE_FILES_ONE_THREAD = 64;
 
@@ -295,7 +295,7 @@ public final class RocksDbStore implements AutoCloseable {
    * {@code max_open_files} is -1), and RocksDB starts this many threads less one for it in every column family, whether
    * the family has a file or not: with its default of 16, 180 threads in every command that opens the cache
    * (0.01-0.02 s on two cores; bench/README.md, "Start-up"). A cache of up to {@value #TABLE_FILES_ONE_THREAD} table
-   * files is read in the opening thread; a bigger one with as many threads as there are cores, up to RocksDB's 16,
+   * files is read in the opening thread; a bigger one with one thread per core, at least 2 and at most RocksDB's 16,
    * as its files may lie on a slow disk.
    */
   static int fileOpeningThreads(Path dbDir) {
@@ -312,6 +312,7 @@ public final class RocksDbStore implements AutoCloseable {
     return 1;
   }
 
+  /** One opened database: its handles by family (a reader may lack families a writer has not created yet). */
   private record View(RocksDB db, List<ColumnFamilyHandle> allHandles, Map<Cf, ColumnFamilyHandle> handles) {
     void close() {
       allHandles.forEach(ColumnFamilyHandle::close);

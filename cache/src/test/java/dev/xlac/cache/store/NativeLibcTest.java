@@ -60,7 +60,7 @@ class NativeLibcTest {
     assertThat(lines).containsExactly("musl " + musl, "processes started: 0");
   }
 
-  /** Loads the library (and opens a store) under a JFR recording of process starts; writes what it saw. */
+  /** Loads the library under a JFR recording of process starts; writes what it saw. */
   public static final class Child {
     public static void main(String[] args) throws IOException {
       Path out = Path.of(args[0]);

@@ -109,7 +109,8 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
 
   /**
    * Records {@code id} as this plugin's identity in every probe directory, as a first probe would have, without
-   * loading the plugin; later calls of {@link #identity()} read it. For a caller that knows the identity already.
+   * loading the plugin, and takes it as this factory's identity; a later run's factory reads the record. For a caller
+   * that knows the identity already.
    */
   public synchronized void remember(CompilerIdentity id) {
     String key = probeKey(); // also checks that the plugin file is there

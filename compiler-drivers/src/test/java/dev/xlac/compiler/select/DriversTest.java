@@ -93,7 +93,8 @@ class DriversTest {
   }
 
   @Test
-  void remember_recordsTheIdentityInTheCachesProbeDirectoryOnly_andARunReadsItWithoutLoadingThePlugin() throws Exception {
+  void remember_recordsTheIdentityInTheCachesProbeDirectoryOnly_andARunReadsItWithoutLoadingThePlugin()
+      throws Exception {
     Path standIn = Files.writeString(tmp.resolve("stand-in.so"), "not a shared library: loading it would fail\n");
     Path user = tmp.resolve("xdg");
     Map<String, String> env = Map.of("XDG_CACHE_HOME", user.toString());
@@ -103,7 +104,8 @@ class DriversTest {
     Drivers.remember(spec, id);
 
     try (var listing = Files.list(tmp.resolve("probes"))) {
-      assertThat(listing.toList()).singleElement().satisfies(f -> assertThat(Files.readString(f)).isEqualTo(id.encode()));
+      assertThat(listing.toList()).singleElement()
+          .satisfies(f -> assertThat(Files.readString(f)).isEqualTo(id.encode()));
     }
     assertThat(user).doesNotExist(); // the user's records never learn a stand-in
     // What a run opens reads the record: the identity, and no worker started to ask the file.
