@@ -14,8 +14,10 @@
 #
 # --only: just the rows whose label matches REGEX (grep -E), e.g. 'help|version'.
 # xlac run and parallel-compile need $XLAC_PJRT_PLUGIN (the pinned environment's CPU plugin, as
-# scripts/test sets it); without it their rows are left out. `run -- true` compiles nothing, so it writes
-# no launch plan and takes the JVM path every time: it measures xlac run's own start, not the fast start.
+# scripts/test sets it); without it their rows are left out. With $XLAC_PYTHON (the pinned Python) too,
+# parallel-compile also runs over a cache that a traced JAX command filled (graphs and recorded requests).
+# `run -- true` compiles nothing, so it writes no launch plan and takes the JVM path every time: it
+# measures xlac run's own start, not the fast start.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 n=11
@@ -101,6 +103,14 @@ measure() {  # measure NAME XLAC JAVA
   if [[ -n "${XLAC_PJRT_PLUGIN:-}" ]]; then
     row "xlac run -- true (JVM path)" "$anchor" "$xlac" run --cache "$cache" --plugin "$XLAC_PJRT_PLUGIN" -- true
     row "xlac parallel-compile (none)" "$anchor" "$xlac" parallel-compile --cache "$cache" --plugin "$XLAC_PJRT_PLUGIN"
+    if [[ -n "${XLAC_PYTHON:-}" ]]; then
+      # A cache that a traced JAX command filled: its graphs and its recorded runtime requests, all compiled.
+      local traced="$WORK/traced-$name"
+      [[ -d "$traced" ]] || "$xlac" parallel-compile --cache "$traced" --plugin "$XLAC_PJRT_PLUGIN" -- "$XLAC_PYTHON" \
+        -c 'import jax, jax.numpy as jnp; print(jax.jit(lambda x: x * 2 + 1)(jnp.ones(4)))' >/dev/null 2>&1
+      row "xlac parallel-compile (traced, all compiled)" "$anchor" "$xlac" parallel-compile --cache "$traced" \
+        --plugin "$XLAC_PJRT_PLUGIN"
+    fi
   fi
 }
 

@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SequencedMap;
 import java.util.TreeMap;
 import java.util.function.Supplier;
@@ -89,7 +90,8 @@ public final class CompileRuns {
         TieredCache tiers = TieredCache.open(store, setup.remote(), listener::notice)) {
       // A Slurm shard compiles its graphs only; recorded requests are the cache's own work.
       List<RequestInfo> recorded = paths.isEmpty() && ordered == null ? store.requests() : List.of();
-      RunDrivers prepared = withRequests(early.open(), !recorded.isEmpty() || !carried.isEmpty(), store, executor);
+      RunDrivers prepared = withRequests(early.open(), recorded, carried.isEmpty(), store, executor,
+          executor.compilesHere() ? listener::notice : line -> { });
       DriverFactory drivers = prepared.factory(); // closed by the feed once started, else by the probe
       try (CompileFeed feed = new CompileFeed(store, setup.settings(), setup.retryFailed(), listener,
           setup.memory(), tiers, executor)) {
@@ -114,7 +116,9 @@ public final class CompileRuns {
           }
           List<CompileWork> work = new ArrayList<>();
           graphs.forEach((fp, module) -> work.add(new CompileWork.Graph(fp, module)));
-          if (prepared.identityText() != null) {
+          if (prepared.planned() != null) {
+            work.addAll(prepared.planned()); // planned with a remembered text: every one of them is cached
+          } else if (prepared.identityText() != null) {
             // the CPU notice is about this machine's workers; an executor elsewhere compiles on its own nodes
             work.addAll(RecordedRequests.plan(store, recorded, prepared.identityText(),
                 executor.compilesHere() ? listener::notice : line -> {}));
@@ -150,23 +154,40 @@ public final class CompileRuns {
     }
   }
 
-  /** A run's driver factory, and the plugin identity text its recorded requests are keyed with (null: none). */
-  private record RunDrivers(DriverFactory factory, String identityText) {}
+  /**
+   * A run's driver factory, the plugin identity text its recorded requests are keyed with (null: none), and, when
+   * a remembered text found every recorded request compiled already, their plan (else null).
+   */
+  private record RunDrivers(DriverFactory factory, String identityText, List<CompileWork> planned) {
+    RunDrivers(DriverFactory factory, String identityText) {
+      this(factory, identityText, null);
+    }
+  }
 
   /**
    * With recorded requests to consider and a PJRT compiler, the factory whose first driver is open now: the
-   * plugin identity text their keys for this plugin need comes from it (the driver then compiles the first job).
-   * Another compiler (neuronx-cc) compiles graphs only. On a failure the factory is closed.
+   * plugin identity text their keys for this plugin need comes from it (the driver then compiles the first job),
+   * and is remembered. Before that, when the factory remembers the text for this plugin on this machine
+   * ({@link DriverFactory#rememberedIdentityText}) and no carried request needs the exact text, the requests are
+   * planned with it: if every one is compiled in the cache, no driver starts (a run with nothing to compile then
+   * loads no plugin); else the remembered text is not used, as it may be stale, and a driver is asked. Another compiler
+   * (neuronx-cc) compiles graphs only. On a failure the factory is closed.
    */
-  private static RunDrivers withRequests(DriverFactory drivers, boolean requests, CacheStore store,
-      CompileExecutor executor) {
-    if (!requests) {
+  private static RunDrivers withRequests(DriverFactory drivers, List<RequestInfo> recorded, boolean noneCarried,
+      CacheStore store, CompileExecutor executor, java.util.function.Consumer<String> notice) {
+    if (recorded.isEmpty() && noneCarried) {
       return new RunDrivers(drivers, null);
     }
     CompilerDriver first;
     try {
       if (!drivers.identity().driver().equals("pjrt")) { // known without a worker when a probe recorded it
         return new RunDrivers(drivers, null);
+      }
+      if (noneCarried) {
+        Optional<RunDrivers> settled = allCompiled(drivers, recorded, store, executor, notice);
+        if (settled.isPresent()) {
+          return settled.get();
+        }
       }
       first = drivers.open();
     } catch (RuntimeException | Error e) {
@@ -177,6 +198,9 @@ public final class CompileRuns {
     try { // for a CPU plugin this loads the runtime library (the host CPU lines), which can fail
       text = first.pluginFacts().map(f -> RecordedRequests.identityText(f, executor.compileEnvironment()))
           .orElse(null);
+      if (text != null) {
+        drivers.rememberIdentityText(textContext(executor), text);
+      }
     } catch (RuntimeException | Error e) {
       try (drivers; first) {
         throw e;
@@ -187,6 +211,38 @@ public final class CompileRuns {
       return new RunDrivers(drivers, text);
     }
     return new RunDrivers(RecordedRequests.withFirst(drivers, first, store.directory()), text);
+  }
+
+  /**
+   * What, besides the plugin and the machine, the identity text is made from
+   * ({@link RecordedRequests#identityText}): the compile environment's {@code XLA_FLAGS} and {@code LIBTPU_INIT_ARGS}.
+   */
+  private static String textContext(CompileExecutor executor) {
+    Map<String, String> env = executor.compileEnvironment();
+    return "XLA_FLAGS=" + env.get("XLA_FLAGS") + "\0LIBTPU_INIT_ARGS=" + env.get("LIBTPU_INIT_ARGS");
+  }
+
+  /**
+   * The run's drivers with the requests planned with the factory's remembered identity text, when there is one and
+   * every request so planned has its runtime entry in the local cache (what {@link CacheResults} counts as cached);
+   * the plan's notices are given only then. Empty otherwise: the caller asks a driver.
+   */
+  private static Optional<RunDrivers> allCompiled(DriverFactory drivers, List<RequestInfo> recorded, CacheStore store,
+      CompileExecutor executor, java.util.function.Consumer<String> notice) {
+    Optional<String> remembered = drivers.rememberedIdentityText(textContext(executor));
+    if (remembered.isEmpty()) {
+      return Optional.empty();
+    }
+    String text = remembered.get();
+    List<String> notices = new ArrayList<>();
+    List<CompileWork> planned = RecordedRequests.plan(store, recorded, text, notices::add);
+    boolean cached = planned.stream().allMatch(w -> w instanceof CompileWork.Request r
+        && store.requestInfo(r.key()).isPresent());
+    if (!cached) {
+      return Optional.empty();
+    }
+    notices.forEach(notice);
+    return Optional.of(new RunDrivers(drivers, text, planned));
   }
 
   /**

@@ -293,4 +293,69 @@ class CompileRunsTest {
     assertThat(again.report().failed()).as("no failure record: tried again").isEqualTo(1);
     assertThat(compiler.compiles.get()).isEqualTo(3);
   }
+
+  /** {@link FakeCompiler}'s factory, remembering identity texts as a PJRT factory's records would. */
+  private static final class RememberingFactory implements dev.xlac.compiler.schedule.DriverFactory {
+    private final dev.xlac.compiler.schedule.DriverFactory fake;
+    final java.util.Map<String, String> remembered = new java.util.concurrent.ConcurrentHashMap<>();
+
+    RememberingFactory(FakeCompiler compiler) {
+      fake = compiler.factory();
+    }
+
+    @Override
+    public dev.xlac.core.CompilerIdentity identity() {
+      return fake.identity();
+    }
+
+    @Override
+    public dev.xlac.compiler.CompilerDriver open() {
+      return fake.open();
+    }
+
+    @Override
+    public java.util.Optional<String> rememberedIdentityText(String context) {
+      return java.util.Optional.ofNullable(remembered.get(context));
+    }
+
+    @Override
+    public void rememberIdentityText(String context, String identityText) {
+      remembered.put(context, identityText);
+    }
+  }
+
+  @Test
+  void cache_recordedRequestsAllCompiled_withARememberedText_startsNoDriver_aStaleTextAsksADriver() throws Exception {
+    var a = recorded("module a", "xlac-pjrt-plugin/2\nplatform_name=old\n");
+    try (CacheStore s = CacheStore.open(tmp.resolve("cache"), CacheStore.Mode.READ_WRITE, Duration.ZERO,
+        n -> {})) {
+      s.putRequests(List.of(a));
+    }
+    FakeCompiler compiler = new FakeCompiler(false, FakeCompiler.PJRT_IDENTITY);
+    RememberingFactory factory = new RememberingFactory(compiler);
+    java.util.function.Supplier<CompileSetup> setup = () -> new CompileSetup(() -> CacheStore.open(
+        tmp.resolve("cache"), CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {}), new DriverSource.Given(factory),
+        new SchedulerSettings(2, 0, 0), false, RunListener.NONE, () -> Long.MAX_VALUE);
+
+    CompileResult first = CompileRuns.cache(setup.get());
+    assertThat(first.report().compiled()).isEqualTo(1);
+    assertThat(compiler.opened.get()).isEqualTo(1);
+    assertThat(factory.remembered.values()).as("the driver's text is remembered")
+        .containsExactly(FakeCompiler.IDENTITY_TEXT);
+
+    CompileResult again = CompileRuns.cache(setup.get());
+    assertThat(again.report().cached()).isEqualTo(1);
+    assertThat(again.report().summaryLines().getFirst()).isEqualTo("1 recorded request: 0 compiled, 1 cached, 0 failed");
+    assertThat(compiler.opened.get()).as("nothing to compile: no driver").isEqualTo(1);
+
+    // A text that no longer holds (another plugin version): its keys find nothing, so a driver is asked, and its
+    // text, which finds the entry, is remembered again; nothing is compiled.
+    factory.remembered.replaceAll((context, text) -> text.replace("platform_version=1.0", "platform_version=2.0"));
+    assertThat(factory.remembered.values()).doesNotContain(FakeCompiler.IDENTITY_TEXT);
+    CompileResult stale = CompileRuns.cache(setup.get());
+    assertThat(stale.report().cached()).isEqualTo(1);
+    assertThat(compiler.opened.get()).isEqualTo(2);
+    assertThat(compiler.compiles.get()).isEqualTo(1);
+    assertThat(factory.remembered.values()).containsExactly(FakeCompiler.IDENTITY_TEXT);
+  }
 }

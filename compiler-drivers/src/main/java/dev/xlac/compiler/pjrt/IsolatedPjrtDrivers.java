@@ -41,9 +41,25 @@ import java.util.TreeMap;
  * before anyone asks, and a probe without a record waits for a spare already starting instead of
  * starting a second worker. {@link #close()} stops a spare nobody took, killing it if it is still
  * starting.
+ *
+ * <p>The plugin identity text that recorded runtime requests are keyed with (made from what a PJRT client reports:
+ * platform, devices, attributes, and from the host's CPU) is remembered beside the identity
+ * ({@link #rememberedIdentityText}), keyed also by this machine and boot and by the environment that may choose the
+ * devices ({@link #factsKey}): a run over a cache whose requests are all compiled then starts no worker. A record is
+ * only ever trusted to find nothing to compile.
  */
 public final class IsolatedPjrtDrivers implements DriverFactory {
   private static final String PROBE_FORMAT = "xlac-pjrt-probe/1";
+  private static final String FACTS_FORMAT = "xlac-pjrt-identity-text/1";
+  /** A record is a header line, the payload's SHA-256 and the identity text: far less than this. */
+  private static final long FACTS_RECORD_MAX_BYTES = 1 << 20;
+  /**
+   * Environment variables whose names hold one of these may change which devices a client sees, or how the plugin
+   * loads and behaves (CUDA_VISIBLE_DEVICES, TPU_VISIBLE_CHIPS, NEURON_RT_VISIBLE_CORES, LD_LIBRARY_PATH, XLA_FLAGS,
+   * ...): a record holds only for the same values.
+   */
+  private static final List<String> DEVICE_ENV_PARTS = List.of("VISIBLE", "DEVICE", "PJRT", "TPU", "CUDA", "ROCR",
+      "ROCM", "HIP", "GPU", "NVIDIA", "NEURON", "XLA", "JAX", "LIBRARY_PATH", "LD_PRELOAD", "ACCELERATOR", "MEGASCALE");
 
   private final Path plugin;
   private final Map<String, String> clientOptions;
@@ -118,6 +134,115 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
     writeRecord(id);
     identity = id;
     fromRecord = true;
+  }
+
+  @Override
+  public Optional<String> rememberedIdentityText(String context) {
+    for (Path f : factsFiles(context)) {
+      Optional<String> text = readTextRecord(f);
+      if (text.isPresent()) {
+        return text;
+      }
+    }
+    return Optional.empty();
+  }
+
+  @Override
+  public void rememberIdentityText(String context, String identityText) {
+    byte[] payload = identityText.getBytes(StandardCharsets.UTF_8);
+    byte[] header = (FACTS_FORMAT + "\n" + sha256Hex(payload) + "\n").getBytes(StandardCharsets.US_ASCII);
+    byte[] record = java.util.Arrays.copyOf(header, header.length + payload.length);
+    System.arraycopy(payload, 0, record, header.length, payload.length);
+    for (Path f : factsFiles(context)) {
+      try {
+        Files.createDirectories(f.getParent());
+        AtomicFiles.write(f, out -> {
+          out.write(record);
+          return true;
+        });
+      } catch (IOException | RuntimeException e) {
+        // only a missed shortcut: the next run starts a worker to ask
+      }
+    }
+  }
+
+  /** The records' files for {@code context}, one per probe directory; none when the plugin file cannot be keyed. */
+  private List<Path> factsFiles(String context) {
+    String key;
+    try {
+      key = factsKey(probeKey() + "\n" + sha256Hex(context.getBytes(StandardCharsets.UTF_8)), System.getenv(),
+          machine());
+    } catch (RuntimeException e) {
+      return List.of();
+    }
+    return probeDirs.stream().map(d -> d.resolve("pjrt-text-" + key + ".identity-text")).toList();
+  }
+
+  /**
+   * The key of an identity-text record: the identity's key ({@code probeKey}: the plugin file, the options, the class
+   * path) with the caller's context, this machine's lines ({@link #machine()}), and every environment variable whose
+   * name holds one of {@link #DEVICE_ENV_PARTS} but xlac's own ({@code XLAC_*}), sorted; not the rest of the
+   * environment, which changes from run to run.
+   */
+  static String factsKey(String probeKey, Map<String, String> env, List<String> machine) {
+    StringBuilder b = new StringBuilder(FACTS_FORMAT).append('\n').append(probeKey).append('\n');
+    machine.forEach(line -> b.append(line).append('\n'));
+    new TreeMap<>(env).forEach((name, value) -> {
+      String upper = name.toUpperCase(java.util.Locale.ROOT);
+      if (!upper.startsWith("XLAC_") && DEVICE_ENV_PARTS.stream().anyMatch(upper::contains)) {
+        b.append(name).append('=').append(value).append('\0');
+      }
+    });
+    return sha256Hex(b.toString().getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * This machine and this boot: {@code /etc/machine-id}, the kernel's boot id and host name, each empty when it
+   * cannot be read. Devices come and go with a boot; a cache directory on shared storage is read by other machines.
+   */
+  static List<String> machine() {
+    return List.of("machine-id=" + firstLine(Path.of("/etc/machine-id")),
+        "boot-id=" + firstLine(Path.of("/proc/sys/kernel/random/boot_id")),
+        "host=" + dev.xlac.core.os.HostName.kernel().orElse(""));
+  }
+
+  private static String firstLine(Path file) {
+    try {
+      return Files.readString(file, StandardCharsets.UTF_8).strip();
+    } catch (IOException | RuntimeException e) {
+      return "";
+    }
+  }
+
+  /** A whole record this writer made (its SHA-256 checked), or empty. */
+  private static Optional<String> readTextRecord(Path file) {
+    try {
+      if (!Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+          || Files.size(file) > FACTS_RECORD_MAX_BYTES) {
+        return Optional.empty();
+      }
+      byte[] record = Files.readAllBytes(file);
+      String prefix = FACTS_FORMAT + "\n";
+      int hashEnd = prefix.length() + 64;
+      if (record.length < hashEnd + 1 || record[hashEnd] != '\n'
+          || !new String(record, 0, prefix.length(), StandardCharsets.US_ASCII).equals(prefix)) {
+        return Optional.empty();
+      }
+      String sha = new String(record, prefix.length(), 64, StandardCharsets.US_ASCII);
+      byte[] payload = java.util.Arrays.copyOfRange(record, hashEnd + 1, record.length);
+      return sha.equals(sha256Hex(payload)) ? Optional.of(new String(payload, StandardCharsets.UTF_8))
+          : Optional.empty();
+    } catch (IOException | RuntimeException e) {
+      return Optional.empty();
+    }
+  }
+
+  private static String sha256Hex(byte[] bytes) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /** Whether {@link #identity()} came from a record, without starting the plugin. */

@@ -33,6 +33,20 @@ public interface DriverFactory extends AutoCloseable {
   default void prestart() {}
 
   /**
+   * The plugin identity text that recorded runtime requests were keyed with on an earlier run on this machine, for
+   * this {@code context} (the caller's other inputs to the text, such as the compile environment's flags), from a
+   * record, without starting a driver; empty when none is recorded, or the compiler is not a PJRT plugin. A record
+   * may be stale: good only for finding that nothing is to be compiled, never for keying what is (that takes the
+   * facts of a driver opened for it).
+   */
+  default java.util.Optional<String> rememberedIdentityText(String context) {
+    return java.util.Optional.empty();
+  }
+
+  /** Records the identity text a driver's facts gave for {@code context}, for {@link #rememberedIdentityText}. */
+  default void rememberIdentityText(String context, String identityText) {}
+
+  /**
    * Releases what the factory holds that no driver owns yet (a probe's or {@link #prestart()}'s
    * spare driver), without waiting for one still starting: that start is stopped.
    */
