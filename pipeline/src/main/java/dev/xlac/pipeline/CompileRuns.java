@@ -116,12 +116,21 @@ public final class CompileRuns {
           }
           List<CompileWork> work = new ArrayList<>();
           graphs.forEach((fp, module) -> work.add(new CompileWork.Graph(fp, module)));
+          List<GraphResult> fromRecord = new ArrayList<>();
           if (prepared.planned() != null) {
-            work.addAll(prepared.planned()); // planned with a remembered text: every one of them is cached
+            // Planned with a remembered text, and all cached when checked: settled here, never compiled (a text from
+            // a record may be stale, so nothing is compiled or stored under it).
+            for (CompileWork w : prepared.planned()) {
+              CompileWork.Request r = (CompileWork.Request) w;
+              fromRecord.add(store.requestInfo(r.key()).isPresent() ? GraphResult.cached(r.key(), r.name())
+                  : new GraphResult(r.key(), r.name(), GraphResult.Status.NOT_RUN, Duration.ZERO, 0, null,
+                      "not compiled: its runtime entry was removed while this run started (the cache's size limit);"
+                      + " run again"));
+            }
           } else if (prepared.identityText() != null) {
             // the CPU notice is about this machine's workers; an executor elsewhere compiles on its own nodes
-            work.addAll(RecordedRequests.plan(store, recorded, prepared.identityText(),
-                executor.compilesHere() ? listener::notice : line -> {}));
+            work.addAll(RecordedRequests.plan(store, prepared.toPlan() != null ? prepared.toPlan() : recorded,
+                prepared.identityText(), executor.compilesHere() ? listener::notice : line -> {}));
           }
           List<GraphResult> foreign = new ArrayList<>();
           for (CompileWork.Request r : carried) {
@@ -141,6 +150,7 @@ public final class CompileRuns {
             results = new ArrayList<>(feed.offerAll(work));
           }
           results.addAll(foreign);
+          results.addAll(fromRecord);
           // uploads drained
           RunReport report = finishRun(results, start, listener, feed.jobs()).withRemote(tiers.finish());
           WhyNew.Summary whyNew = WhyNew.explain(store, added); // after the report's wall time, as one-shot
@@ -156,11 +166,13 @@ public final class CompileRuns {
 
   /**
    * A run's driver factory, the plugin identity text its recorded requests are keyed with (null: none), and, when
-   * a remembered text found every recorded request compiled already, their plan (else null).
+   * a remembered text found every recorded request compiled already, their plan (else null); {@code toPlan}: the
+   * recorded requests to plan with the text, when a look with a remembered text left some out (else null: all).
    */
-  private record RunDrivers(DriverFactory factory, String identityText, List<CompileWork> planned) {
+  private record RunDrivers(DriverFactory factory, String identityText, List<CompileWork> planned,
+      List<RequestInfo> toPlan) {
     RunDrivers(DriverFactory factory, String identityText) {
-      this(factory, identityText, null);
+      this(factory, identityText, null, null);
     }
   }
 
@@ -179,17 +191,21 @@ public final class CompileRuns {
       return new RunDrivers(drivers, null);
     }
     CompilerDriver first;
+    List<RequestInfo> readable;
     try {
       if (!drivers.identity().driver().equals("pjrt")) { // known without a worker when a probe recorded it
         return new RunDrivers(drivers, null);
       }
+      List<RequestInfo> toPlan = null;
       if (noneCarried) {
-        Optional<RunDrivers> settled = allCompiled(drivers, recorded, store, executor, notice);
-        if (settled.isPresent()) {
-          return settled.get();
+        RecordCheck check = allCompiled(drivers, recorded, store, executor, notice);
+        if (check.settled() != null) {
+          return check.settled();
         }
+        toPlan = check.readable();
       }
       first = drivers.open();
+      readable = toPlan;
     } catch (RuntimeException | Error e) {
       drivers.close();
       throw e;
@@ -208,10 +224,17 @@ public final class CompileRuns {
     }
     if (!executor.compilesHere()) { // no compile here for the driver to do
       first.close();
-      return new RunDrivers(drivers, text);
+      return new RunDrivers(drivers, text, null, readable);
     }
-    return new RunDrivers(RecordedRequests.withFirst(drivers, first, store.directory()), text);
+    return new RunDrivers(RecordedRequests.withFirst(drivers, first, store.directory()), text, null, readable);
   }
+
+  /**
+   * What {@link #allCompiled} found: the run's drivers with every request settled from a record, or (settled null)
+   * the recorded requests it could read, for the driver's text to plan without reading the others again (null: it
+   * read none, as there was no usable record).
+   */
+  private record RecordCheck(RunDrivers settled, List<RequestInfo> readable) {}
 
   /**
    * What, besides the plugin and the machine, the identity text is made from
@@ -227,22 +250,27 @@ public final class CompileRuns {
    * every request so planned has its runtime entry in the local cache (what {@link CacheResults} counts as cached);
    * the plan's notices are given only then. Empty otherwise: the caller asks a driver.
    */
-  private static Optional<RunDrivers> allCompiled(DriverFactory drivers, List<RequestInfo> recorded, CacheStore store,
+  private static RecordCheck allCompiled(DriverFactory drivers, List<RequestInfo> recorded, CacheStore store,
       CompileExecutor executor, java.util.function.Consumer<String> notice) {
     Optional<String> remembered = drivers.rememberedIdentityText(textContext(executor));
-    if (remembered.isEmpty()) {
-      return Optional.empty();
+    // A text of another plugin build than the one the identity names (a change the record's key missed) is no use.
+    String sha = drivers.identity().options().get("plugin.sha256");
+    if (remembered.isEmpty() || sha == null
+        || !dev.xlac.runtime.PluginIdentityText.field(remembered.get(), "plugin_sha256").equals(Optional.of(sha))) {
+      return new RecordCheck(null, null);
     }
     String text = remembered.get();
     List<String> notices = new ArrayList<>();
-    List<CompileWork> planned = RecordedRequests.plan(store, recorded, text, notices::add);
+    List<RequestInfo> read = new ArrayList<>();
+    List<CompileWork> planned = RecordedRequests.plan(store, recorded, text, notices::add, read::add);
     boolean cached = planned.stream().allMatch(w -> w instanceof CompileWork.Request r
         && store.requestInfo(r.key()).isPresent());
     if (!cached) {
-      return Optional.empty();
+      // The driver's text plans the requests read here; one found damaged is not read (and reported) again.
+      return new RecordCheck(null, read);
     }
     notices.forEach(notice);
-    return Optional.of(new RunDrivers(drivers, text, planned));
+    return new RecordCheck(new RunDrivers(drivers, text, planned, null), null);
   }
 
   /**

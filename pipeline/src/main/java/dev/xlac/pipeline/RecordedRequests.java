@@ -52,17 +52,24 @@ public final class RecordedRequests {
    */
   static List<CompileWork> plan(CacheStore store, List<RequestInfo> recorded, String identityText,
       Consumer<String> notice) {
+    return plan(store, recorded, identityText, notice, info -> { });
+  }
+
+  /** {@link #plan(CacheStore, List, String, Consumer)}, telling {@code read} each recorded request it could read. */
+  static List<CompileWork> plan(CacheStore store, List<RequestInfo> recorded, String identityText,
+      Consumer<String> notice, Consumer<RequestInfo> read) {
     byte[] identity = identityText.getBytes(StandardCharsets.UTF_8);
     Map<RequestKey, CompileWork> work = new TreeMap<>();
     Map<String, Integer> otherCpu = new TreeMap<>();
-    int read = 0;
+    int readCount = 0;
     for (RequestInfo info : recorded) {
       Optional<RecordedRequest> r = store.readRequestWithoutExecutable(info.key());
       if (r.isEmpty()) {
         continue;
       }
       RecordedRequest q = r.get();
-      read++;
+      read.accept(info);
+      readCount++;
       otherCpuLine(q.identityText(), identityText).ifPresent(line -> otherCpu.merge(line, 1, Integer::sum));
       String format = q.formatName();
       byte[] program = StablehloTarget.forPlugin(format, q.program(), q.identityText(), identityText);
@@ -72,7 +79,7 @@ public final class RecordedRequests {
     }
     if (!otherCpu.isEmpty()) {
       int n = otherCpu.values().stream().mapToInt(Integer::intValue).sum();
-      notice.accept(n + " of " + read + " recorded requests were recorded on another CPU (their identity's "
+      notice.accept(n + " of " + readCount + " recorded requests were recorded on another CPU (their identity's "
           + String.join(" and ", otherCpu.keySet()) + " line differs from this machine's): their entries are keyed"
           + " for this machine's CPU and serve only machines with the same CPU; compile on a machine like the ones"
           + " that will run them");

@@ -331,7 +331,10 @@ class CompileRunsTest {
         n -> {})) {
       s.putRequests(List.of(a));
     }
-    FakeCompiler compiler = new FakeCompiler(false, FakeCompiler.PJRT_IDENTITY);
+    // The identity names the plugin build its facts report (PjrtDriver puts the file's SHA-256 in both).
+    dev.xlac.core.CompilerIdentity identity = new dev.xlac.core.CompilerIdentity("pjrt", "fake 1.0; plugin api 0.94",
+        "fake", List.of(), java.util.Map.of("plugin.sha256", FakeCompiler.FACTS.fileSha256()));
+    FakeCompiler compiler = new FakeCompiler(false, identity);
     RememberingFactory factory = new RememberingFactory(compiler);
     java.util.function.Supplier<CompileSetup> setup = () -> new CompileSetup(() -> CacheStore.open(
         tmp.resolve("cache"), CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {}), new DriverSource.Given(factory),
@@ -357,5 +360,17 @@ class CompileRunsTest {
     assertThat(compiler.opened.get()).isEqualTo(2);
     assertThat(compiler.compiles.get()).isEqualTo(1);
     assertThat(factory.remembered.values()).containsExactly(FakeCompiler.IDENTITY_TEXT);
+
+    // The plugin replaced in a way the records' key missed: the identity names another build, so the text, which
+    // would still find the old entries, is not used, and a driver is asked.
+    FakeCompiler replaced = new FakeCompiler(false, new dev.xlac.core.CompilerIdentity("pjrt",
+        "fake 1.0; plugin api 0.94", "fake", List.of(), java.util.Map.of("plugin.sha256", "e".repeat(64))));
+    RememberingFactory replacedFactory = new RememberingFactory(replaced);
+    replacedFactory.remembered.putAll(factory.remembered);
+    CompileResult afterReplace = CompileRuns.cache(new CompileSetup(() -> CacheStore.open(tmp.resolve("cache"),
+        CacheStore.Mode.READ_WRITE, Duration.ZERO, m -> {}), new DriverSource.Given(replacedFactory),
+        new SchedulerSettings(2, 0, 0), false, RunListener.NONE, () -> Long.MAX_VALUE));
+    assertThat(replaced.opened.get()).isEqualTo(1);
+    assertThat(afterReplace.report().cached()).isEqualTo(1);
   }
 }

@@ -59,7 +59,8 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
    * ...): a record holds only for the same values.
    */
   private static final List<String> DEVICE_ENV_PARTS = List.of("VISIBLE", "DEVICE", "PJRT", "TPU", "CUDA", "ROCR",
-      "ROCM", "HIP", "GPU", "NVIDIA", "NEURON", "XLA", "JAX", "LIBRARY_PATH", "LD_PRELOAD", "ACCELERATOR", "MEGASCALE");
+      "ROCM", "HIP", "HSA_", "ZE_", "ONEAPI", "SYCL", "GPU", "NVIDIA", "NEURON", "XLA", "JAX", "LIBRARY_PATH",
+      "LD_PRELOAD", "ACCELERATOR", "MEGASCALE");
 
   private final Path plugin;
   private final Map<String, String> clientOptions;
@@ -181,15 +182,17 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
   /**
    * The key of an identity-text record: the identity's key ({@code probeKey}: the plugin file, the options, the class
    * path) with the caller's context, this machine's lines ({@link #machine()}), and every environment variable whose
-   * name holds one of {@link #DEVICE_ENV_PARTS} but xlac's own ({@code XLAC_*}), sorted; not the rest of the
-   * environment, which changes from run to run.
+   * name holds one of {@link #DEVICE_ENV_PARTS} but xlac's own ({@code XLAC_*}, save {@code XLAC_RUNTIME_LIBRARY},
+   * whose library reads the host CPU's lines), sorted; not the rest of the environment, which changes from run to
+   * run.
    */
   static String factsKey(String probeKey, Map<String, String> env, List<String> machine) {
     StringBuilder b = new StringBuilder(FACTS_FORMAT).append('\n').append(probeKey).append('\n');
     machine.forEach(line -> b.append(line).append('\n'));
     new TreeMap<>(env).forEach((name, value) -> {
       String upper = name.toUpperCase(java.util.Locale.ROOT);
-      if (!upper.startsWith("XLAC_") && DEVICE_ENV_PARTS.stream().anyMatch(upper::contains)) {
+      boolean xlacs = upper.startsWith("XLAC_") && !upper.equals("XLAC_RUNTIME_LIBRARY"); // that one: the CPU lines
+      if (!xlacs && DEVICE_ENV_PARTS.stream().anyMatch(upper::contains)) {
         b.append(name).append('=').append(value).append('\0');
       }
     });
