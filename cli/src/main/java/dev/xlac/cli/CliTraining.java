@@ -1,13 +1,19 @@
 package dev.xlac.cli;
 
+import dev.xlac.cache.CacheStore;
 import dev.xlac.compiler.select.DriverOptions;
 import dev.xlac.compiler.select.Drivers;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.io.FileTrees;
+import dev.xlac.pipeline.CompileRuns;
+import dev.xlac.runtime.PluginIdentityText;
+import dev.xlac.runtime.RecordedRequest;
+import dev.xlac.runtime.RequestKey;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,7 +27,8 @@ import java.util.Map;
  * user types most, in-process through {@link Main}, against a throwaway cache, so that the cache holds picocli's
  * model of the command tree, the cache's store (RocksDB) and the report printers, reads two small real JAX graphs
  * (resources of this package) the way hash, inspect and diff do, adds, exports, imports and prunes one graph, runs
- * parallel-compile with nothing to compile and dump on a command that compiles nothing ({@code true}). Prints
+ * parallel-compile with nothing to compile (over an empty cache, and over one holding a compiled recorded runtime
+ * request) and dump on a command that compiles nothing ({@code true}). Prints
  * nothing; writes nothing outside its temporary directory but what any dump writes first: xlac's Python hooks, in
  * the user's cache directory ({@code dev.xlac.capture.PythonHooks}). A command that fails here (an environment where,
  * say, {@code true} cannot be started) only leaves its own classes out of the cache, so the training still exits 0
@@ -36,7 +43,7 @@ public final class CliTraining {
   }
 
   /** Runs every command of the training; returns those that did not end as they should. */
-  static List<String> failures() throws IOException {
+  static List<String> failures() throws IOException, InterruptedException {
     Path dir = Files.createTempDirectory("xlac-aot-training-");
     List<String> failed = new ArrayList<>();
     try {
@@ -53,12 +60,15 @@ public final class CliTraining {
       Drivers.remember(Drivers.resolve(new DriverOptions("pjrt", plugin, null, null, Map.of(), Map.of(),
           Duration.ofMinutes(1), Path.of(cache, "probes")), Map.of()),
           new CompilerIdentity("pjrt", "cpu 0.0 (training stand-in)", "cpu", List.of(), Map.of()));
+      String traced = dir.resolve("traced").toString();
+      recordedRequestCompiled(Path.of(traced), plugin, Path.of(seed));
       String fingerprint = "hlo1:be30264999e8629bf5c681ec92c783c2531223f65a811c906174b8d28e0fdb8f"; // seed's
       String[][] commands = {
           {"--version"}, {"--help"}, {"cache", "stat", "--cache", cache}, {"cache", "ls", "--cache", cache},
           {"cache", "stat", "--json", "--cache", cache}, {"cache", "verify", "--cache", cache},
           {"cache", "config", "--cache", cache, "max-size"}, {"cache", "why", "--cache", cache, fingerprint},
           {"parallel-compile", "--cache", cache, "--plugin", plugin.toString()},
+          {"parallel-compile", "--cache", traced, "--plugin", plugin.toString()},
           {"cache", "add", "--cache", filled, seed}, {"cache", "ls", "--cache", filled},
           {"cache", "log", "--cache", filled, fingerprint}, {"cache", "verify", "--cache", filled},
           {"cache", "export", "--cache", filled, bundle}, {"cache", "import", "--cache", imported, bundle},
@@ -81,6 +91,31 @@ public final class CliTraining {
       FileTrees.deleteTree(dir);
     }
     return failed;
+  }
+
+  /**
+   * A cache as a traced command leaves it, its compiles done: one recorded runtime request with its executable, and,
+   * in its probe directory, the stand-in plugin's identity and the plugin identity text the request is keyed with
+   * (as the last run's driver would have left them), so that parallel-compile plans the request, finds it compiled
+   * and starts no worker.
+   */
+  private static void recordedRequestCompiled(Path cache, Path plugin, Path program)
+      throws IOException, InterruptedException {
+    String sha = "0".repeat(64);
+    String text = PluginIdentityText.of("training", "0", 0, 94, sha, List.of("training device"), "", "", "",
+        List.of());
+    byte[] format = "hlo".getBytes(StandardCharsets.UTF_8);
+    byte[] code = Files.readAllBytes(program);
+    byte[] options = {0x1a, 0x02, 0x20, 0x01};
+    RecordedRequest request = new RecordedRequest(RequestKey.of(format, code, options,
+        text.getBytes(StandardCharsets.UTF_8)), format, code, options, text, new byte[] {1}, 1_000_000);
+    try (CacheStore store = CacheStore.open(cache, CacheStore.Mode.READ_WRITE, Duration.ZERO, notice -> { })) {
+      store.putRequests(List.of(request));
+    }
+    Drivers.remember(Drivers.resolve(new DriverOptions("pjrt", plugin, null, null, Map.of(), Map.of(),
+        Duration.ofMinutes(1), cache.resolve("probes")), Map.of()),
+        new CompilerIdentity("pjrt", "cpu 0.0 (training stand-in)", "cpu", List.of(), Map.of("plugin.sha256", sha)),
+        CompileRuns.identityTextContext(System.getenv()), text);
   }
 
   private static String copy(String resource, Path dir) throws IOException {

@@ -241,7 +241,14 @@ public final class CompileRuns {
    * ({@link RecordedRequests#identityText}): the compile environment's {@code XLA_FLAGS} and {@code LIBTPU_INIT_ARGS}.
    */
   private static String textContext(CompileExecutor executor) {
-    Map<String, String> env = executor.compileEnvironment();
+    return identityTextContext(executor.compileEnvironment());
+  }
+
+  /**
+   * The context a PJRT factory remembers the plugin identity text under ({@code DriverFactory.rememberIdentityText})
+   * for a compile environment {@code env}; public for the launcher's class-cache training, which records one.
+   */
+  public static String identityTextContext(Map<String, String> env) {
     return "XLA_FLAGS=" + env.get("XLA_FLAGS") + "\0LIBTPU_INIT_ARGS=" + env.get("LIBTPU_INIT_ARGS");
   }
 

@@ -140,14 +140,28 @@ public final class Drivers {
    * BAD_INPUT.
    */
   public static void remember(DriverSpec spec, CompilerIdentity identity) {
+    try (IsolatedPjrtDrivers drivers = firstProbeDirOnly(spec)) {
+      drivers.remember(identity);
+    }
+  }
+
+  /**
+   * As {@link #remember(DriverSpec, CompilerIdentity)}, and the plugin identity text of recorded requests for
+   * {@code context} ({@code DriverFactory.rememberIdentityText}), in the same directory.
+   */
+  public static void remember(DriverSpec spec, CompilerIdentity identity, String context, String identityText) {
+    try (IsolatedPjrtDrivers drivers = firstProbeDirOnly(spec)) {
+      drivers.remember(identity);
+      drivers.rememberIdentityText(context, identityText);
+    }
+  }
+
+  private static IsolatedPjrtDrivers firstProbeDirOnly(DriverSpec spec) {
     if (!(spec instanceof DriverSpec.Pjrt p)) {
       throw usage("only a PJRT plugin's identity is recorded");
     }
-    DriverSpec.Pjrt first = new DriverSpec.Pjrt(p.plugin(), p.target(), p.clientOptions(), p.compileOptions(),
-        p.timeout(), p.probeDirs().subList(0, Math.min(1, p.probeDirs().size())));
-    try (IsolatedPjrtDrivers drivers = pjrtFactory(first)) {
-      drivers.remember(identity);
-    }
+    return pjrtFactory(new DriverSpec.Pjrt(p.plugin(), p.target(), p.clientOptions(), p.compileOptions(),
+        p.timeout(), p.probeDirs().subList(0, Math.min(1, p.probeDirs().size()))));
   }
 
   private static IsolatedPjrtDrivers pjrtFactory(DriverSpec.Pjrt p) {
