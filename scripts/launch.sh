@@ -31,7 +31,7 @@ fi
 # xlac_small_files LIMIT ARG...: true when every argument but options is a regular file and they hold at most
 # LIMIT bytes in all (a directory, a fingerprint or an option's value: false, as the size of the work is unknown).
 xlac_small_files() {
-  local limit=$1 arg files=() sizes size total=0 value=0
+  local limit=$1 arg files=() value=0
   shift
   for arg; do
     if (( value )); then value=0; continue; fi
@@ -41,7 +41,13 @@ xlac_small_files() {
     files+=("$arg")
   done
   (( ${#files[@]} )) || return 1
-  sizes=$(stat -L -c %s -- "${files[@]}" 2>/dev/null) || return 1
+  xlac_sizes_at_most "$limit" "${files[@]}"
+}
+# xlac_sizes_at_most LIMIT FILE...: true when the files hold at most LIMIT bytes in all (one stat for all of them).
+xlac_sizes_at_most() {
+  local limit=$1 sizes size total=0
+  shift
+  sizes=$(stat -L -c %s -- "$@" 2>/dev/null) || return 1
   for size in $sizes; do total=$(( total + size )); done
   (( total <= limit ))
 }
@@ -50,7 +56,7 @@ xlac_small_files() {
 # files in at most 256 files; a cache with no database yet is small. Unknown: false, as for the default
 # ~/.cache/xlac when it has no database here: Java's home is the passwd entry's, which $HOME need not be.
 xlac_small_cache() {
-  local limit=$1 arg dir= value=0 files sizes size total=0 guessed=0 given=0
+  local limit=$1 arg dir= value=0 files guessed=0 given=0
   shift
   for arg; do
     if (( value )); then dir=$arg; value=0; continue; fi
@@ -70,9 +76,7 @@ xlac_small_cache() {
   files=("$dir"/db/*)
   [[ -e "${files[0]}" ]] || return 0  # an empty directory: the glob stayed as written
   (( ${#files[@]} <= 256 )) || return 1
-  sizes=$(stat -L -c %s -- "${files[@]}" 2>/dev/null) || return 1
-  for size in $sizes; do total=$(( total + size )); done
-  (( total <= limit ))
+  xlac_sizes_at_most "$limit" "${files[@]}"
 }
 # xlac_names_no_input ARG...: true when no argument before '--' (and no '--') names an existing file or directory
 # but the value of an option that takes a path, as in parallel-compile's runs over the cache alone.

@@ -2,6 +2,7 @@ package dev.xlac.cli;
 
 import dev.xlac.cache.CacheStore;
 import dev.xlac.compiler.select.DriverOptions;
+import dev.xlac.compiler.select.DriverSpec;
 import dev.xlac.compiler.select.Drivers;
 import dev.xlac.core.CompilerIdentity;
 import dev.xlac.core.io.FileTrees;
@@ -57,9 +58,7 @@ public final class CliTraining {
       // parallel-compile over the empty cache, as a CI job's second run is: nothing to compile, so its plugin is
       // never loaded, and this one is a stand-in file whose identity is recorded where the run looks first.
       Path plugin = Files.writeString(dir.resolve("stand-in-pjrt-plugin.so"), "never loaded\n");
-      Drivers.remember(Drivers.resolve(new DriverOptions("pjrt", plugin, null, null, Map.of(), Map.of(),
-          Duration.ofMinutes(1), Path.of(cache, "probes")), Map.of()),
-          new CompilerIdentity("pjrt", "cpu 0.0 (training stand-in)", "cpu", List.of(), Map.of()));
+      Drivers.remember(standIn(plugin, Path.of(cache)), standInIdentity(Map.of()));
       String traced = dir.resolve("traced").toString();
       recordedRequestCompiled(Path.of(traced), plugin, Path.of(seed));
       String fingerprint = "hlo1:be30264999e8629bf5c681ec92c783c2531223f65a811c906174b8d28e0fdb8f"; // seed's
@@ -112,10 +111,18 @@ public final class CliTraining {
     try (CacheStore store = CacheStore.open(cache, CacheStore.Mode.READ_WRITE, Duration.ZERO, notice -> { })) {
       store.putRequests(List.of(request));
     }
-    Drivers.remember(Drivers.resolve(new DriverOptions("pjrt", plugin, null, null, Map.of(), Map.of(),
-        Duration.ofMinutes(1), cache.resolve("probes")), Map.of()),
-        new CompilerIdentity("pjrt", "cpu 0.0 (training stand-in)", "cpu", List.of(), Map.of("plugin.sha256", sha)),
+    Drivers.remember(standIn(plugin, cache), standInIdentity(Map.of("plugin.sha256", sha)),
         CompileRuns.identityTextContext(System.getenv()), text);
+  }
+
+  /** The spec parallel-compile makes of {@code --cache CACHE --plugin PLUGIN}, as it looks for records. */
+  private static DriverSpec standIn(Path plugin, Path cache) {
+    return Drivers.resolve(new DriverOptions("pjrt", plugin, null, null, Map.of(), Map.of(), Duration.ofMinutes(1),
+        cache.resolve("probes")), Map.of());
+  }
+
+  private static CompilerIdentity standInIdentity(Map<String, String> options) {
+    return new CompilerIdentity("pjrt", "cpu 0.0 (training stand-in)", "cpu", List.of(), options);
   }
 
   private static String copy(String resource, Path dir) throws IOException {

@@ -191,21 +191,19 @@ public final class CompileRuns {
       return new RunDrivers(drivers, null);
     }
     CompilerDriver first;
-    List<RequestInfo> readable;
+    List<RequestInfo> readable = null; // null: the driver's text plans every recorded request
     try {
       if (!drivers.identity().driver().equals("pjrt")) { // known without a worker when a probe recorded it
         return new RunDrivers(drivers, null);
       }
-      List<RequestInfo> toPlan = null;
       if (noneCarried) {
         RecordCheck check = allCompiled(drivers, recorded, store, executor, notice);
         if (check.settled() != null) {
           return check.settled();
         }
-        toPlan = check.readable();
+        readable = check.readable();
       }
       first = drivers.open();
-      readable = toPlan;
     } catch (RuntimeException | Error e) {
       drivers.close();
       throw e;
@@ -255,7 +253,7 @@ public final class CompileRuns {
   /**
    * The run's drivers with the requests planned with the factory's remembered identity text, when there is one and
    * every request so planned has its runtime entry in the local cache (what {@link CacheResults} counts as cached);
-   * the plan's notices are given only then. Empty otherwise: the caller asks a driver.
+   * the plan's notices are given only then. Otherwise nothing settled, and the caller asks a driver.
    */
   private static RecordCheck allCompiled(DriverFactory drivers, List<RequestInfo> recorded, CacheStore store,
       CompileExecutor executor, java.util.function.Consumer<String> notice) {

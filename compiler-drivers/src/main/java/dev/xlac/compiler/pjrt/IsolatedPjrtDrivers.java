@@ -45,14 +45,14 @@ import java.util.TreeMap;
  * <p>The plugin identity text that recorded runtime requests are keyed with (made from what a PJRT client reports:
  * platform, devices, attributes, and from the host's CPU) is remembered beside the identity
  * ({@link #rememberedIdentityText}), keyed also by this machine and boot and by the environment that may choose the
- * devices ({@link #factsKey}): a run over a cache whose requests are all compiled then starts no worker. A record is
+ * devices ({@link #textKey}): a run over a cache whose requests are all compiled then starts no worker. A record is
  * only ever trusted to find nothing to compile.
  */
 public final class IsolatedPjrtDrivers implements DriverFactory {
   private static final String PROBE_FORMAT = "xlac-pjrt-probe/1";
-  private static final String FACTS_FORMAT = "xlac-pjrt-identity-text/1";
+  private static final String TEXT_FORMAT = "xlac-pjrt-identity-text/1";
   /** A record is a header line, the payload's SHA-256 and the identity text: far less than this. */
-  private static final long FACTS_RECORD_MAX_BYTES = 1 << 20;
+  private static final long TEXT_RECORD_MAX_BYTES = 1 << 20;
   /**
    * Environment variables whose names hold one of these may change which devices a client sees, or how the plugin
    * loads and behaves (CUDA_VISIBLE_DEVICES, TPU_VISIBLE_CHIPS, NEURON_RT_VISIBLE_CORES, LD_LIBRARY_PATH, XLA_FLAGS,
@@ -139,7 +139,7 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
 
   @Override
   public Optional<String> rememberedIdentityText(String context) {
-    for (Path f : factsFiles(context)) {
+    for (Path f : textFiles(context)) {
       Optional<String> text = readTextRecord(f);
       if (text.isPresent()) {
         return text;
@@ -151,10 +151,10 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
   @Override
   public void rememberIdentityText(String context, String identityText) {
     byte[] payload = identityText.getBytes(StandardCharsets.UTF_8);
-    byte[] header = (FACTS_FORMAT + "\n" + sha256Hex(payload) + "\n").getBytes(StandardCharsets.US_ASCII);
+    byte[] header = (TEXT_FORMAT + "\n" + sha256Hex(payload) + "\n").getBytes(StandardCharsets.US_ASCII);
     byte[] record = java.util.Arrays.copyOf(header, header.length + payload.length);
     System.arraycopy(payload, 0, record, header.length, payload.length);
-    for (Path f : factsFiles(context)) {
+    for (Path f : textFiles(context)) {
       try {
         Files.createDirectories(f.getParent());
         AtomicFiles.write(f, out -> {
@@ -168,10 +168,10 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
   }
 
   /** The records' files for {@code context}, one per probe directory; none when the plugin file cannot be keyed. */
-  private List<Path> factsFiles(String context) {
+  private List<Path> textFiles(String context) {
     String key;
     try {
-      key = factsKey(probeKey() + "\n" + sha256Hex(context.getBytes(StandardCharsets.UTF_8)), System.getenv(),
+      key = textKey(probeKey() + "\n" + sha256Hex(context.getBytes(StandardCharsets.UTF_8)), System.getenv(),
           machine());
     } catch (RuntimeException e) {
       return List.of();
@@ -186,8 +186,8 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
    * whose library reads the host CPU's lines), sorted; not the rest of the environment, which changes from run to
    * run.
    */
-  static String factsKey(String probeKey, Map<String, String> env, List<String> machine) {
-    StringBuilder b = new StringBuilder(FACTS_FORMAT).append('\n').append(probeKey).append('\n');
+  static String textKey(String probeKey, Map<String, String> env, List<String> machine) {
+    StringBuilder b = new StringBuilder(TEXT_FORMAT).append('\n').append(probeKey).append('\n');
     machine.forEach(line -> b.append(line).append('\n'));
     new TreeMap<>(env).forEach((name, value) -> {
       String upper = name.toUpperCase(java.util.Locale.ROOT);
@@ -221,11 +221,11 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
   private static Optional<String> readTextRecord(Path file) {
     try {
       if (!Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)
-          || Files.size(file) > FACTS_RECORD_MAX_BYTES) {
+          || Files.size(file) > TEXT_RECORD_MAX_BYTES) {
         return Optional.empty();
       }
       byte[] record = Files.readAllBytes(file);
-      String prefix = FACTS_FORMAT + "\n";
+      String prefix = TEXT_FORMAT + "\n";
       int hashEnd = prefix.length() + 64;
       if (record.length < hashEnd + 1 || record[hashEnd] != '\n'
           || !new String(record, 0, prefix.length(), StandardCharsets.US_ASCII).equals(prefix)) {
@@ -306,12 +306,7 @@ public final class IsolatedPjrtDrivers implements DriverFactory {
     }
     String key = PROBE_FORMAT + "\n" + real + "\n" + a.size() + "\n" + a.lastModifiedTime().toInstant() + "\n" + ctime
         + "\n" + ino + "\n" + clientOptions + "\n" + compileOptions.asMap() + "\n" + System.getProperty("java.class.path");
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-          .digest(key.getBytes(StandardCharsets.UTF_8)));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+    return sha256Hex(key.getBytes(StandardCharsets.UTF_8));
   }
 
   private static Map<String, Object> unixAttributes(Path p) throws IOException {

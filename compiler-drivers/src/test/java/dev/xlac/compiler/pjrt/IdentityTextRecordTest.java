@@ -93,13 +93,13 @@ class IdentityTextRecordTest {
   void theKey_changesWithTheDevicesEnvironmentAndTheMachine_notWithTheRestOfTheEnvironment() {
     Map<String, String> env = new HashMap<>(Map.of("PATH", "/usr/bin", "PWD", "/a", "CUDA_VISIBLE_DEVICES", "0,1"));
     List<String> machine = List.of("machine-id=m", "boot-id=b", "host=h");
-    String key = IsolatedPjrtDrivers.factsKey("probe", env, machine);
+    String key = IsolatedPjrtDrivers.textKey("probe", env, machine);
 
     Map<String, String> moved = new HashMap<>(env);
     moved.put("PWD", "/b");
     moved.put("GITHUB_RUN_ID", "42");
     moved.put("XLAC_JAVA_OPTS", "-Xlog:class+load"); // xlac's own settings hold "XLA" too
-    assertThat(IsolatedPjrtDrivers.factsKey("probe", moved, machine)).isEqualTo(key);
+    assertThat(IsolatedPjrtDrivers.textKey("probe", moved, machine)).isEqualTo(key);
 
     for (var change : List.of(Map.entry("CUDA_VISIBLE_DEVICES", "0"), Map.entry("TPU_VISIBLE_CHIPS", "0"),
         Map.entry("NEURON_RT_VISIBLE_CORES", "0-1"), Map.entry("LD_LIBRARY_PATH", "/opt/lib"),
@@ -108,11 +108,11 @@ class IdentityTextRecordTest {
         Map.entry("XLAC_RUNTIME_LIBRARY", "/opt/libxlac_pjrt.so"))) {
       Map<String, String> other = new HashMap<>(env);
       other.put(change.getKey(), change.getValue());
-      assertThat(IsolatedPjrtDrivers.factsKey("probe", other, machine)).as(change.getKey()).isNotEqualTo(key);
+      assertThat(IsolatedPjrtDrivers.textKey("probe", other, machine)).as(change.getKey()).isNotEqualTo(key);
     }
-    assertThat(IsolatedPjrtDrivers.factsKey("probe", env, List.of("machine-id=m", "boot-id=c", "host=h")))
+    assertThat(IsolatedPjrtDrivers.textKey("probe", env, List.of("machine-id=m", "boot-id=c", "host=h")))
         .as("another boot").isNotEqualTo(key);
-    assertThat(IsolatedPjrtDrivers.factsKey("other plugin", env, machine)).isNotEqualTo(key);
+    assertThat(IsolatedPjrtDrivers.textKey("other plugin", env, machine)).isNotEqualTo(key);
     assertThat(IsolatedPjrtDrivers.machine()).hasSize(3);
     assertThat(IsolatedPjrtDrivers.machine().get(1)).startsWith("boot-id=");
     if (Files.isReadable(Path.of("/proc/sys/kernel/random/boot_id"))) {
